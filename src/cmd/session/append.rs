@@ -1,0 +1,94 @@
+//! `pi session append`
+
+use std::collections::HashMap;
+use std::io::{IsTerminal, Read};
+
+use anyhow::Context;
+use clap::Args;
+
+use crate::clock;
+use crate::cmd::Ctx;
+use crate::error::{Exit, USAGE, usage};
+use crate::session::append::{Appender, NewEntry, Parent};
+use crate::session::entry;
+
+#[derive(Debug, Args)]
+pub struct AppendArgs {
+    /// The session [default: the most recent one of the current directory]
+    pub session: Option<String>,
+    /// Attach the first new entry to this entry (id or unique prefix) instead of the leaf
+    #[arg(long, value_name = "ID")]
+    pub parent: Option<String>,
+    /// Validate and print the entries that would be written, without writing them
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+pub fn run(args: AppendArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
+    let path = ctx.session_path(args.session.as_deref())?;
+    let stdin = std::io::stdin();
+    if stdin.is_terminal() {
+        crate::error::note(
+            "reading entries from the terminal (one JSON object per line; end with Ctrl-D)",
+        );
+    }
+    let mut input = Vec::new();
+    stdin
+        .lock()
+        .read_to_end(&mut input)
+        .context("cannot read stdin")?;
+    // Validate everything before touching the file.
+    let mut records = entry::parse_input(&input, "stdin", clock::now_ms())?;
+    if records.is_empty() {
+        return Ok(0);
+    }
+    let mut ap = Appender::open(&path)?;
+    let first_parent = match &args.parent {
+        Some(p) => Parent::Id(
+            ap.resolve_entry(p)
+                .map_err(|e| Exit::new(USAGE, anyhow::anyhow!("unknown --parent: {e}")))?,
+        ),
+        None => Parent::Leaf,
+    };
+    let ids = ap.assign_ids(records.len())?;
+    let mut new_ids = HashMap::new();
+    for (r, id) in records.iter().zip(&ids) {
+        if let Some(old) = &r.input_id {
+            new_ids.insert(old.clone(), id.clone());
+        }
+    }
+    for (n, field, id) in entry::remap_references(&mut records, &new_ids) {
+        if !ap
+            .contains(&id)
+            .with_context(|| format!("cannot read {}", path.display()))?
+        {
+            let r = &records[n];
+            return Err(usage(format!(
+                "stdin:{}:{}: {field} refers to entry '{id}', which is neither in the session nor in the input",
+                r.line, r.column
+            )));
+        }
+    }
+    let entries: Vec<NewEntry> = records
+        .into_iter()
+        .enumerate()
+        .map(|(n, r)| NewEntry {
+            ty: r.ty,
+            parent: if n == 0 {
+                first_parent.clone()
+            } else {
+                Parent::Leaf
+            },
+            fields: r.fields,
+        })
+        .collect();
+    let lines = ap.build_lines(&entries, &ids);
+    if !args.dry_run {
+        ap.write(&lines)?;
+    }
+    drop(ap);
+    for l in &lines {
+        ctx.out.line(l)?;
+    }
+    Ok(0)
+}

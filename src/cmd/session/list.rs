@@ -1,0 +1,77 @@
+//! `pi session list`
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use crate::clock;
+use crate::cmd::{Ctx, FormatArgs};
+use crate::output::{Style, term_width, truncate};
+use crate::session::{find, info};
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// List the sessions of every directory
+    #[arg(long, conflicts_with = "cwd")]
+    pub all: bool,
+    /// List the sessions of DIR [default: the current directory]
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+    #[command(flatten)]
+    pub format: FormatArgs,
+}
+
+pub fn run(args: ListArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
+    let dirs = if args.all {
+        find::all_session_dirs(&ctx.dirs)
+    } else {
+        vec![ctx.dirs.session_dir_for(&ctx.cwd_arg(args.cwd.as_deref())?)]
+    };
+    let files: Vec<PathBuf> = dirs.iter().flat_map(|d| find::jsonl_files(d)).collect();
+    let infos = info::list(&files);
+    if !ctx.out.human(args.format.get()) {
+        for i in &infos {
+            ctx.out.json(i)?;
+        }
+        return Ok(0);
+    }
+    let st = Style {
+        on: ctx.out.color(),
+    };
+    if infos.is_empty() {
+        crate::error::note("no sessions");
+        return Ok(0);
+    }
+    let now = clock::now_ms();
+    let width = term_width();
+    let head = format!(
+        "{:<10} {:>6}  {:<8}  {}",
+        "MODIFIED", "MSGS", "ID", "NAME / FIRST MESSAGE"
+    );
+    ctx.out.line(st.bold(&head).as_bytes())?;
+    for i in &infos {
+        let id: String = i.id.chars().take(8).collect();
+        let what = match &i.name {
+            Some(n) => format!(
+                "{} — {}",
+                n,
+                crate::session::preview::normalize(&i.first_message)
+            ),
+            None => crate::session::preview::normalize(&i.first_message),
+        };
+        let fixed = 10 + 1 + 6 + 2 + 8 + 2;
+        let mut line = format!(
+            "{:<10} {:>6}  {}  {}",
+            clock::age(now, i.modified_ms),
+            i.message_count,
+            st.yellow(&format!("{id:<8}")),
+            truncate(&what, width.saturating_sub(fixed).max(10))
+        );
+        if args.all {
+            line.push('\n');
+            line.push_str(&st.dim(&format!("{:>28}{}", "", i.cwd)));
+        }
+        ctx.out.line(line.as_bytes())?;
+    }
+    Ok(0)
+}

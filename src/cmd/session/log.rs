@@ -1,0 +1,166 @@
+//! `pi session log`
+
+use anyhow::Context;
+use clap::Args;
+
+use crate::cmd::Ctx;
+use crate::error::usage;
+use crate::jq;
+use crate::json;
+use crate::session::Kind;
+
+#[derive(Debug, Args)]
+pub struct LogArgs {
+    /// The session [default: the most recent one of the current directory]
+    pub session: Option<String>,
+    /// Follow the path to this entry (id or unique prefix) instead of the session's leaf
+    #[arg(long, value_name = "ID", conflicts_with = "all")]
+    pub leaf: Option<String>,
+    /// Every entry of every branch, in file order
+    #[arg(long)]
+    pub all: bool,
+    /// Only the N entries nearest the leaf (the last N of --all), after --type and --filter
+    #[arg(short = 'n', long = "max-count", value_name = "N")]
+    pub max_count: Option<usize>,
+    /// Leaf first
+    #[arg(long)]
+    pub reverse: bool,
+    /// Only entries of these types (comma-separated or repeated), e.g. message,compaction
+    #[arg(long = "type", value_name = "TYPE", value_delimiter = ',')]
+    pub types: Vec<String>,
+    /// Run this jq program on each entry and print its outputs instead of the entry
+    #[arg(long, value_name = "JQ")]
+    pub filter: Option<String>,
+    /// With --filter, print strings without quotes
+    #[arg(short = 'r', long, requires = "filter")]
+    pub raw_output: bool,
+}
+
+pub fn run(args: LogArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
+    let filter = match &args.filter {
+        Some(code) => Some(
+            jq::Filter::compile(code)
+                .map_err(|e| usage(format!("invalid --filter program: {e}")))?,
+        ),
+        None => None,
+    };
+    let path = ctx.session_path(args.session.as_deref())?;
+    let s = ctx.open(&path)?;
+    let mut order: Vec<u32> = if args.all {
+        (0..s.entries.len() as u32).collect()
+    } else {
+        let leaf = match &args.leaf {
+            Some(l) => Some(s.resolve_entry(l)?),
+            None => s.leaf(),
+        };
+        leaf.map(|l| s.path_to(l)).unwrap_or_default()
+    };
+    let known: Vec<&str> = Kind::ALL.iter().map(|k| k.as_str()).collect();
+    let types = &args.types;
+    let any_unknown_type = types.iter().any(|t| !known.contains(&t.as_str()));
+    if !types.is_empty() && !any_unknown_type {
+        order.retain(|&i| {
+            types
+                .iter()
+                .any(|t| t == s.entries[i as usize].kind.as_str())
+        });
+    } else if !types.is_empty() {
+        order.retain(|&i| {
+            let k = s.entries[i as usize].kind;
+            k == Kind::Other || types.iter().any(|t| t == k.as_str())
+        });
+    }
+    // With -n, walk from the leaf side and stop after N selected entries.
+    let from_leaf = args.max_count.is_some();
+    if from_leaf {
+        order.reverse();
+    } else if args.reverse {
+        order.reverse();
+    }
+    let limit = args.max_count.unwrap_or(usize::MAX);
+    let mut selected = 0usize;
+    let mut collected: Vec<Vec<u8>> = Vec::new();
+    let mut failures = 0usize;
+    let out = &mut ctx.out;
+    let result = s.for_each_line(&order, |i, line| {
+        if selected >= limit {
+            return Err(std::io::Error::other(Stop));
+        }
+        if any_unknown_type && s.entries[i as usize].kind == Kind::Other {
+            let t = json::get_str(&line[json::skip_ws(line, 0)..], "type");
+            if !t.is_some_and(|t| types.iter().any(|x| *x == t)) {
+                return Ok(());
+            }
+        }
+        let mut produced: Vec<u8> = Vec::new();
+        match &filter {
+            None => {
+                produced.extend_from_slice(line);
+                produced.push(b'\n');
+            }
+            Some(f) => {
+                let depth = json::validate(line).map(|v| v.2).unwrap_or(0);
+                let rec = &s.entries[i as usize];
+                let res = if depth > jq::MAX_DEPTH {
+                    Err(format!("nested deeper than {} levels", jq::MAX_DEPTH))
+                } else {
+                    f.run(line)
+                };
+                match res {
+                    Ok((input, outputs)) => {
+                        if outputs.len() == 1 && outputs[0] == input && !args.raw_output {
+                            produced.extend_from_slice(line);
+                            produced.push(b'\n');
+                        } else {
+                            for v in &outputs {
+                                jq::write(&mut produced, v, args.raw_output)?;
+                            }
+                        }
+                    }
+                    Err(e) => {
+                        failures += 1;
+                        crate::error::warn(&format!(
+                            "--filter failed on entry {} (line {}): {e}",
+                            rec.id, rec.line
+                        ));
+                    }
+                }
+            }
+        }
+        if produced.is_empty() {
+            return Ok(());
+        }
+        selected += 1;
+        if from_leaf {
+            collected.push(produced);
+            Ok(())
+        } else {
+            out.write_all(&produced)
+        }
+    });
+    match result {
+        Ok(()) => {}
+        Err(e) if e.get_ref().is_some_and(|r| r.is::<Stop>()) => {}
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+    }
+    if from_leaf {
+        if !args.reverse {
+            collected.reverse();
+        }
+        for c in &collected {
+            ctx.out.write_all(c)?;
+        }
+    }
+    Ok(if failures > 0 { 1 } else { 0 })
+}
+
+#[derive(Debug)]
+struct Stop;
+
+impl std::fmt::Display for Stop {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("stop")
+    }
+}
+
+impl std::error::Error for Stop {}

@@ -1,0 +1,86 @@
+//! `pi session …`
+
+pub mod append;
+pub mod branch;
+pub mod check;
+pub mod fork;
+pub mod label;
+pub mod list;
+pub mod log;
+pub mod migrate;
+pub mod name;
+pub mod new;
+pub mod resume;
+pub mod tree;
+
+use clap::{Args, Subcommand};
+
+use super::Ctx;
+use crate::cli::EXIT_STATUS;
+
+#[derive(Debug, Args)]
+#[command(subcommand_required = true, arg_required_else_help = true)]
+pub struct SessionArgs {
+    #[command(subcommand)]
+    pub command: SessionCommand,
+}
+
+/// Where a SESSION argument is accepted, it is a path to a .jsonl file, a session id or a
+/// unique prefix of one (the current project is searched first, then all projects), or, when
+/// omitted, the most recently modified session of the current directory.
+#[derive(Debug, Subcommand)]
+pub enum SessionCommand {
+    /// Create a session file and print its path
+    #[command(after_long_help = EXIT_STATUS)]
+    New(new::NewArgs),
+    /// List sessions, newest first
+    #[command(after_long_help = EXIT_STATUS)]
+    List(list::ListArgs),
+    /// Print entries as JSONL: the active path from root to leaf, or all of them
+    #[command(after_long_help = EXIT_STATUS)]
+    Log(log::LogArgs),
+    /// Append entries or messages read as JSONL from stdin
+    #[command(after_long_help = EXIT_STATUS)]
+    Append(append::AppendArgs),
+    /// Move the session's leaf to an earlier entry, optionally with a summary of what is left
+    #[command(after_long_help = EXIT_STATUS)]
+    Branch(branch::BranchArgs),
+    /// Show the whole entry tree
+    #[command(after_long_help = EXIT_STATUS)]
+    Tree(tree::TreeArgs),
+    /// Print the path of the most recent session of a directory
+    #[command(after_long_help = resume::EXIT_STATUS)]
+    Resume(resume::ResumeArgs),
+    /// Set or clear the label of an entry
+    #[command(after_long_help = EXIT_STATUS)]
+    Label(label::LabelArgs),
+    /// Set or clear the session's name
+    #[command(after_long_help = EXIT_STATUS)]
+    Name(name::NameArgs),
+    /// Copy the path from the root to an entry into a new session file
+    #[command(after_long_help = EXIT_STATUS)]
+    Fork(fork::ForkArgs),
+    /// Check a session file for problems, without changing it
+    #[command(after_long_help = check::EXIT_STATUS)]
+    Check(check::CheckArgs),
+    /// Rewrite a version 1 or 2 session file as version 3, keeping a backup
+    #[command(after_long_help = EXIT_STATUS)]
+    Migrate(migrate::MigrateArgs),
+}
+
+pub fn run(args: SessionArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
+    match args.command {
+        SessionCommand::New(a) => new::run(a, ctx),
+        SessionCommand::List(a) => list::run(a, ctx),
+        SessionCommand::Log(a) => log::run(a, ctx),
+        SessionCommand::Append(a) => append::run(a, ctx),
+        SessionCommand::Branch(a) => branch::run(a, ctx),
+        SessionCommand::Tree(a) => tree::run(a, ctx),
+        SessionCommand::Resume(a) => resume::run(a, ctx),
+        SessionCommand::Label(a) => label::run(a, ctx),
+        SessionCommand::Name(a) => name::run(a, ctx),
+        SessionCommand::Fork(a) => fork::run(a, ctx),
+        SessionCommand::Check(a) => check::run(a, ctx),
+        SessionCommand::Migrate(a) => migrate::run(a, ctx),
+    }
+}

@@ -1,0 +1,27 @@
+//! `pi session name`
+
+use clap::Args;
+
+use crate::cmd::Ctx;
+use crate::session::append::{Appender, NewEntry, Parent};
+use crate::session::entry::jstr;
+
+#[derive(Debug, Args)]
+pub struct NameArgs {
+    /// The session
+    pub session: String,
+    /// The new name (surrounding whitespace is removed; an empty name clears it)
+    pub name: String,
+}
+
+pub fn run(args: NameArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
+    let path = ctx.session_path(Some(&args.session))?;
+    let mut ap = Appender::open(&path)?;
+    let entry = NewEntry::new("session_info", Parent::Leaf).field("name", jstr(args.name.trim()));
+    let lines = ap.append(&[entry])?;
+    drop(ap);
+    for l in &lines {
+        ctx.out.line(l)?;
+    }
+    Ok(0)
+}

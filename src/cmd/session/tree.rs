@@ -1,0 +1,169 @@
+//! `pi session tree`
+
+use clap::Args;
+
+use crate::clock;
+use crate::cmd::{Ctx, FormatArgs};
+use crate::json::{self, RawStr};
+use crate::output::{Style, term_width, truncate};
+use crate::session::id::IdMap;
+use crate::session::tree::{self, Tree};
+use crate::session::{Session, preview};
+
+#[derive(Debug, Args)]
+pub struct TreeArgs {
+    /// The session [default: the most recent one of the current directory]
+    pub session: Option<String>,
+    /// Highlight the path to this entry (id or unique prefix) instead of the session's leaf
+    #[arg(long, value_name = "ID")]
+    pub leaf: Option<String>,
+    #[command(flatten)]
+    pub format: FormatArgs,
+}
+
+struct Extra {
+    timestamps: Vec<i64>,
+    previews: Vec<Box<str>>,
+    roles: Vec<Option<Box<str>>>,
+    types: Vec<Box<str>>,
+}
+
+pub fn run(args: TreeArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
+    let path = ctx.session_path(args.session.as_deref())?;
+    let mut x = Extra {
+        timestamps: Vec::new(),
+        previews: Vec::new(),
+        roles: Vec::new(),
+        types: Vec::new(),
+    };
+    let mut visit = |_i: u32, line: &[u8], members: &[json::Member<'_>]| {
+        let get = |k: &str| {
+            members
+                .iter()
+                .rev()
+                .find(|m| m.key.eq_str(k))
+                .map(|m| &line[m.value_start..m.value_end])
+        };
+        let ts = get("timestamp")
+            .and_then(RawStr::from_value)
+            .and_then(|s| clock::parse_iso(&s.decode()))
+            .unwrap_or(0);
+        let ty = get("type")
+            .and_then(RawStr::from_value)
+            .map(|s| s.decode().into_owned())
+            .unwrap_or_default();
+        x.previews
+            .push(preview::preview(&ty, line, members).into_boxed_str());
+        x.roles
+            .push(preview::role(line, members).map(String::into_boxed_str));
+        x.types.push(ty.into_boxed_str());
+        x.timestamps.push(ts);
+    };
+    let s = Session::open_with(&path, &mut visit)?;
+    s.warn_skipped();
+    let leaf = match &args.leaf {
+        Some(l) => Some(s.resolve_entry(l)?),
+        None => s.leaf(),
+    };
+    let mut active = vec![false; s.entries.len()];
+    if let Some(l) = leaf {
+        for i in s.path_to(l) {
+            active[i as usize] = true;
+        }
+    }
+    let t = Tree::build(&s, &x.timestamps);
+    let labels: IdMap<(String, String)> = s
+        .resolved_labels()
+        .into_iter()
+        .map(|(id, l, ts)| (id, (l, ts)))
+        .collect();
+    if !ctx.out.human(args.format.get()) {
+        tree::write_nested(&t, &mut ctx.out, |w, i| {
+            let r = &s.entries[i as usize];
+            let mut b = Vec::with_capacity(256);
+            b.extend_from_slice(b"\"id\":");
+            json::write_str(&mut b, r.id.as_str());
+            b.extend_from_slice(b",\"parentId\":");
+            match &r.parent_id {
+                Some(p) => json::write_str(&mut b, p.as_str()),
+                None => b.extend_from_slice(b"null"),
+            }
+            b.extend_from_slice(b",\"type\":");
+            json::write_str(&mut b, &x.types[i as usize]);
+            if let Some(role) = &x.roles[i as usize] {
+                b.extend_from_slice(b",\"role\":");
+                json::write_str(&mut b, role);
+            }
+            b.extend_from_slice(b",\"timestamp\":");
+            json::write_str(&mut b, &clock::format_iso(x.timestamps[i as usize]));
+            b.extend_from_slice(b",\"line\":");
+            b.extend_from_slice(r.line.to_string().as_bytes());
+            b.extend_from_slice(b",\"preview\":");
+            json::write_str(&mut b, &x.previews[i as usize]);
+            if let Some((l, ts)) = labels.get(&r.id) {
+                b.extend_from_slice(b",\"label\":");
+                json::write_str(&mut b, l);
+                b.extend_from_slice(b",\"labelTimestamp\":");
+                json::write_str(&mut b, ts);
+            }
+            b.extend_from_slice(b",\"active\":");
+            b.extend_from_slice(if active[i as usize] {
+                b"true"
+            } else {
+                b"false"
+            });
+            b.extend_from_slice(b",\"leaf\":");
+            b.extend_from_slice(if leaf == Some(i) { b"true" } else { b"false" });
+            w.write_all(&b)
+        })?;
+        return Ok(0);
+    }
+    let st = Style {
+        on: ctx.out.color(),
+    };
+    let width = if ctx.out.tty {
+        term_width()
+    } else {
+        usize::MAX
+    };
+    let out = &mut ctx.out;
+    tree::layout(&t, &active, |row| {
+        let i = row.idx as usize;
+        let r = &s.entries[i];
+        let on_path = active[i];
+        let marker = if on_path { "•" } else { " " };
+        let label = labels
+            .get(&r.id)
+            .map(|(l, _)| format!("[{l}] "))
+            .unwrap_or_default();
+        let leaf_mark = if leaf == Some(row.idx) {
+            "  ← leaf"
+        } else {
+            ""
+        };
+        let id = r.id.as_str();
+        let used = row.prefix.chars().count()
+            + 2
+            + id.chars().count()
+            + 1
+            + label.chars().count()
+            + leaf_mark.chars().count();
+        let text = truncate(&x.previews[i], width.saturating_sub(used).max(12));
+        let line = format!(
+            "{}{} {} {}{}{}",
+            st.dim(row.prefix),
+            if on_path {
+                st.cyan(marker)
+            } else {
+                marker.to_owned()
+            },
+            st.yellow(id),
+            st.magenta(&label),
+            if on_path { text } else { st.dim(&text) },
+            st.bold(leaf_mark)
+        );
+        out.write_all(line.as_bytes())?;
+        out.write_all(b"\n")
+    })?;
+    Ok(0)
+}

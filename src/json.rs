@@ -1,0 +1,749 @@
+//! A validating, zero-copy JSON scanner.
+//!
+//! Session files are large and mostly made of long strings (tool output, file contents), and
+//! most commands only need a handful of top-level fields of each line. This module validates a
+//! JSON text exactly as strictly as RFC 8259 demands (with two deliberate allowances, below)
+//! without building a tree, and hands out byte spans of object members so callers can look at
+//! what they need and copy the rest through verbatim.
+//!
+//! Allowances, both matching what the reference implementation (JavaScript's `JSON.parse` on a
+//! UTF-8 decoded file) accepts:
+//! - `\uD800`-style escapes of lone surrogates are valid (decoded as U+FFFD);
+//! - bytes that are not valid UTF-8 are accepted inside strings (decoded as U+FFFD).
+//!
+//! Nothing here recurses, so arbitrarily deep input cannot overflow the stack.
+
+use std::borrow::Cow;
+use std::fmt;
+
+/// Why a JSON text was rejected: the byte offset where scanning stopped and what was expected
+/// there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SyntaxError {
+    pub offset: usize,
+    pub expected: &'static str,
+}
+
+impl fmt::Display for SyntaxError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "expected {}", self.expected)
+    }
+}
+
+impl std::error::Error for SyntaxError {}
+
+type Result<T> = std::result::Result<T, SyntaxError>;
+
+fn err<T>(offset: usize, expected: &'static str) -> Result<T> {
+    Err(SyntaxError { offset, expected })
+}
+
+/// The kind of a JSON value, from its first byte.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Object,
+    Array,
+    String,
+    Number,
+    Bool,
+    Null,
+}
+
+impl Kind {
+    pub fn of(value: &[u8]) -> Option<Kind> {
+        match value.first()? {
+            b'{' => Some(Kind::Object),
+            b'[' => Some(Kind::Array),
+            b'"' => Some(Kind::String),
+            b't' | b'f' => Some(Kind::Bool),
+            b'n' => Some(Kind::Null),
+            b'-' | b'0'..=b'9' => Some(Kind::Number),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Object => "an object",
+            Kind::Array => "an array",
+            Kind::String => "a string",
+            Kind::Number => "a number",
+            Kind::Bool => "a boolean",
+            Kind::Null => "null",
+        }
+    }
+}
+
+#[inline]
+pub fn is_ws(c: u8) -> bool {
+    matches!(c, b' ' | b'\t' | b'\n' | b'\r')
+}
+
+#[inline]
+pub fn skip_ws(b: &[u8], mut i: usize) -> usize {
+    while i < b.len() && is_ws(b[i]) {
+        i += 1;
+    }
+    i
+}
+
+#[inline]
+fn load8(b: &[u8], i: usize) -> u64 {
+    let mut a = [0u8; 8];
+    a.copy_from_slice(&b[i..i + 8]);
+    u64::from_le_bytes(a)
+}
+
+/// Index of the first byte at or after `i` that is `"`, `\` or a control character.
+#[inline]
+fn find_string_special(b: &[u8], mut i: usize) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    while i + 8 <= b.len() {
+        let w = load8(b, i);
+        let q = w ^ (ONES * u64::from(b'"'));
+        let s = w ^ (ONES * u64::from(b'\\'));
+        // A byte is flagged when it is zero in q or s, or below 0x20 in w. Borrows can only
+        // produce false flags above a true one, so the lowest flag is always exact.
+        let hits = ((q.wrapping_sub(ONES) & !q)
+            | (s.wrapping_sub(ONES) & !s)
+            | (w.wrapping_sub(ONES * 0x20) & !w))
+            & HIGHS;
+        if hits != 0 {
+            return i + (hits.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    while i < b.len() {
+        let c = b[i];
+        if c == b'"' || c == b'\\' || c < 0x20 {
+            return i;
+        }
+        i += 1;
+    }
+    i
+}
+
+#[inline]
+fn is_hex(c: u8) -> bool {
+    c.is_ascii_hexdigit()
+}
+
+/// Scans the string starting at `b[i] == '"'`. Returns the index after the closing quote and
+/// whether the string contains escapes.
+#[inline]
+pub fn scan_string(b: &[u8], i: usize) -> Result<(usize, bool)> {
+    debug_assert_eq!(b.get(i), Some(&b'"'));
+    let mut j = i + 1;
+    let mut escaped = false;
+    loop {
+        j = find_string_special(b, j);
+        match b.get(j) {
+            None => return err(j, "'\"' to close the string"),
+            Some(b'"') => return Ok((j + 1, escaped)),
+            Some(b'\\') => {
+                escaped = true;
+                match b.get(j + 1) {
+                    Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => j += 2,
+                    Some(b'u') => {
+                        if b.len() >= j + 6 && b[j + 2..j + 6].iter().all(|&c| is_hex(c)) {
+                            j += 6;
+                        } else {
+                            return err(j, "four hex digits after '\\u'");
+                        }
+                    }
+                    _ => return err(j, "a valid escape sequence"),
+                }
+            }
+            Some(_) => return err(j, "no raw control characters inside a string"),
+        }
+    }
+}
+
+fn scan_number(b: &[u8], mut i: usize) -> Result<usize> {
+    if b.get(i) == Some(&b'-') {
+        i += 1;
+    }
+    match b.get(i) {
+        Some(b'0') => i += 1,
+        Some(b'1'..=b'9') => {
+            while matches!(b.get(i), Some(b'0'..=b'9')) {
+                i += 1;
+            }
+        }
+        _ => return err(i, "a digit"),
+    }
+    if b.get(i) == Some(&b'.') {
+        i += 1;
+        if !matches!(b.get(i), Some(b'0'..=b'9')) {
+            return err(i, "a digit after the decimal point");
+        }
+        while matches!(b.get(i), Some(b'0'..=b'9')) {
+            i += 1;
+        }
+    }
+    if matches!(b.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        if matches!(b.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        if !matches!(b.get(i), Some(b'0'..=b'9')) {
+            return err(i, "a digit in the exponent");
+        }
+        while matches!(b.get(i), Some(b'0'..=b'9')) {
+            i += 1;
+        }
+    }
+    Ok(i)
+}
+
+fn scan_literal(b: &[u8], i: usize, lit: &'static [u8], expected: &'static str) -> Result<usize> {
+    if b.len() >= i + lit.len() && &b[i..i + lit.len()] == lit {
+        Ok(i + lit.len())
+    } else {
+        err(i, expected)
+    }
+}
+
+/// A stack of container kinds (true = object) that stays allocation-free up to depth 128.
+struct Nesting {
+    bits: u128,
+    len: usize,
+    spill: Vec<bool>,
+}
+
+impl Nesting {
+    fn new() -> Self {
+        Nesting {
+            bits: 0,
+            len: 0,
+            spill: Vec::new(),
+        }
+    }
+
+    #[inline]
+    fn push(&mut self, object: bool) {
+        if self.len < 128 {
+            if object {
+                self.bits |= 1 << self.len;
+            } else {
+                self.bits &= !(1 << self.len);
+            }
+        } else {
+            self.spill.push(object);
+        }
+        self.len += 1;
+    }
+
+    #[inline]
+    fn top(&self) -> Option<bool> {
+        match self.len {
+            0 => None,
+            n if n <= 128 => Some(self.bits & (1 << (n - 1)) != 0),
+            _ => self.spill.last().copied(),
+        }
+    }
+
+    #[inline]
+    fn pop(&mut self) {
+        if self.len > 128 {
+            self.spill.pop();
+        }
+        self.len = self.len.saturating_sub(1);
+    }
+}
+
+/// Scans one value starting exactly at `i` (no leading whitespace). Returns the index after it
+/// and the deepest container nesting seen (0 for scalars).
+pub fn scan_value(b: &[u8], i: usize) -> Result<(usize, usize)> {
+    let mut i = i;
+    let mut stack = Nesting::new();
+    let mut max_depth = 0;
+    'value: loop {
+        // A value is expected at i.
+        match b.get(i) {
+            Some(b'{') => {
+                i = skip_ws(b, i + 1);
+                if b.get(i) == Some(&b'}') {
+                    max_depth = max_depth.max(stack.len + 1);
+                    i += 1;
+                } else {
+                    i = scan_key_colon(b, i)?;
+                    stack.push(true);
+                    max_depth = max_depth.max(stack.len);
+                    i = skip_ws(b, i);
+                    continue 'value;
+                }
+            }
+            Some(b'[') => {
+                i = skip_ws(b, i + 1);
+                if b.get(i) == Some(&b']') {
+                    max_depth = max_depth.max(stack.len + 1);
+                    i += 1;
+                } else {
+                    stack.push(false);
+                    max_depth = max_depth.max(stack.len);
+                    continue 'value;
+                }
+            }
+            Some(b'"') => i = scan_string(b, i)?.0,
+            Some(b't') => i = scan_literal(b, i, b"true", "'true'")?,
+            Some(b'f') => i = scan_literal(b, i, b"false", "'false'")?,
+            Some(b'n') => i = scan_literal(b, i, b"null", "'null'")?,
+            Some(b'-' | b'0'..=b'9') => i = scan_number(b, i)?,
+            _ => return err(i, "a JSON value"),
+        }
+        // A value ended at i.
+        loop {
+            let Some(object) = stack.top() else {
+                return Ok((i, max_depth));
+            };
+            i = skip_ws(b, i);
+            match b.get(i) {
+                Some(b',') => {
+                    i = skip_ws(b, i + 1);
+                    if object {
+                        i = skip_ws(b, scan_key_colon(b, i)?);
+                    }
+                    continue 'value;
+                }
+                Some(b'}') if object => {
+                    stack.pop();
+                    i += 1;
+                }
+                Some(b']') if !object => {
+                    stack.pop();
+                    i += 1;
+                }
+                _ => return err(i, if object { "',' or '}'" } else { "',' or ']'" }),
+            }
+        }
+    }
+}
+
+/// Scans `"key"` then optional whitespace and `:`; returns the index after the colon.
+fn scan_key_colon(b: &[u8], i: usize) -> Result<usize> {
+    if b.get(i) != Some(&b'"') {
+        return err(i, "'\"' to start an object key");
+    }
+    let (end, _) = scan_string(b, i)?;
+    let j = skip_ws(b, end);
+    if b.get(j) != Some(&b':') {
+        return err(j, "':' after the object key");
+    }
+    Ok(j + 1)
+}
+
+/// Validates that `b` holds exactly one JSON value, optionally surrounded by whitespace.
+/// Returns the span of the value and its nesting depth.
+pub fn validate(b: &[u8]) -> Result<(usize, usize, usize)> {
+    let start = skip_ws(b, 0);
+    let (end, depth) = scan_value(b, start)?;
+    let rest = skip_ws(b, end);
+    if rest != b.len() {
+        return err(rest, "the end of the JSON value");
+    }
+    Ok((start, end, depth))
+}
+
+/// The raw text between the quotes of a JSON string.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RawStr<'a> {
+    pub raw: &'a [u8],
+    pub escaped: bool,
+}
+
+impl<'a> RawStr<'a> {
+    /// `value` is a complete, validated JSON string including quotes.
+    pub fn from_value(value: &'a [u8]) -> Option<RawStr<'a>> {
+        if value.len() >= 2 && value[0] == b'"' && value[value.len() - 1] == b'"' {
+            let raw = &value[1..value.len() - 1];
+            Some(RawStr {
+                raw,
+                escaped: memchr::memchr(b'\\', raw).is_some(),
+            })
+        } else {
+            None
+        }
+    }
+
+    /// Compares with a plain (unescaped) string without allocating when possible.
+    pub fn eq_str(&self, s: &str) -> bool {
+        if self.escaped {
+            decode_str(self.raw) == s
+        } else {
+            self.raw == s.as_bytes()
+        }
+    }
+
+    pub fn decode(&self) -> Cow<'a, str> {
+        if self.escaped {
+            Cow::Owned(decode_str(self.raw).into_owned())
+        } else {
+            String::from_utf8_lossy(self.raw)
+        }
+    }
+}
+
+/// Decodes the inside of a validated JSON string (escapes resolved, invalid UTF-8 and lone
+/// surrogates replaced by U+FFFD).
+pub fn decode_str(raw: &[u8]) -> Cow<'_, str> {
+    if memchr::memchr(b'\\', raw).is_none() {
+        return String::from_utf8_lossy(raw);
+    }
+    let mut out: Vec<u8> = Vec::with_capacity(raw.len());
+    let mut i = 0;
+    while i < raw.len() {
+        let Some(k) = memchr::memchr(b'\\', &raw[i..]) else {
+            out.extend_from_slice(&raw[i..]);
+            break;
+        };
+        out.extend_from_slice(&raw[i..i + k]);
+        i += k;
+        let esc = raw.get(i + 1).copied().unwrap_or(b'\\');
+        i += 2;
+        let simple = match esc {
+            b'"' => Some(b'"'),
+            b'\\' => Some(b'\\'),
+            b'/' => Some(b'/'),
+            b'b' => Some(0x08),
+            b'f' => Some(0x0c),
+            b'n' => Some(b'\n'),
+            b'r' => Some(b'\r'),
+            b't' => Some(b'\t'),
+            _ => None,
+        };
+        if let Some(c) = simple {
+            out.push(c);
+            continue;
+        }
+        // \uXXXX, possibly a surrogate pair.
+        let hi = hex4(raw, i);
+        i += 4;
+        let ch = match hi {
+            Some(h @ 0xD800..=0xDBFF) => {
+                if raw.get(i) == Some(&b'\\') && raw.get(i + 1) == Some(&b'u') {
+                    match hex4(raw, i + 2) {
+                        Some(lo @ 0xDC00..=0xDFFF) => {
+                            i += 6;
+                            char::from_u32(0x10000 + ((h - 0xD800) << 10) + (lo - 0xDC00))
+                        }
+                        _ => None,
+                    }
+                } else {
+                    None
+                }
+            }
+            Some(c) => char::from_u32(c),
+            None => None,
+        };
+        let mut buf = [0u8; 4];
+        out.extend_from_slice(
+            ch.unwrap_or(char::REPLACEMENT_CHARACTER)
+                .encode_utf8(&mut buf)
+                .as_bytes(),
+        );
+    }
+    match String::from_utf8(out) {
+        Ok(s) => Cow::Owned(s),
+        Err(e) => Cow::Owned(String::from_utf8_lossy(e.as_bytes()).into_owned()),
+    }
+}
+
+fn hex4(raw: &[u8], i: usize) -> Option<u32> {
+    let digits = raw.get(i..i + 4)?;
+    let mut v = 0u32;
+    for &d in digits {
+        v = v * 16 + (d as char).to_digit(16)?;
+    }
+    Some(v)
+}
+
+/// One member of an object: its key and the span of its value within the scanned buffer.
+#[derive(Debug, Clone, Copy)]
+pub struct Member<'a> {
+    pub key: RawStr<'a>,
+    /// Offset of the key's opening quote.
+    pub key_start: usize,
+    /// Offset after the key's closing quote.
+    pub key_end: usize,
+    pub value_start: usize,
+    pub value_end: usize,
+}
+
+/// Validates the object starting at `b[i]` (no leading whitespace) and calls `f` for each
+/// member in order. Returns the index after the closing brace and the nesting depth.
+pub fn scan_object<'a>(
+    b: &'a [u8],
+    i: usize,
+    mut f: impl FnMut(Member<'a>),
+) -> Result<(usize, usize)> {
+    if b.get(i) != Some(&b'{') {
+        return err(i, "a JSON object");
+    }
+    let mut depth = 1;
+    let mut j = skip_ws(b, i + 1);
+    if b.get(j) == Some(&b'}') {
+        return Ok((j + 1, depth));
+    }
+    loop {
+        if b.get(j) != Some(&b'"') {
+            return err(j, "'\"' to start an object key");
+        }
+        let key_start = j;
+        let (key_end, escaped) = scan_string(b, j)?;
+        j = skip_ws(b, key_end);
+        if b.get(j) != Some(&b':') {
+            return err(j, "':' after the object key");
+        }
+        let value_start = skip_ws(b, j + 1);
+        let (value_end, d) = scan_value(b, value_start)?;
+        depth = depth.max(d + 1);
+        f(Member {
+            key: RawStr {
+                raw: &b[key_start + 1..key_end - 1],
+                escaped,
+            },
+            key_start,
+            key_end,
+            value_start,
+            value_end,
+        });
+        j = skip_ws(b, value_end);
+        match b.get(j) {
+            Some(b',') => j = skip_ws(b, j + 1),
+            Some(b'}') => return Ok((j + 1, depth)),
+            _ => return err(j, "',' or '}'"),
+        }
+    }
+}
+
+/// Members of a validated object value, collected (for small objects off the hot path).
+pub fn members(value: &[u8]) -> Result<Vec<Member<'_>>> {
+    let mut out = Vec::new();
+    scan_object(value, 0, |m| out.push(m))?;
+    Ok(out)
+}
+
+/// The value of `key` in the validated object `value` (the last one if repeated, as
+/// `JSON.parse` does).
+pub fn get<'a>(value: &'a [u8], key: &str) -> Option<&'a [u8]> {
+    let mut found = None;
+    scan_object(value, 0, |m| {
+        if m.key.eq_str(key) {
+            found = Some((m.value_start, m.value_end));
+        }
+    })
+    .ok()?;
+    found.map(|(s, e)| &value[s..e])
+}
+
+/// The string at `key`, decoded.
+pub fn get_str<'a>(value: &'a [u8], key: &str) -> Option<Cow<'a, str>> {
+    get(value, key)
+        .and_then(RawStr::from_value)
+        .map(|s| s.decode())
+}
+
+/// Calls `f` with every element of the validated array `value`.
+pub fn for_each_element<'a>(value: &'a [u8], mut f: impl FnMut(&'a [u8])) -> Result<()> {
+    if value.first() != Some(&b'[') {
+        return err(0, "a JSON array");
+    }
+    let mut j = skip_ws(value, 1);
+    if value.get(j) == Some(&b']') {
+        return Ok(());
+    }
+    loop {
+        let (end, _) = scan_value(value, j)?;
+        f(&value[j..end]);
+        j = skip_ws(value, end);
+        match value.get(j) {
+            Some(b',') => j = skip_ws(value, j + 1),
+            Some(b']') => return Ok(()),
+            _ => return err(j, "',' or ']'"),
+        }
+    }
+}
+
+/// A validated number as f64 (JavaScript's view of it).
+pub fn number(value: &[u8]) -> Option<f64> {
+    if Kind::of(value) != Some(Kind::Number) {
+        return None;
+    }
+    std::str::from_utf8(value).ok()?.parse().ok()
+}
+
+/// Removes insignificant whitespace from a validated JSON text, keeping everything else
+/// (number spelling, string escapes, key order) byte for byte.
+pub fn minify(b: &[u8]) -> Cow<'_, [u8]> {
+    if !b.iter().any(|&c| is_ws(c)) {
+        return Cow::Borrowed(b);
+    }
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c == b'"' {
+            let end = scan_string(b, i).map(|(e, _)| e).unwrap_or(b.len());
+            out.extend_from_slice(&b[i..end]);
+            i = end;
+        } else {
+            if !is_ws(c) {
+                out.push(c);
+            }
+            i += 1;
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// Appends `s` to `out` as a JSON string literal, escaped the way `JSON.stringify` does.
+pub fn write_str(out: &mut Vec<u8>, s: &str) {
+    out.push(b'"');
+    let bytes = s.as_bytes();
+    let mut start = 0;
+    for (i, &c) in bytes.iter().enumerate() {
+        let esc: &[u8] = match c {
+            b'"' => b"\\\"",
+            b'\\' => b"\\\\",
+            b'\n' => b"\\n",
+            b'\r' => b"\\r",
+            b'\t' => b"\\t",
+            0x08 => b"\\b",
+            0x0c => b"\\f",
+            0..=0x1f => b"",
+            _ => continue,
+        };
+        out.extend_from_slice(&bytes[start..i]);
+        if esc.is_empty() {
+            out.extend_from_slice(format!("\\u{c:04x}").as_bytes());
+        } else {
+            out.extend_from_slice(esc);
+        }
+        start = i + 1;
+    }
+    out.extend_from_slice(&bytes[start..]);
+    out.push(b'"');
+}
+
+/// Line (1-based) and column (1-based, in characters) of a byte offset in `text`.
+pub fn line_col(text: &[u8], offset: usize) -> (usize, usize) {
+    let offset = offset.min(text.len());
+    let before = &text[..offset];
+    let line = memchr::memchr_iter(b'\n', before).count() + 1;
+    let line_start = memchr::memrchr(b'\n', before).map_or(0, |p| p + 1);
+    let col = String::from_utf8_lossy(&before[line_start..])
+        .chars()
+        .count()
+        + 1;
+    (line, col)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ok(s: &str) -> bool {
+        validate(s.as_bytes()).is_ok()
+    }
+
+    #[test]
+    fn accepts_valid_json() {
+        for s in [
+            "{}",
+            "[]",
+            " {\"a\" : [1, -2.5e+3, true, false, null, \"x\\u00e9\\n\"]} ",
+            "0",
+            "-0.0e0",
+            "\"\\ud800\"",
+            "[[[[[]]]]]",
+            "{\"a\":{\"b\":{\"c\":[{}]}}}",
+        ] {
+            assert!(ok(s), "{s}");
+        }
+    }
+
+    #[test]
+    fn rejects_invalid_json() {
+        for s in [
+            "",
+            "{",
+            "{\"a\"}",
+            "{\"a\":}",
+            "{a:1}",
+            "[1,]",
+            "[1 2]",
+            "01",
+            "1.",
+            "-",
+            "1e",
+            "\"\\x\"",
+            "\"\\u12\"",
+            "\"a\tb\"",
+            "tru",
+            "{} {}",
+            "{\"a\":1,}",
+            "\"abc",
+        ] {
+            assert!(!ok(s), "{s:?}");
+        }
+    }
+
+    #[test]
+    fn error_offsets_point_at_the_problem() {
+        let e = validate(b"{\"a\":1,}").unwrap_err();
+        assert_eq!(e.offset, 7);
+        assert_eq!(e.expected, "'\"' to start an object key");
+        let e = validate(b"[1,2").unwrap_err();
+        assert_eq!(e.offset, 4);
+    }
+
+    #[test]
+    fn deep_nesting_does_not_recurse() {
+        let n = 200_000;
+        let s = format!("{}{}", "[".repeat(n), "]".repeat(n));
+        assert_eq!(validate(s.as_bytes()).unwrap().2, n);
+        let s = format!("{}{}", "{\"a\":".repeat(n), "1".to_owned() + &"}".repeat(n));
+        assert_eq!(validate(s.as_bytes()).unwrap().2, n);
+    }
+
+    #[test]
+    fn decodes_strings() {
+        assert_eq!(decode_str(br"a\nb\u00e9\ud83d\ude00"), "a\nbé😀");
+        assert_eq!(decode_str(br"\ud83d"), "\u{fffd}");
+        assert_eq!(decode_str(br"\ud83dx"), "\u{fffd}x");
+        assert_eq!(decode_str(b"\xff"), "\u{fffd}");
+    }
+
+    #[test]
+    fn members_and_get() {
+        let v = br#"{"type":"message","id":"ab","n":{"x":[1,2]},"id":"cd"}"#;
+        let m = members(v).unwrap();
+        assert_eq!(m.len(), 4);
+        assert_eq!(&v[m[2].value_start..m[2].value_end], br#"{"x":[1,2]}"#);
+        assert_eq!(get(v, "id"), Some(&br#""cd""#[..]));
+        assert_eq!(get_str(v, "type").unwrap(), "message");
+    }
+
+    #[test]
+    fn minify_keeps_strings() {
+        assert_eq!(
+            &*minify(b" { \"a b\" : [ 1 , \"c d\" ] } "),
+            br#"{"a b":[1,"c d"]}"#
+        );
+    }
+
+    #[test]
+    fn write_str_matches_json_stringify() {
+        let mut out = Vec::new();
+        write_str(&mut out, "a\"b\\c\n\u{1}é");
+        assert_eq!(out, r#""a\"b\\c\n\u0001é""#.as_bytes());
+    }
+
+    #[test]
+    fn line_col_counts_chars() {
+        assert_eq!(line_col(b"ab\ncd", 4), (2, 2));
+        assert_eq!(line_col("é\nxé!".as_bytes(), 6), (2, 3));
+    }
+}

@@ -1,0 +1,15 @@
+//! `pi`: a scriptable toolkit for the memory of coding agents.
+//!
+//! The library holds the domain (`session`, `json`, …) and the command layer (`cli`, `cmd`);
+//! the binary is a thin wrapper around [`cli::main`].
+
+pub mod cli;
+pub mod clock;
+pub mod cmd;
+pub mod config;
+pub mod error;
+pub mod jq;
+pub mod json;
+pub mod output;
+pub mod rng;
+pub mod session;

@@ -1,0 +1,134 @@
+//! Standard output: buffered, JSONL by default, human text on a terminal where a command has
+//! a human view (DECISIONS §4).
+
+use std::io::{self, IsTerminal, Write};
+
+use clap::ValueEnum;
+
+/// `--format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum Format {
+    /// Human text when stdout is a terminal, JSON otherwise.
+    #[default]
+    Auto,
+    /// JSON (JSONL): one record per line.
+    Json,
+    /// Human-readable text.
+    Human,
+}
+
+pub struct Out {
+    w: io::BufWriter<io::Stdout>,
+    pub tty: bool,
+}
+
+impl Out {
+    pub fn stdout() -> Out {
+        let stdout = io::stdout();
+        let tty = stdout.is_terminal();
+        Out {
+            w: io::BufWriter::with_capacity(256 << 10, stdout),
+            tty,
+        }
+    }
+
+    /// Whether a command with a human view should print it.
+    pub fn human(&self, format: Format) -> bool {
+        match format {
+            Format::Auto => self.tty,
+            Format::Json => false,
+            Format::Human => true,
+        }
+    }
+
+    /// Colors only on a terminal, and never with `NO_COLOR` set.
+    pub fn color(&self) -> bool {
+        self.tty && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+    }
+
+    /// Writes `bytes` and a newline.
+    pub fn line(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.w.write_all(bytes)?;
+        self.w.write_all(b"\n")
+    }
+
+    /// Writes a value as one compact JSON line.
+    pub fn json<T: serde::Serialize>(&mut self, v: &T) -> io::Result<()> {
+        serde_json::to_writer(&mut self.w, v).map_err(io::Error::other)?;
+        self.w.write_all(b"\n")
+    }
+
+    pub fn write_all(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.w.write_all(bytes)
+    }
+
+    pub fn flush(&mut self) -> io::Result<()> {
+        self.w.flush()
+    }
+}
+
+impl Write for Out {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.w.write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.w.flush()
+    }
+}
+
+/// Terminal styles (ANSI), or nothing.
+#[derive(Clone, Copy)]
+pub struct Style {
+    pub on: bool,
+}
+
+impl Style {
+    pub fn paint(&self, code: &str, s: &str) -> String {
+        if self.on && !s.is_empty() {
+            format!("\x1b[{code}m{s}\x1b[0m")
+        } else {
+            s.to_owned()
+        }
+    }
+    pub fn dim(&self, s: &str) -> String {
+        self.paint("2", s)
+    }
+    pub fn bold(&self, s: &str) -> String {
+        self.paint("1", s)
+    }
+    pub fn yellow(&self, s: &str) -> String {
+        self.paint("33", s)
+    }
+    pub fn cyan(&self, s: &str) -> String {
+        self.paint("36", s)
+    }
+    pub fn green(&self, s: &str) -> String {
+        self.paint("32", s)
+    }
+    pub fn red(&self, s: &str) -> String {
+        self.paint("31", s)
+    }
+    pub fn magenta(&self, s: &str) -> String {
+        self.paint("35", s)
+    }
+}
+
+/// The terminal width from `COLUMNS`, else 100.
+pub fn term_width() -> usize {
+    std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.trim().parse().ok())
+        .filter(|&w: &usize| w >= 20)
+        .unwrap_or(100)
+}
+
+/// Cuts `s` to at most `max` characters, marking the cut with `…`.
+pub fn truncate(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_owned();
+    }
+    let mut out: String = s.chars().take(max.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}

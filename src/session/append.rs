@@ -1,0 +1,573 @@
+//! Safe appends (DECISIONS §3): an exclusive lock on the file, the state read under the lock
+//! from the two ends of the file (header and leaf) plus one raw byte scan for ids, one
+//! `write(2)` per batch on an `O_APPEND` descriptor, then `fsync`.
+//!
+//! New files (`session new`, `fork`, `migrate`) are written to a temporary file that is
+//! synced and renamed into place, so no reader ever sees half a file.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::os::unix::fs::{FileExt, MetadataExt};
+use std::path::{Path, PathBuf};
+
+use super::id::{Id, IdSet};
+use super::store::Header;
+use crate::json::{self, RawStr};
+use crate::rng::Rng;
+
+#[derive(Debug, thiserror::Error)]
+pub enum AppendError {
+    #[error("cannot write {path}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("{path} is not a session file: {reason}")]
+    NotASession { path: PathBuf, reason: String },
+    #[error(
+        "{path} is a version {version} session file; it must be migrated before it can be appended to"
+    )]
+    OldVersion { path: PathBuf, version: u32 },
+    #[error("{path} is a version {version} session file, newer than this program writes (3)")]
+    NewerVersion { path: PathBuf, version: u32 },
+}
+
+/// A session file opened for appending, locked until dropped.
+pub struct Appender {
+    path: PathBuf,
+    file: File,
+    len: u64,
+    needs_newline: bool,
+    pub header: Header,
+    /// The current leaf: the last entry line in the file.
+    pub leaf: Option<Id>,
+    ids: Option<IdSet>,
+    rng: Rng,
+}
+
+impl Appender {
+    pub fn open(path: &Path) -> Result<Appender, AppendError> {
+        let io_err = |source| AppendError::Io {
+            path: path.to_owned(),
+            source,
+        };
+        let mut attempts = 0;
+        let file = loop {
+            let file = OpenOptions::new()
+                .read(true)
+                .append(true)
+                .open(path)
+                .map_err(io_err)?;
+            lock(&file, path).map_err(io_err)?;
+            // A migration may have renamed a new file over this path while we waited.
+            let (a, b) = (file.metadata().map_err(io_err)?, std::fs::metadata(path));
+            match b {
+                Ok(b) if a.dev() == b.dev() && a.ino() == b.ino() => break file,
+                _ if attempts < 20 => attempts += 1,
+                Ok(_) => break file,
+                Err(e) => return Err(io_err(e)),
+            }
+        };
+        let len = file.metadata().map_err(io_err)?.len();
+        let header = read_header(&file, len).map_err(io_err)?.map_err(|reason| {
+            AppendError::NotASession {
+                path: path.to_owned(),
+                reason,
+            }
+        })?;
+        if header.version < 3 {
+            return Err(AppendError::OldVersion {
+                path: path.to_owned(),
+                version: header.version,
+            });
+        }
+        if header.version > 3 {
+            return Err(AppendError::NewerVersion {
+                path: path.to_owned(),
+                version: header.version,
+            });
+        }
+        let mut last = [0u8; 1];
+        let needs_newline = len > 0 && {
+            file.read_exact_at(&mut last, len - 1).map_err(io_err)?;
+            last[0] != b'\n'
+        };
+        let leaf = find_leaf(&file, len).map_err(io_err)?;
+        Ok(Appender {
+            path: path.to_owned(),
+            file,
+            len,
+            needs_newline,
+            header,
+            leaf,
+            ids: None,
+            rng: Rng::new(len),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Whether an entry with this id exists (exact: every line where the quoted id occurs is
+    /// parsed and its top-level `id` compared).
+    pub fn contains(&self, id: &str) -> io::Result<bool> {
+        let mut needle = Vec::new();
+        json::write_str(&mut needle, id);
+        let finder = memchr::memmem::Finder::new(&needle);
+        let mut found = false;
+        for_each_block(&self.file, self.len, needle.len(), |block, base| {
+            for hit in finder.find_iter(block.data) {
+                if hit >= block.limit {
+                    break;
+                }
+                let line = read_line_at(&self.file, self.len, base + hit as u64)?;
+                if line_has_id(&line, id) {
+                    found = true;
+                    break;
+                }
+            }
+            Ok(!found)
+        })?;
+        Ok(found)
+    }
+
+    /// Resolves an entry id or a unique id prefix.
+    pub fn resolve_entry(&mut self, arg: &str) -> Result<String, super::store::EntryLookupError> {
+        use super::store::EntryLookupError;
+        let io = |e: io::Error| EntryLookupError::NotFound(format!("{arg} ({e})"));
+        if !arg.is_empty() && self.contains(arg).map_err(io)? {
+            return Ok(arg.to_owned());
+        }
+        if arg.is_empty() {
+            return Err(EntryLookupError::NotFound(arg.to_owned()));
+        }
+        if self.ids.is_none() {
+            self.ids = Some(super::store::scan_ids(&self.file, self.len).map_err(io)?);
+        }
+        let mut candidates: Vec<String> = self
+            .ids
+            .iter()
+            .flatten()
+            .filter(|k| k.as_str().starts_with(arg))
+            .map(|k| k.as_str().to_owned())
+            .collect();
+        candidates.sort();
+        let mut matches = Vec::new();
+        for c in candidates {
+            if self.contains(&c).map_err(io)? {
+                matches.push(c);
+            }
+        }
+        match matches.len() {
+            0 => Err(EntryLookupError::NotFound(arg.to_owned())),
+            1 => Ok(matches.remove(0)),
+            n => Err(EntryLookupError::Ambiguous {
+                prefix: arg.to_owned(),
+                candidates: matches.into_iter().take(8).collect(),
+                count: n,
+            }),
+        }
+    }
+
+    /// A new entry id, unique among the ids in the file and `taken`.
+    pub fn new_id(&mut self, taken: &IdSet) -> io::Result<String> {
+        if self.ids.is_none() {
+            self.ids = Some(super::store::scan_ids(&self.file, self.len)?);
+        }
+        let ids = self.ids.as_ref().map_or(taken, |s| s);
+        for _ in 0..100 {
+            let id = self.rng.short_id();
+            let key = Id::new(&id);
+            if !ids.contains(&key) && !taken.contains(&key) {
+                return Ok(id);
+            }
+        }
+        Ok(self.rng.uuid_v4())
+    }
+
+    /// Appends complete lines (without newlines) in one write, then syncs.
+    pub fn write(&mut self, lines: &[Vec<u8>]) -> Result<(), AppendError> {
+        let mut buf = Vec::with_capacity(lines.iter().map(|l| l.len() + 1).sum::<usize>() + 1);
+        if self.needs_newline {
+            buf.push(b'\n');
+        }
+        for l in lines {
+            buf.extend_from_slice(l);
+            buf.push(b'\n');
+        }
+        let io_err = |source| AppendError::Io {
+            path: self.path.clone(),
+            source,
+        };
+        self.file.write_all(&buf).map_err(io_err)?;
+        self.file.sync_data().map_err(io_err)?;
+        self.len += buf.len() as u64;
+        self.needs_newline = false;
+        Ok(())
+    }
+}
+
+fn lock(file: &File, path: &Path) -> io::Result<()> {
+    match file.try_lock() {
+        Ok(()) => Ok(()),
+        Err(std::fs::TryLockError::WouldBlock) => {
+            if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+                crate::error::note(&format!(
+                    "waiting for another writer to release {}",
+                    path.display()
+                ));
+            }
+            file.lock()
+        }
+        Err(std::fs::TryLockError::Error(e)) => Err(e),
+    }
+}
+
+fn line_has_id(line: &[u8], id: &str) -> bool {
+    let start = json::skip_ws(line, 0);
+    let mut ty = None;
+    let mut found = None;
+    let ok = json::scan_object(line, start, |m| {
+        if m.key.eq_str("id") {
+            found = Some((m.value_start, m.value_end));
+        } else if m.key.eq_str("type") {
+            ty = Some((m.value_start, m.value_end));
+        }
+    })
+    .is_ok_and(|(end, _)| json::skip_ws(line, end) == line.len());
+    let is_header = ty
+        .and_then(|(s, e)| RawStr::from_value(&line[s..e]))
+        .is_some_and(|t| t.eq_str("session"));
+    ok && !is_header
+        && found
+            .and_then(|(s, e)| RawStr::from_value(&line[s..e]))
+            .is_some_and(|v| v.eq_str(id))
+}
+
+struct Block<'a> {
+    data: &'a [u8],
+    /// Hits at or after this offset belong to the next block.
+    limit: usize,
+}
+
+/// Reads the file in blocks that overlap by `overlap` bytes, so a pattern of that length is
+/// never split. `f` returns whether to continue.
+fn for_each_block(
+    file: &File,
+    len: u64,
+    overlap: usize,
+    mut f: impl FnMut(Block<'_>, u64) -> io::Result<bool>,
+) -> io::Result<()> {
+    const BLOCK: u64 = 8 << 20;
+    let mut buf = Vec::new();
+    let mut pos = 0u64;
+    while pos < len {
+        let end = (pos + BLOCK).min(len);
+        let read_end = (end + overlap as u64).min(len);
+        buf.resize((read_end - pos) as usize, 0);
+        file.read_exact_at(&mut buf, pos)?;
+        let keep_going = f(
+            Block {
+                data: &buf,
+                limit: (end - pos) as usize,
+            },
+            pos,
+        )?;
+        if !keep_going {
+            break;
+        }
+        pos = end;
+    }
+    Ok(())
+}
+
+/// The whole line containing byte `at`.
+fn read_line_at(file: &File, len: u64, at: u64) -> io::Result<Vec<u8>> {
+    const STEP: u64 = 64 << 10;
+    // Find the start.
+    let mut start = at;
+    let mut buf = Vec::new();
+    loop {
+        let from = start.saturating_sub(STEP);
+        buf.resize((start - from) as usize, 0);
+        file.read_exact_at(&mut buf, from)?;
+        if let Some(p) = memchr::memrchr(b'\n', &buf) {
+            start = from + p as u64 + 1;
+            break;
+        }
+        start = from;
+        if from == 0 {
+            break;
+        }
+    }
+    // Read to the end.
+    let mut line = Vec::new();
+    let mut pos = start;
+    while pos < len {
+        let n = STEP.min(len - pos) as usize;
+        let old = line.len();
+        line.resize(old + n, 0);
+        file.read_exact_at(&mut line[old..], pos)?;
+        if let Some(p) = memchr::memchr(b'\n', &line[old..]) {
+            line.truncate(old + p);
+            break;
+        }
+        pos += n as u64;
+    }
+    Ok(line)
+}
+
+/// The header: the first line that parses as JSON must be a session header.
+pub(crate) fn read_header(file: &File, len: u64) -> io::Result<Result<Header, String>> {
+    let mut pos = 0u64;
+    let mut line_no = 0u32;
+    while pos < len {
+        let line = read_line_at(file, len, pos)?;
+        line_no += 1;
+        let next = pos + line.len() as u64 + 1;
+        let start = json::skip_ws(&line, 0);
+        if start < line.len() && json::validate(&line).is_ok() {
+            return Ok(parse_header(&line, line_no));
+        }
+        pos = next;
+        if line_no > 1000 {
+            break;
+        }
+    }
+    Ok(Err(if len == 0 {
+        "the file is empty".to_owned()
+    } else {
+        "it has no session header line".to_owned()
+    }))
+}
+
+fn parse_header(line: &[u8], line_no: u32) -> Result<Header, String> {
+    let start = json::skip_ws(line, 0);
+    let members = json::members(&line[start..])
+        .map_err(|_| format!("line {line_no} is not a JSON object"))?;
+    let body = &line[start..];
+    let field = |k: &str| {
+        members
+            .iter()
+            .rev()
+            .find(|m| m.key.eq_str(k))
+            .map(|m| &body[m.value_start..m.value_end])
+    };
+    let string = |k: &str| {
+        field(k)
+            .and_then(RawStr::from_value)
+            .map(|r| r.decode().into_owned())
+    };
+    if string("type").as_deref() != Some("session") {
+        return Err(format!(
+            "its first line ({line_no}) is not a session header"
+        ));
+    }
+    let id = string("id").ok_or_else(|| "the session header has no string \"id\"".to_owned())?;
+    let version = match field("version").and_then(json::number) {
+        None => 1,
+        Some(v) if v >= 0.0 && v.fract() == 0.0 && v < 1e9 => v as u32,
+        Some(v) => return Err(format!("the session header has an invalid version {v}")),
+    };
+    Ok(Header {
+        raw: body.to_vec(),
+        line: line_no,
+        id,
+        cwd: string("cwd").unwrap_or_default(),
+        timestamp: string("timestamp"),
+        version,
+        parent_session: string("parentSession"),
+    })
+}
+
+/// The id of the last entry line (valid JSON object with string `type` other than `session`
+/// and a string `id`), scanning backwards from the end; `None` when only the header precedes.
+fn find_leaf(file: &File, len: u64) -> io::Result<Option<Id>> {
+    const STEP: u64 = 256 << 10;
+    let mut end = len; // exclusive end of the unexamined region
+    let mut carry: Vec<u8> = Vec::new(); // partial line at the start of the previous block
+    let mut buf = Vec::new();
+    while end > 0 {
+        let from = end.saturating_sub(STEP);
+        buf.resize((end - from) as usize, 0);
+        file.read_exact_at(&mut buf, from)?;
+        buf.extend_from_slice(&carry);
+        // Lines fully inside buf (those after the first '\n', or all when from == 0).
+        let mut line_end = buf.len();
+        let mut iter = memchr::memrchr_iter(b'\n', &buf).peekable();
+        loop {
+            let (ls, next_end) = match iter.next() {
+                Some(p) => (p + 1, Some(p)),
+                None if from == 0 => (0, None),
+                None => break,
+            };
+            if let Some(id) = entry_id(&buf[ls..line_end]) {
+                return Ok(Some(id));
+            }
+            match next_end {
+                Some(p) => line_end = p,
+                None => {
+                    line_end = 0;
+                    break;
+                }
+            }
+        }
+        carry = buf[..line_end].to_vec();
+        end = from;
+    }
+    Ok(None)
+}
+
+fn entry_id(line: &[u8]) -> Option<Id> {
+    let start = json::skip_ws(line, 0);
+    if start == line.len() || line[start] != b'{' {
+        return None;
+    }
+    let mut ty = None;
+    let mut id = None;
+    let (end, _) = json::scan_object(line, start, |m| {
+        if m.key.eq_str("id") {
+            id = Some((m.value_start, m.value_end));
+        } else if m.key.eq_str("type") {
+            ty = Some((m.value_start, m.value_end));
+        }
+    })
+    .ok()?;
+    if json::skip_ws(line, end) != line.len() {
+        return None;
+    }
+    let ty = RawStr::from_value(&line[ty?.0..ty?.1])?;
+    if ty.eq_str("session") {
+        return None;
+    }
+    let id = RawStr::from_value(&line[id?.0..id?.1])?;
+    Some(Id::new(&id.decode()))
+}
+
+/// Writes a new file atomically: a temporary file in the same directory, synced, then renamed
+/// to `path` (which must not exist unless `replace`), and the directory synced.
+pub fn write_new_file(
+    path: &Path,
+    replace: bool,
+    write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let result = (|| {
+        let file = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
+        let mut w = io::BufWriter::with_capacity(1 << 20, file);
+        write(&mut w)?;
+        let file = w.into_inner().map_err(io::IntoInnerError::into_error)?;
+        file.sync_all()?;
+        if replace {
+            std::fs::rename(&tmp, path)?;
+        } else {
+            // Hard-link then unlink: fails instead of replacing when `path` exists.
+            std::fs::hard_link(&tmp, path)?;
+            std::fs::remove_file(&tmp)?;
+        }
+        File::open(dir)?.sync_all()
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// Where a new entry attaches.
+#[derive(Debug, Clone)]
+pub enum Parent {
+    /// The current leaf (for the second entry of a batch on: the previous new entry).
+    Leaf,
+    /// No parent: a new root.
+    Root,
+    /// A given entry.
+    Id(String),
+}
+
+/// An entry to append: its type, parent and fields (key, raw JSON value), in order.
+#[derive(Debug, Clone)]
+pub struct NewEntry {
+    pub ty: String,
+    pub parent: Parent,
+    pub fields: Vec<(String, Vec<u8>)>,
+}
+
+impl NewEntry {
+    pub fn new(ty: &str, parent: Parent) -> NewEntry {
+        NewEntry {
+            ty: ty.to_owned(),
+            parent,
+            fields: Vec::new(),
+        }
+    }
+
+    pub fn field(mut self, key: &str, value: Vec<u8>) -> NewEntry {
+        self.fields.push((key.to_owned(), value));
+        self
+    }
+}
+
+impl Appender {
+    /// Assigns ids, parents and timestamps, writes the batch in one write, and returns the
+    /// lines written. Each entry with `Parent::Leaf` chains from the one before it.
+    pub fn append(&mut self, entries: &[NewEntry]) -> Result<Vec<Vec<u8>>, AppendError> {
+        let ids = self.assign_ids(entries.len())?;
+        let lines = self.build_lines(entries, &ids);
+        self.write(&lines)?;
+        if let Some(last) = ids.last() {
+            self.leaf = Some(Id::new(last));
+        }
+        Ok(lines)
+    }
+
+    /// `n` fresh ids, unique in the file and among themselves.
+    pub fn assign_ids(&mut self, n: usize) -> Result<Vec<String>, AppendError> {
+        let mut taken = IdSet::default();
+        let mut ids = Vec::with_capacity(n);
+        for _ in 0..n {
+            let id = self.new_id(&taken).map_err(|source| AppendError::Io {
+                path: self.path.clone(),
+                source,
+            })?;
+            taken.insert(Id::new(&id));
+            ids.push(id);
+        }
+        Ok(ids)
+    }
+
+    /// The lines for `entries` with the given ids (nothing is written).
+    pub fn build_lines(&self, entries: &[NewEntry], ids: &[String]) -> Vec<Vec<u8>> {
+        let ts = crate::clock::format_iso(crate::clock::now_ms());
+        let mut prev: Option<String> = self.leaf.as_ref().map(|l| l.as_str().to_owned());
+        let mut lines = Vec::with_capacity(entries.len());
+        for (e, id) in entries.iter().zip(ids) {
+            let parent = match &e.parent {
+                Parent::Leaf => prev.clone(),
+                Parent::Root => None,
+                Parent::Id(p) => Some(p.clone()),
+            };
+            let fields: Vec<(&str, &[u8])> = e
+                .fields
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.as_slice()))
+                .collect();
+            lines.push(super::entry::entry_line(
+                &e.ty,
+                id,
+                parent.as_deref(),
+                &ts,
+                &fields,
+            ));
+            prev = Some(id.clone());
+        }
+        lines
+    }
+}

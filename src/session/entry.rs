@@ -1,0 +1,630 @@
+//! Building entry lines, and validating entries and messages given on stdin.
+
+use std::collections::HashMap;
+use std::fmt;
+
+use crate::json::{self, Kind as JsonKind, RawStr};
+
+/// Field order for a new entry, as upstream constructs each type: the base fields first,
+/// except for `custom` and `custom_message`, whose own fields come first.
+fn base_fields_last(ty: &str) -> bool {
+    matches!(ty, "custom" | "custom_message")
+}
+
+/// Serializes a new entry line. `fields` are (key, raw JSON value) in order.
+pub fn entry_line(
+    ty: &str,
+    id: &str,
+    parent: Option<&str>,
+    timestamp: &str,
+    fields: &[(&str, &[u8])],
+) -> Vec<u8> {
+    let mut out = Vec::with_capacity(
+        128 + fields
+            .iter()
+            .map(|(k, v)| k.len() + v.len() + 4)
+            .sum::<usize>(),
+    );
+    out.extend_from_slice(b"{\"type\":");
+    json::write_str(&mut out, ty);
+    let base = |out: &mut Vec<u8>| {
+        out.extend_from_slice(b",\"id\":");
+        json::write_str(out, id);
+        out.extend_from_slice(b",\"parentId\":");
+        match parent {
+            Some(p) => json::write_str(out, p),
+            None => out.extend_from_slice(b"null"),
+        }
+        out.extend_from_slice(b",\"timestamp\":");
+        json::write_str(out, timestamp);
+    };
+    let last = base_fields_last(ty);
+    if !last {
+        base(&mut out);
+    }
+    for (k, v) in fields {
+        out.push(b',');
+        json::write_str(&mut out, k);
+        out.push(b':');
+        out.extend_from_slice(v);
+    }
+    if last {
+        base(&mut out);
+    }
+    out.push(b'}');
+    out
+}
+
+/// A JSON string value.
+pub fn jstr(s: &str) -> Vec<u8> {
+    let mut v = Vec::with_capacity(s.len() + 2);
+    json::write_str(&mut v, s);
+    v
+}
+
+/// Invalid input, located in the input text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InputError {
+    pub source: String,
+    pub line: usize,
+    pub column: usize,
+    pub message: String,
+}
+
+impl fmt::Display for InputError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}:{}:{}: {}",
+            self.source, self.line, self.column, self.message
+        )
+    }
+}
+
+impl std::error::Error for InputError {}
+
+/// One validated input record.
+#[derive(Debug, Clone)]
+pub struct InputRecord {
+    /// Line of the record's start in the input (for messages about it).
+    pub line: usize,
+    pub column: usize,
+    pub ty: String,
+    /// The fields other than type/id/parentId/timestamp, as (key, minified raw value).
+    pub fields: Vec<(String, Vec<u8>)>,
+    /// The `id` the record had in the input, if any (references to it are remapped).
+    pub input_id: Option<String>,
+}
+
+impl InputRecord {
+    pub fn field(&self, key: &str) -> Option<&[u8]> {
+        self.fields
+            .iter()
+            .rev()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_slice())
+    }
+
+    pub fn set_field(&mut self, key: &str, value: Vec<u8>) {
+        if let Some(f) = self.fields.iter_mut().rev().find(|(k, _)| k == key) {
+            f.1 = value;
+        } else {
+            self.fields.push((key.to_owned(), value));
+        }
+    }
+}
+
+/// Reference fields that name other entries: (entry type, field, must exist).
+pub const REFERENCES: [(&str, &str, bool); 3] = [
+    ("compaction", "firstKeptEntryId", true),
+    ("label", "targetId", true),
+    ("branch_summary", "fromId", false),
+];
+
+const THINKING_LEVELS: [&str; 6] = ["off", "minimal", "low", "medium", "high", "xhigh"];
+const STOP_REASONS: [&str; 5] = ["stop", "length", "toolUse", "error", "aborted"];
+const ROLES: [&str; 5] = ["user", "assistant", "toolResult", "bashExecution", "custom"];
+
+struct Checker<'a> {
+    text: &'a [u8],
+    source: &'a str,
+}
+
+type Check<T> = Result<T, InputError>;
+
+impl Checker<'_> {
+    fn error(&self, offset: usize, message: String) -> InputError {
+        let (line, column) = json::line_col(self.text, offset);
+        InputError {
+            source: self.source.to_owned(),
+            line,
+            column,
+            message,
+        }
+    }
+
+    /// Members of the object at `start..end` of `text`, as (key, abs value start, abs end).
+    fn members(&self, start: usize, end: usize) -> Vec<(String, usize, usize)> {
+        let v = &self.text[start..end];
+        json::members(v)
+            .map(|ms| {
+                ms.iter()
+                    .map(|m| {
+                        (
+                            m.key.decode().into_owned(),
+                            start + m.value_start,
+                            start + m.value_end,
+                        )
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    fn kind(&self, s: usize, e: usize) -> Option<JsonKind> {
+        JsonKind::of(&self.text[s..e])
+    }
+
+    fn expect(
+        &self,
+        obj: &[(String, usize, usize)],
+        key: &str,
+        path: &str,
+        want: &[JsonKind],
+        required: bool,
+        at: usize,
+    ) -> Check<Option<(usize, usize)>> {
+        match obj.iter().rev().find(|(k, _, _)| k == key) {
+            None if required => Err(self.error(
+                at,
+                format!("{path}{key} is missing (expected {})", names(want)),
+            )),
+            None => Ok(None),
+            Some(&(_, s, e)) => {
+                let k = self.kind(s, e);
+                if k.is_some_and(|k| want.contains(&k)) {
+                    Ok(Some((s, e)))
+                } else {
+                    Err(self.error(
+                        s,
+                        format!(
+                            "{path}{key} must be {}, not {}",
+                            names(want),
+                            k.map_or("nothing", JsonKind::name)
+                        ),
+                    ))
+                }
+            }
+        }
+    }
+
+    fn string(&self, s: usize, e: usize) -> String {
+        RawStr::from_value(&self.text[s..e])
+            .map(|r| r.decode().into_owned())
+            .unwrap_or_default()
+    }
+
+    fn one_of(&self, span: (usize, usize), path: &str, allowed: &[&str]) -> Check<()> {
+        let v = self.string(span.0, span.1);
+        if allowed.contains(&v.as_str()) {
+            Ok(())
+        } else {
+            Err(self.error(
+                span.0,
+                format!("{path} must be one of {}, not {v:?}", allowed.join(", ")),
+            ))
+        }
+    }
+
+    /// Content: a string (if allowed) or an array of blocks of the allowed types.
+    fn content(
+        &self,
+        span: (usize, usize),
+        path: &str,
+        string_ok: bool,
+        blocks: &[&str],
+    ) -> Check<()> {
+        let (s, e) = span;
+        match self.kind(s, e) {
+            Some(JsonKind::String) if string_ok => return Ok(()),
+            Some(JsonKind::Array) => {}
+            k => {
+                let want = if string_ok {
+                    "a string or an array of content blocks"
+                } else {
+                    "an array of content blocks"
+                };
+                return Err(self.error(
+                    s,
+                    format!(
+                        "{path} must be {want}, not {}",
+                        k.map_or("nothing", JsonKind::name)
+                    ),
+                ));
+            }
+        }
+        let mut elements = Vec::new();
+        let v = &self.text[s..e];
+        let _ = json::for_each_element(v, |el| {
+            let off = el.as_ptr() as usize - v.as_ptr() as usize;
+            elements.push((s + off, s + off + el.len()));
+        });
+        for (n, &(bs, be)) in elements.iter().enumerate() {
+            let p = format!("{path}[{n}].");
+            if self.kind(bs, be) != Some(JsonKind::Object) {
+                return Err(self.error(bs, format!("{path}[{n}] must be a content block object")));
+            }
+            let m = self.members(bs, be);
+            let ty = self
+                .expect(&m, "type", &p, &[JsonKind::String], true, bs)?
+                .map(|(a, b)| self.string(a, b))
+                .unwrap_or_default();
+            if !blocks.contains(&ty.as_str()) {
+                return Err(self.error(
+                    bs,
+                    format!(
+                        "{path}[{n}].type must be one of {}, not {ty:?}",
+                        blocks.join(", ")
+                    ),
+                ));
+            }
+            let req: &[(&str, &[JsonKind])] = match ty.as_str() {
+                "text" => &[("text", &[JsonKind::String])],
+                "image" => &[
+                    ("data", &[JsonKind::String]),
+                    ("mimeType", &[JsonKind::String]),
+                ],
+                "thinking" => &[("thinking", &[JsonKind::String])],
+                "toolCall" => &[
+                    ("id", &[JsonKind::String]),
+                    ("name", &[JsonKind::String]),
+                    ("arguments", &[JsonKind::Object]),
+                ],
+                _ => &[],
+            };
+            for (key, want) in req {
+                self.expect(&m, key, &p, want, true, bs)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Validates a message object; returns whether it has a `timestamp`.
+    fn message(&self, s: usize, e: usize, path: &str) -> Check<bool> {
+        if self.kind(s, e) != Some(JsonKind::Object) {
+            return Err(self.error(s, format!("{}must be a message object", path_prefix(path))));
+        }
+        let m = self.members(s, e);
+        use JsonKind::{Array, Bool, Number, Object, String as Str};
+        let role_span = self.expect(&m, "role", path, &[Str], true, s)?;
+        let role = role_span
+            .map(|(a, b)| self.string(a, b))
+            .unwrap_or_default();
+        let at = role_span.map_or(s, |r| r.0);
+        let f = |key: &str, want: &[JsonKind], req: bool| self.expect(&m, key, path, want, req, s);
+        match role.as_str() {
+            "user" => {
+                let c = f("content", &[Str, Array], true)?;
+                if let Some(c) = c {
+                    self.content(c, &format!("{path}content"), true, &["text", "image"])?;
+                }
+            }
+            "assistant" => {
+                if let Some(c) = f("content", &[Array], true)? {
+                    self.content(
+                        c,
+                        &format!("{path}content"),
+                        false,
+                        &["text", "thinking", "toolCall"],
+                    )?;
+                }
+                f("api", &[Str], true)?;
+                f("provider", &[Str], true)?;
+                f("model", &[Str], true)?;
+                if let Some((us, ue)) = f("usage", &[Object], true)? {
+                    let um = self.members(us, ue);
+                    for k in ["input", "output", "cacheRead", "cacheWrite"] {
+                        self.expect(&um, k, &format!("{path}usage."), &[Number], true, us)?;
+                    }
+                }
+                if let Some(sr) = f("stopReason", &[Str], true)? {
+                    self.one_of(sr, &format!("{path}stopReason"), &STOP_REASONS)?;
+                }
+                f("errorMessage", &[Str], false)?;
+            }
+            "toolResult" => {
+                f("toolCallId", &[Str], true)?;
+                f("toolName", &[Str], true)?;
+                if let Some(c) = f("content", &[Array], true)? {
+                    self.content(c, &format!("{path}content"), false, &["text", "image"])?;
+                }
+                f("isError", &[Bool], true)?;
+            }
+            "bashExecution" => {
+                f("command", &[Str], true)?;
+                f("output", &[Str], true)?;
+                f("exitCode", &[Number], false)?;
+                f("cancelled", &[Bool], true)?;
+                f("truncated", &[Bool], true)?;
+                f("fullOutputPath", &[Str], false)?;
+                f("excludeFromContext", &[Bool], false)?;
+            }
+            "custom" => {
+                f("customType", &[Str], true)?;
+                if let Some(c) = f("content", &[Str, Array], true)? {
+                    self.content(c, &format!("{path}content"), true, &["text", "image"])?;
+                }
+                f("display", &[Bool], true)?;
+            }
+            "branchSummary" | "compactionSummary" => {
+                return Err(self.error(
+                    at,
+                    format!(
+                        "{path}role {role:?} is built from branch_summary/compaction entries and is never stored as a message; append a {} entry instead",
+                        if role == "branchSummary" { "branch_summary" } else { "compaction" }
+                    ),
+                ));
+            }
+            _ => {
+                return Err(self.error(
+                    at,
+                    format!(
+                        "{path}role must be one of {}, not {role:?}",
+                        ROLES.join(", ")
+                    ),
+                ));
+            }
+        }
+        Ok(f("timestamp", &[Number], false)?.is_some())
+    }
+
+    fn entry(&self, s: usize, e: usize, ty: &str) -> Check<()> {
+        let m = self.members(s, e);
+        use JsonKind::{Array, Bool, Number, Object, String as Str};
+        let f = |key: &str, want: &[JsonKind], req: bool| self.expect(&m, key, "", want, req, s);
+        match ty {
+            "message" => {
+                if let Some((ms, me)) = f("message", &[Object], true)? {
+                    self.message(ms, me, "message.")?;
+                }
+            }
+            "thinking_level_change" => {
+                if let Some(t) = f("thinkingLevel", &[Str], true)? {
+                    self.one_of(t, "thinkingLevel", &THINKING_LEVELS)?;
+                }
+            }
+            "model_change" => {
+                f("provider", &[Str], true)?;
+                f("modelId", &[Str], true)?;
+            }
+            "compaction" => {
+                f("summary", &[Str], true)?;
+                f("firstKeptEntryId", &[Str], true)?;
+                f("tokensBefore", &[Number], true)?;
+                f("fromHook", &[Bool], false)?;
+            }
+            "branch_summary" => {
+                f("fromId", &[Str], true)?;
+                f("summary", &[Str], true)?;
+                f("fromHook", &[Bool], false)?;
+            }
+            "custom" => {
+                f("customType", &[Str], true)?;
+            }
+            "custom_message" => {
+                f("customType", &[Str], true)?;
+                if let Some(c) = f("content", &[Str, Array], true)? {
+                    self.content(c, "content", true, &["text", "image"])?;
+                }
+                f("display", &[Bool], true)?;
+            }
+            "label" => {
+                f("targetId", &[Str], true)?;
+                f("label", &[Str], false)?;
+            }
+            "session_info" => {
+                f("name", &[Str], false)?;
+            }
+            "session" => {
+                return Err(self.error(
+                    s,
+                    "a session header cannot be appended (use `pi session new`)".into(),
+                ));
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+fn path_prefix(path: &str) -> String {
+    match path.strip_suffix('.') {
+        Some(p) => format!("{p} "),
+        None => String::new(),
+    }
+}
+
+fn names(kinds: &[JsonKind]) -> String {
+    let v: Vec<&str> = kinds.iter().map(|k| k.name()).collect();
+    v.join(" or ")
+}
+
+/// Parses and validates every JSON value in `text` (JSONL, or any whitespace-separated JSON
+/// values): a bare message (an object with `role` and no `type`) becomes a `message` record;
+/// an entry keeps its type and fields. Nothing is returned unless all of it is valid.
+pub fn parse_input(text: &[u8], source: &str, now_ms: i64) -> Result<Vec<InputRecord>, InputError> {
+    let ck = Checker { text, source };
+    let mut out = Vec::new();
+    let mut i = json::skip_ws(text, 0);
+    while i < text.len() {
+        let (end, depth) = json::scan_value(text, i)
+            .map_err(|e| ck.error(e.offset, format!("invalid JSON: {e}")))?;
+        if depth > 512 {
+            return Err(ck.error(i, "JSON nested more than 512 levels deep".into()));
+        }
+        let next = json::skip_ws(text, end);
+        if ck.kind(i, end) != Some(JsonKind::Object) {
+            return Err(ck.error(
+                i,
+                format!(
+                    "expected an entry object (with \"type\") or a message object (with \"role\"), not {}",
+                    ck.kind(i, end).map_or("nothing", JsonKind::name)
+                ),
+            ));
+        }
+        let members = ck.members(i, end);
+        let get = |k: &str| members.iter().rev().find(|(key, _, _)| key == k);
+        let (line, column) = json::line_col(text, i);
+        let record = if let Some(&(_, ts, te)) = get("type") {
+            if ck.kind(ts, te) != Some(JsonKind::String) {
+                return Err(ck.error(ts, "type must be a string".into()));
+            }
+            let ty = ck.string(ts, te);
+            ck.entry(i, end, &ty)?;
+            let input_id = get("id")
+                .filter(|(_, s, e)| ck.kind(*s, *e) == Some(JsonKind::String))
+                .map(|(_, s, e)| ck.string(*s, *e));
+            let mut fields = Vec::new();
+            for (k, s, e) in &members {
+                if matches!(k.as_str(), "type" | "id" | "parentId" | "timestamp") {
+                    continue;
+                }
+                let mut v = json::minify(&text[*s..*e]).into_owned();
+                if ty == "message" && k == "message" && !message_has_timestamp(&v) {
+                    v = add_timestamp(&v, now_ms);
+                }
+                fields.push((k.clone(), v));
+            }
+            InputRecord {
+                line,
+                column,
+                ty,
+                fields,
+                input_id,
+            }
+        } else if get("role").is_some() {
+            let has_ts = ck.message(i, end, "")?;
+            let mut msg = json::minify(&text[i..end]).into_owned();
+            if !has_ts {
+                msg = add_timestamp(&msg, now_ms);
+            }
+            InputRecord {
+                line,
+                column,
+                ty: "message".into(),
+                fields: vec![("message".into(), msg)],
+                input_id: None,
+            }
+        } else {
+            return Err(ck.error(
+                i,
+                "expected an entry (an object with \"type\") or a message (an object with \"role\")"
+                    .into(),
+            ));
+        };
+        out.push(record);
+        i = next;
+    }
+    Ok(out)
+}
+
+fn message_has_timestamp(msg: &[u8]) -> bool {
+    json::get(msg, "timestamp").is_some()
+}
+
+fn add_timestamp(msg: &[u8], now_ms: i64) -> Vec<u8> {
+    super::migrate::splice(msg, &[("timestamp", Some(now_ms.to_string().into_bytes()))])
+}
+
+/// Replaces references to ids given in the input with the ids the records were written
+/// under. Returns the references that must exist in the file (record index, field, id).
+pub fn remap_references(
+    records: &mut [InputRecord],
+    new_ids: &HashMap<String, String>,
+) -> Vec<(usize, &'static str, String)> {
+    let mut must_exist = Vec::new();
+    for (n, r) in records.iter_mut().enumerate() {
+        for (ty, field, required) in REFERENCES {
+            if r.ty != ty {
+                continue;
+            }
+            let Some(v) = r
+                .field(field)
+                .and_then(RawStr::from_value)
+                .map(|s| s.decode().into_owned())
+            else {
+                continue;
+            };
+            if let Some(new) = new_ids.get(&v) {
+                r.set_field(field, jstr(new));
+            } else if required {
+                must_exist.push((n, field, v));
+            }
+        }
+    }
+    must_exist
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(s: &str) -> Result<Vec<InputRecord>, InputError> {
+        parse_input(s.as_bytes(), "stdin", 1000)
+    }
+
+    #[test]
+    fn wraps_bare_messages_and_adds_timestamps() {
+        let r = parse(r#"{"role":"user","content":"hi"}"#).unwrap();
+        assert_eq!(r[0].ty, "message");
+        assert_eq!(
+            r[0].field("message").unwrap(),
+            br#"{"role":"user","content":"hi","timestamp":1000}"#
+        );
+    }
+
+    #[test]
+    fn keeps_entry_fields_in_order() {
+        let r = parse(
+            r#"{"type":"custom","id":"x","customType":"a","data": {"k" : 1},"timestamp":"t"}"#,
+        )
+        .unwrap();
+        let keys: Vec<&str> = r[0].fields.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(keys, ["customType", "data"]);
+        assert_eq!(r[0].field("data").unwrap(), br#"{"k":1}"#);
+        assert_eq!(r[0].input_id.as_deref(), Some("x"));
+    }
+
+    #[test]
+    fn errors_name_line_column_and_field() {
+        let e = parse("{\"role\":\"user\",\"content\":\"a\"}\n{\"role\":\"user\",\"content\":42}")
+            .unwrap_err();
+        assert_eq!((e.line, e.column), (2, 26));
+        assert!(
+            e.message.contains("content must be a string or an array"),
+            "{}",
+            e.message
+        );
+        let e = parse("{\"role\":\"user\"").unwrap_err();
+        assert_eq!(e.line, 1);
+        assert!(e.message.starts_with("invalid JSON"));
+        let e = parse(r#"{"type":"thinking_level_change","thinkingLevel":"max"}"#).unwrap_err();
+        assert!(e.message.contains("one of off, minimal"), "{}", e.message);
+        let e = parse(r#"{"role":"robot"}"#).unwrap_err();
+        assert!(e.message.contains("role must be one of"), "{}", e.message);
+        let e = parse("[1]").unwrap_err();
+        assert!(e.message.contains("not an array"), "{}", e.message);
+    }
+
+    #[test]
+    fn entry_line_orders_keys_like_upstream() {
+        assert_eq!(
+            entry_line("label", "a", Some("b"), "t", &[("targetId", b"\"c\"")]),
+            br#"{"type":"label","id":"a","parentId":"b","timestamp":"t","targetId":"c"}"#
+        );
+        assert_eq!(
+            entry_line("custom", "a", None, "t", &[("customType", b"\"x\"")]),
+            br#"{"type":"custom","customType":"x","id":"a","parentId":null,"timestamp":"t"}"#
+        );
+    }
+}

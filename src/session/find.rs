@@ -1,0 +1,197 @@
+//! Finding session files: by path, by id or unique id prefix, or the most recent one of a
+//! working directory.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+
+use crate::config::Dirs;
+use crate::json::{self, RawStr};
+
+#[derive(Debug, thiserror::Error)]
+pub enum FindError {
+    #[error("no session found for {cwd} (looked in {})", dir.display())]
+    NoSessions { dir: PathBuf, cwd: String },
+    #[error("no session file at {}", path.display())]
+    NoSuchFile { path: PathBuf },
+    #[error("no session matches '{arg}'")]
+    NotFound { arg: String },
+    #[error("session id prefix '{arg}' is ambiguous: it matches {}", candidates.join(", "))]
+    Ambiguous {
+        arg: String,
+        candidates: Vec<String>,
+    },
+}
+
+impl FindError {
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            FindError::NoSessions { .. } => crate::error::FAILURE,
+            _ => crate::error::USAGE,
+        }
+    }
+
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            FindError::NoSessions { .. } => {
+                Some("create one with `pi session new`, or name a session file or id".into())
+            }
+            FindError::NotFound { .. } => {
+                Some("`pi session list --all` shows every session".into())
+            }
+            FindError::Ambiguous { .. } => Some("give more characters of the id".into()),
+            FindError::NoSuchFile { .. } => None,
+        }
+    }
+}
+
+/// The quick view of a session file: its header, read from the first line only.
+#[derive(Debug, Clone)]
+pub struct HeaderInfo {
+    pub path: PathBuf,
+    pub id: String,
+    pub cwd: String,
+}
+
+/// Reads the first line of `path` (at most 1 MiB) and returns its session header fields.
+pub fn read_header(path: &Path) -> Option<HeaderInfo> {
+    let file = File::open(path).ok()?;
+    let mut line = Vec::new();
+    BufReader::new(file.take(1 << 20))
+        .read_until(b'\n', &mut line)
+        .ok()?;
+    if line.last() == Some(&b'\n') {
+        line.pop();
+    }
+    json::validate(&line).ok()?;
+    let start = json::skip_ws(&line, 0);
+    let body = &line[start..];
+    let string = |k: &str| {
+        json::get(body, k)
+            .and_then(RawStr::from_value)
+            .map(|s| s.decode().into_owned())
+    };
+    if string("type").as_deref() != Some("session") {
+        return None;
+    }
+    Some(HeaderInfo {
+        path: path.to_owned(),
+        id: string("id")?,
+        cwd: string("cwd").unwrap_or_default(),
+    })
+}
+
+/// `*.jsonl` files directly in `dir`, sorted by name.
+pub fn jsonl_files(dir: &Path) -> Vec<PathBuf> {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut files: Vec<PathBuf> = rd
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl") && p.is_file())
+        .collect();
+    files.sort();
+    files
+}
+
+/// Every session directory: the sub-directories of the sessions root, plus an explicit
+/// session directory.
+pub fn all_session_dirs(dirs: &Dirs) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    if let Ok(rd) = std::fs::read_dir(dirs.sessions_root()) {
+        let mut subs: Vec<PathBuf> = rd
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.is_dir())
+            .collect();
+        subs.sort();
+        out.extend(subs);
+    }
+    if let Some(d) = &dirs.session_dir {
+        if !out.contains(d) {
+            out.push(d.clone());
+        }
+    }
+    out
+}
+
+/// The most recently modified valid session file in `dir` (what `--continue` picks).
+pub fn most_recent(dir: &Path) -> Option<PathBuf> {
+    jsonl_files(dir)
+        .into_iter()
+        .filter(|p| read_header(p).is_some())
+        .filter_map(|p| {
+            let m = std::fs::metadata(&p).ok()?.modified().ok()?;
+            Some((m, p))
+        })
+        .max_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(&b.1)))
+        .map(|(_, p)| p)
+}
+
+/// Whether an argument names a file rather than an id: it contains a path separator or
+/// ends with `.jsonl` (upstream's rule).
+pub fn looks_like_path(arg: &str) -> bool {
+    arg.contains('/') || arg.contains('\\') || arg.ends_with(".jsonl")
+}
+
+/// Resolves a session argument (path, id, unique id prefix) or, when absent, the most recent
+/// session of `cwd`.
+pub fn resolve(arg: Option<&str>, dirs: &Dirs, cwd: &str) -> Result<PathBuf, FindError> {
+    let Some(arg) = arg else {
+        let dir = dirs.session_dir_for(cwd);
+        return most_recent(&dir).ok_or_else(|| FindError::NoSessions {
+            dir,
+            cwd: cwd.to_owned(),
+        });
+    };
+    if looks_like_path(arg) || Path::new(arg).is_file() {
+        let p = PathBuf::from(arg);
+        return if p.is_file() {
+            Ok(std::path::absolute(&p).unwrap_or(p))
+        } else {
+            Err(FindError::NoSuchFile { path: p })
+        };
+    }
+    // An id or id prefix: the current project first, then everywhere.
+    let local = dirs.session_dir_for(cwd);
+    let mut scopes = vec![vec![local.clone()]];
+    scopes.push(
+        all_session_dirs(dirs)
+            .into_iter()
+            .filter(|d| *d != local)
+            .collect(),
+    );
+    for scope in scopes {
+        let mut exact = Vec::new();
+        let mut prefix = Vec::new();
+        for dir in scope {
+            for p in jsonl_files(&dir) {
+                let Some(h) = read_header(&p) else { continue };
+                if h.id == arg {
+                    exact.push(h);
+                } else if h.id.starts_with(arg) {
+                    prefix.push(h);
+                }
+            }
+        }
+        let found = if exact.is_empty() { prefix } else { exact };
+        match found.len() {
+            0 => continue,
+            1 => return Ok(found[0].path.clone()),
+            _ => {
+                return Err(FindError::Ambiguous {
+                    arg: arg.to_owned(),
+                    candidates: found
+                        .iter()
+                        .take(6)
+                        .map(|h| format!("{} ({})", h.id, h.path.display()))
+                        .collect(),
+                });
+            }
+        }
+    }
+    Err(FindError::NotFound {
+        arg: arg.to_owned(),
+    })
+}

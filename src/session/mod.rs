@@ -1,0 +1,17 @@
+//! The session store: the on-disk JSONL format (v1–v3), reading it fast and in bounded
+//! memory, appending to it safely, and the tree it describes. No command-line concerns here.
+
+pub mod append;
+pub mod entry;
+pub mod find;
+pub mod id;
+pub mod info;
+pub mod migrate;
+pub mod preview;
+pub mod store;
+pub mod tree;
+
+pub use store::{Kind, Session};
+
+/// The format version this program writes.
+pub const VERSION: u32 = 3;

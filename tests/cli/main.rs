@@ -1,0 +1,25 @@
+//! The integration tests: one binary (link time matters on small machines), one module per
+//! area. `every_test_file_is_listed` keeps the list honest.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+mod docs;
+mod session_append;
+
+#[test]
+fn every_test_file_is_listed() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cli");
+    let main = std::fs::read_to_string(dir.join("main.rs")).unwrap();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+        if let Some(module) = name.strip_suffix(".rs") {
+            if module != "main" {
+                assert!(
+                    main.contains(&format!("mod {module};")),
+                    "tests/cli/{name} is not listed in main.rs"
+                );
+            }
+        }
+    }
+}
