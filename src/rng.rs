@@ -4,15 +4,16 @@
 pub struct Rng(u64);
 
 impl Rng {
-    /// A generator for one operation. `salt` separates the streams of different operations
-    /// when `PI_SEED` is set (callers pass something like the file size), so two commands
-    /// run with the same seed do not propose the same ids.
-    pub fn new(salt: u64) -> Rng {
+    /// A generator for one operation. When `PI_SEED` is set, `salt` (called only then)
+    /// separates the streams of different operations, so two commands run with the same seed
+    /// do not propose the same ids; it should depend only on reproducible state (such as the
+    /// number of lines in the file).
+    pub fn new(salt: impl FnOnce() -> u64) -> Rng {
         let seed = match std::env::var("PI_SEED")
             .ok()
             .and_then(|s| s.trim().parse::<u64>().ok())
         {
-            Some(seed) => seed ^ salt.wrapping_mul(0x9E37_79B9_7F4A_7C15),
+            Some(seed) => seed ^ salt().wrapping_mul(0x9E37_79B9_7F4A_7C15),
             None => {
                 let b = *uuid::Uuid::new_v4().as_bytes();
                 let mut a = [0u8; 8];

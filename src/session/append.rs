@@ -94,6 +94,7 @@ impl Appender {
             last[0] != b'\n'
         };
         let leaf = find_leaf(&file, len).map_err(io_err)?;
+        let rng = Rng::new(|| count_lines(&file, len));
         Ok(Appender {
             path: path.to_owned(),
             file,
@@ -102,7 +103,7 @@ impl Appender {
             header,
             leaf,
             ids: None,
-            rng: Rng::new(len),
+            rng,
         })
     }
 
@@ -570,4 +571,14 @@ impl Appender {
         }
         lines
     }
+}
+
+/// Number of newlines in the first `len` bytes (a reproducible salt for seeded ids).
+fn count_lines(file: &File, len: u64) -> u64 {
+    let mut n = 0u64;
+    let _ = for_each_block(file, len, 0, |block, _| {
+        n += memchr::memchr_iter(b'\n', &block.data[..block.limit]).count() as u64;
+        Ok(true)
+    });
+    n
 }

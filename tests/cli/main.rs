@@ -6,6 +6,7 @@
 mod common;
 mod docs;
 mod session_append;
+mod session_compat;
 
 #[test]
 fn every_test_file_is_listed() {

@@ -52,7 +52,7 @@ pub fn run(args: ForkArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
         on_path.insert(s.entries[i as usize].id.clone());
     }
     let now = clock::now_ms();
-    let mut rng = rng::Rng::new(now as u64 ^ s.len);
+    let mut rng = rng::Rng::new(|| now as u64 ^ s.entries.len() as u64);
     let mut prev = path.last().map(|&i| s.entries[i as usize].id.to_string());
     let mut label_lines = Vec::new();
     for (target, label, ts) in s.resolved_labels() {

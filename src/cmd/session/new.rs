@@ -44,7 +44,7 @@ pub fn run(args: NewArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
     let cwd = ctx.cwd_arg(args.cwd.as_deref())?;
     let dir = ctx.dirs.session_dir_for(&cwd);
     let now = clock::now_ms();
-    let mut rng = rng::Rng::new(now as u64);
+    let mut rng = rng::Rng::new(|| now as u64);
     let id = match args.id {
         Some(id) => {
             check_id(&id)?;
