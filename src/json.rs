@@ -133,11 +133,41 @@ fn is_hex(c: u8) -> bool {
 /// whether the string contains escapes.
 #[inline]
 pub fn scan_string(b: &[u8], i: usize) -> Result<(usize, bool)> {
+    scan_str::<true>(b, i)
+}
+
+/// Whether `b` contains a byte below 0x20 (the control characters, which JSON allows only as
+/// whitespace between tokens). When it does not, strings can be scanned for just `"` and `\`.
+pub fn has_control(b: &[u8]) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let mut chunks = b.chunks_exact(32);
+    for c in &mut chunks {
+        let mut acc = 0u64;
+        for k in 0..4 {
+            let w = load8(c, k * 8);
+            acc |= w.wrapping_sub(ONES * 0x20) & !w;
+        }
+        if acc & HIGHS != 0 {
+            return true;
+        }
+    }
+    chunks.remainder().iter().any(|&c| c < 0x20)
+}
+
+/// `CTRL`: look for raw control characters too (false only when the caller knows the buffer
+/// has none, see [`has_control`]).
+#[inline]
+fn scan_str<const CTRL: bool>(b: &[u8], i: usize) -> Result<(usize, bool)> {
     debug_assert_eq!(b.get(i), Some(&b'"'));
     let mut j = i + 1;
     let mut escaped = false;
     loop {
-        j = find_string_special(b, j);
+        j = if CTRL {
+            find_string_special(b, j)
+        } else {
+            memchr::memchr2(b'"', b'\\', &b[j.min(b.len())..]).map_or(b.len(), |k| j + k)
+        };
         match b.get(j) {
             None => return err(j, "'\"' to close the string"),
             Some(b'"') => return Ok((j + 1, escaped)),
@@ -256,6 +286,10 @@ impl Nesting {
 /// Scans one value starting exactly at `i` (no leading whitespace). Returns the index after it
 /// and the deepest container nesting seen (0 for scalars).
 pub fn scan_value(b: &[u8], i: usize) -> Result<(usize, usize)> {
+    scan_val::<true>(b, i)
+}
+
+fn scan_val<const CTRL: bool>(b: &[u8], i: usize) -> Result<(usize, usize)> {
     let mut i = i;
     let mut stack = Nesting::new();
     let mut max_depth = 0;
@@ -268,7 +302,7 @@ pub fn scan_value(b: &[u8], i: usize) -> Result<(usize, usize)> {
                     max_depth = max_depth.max(stack.len + 1);
                     i += 1;
                 } else {
-                    i = scan_key_colon(b, i)?;
+                    i = scan_key_colon::<CTRL>(b, i)?;
                     stack.push(true);
                     max_depth = max_depth.max(stack.len);
                     i = skip_ws(b, i);
@@ -286,7 +320,7 @@ pub fn scan_value(b: &[u8], i: usize) -> Result<(usize, usize)> {
                     continue 'value;
                 }
             }
-            Some(b'"') => i = scan_string(b, i)?.0,
+            Some(b'"') => i = scan_str::<CTRL>(b, i)?.0,
             Some(b't') => i = scan_literal(b, i, b"true", "'true'")?,
             Some(b'f') => i = scan_literal(b, i, b"false", "'false'")?,
             Some(b'n') => i = scan_literal(b, i, b"null", "'null'")?,
@@ -303,7 +337,7 @@ pub fn scan_value(b: &[u8], i: usize) -> Result<(usize, usize)> {
                 Some(b',') => {
                     i = skip_ws(b, i + 1);
                     if object {
-                        i = skip_ws(b, scan_key_colon(b, i)?);
+                        i = skip_ws(b, scan_key_colon::<CTRL>(b, i)?);
                     }
                     continue 'value;
                 }
@@ -322,11 +356,11 @@ pub fn scan_value(b: &[u8], i: usize) -> Result<(usize, usize)> {
 }
 
 /// Scans `"key"` then optional whitespace and `:`; returns the index after the colon.
-fn scan_key_colon(b: &[u8], i: usize) -> Result<usize> {
+fn scan_key_colon<const CTRL: bool>(b: &[u8], i: usize) -> Result<usize> {
     if b.get(i) != Some(&b'"') {
         return err(i, "'\"' to start an object key");
     }
-    let (end, _) = scan_string(b, i)?;
+    let (end, _) = scan_str::<CTRL>(b, i)?;
     let j = skip_ws(b, end);
     if b.get(j) != Some(&b':') {
         return err(j, "':' after the object key");
@@ -338,7 +372,11 @@ fn scan_key_colon(b: &[u8], i: usize) -> Result<usize> {
 /// Returns the span of the value and its nesting depth.
 pub fn validate(b: &[u8]) -> Result<(usize, usize, usize)> {
     let start = skip_ws(b, 0);
-    let (end, depth) = scan_value(b, start)?;
+    let (end, depth) = if has_control(b) {
+        scan_val::<true>(b, start)?
+    } else {
+        scan_val::<false>(b, start)?
+    };
     let rest = skip_ws(b, end);
     if rest != b.len() {
         return err(rest, "the end of the JSON value");
@@ -473,7 +511,15 @@ pub struct Member<'a> {
 
 /// Validates the object starting at `b[i]` (no leading whitespace) and calls `f` for each
 /// member in order. Returns the index after the closing brace and the nesting depth.
-pub fn scan_object<'a>(
+pub fn scan_object<'a>(b: &'a [u8], i: usize, f: impl FnMut(Member<'a>)) -> Result<(usize, usize)> {
+    if has_control(&b[i.min(b.len())..]) {
+        scan_obj::<true>(b, i, f)
+    } else {
+        scan_obj::<false>(b, i, f)
+    }
+}
+
+fn scan_obj<'a, const CTRL: bool>(
     b: &'a [u8],
     i: usize,
     mut f: impl FnMut(Member<'a>),
@@ -491,13 +537,13 @@ pub fn scan_object<'a>(
             return err(j, "'\"' to start an object key");
         }
         let key_start = j;
-        let (key_end, escaped) = scan_string(b, j)?;
+        let (key_end, escaped) = scan_str::<CTRL>(b, j)?;
         j = skip_ws(b, key_end);
         if b.get(j) != Some(&b':') {
             return err(j, "':' after the object key");
         }
         let value_start = skip_ws(b, j + 1);
-        let (value_end, d) = scan_value(b, value_start)?;
+        let (value_end, d) = scan_val::<CTRL>(b, value_start)?;
         depth = depth.max(d + 1);
         f(Member {
             key: RawStr {

@@ -457,8 +457,21 @@ pub fn parse_input(text: &[u8], source: &str, now_ms: i64) -> Result<Vec<InputRe
     let mut out = Vec::new();
     let mut i = json::skip_ws(text, 0);
     while i < text.len() {
-        let (end, depth) = json::scan_value(text, i)
-            .map_err(|e| ck.error(e.offset, format!("invalid JSON: {e}")))?;
+        let (end, depth) = json::scan_value(text, i).map_err(|e| {
+            if json::skip_ws(text, e.offset) >= text.len() {
+                // The input ends inside the value: point after its last character.
+                let last = text.len() - text.iter().rev().take_while(|&&c| json::is_ws(c)).count();
+                let (l, c) = json::line_col(text, i);
+                ck.error(
+                    last,
+                    format!(
+                        "invalid JSON: the input ends inside the value that starts at {l}:{c} ({e})"
+                    ),
+                )
+            } else {
+                ck.error(e.offset, format!("invalid JSON: {e}"))
+            }
+        })?;
         if depth > 512 {
             return Err(ck.error(i, "JSON nested more than 512 levels deep".into()));
         }

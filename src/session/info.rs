@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::preview;
+use super::scan::Visit;
 use super::store::Session;
 use crate::clock;
 use crate::json::{self, Kind as JsonKind};
@@ -27,12 +28,16 @@ pub struct SessionInfo {
     pub modified_ms: i64,
 }
 
-/// Summarizes one file; `None` when it is not a session file.
-pub fn build(path: &Path) -> Option<SessionInfo> {
-    let mut message_count = 0u64;
-    let mut first_message: Option<String> = None;
-    let mut last_activity: Option<f64> = None;
-    let mut visit = |_i: u32, line: &[u8], members: &[json::Member<'_>]| {
+/// What the listing needs from the entries.
+#[derive(Default)]
+struct Summary {
+    message_count: u64,
+    first_message: Option<String>,
+    last_activity: Option<f64>,
+}
+
+impl Visit for Summary {
+    fn entry(&mut self, _i: u32, line: &[u8], members: &[json::Member<'_>]) {
         let get = |k: &str| {
             members
                 .iter()
@@ -43,7 +48,7 @@ pub fn build(path: &Path) -> Option<SessionInfo> {
         if get("type") != Some(b"\"message\"") {
             return;
         }
-        message_count += 1;
+        self.message_count += 1;
         let Some(msg) = get("message") else { return };
         let role = json::get_str(msg, "role");
         let is_chat = matches!(role.as_deref(), Some("user" | "assistant"));
@@ -59,9 +64,9 @@ pub fn build(path: &Path) -> Option<SessionInfo> {
                 .map(|ms| ms as f64),
         };
         if let Some(t) = t {
-            last_activity = Some(last_activity.map_or(t.max(0.0), |a: f64| a.max(t)));
+            self.last_activity = Some(self.last_activity.map_or(t.max(0.0), |a| a.max(t)));
         }
-        if first_message.is_none() && role.as_deref() == Some("user") {
+        if self.first_message.is_none() && role.as_deref() == Some("user") {
             if let Some(c) = content {
                 let text = match JsonKind::of(c) {
                     Some(JsonKind::String | JsonKind::Array) => {
@@ -70,12 +75,34 @@ pub fn build(path: &Path) -> Option<SessionInfo> {
                     _ => String::new(),
                 };
                 if !text.is_empty() {
-                    first_message = Some(text);
+                    self.first_message = Some(text);
                 }
             }
         }
-    };
-    let s = Session::open_with(path, &mut visit).ok()?;
+    }
+    fn split(&self) -> Self {
+        Summary::default()
+    }
+    fn merge(&mut self, next: Self, _offset: u32) {
+        self.message_count += next.message_count;
+        if self.first_message.is_none() {
+            self.first_message = next.first_message;
+        }
+        self.last_activity = match (self.last_activity, next.last_activity) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
+    }
+}
+
+/// Summarizes one file; `None` when it is not a session file.
+pub fn build(path: &Path) -> Option<SessionInfo> {
+    let (s, v) = Session::open_with(path, Summary::default()).ok()?;
+    let Summary {
+        message_count,
+        first_message,
+        last_activity,
+    } = v;
     let header = s.header.as_ref()?;
     let created_ms = header.timestamp.as_deref().and_then(clock::parse_iso);
     let mtime_ms = || {

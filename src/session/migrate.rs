@@ -26,7 +26,7 @@ pub struct Plan {
     pub from_version: u32,
     session_id: String,
     /// For v1 compactions: (entry index, numeric `firstKeptEntryIndex` if any).
-    pub(crate) first_kept_index: Vec<(u32, Option<f64>)>,
+    pub first_kept_index: Vec<(u32, Option<f64>)>,
     /// Resolved per compaction (entry index → outcome), sorted by entry index.
     first_kept: Vec<(u32, FirstKept, bool)>,
 }

@@ -8,6 +8,7 @@ pub mod id;
 pub mod info;
 pub mod migrate;
 pub mod preview;
+pub mod scan;
 pub mod store;
 pub mod tree;
 

@@ -4,13 +4,14 @@
 
 use std::borrow::Cow;
 use std::fs::File;
-use std::io::{self, Read};
+use std::io;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use super::id::{Id, IdMap, IdSet};
 use super::migrate;
-use crate::json::{self, Member, RawStr};
+use super::scan::{self, NoVisit, Visit};
+use crate::json;
 
 /// Sentinel for "no entry".
 pub const NONE: u32 = u32::MAX;
@@ -167,9 +168,6 @@ pub struct Problem {
     pub message: String,
 }
 
-/// At most this many problems are kept; the rest are only counted.
-const MAX_PROBLEMS: usize = 10_000;
-
 /// A label set on an entry (the latest `label` entry for that target).
 #[derive(Debug, Clone)]
 pub struct LabelRec {
@@ -202,9 +200,6 @@ pub struct Session {
     migration: Option<migrate::Plan>,
 }
 
-/// A visitor for extra per-entry data during the index pass.
-pub type Visitor<'v> = dyn FnMut(u32, &[u8], &[Member<'_>]) + 'v;
-
 #[derive(Debug, thiserror::Error)]
 pub enum OpenError {
     #[error("cannot read {path}")]
@@ -220,11 +215,12 @@ pub enum OpenError {
 impl Session {
     /// Opens and indexes a session file; fails when it has no valid session header.
     pub fn open(path: &Path) -> Result<Session, OpenError> {
-        Self::open_with(path, &mut |_, _, _| {})
+        Ok(Self::open_with(path, NoVisit)?.0)
     }
 
-    pub fn open_with(path: &Path, visit: &mut Visitor<'_>) -> Result<Session, OpenError> {
-        let s = Self::scan(path, visit)?;
+    /// Opens a session, running `visitor` over every entry during the index pass.
+    pub fn open_with<V: Visit>(path: &Path, visitor: V) -> Result<(Session, V), OpenError> {
+        let (s, v) = Self::scan(path, visitor)?;
         if s.header.is_none() {
             let reason = match s.problems.first() {
                 _ if s.len == 0 => "the file is empty".to_owned(),
@@ -236,40 +232,105 @@ impl Session {
                 reason,
             });
         }
-        Ok(s)
+        Ok((s, v))
     }
 
     /// Indexes any file, recording every problem instead of failing (used by `check`).
-    pub fn scan(path: &Path, visit: &mut Visitor<'_>) -> Result<Session, OpenError> {
+    pub fn scan<V: Visit>(path: &Path, visitor: V) -> Result<(Session, V), OpenError> {
         let io_err = |source| OpenError::Io {
             path: path.to_owned(),
             source,
         };
         let file = File::open(path).map_err(io_err)?;
+        let len = file.metadata().map_err(io_err)?.len();
+        let (acc, ends_with_newline) = scan::scan_file(&file, len, visitor).map_err(io_err)?;
+        let mut migration = acc.plan();
         let mut s = Session {
             path: path.to_owned(),
             file,
-            len: 0,
-            ends_with_newline: true,
-            header: None,
-            entries: Vec::new(),
+            len,
+            ends_with_newline,
+            header: acc.header,
+            entries: acc.recs,
             by_id: IdMap::default(),
-            labels: Vec::new(),
-            names: Vec::new(),
-            problems: Vec::new(),
-            problems_dropped: 0,
+            labels: acc.labels,
+            names: acc.names,
+            problems: acc.problems,
+            problems_dropped: acc.problems_dropped,
             migration: None,
         };
-        let mut builder = Builder::default();
-        let file = s.file.try_clone().map_err(io_err)?;
-        let (len, nl) = for_each_line(&file, |offset, line_no, line, terminated| {
-            builder.line(&mut s, offset, line_no, line, terminated, visit);
-        })
-        .map_err(io_err)?;
-        s.len = len;
-        s.ends_with_newline = nl;
-        builder.finish(&mut s);
-        Ok(s)
+        if let (Some(h), Some(plan)) = (&s.header, migration.as_mut()) {
+            s.problems.push(Problem {
+                kind: ProblemKind::OldVersion,
+                line: h.line,
+                column: None,
+                message: format!(
+                    "format version {}; `pi session migrate` rewrites it as version 3",
+                    h.version
+                ),
+            });
+            if h.version < 2 {
+                plan.first_kept_index = acc.first_kept_index;
+                plan.assign_v1(&mut s.entries, &acc.parsed_index);
+            }
+        }
+        if let Some(h) = s.header.as_ref().filter(|h| h.version > 3) {
+            s.problems.push(Problem {
+                kind: ProblemKind::NewerVersion,
+                line: h.line,
+                column: None,
+                message: format!(
+                    "format version {} is newer than this program knows (3)",
+                    h.version
+                ),
+            });
+        }
+        s.migration = migration;
+        s.index();
+        Ok((s, acc.visitor))
+    }
+
+    /// Indexes ids (the last entry with an id wins), resolves parents, reports duplicates
+    /// and dangling parents.
+    fn index(&mut self) {
+        let mut found = Vec::new();
+        for (i, r) in self.entries.iter().enumerate() {
+            if let Some(prev) = self.by_id.insert(r.id.clone(), i as u32) {
+                let msg = format!(
+                    "id '{}' was already used on line {}",
+                    r.id, self.entries[prev as usize].line
+                );
+                found.push((ProblemKind::DuplicateId, r.line, msg));
+            }
+        }
+        for i in 0..self.entries.len() {
+            let r = &self.entries[i];
+            let Some(p) = &r.parent_id else { continue };
+            if *p == r.id {
+                let msg = format!("entry '{}' names itself as its parent", r.id);
+                found.push((ProblemKind::SelfParent, r.line, msg));
+                continue;
+            }
+            match self.by_id.get(p) {
+                Some(&pi) => self.entries[i].parent = pi,
+                None => {
+                    let msg = format!("entry '{}' has parent '{p}', which does not exist", r.id);
+                    found.push((ProblemKind::DanglingParent, r.line, msg));
+                }
+            }
+        }
+        for (kind, line, message) in found {
+            if self.problems.len() < scan::MAX_PROBLEMS {
+                self.problems.push(Problem {
+                    kind,
+                    line,
+                    column: None,
+                    message,
+                });
+            } else {
+                self.problems_dropped += 1;
+            }
+        }
     }
 
     pub fn version(&self) -> u32 {
@@ -488,437 +549,6 @@ pub enum EntryLookupError {
         candidates: Vec<String>,
         count: usize,
     },
-}
-
-/// Top-level fields of an entry line that the index needs.
-#[derive(Default)]
-struct Top<'a> {
-    ty: Option<&'a [u8]>,
-    id: Option<&'a [u8]>,
-    parent: Option<&'a [u8]>,
-}
-
-#[derive(Default)]
-struct Builder {
-    members: Vec<(usize, usize, usize, usize, bool)>,
-    /// Count of lines that parsed as JSON (the index space of v1 `firstKeptEntryIndex`).
-    parsed: u32,
-    /// For v1 files: the parsed-line index of each entry.
-    parsed_index: Vec<u32>,
-    saw_entry: bool,
-}
-
-impl Builder {
-    fn problem(s: &mut Session, kind: ProblemKind, line: u32, column: Option<usize>, msg: String) {
-        if s.problems.len() < MAX_PROBLEMS {
-            s.problems.push(Problem {
-                kind,
-                line,
-                column,
-                message: msg,
-            });
-        } else {
-            s.problems_dropped += 1;
-        }
-    }
-
-    fn line(
-        &mut self,
-        s: &mut Session,
-        offset: u64,
-        line_no: u32,
-        line: &[u8],
-        terminated: bool,
-        visit: &mut Visitor<'_>,
-    ) {
-        let start = json::skip_ws(line, 0);
-        if start == line.len() {
-            return; // blank
-        }
-        if line.len() > u32::MAX as usize {
-            Self::problem(
-                s,
-                ProblemKind::Invalid,
-                line_no,
-                None,
-                "line longer than 4 GiB".into(),
-            );
-            return;
-        }
-        self.members.clear();
-        let members = &mut self.members;
-        let scanned = if line[start] == b'{' {
-            json::scan_object(line, start, |m| {
-                members.push((
-                    m.key_start,
-                    m.key_end,
-                    m.value_start,
-                    m.value_end,
-                    m.key.escaped,
-                ))
-            })
-            .and_then(|(end, _)| {
-                let rest = json::skip_ws(line, end);
-                if rest == line.len() {
-                    Ok(())
-                } else {
-                    Err(json::SyntaxError {
-                        offset: rest,
-                        expected: "the end of the line",
-                    })
-                }
-            })
-        } else {
-            json::validate(line).map(|_| ())
-        };
-        if let Err(e) = scanned {
-            let column = json::line_col(line, e.offset).1;
-            if !terminated {
-                Self::problem(
-                    s,
-                    ProblemKind::Torn,
-                    line_no,
-                    Some(column),
-                    format!(
-                        "the last line is incomplete (an interrupted write?): {e} at column {column}"
-                    ),
-                );
-            } else {
-                Self::problem(
-                    s,
-                    ProblemKind::Invalid,
-                    line_no,
-                    Some(column),
-                    format!("not valid JSON: {e} at column {column}"),
-                );
-            }
-            return;
-        }
-        self.parsed += 1;
-        let parsed_idx = self.parsed - 1;
-        if line[start] != b'{' {
-            Self::problem(
-                s,
-                ProblemKind::NotEntry,
-                line_no,
-                Some(json::line_col(line, start).1),
-                "a JSON value that is not an object".into(),
-            );
-            return;
-        }
-        // Rebuild member views (borrowing `line`).
-        let members: Vec<Member<'_>> = self
-            .members
-            .iter()
-            .map(
-                |&(key_start, key_end, value_start, value_end, escaped)| Member {
-                    key: RawStr {
-                        raw: &line[key_start + 1..key_end - 1],
-                        escaped,
-                    },
-                    key_start,
-                    key_end,
-                    value_start,
-                    value_end,
-                },
-            )
-            .collect();
-        let mut top = Top::default();
-        for m in &members {
-            let v = &line[m.value_start..m.value_end];
-            if m.key.eq_str("type") {
-                top.ty = Some(v);
-            } else if m.key.eq_str("id") {
-                top.id = Some(v);
-            } else if m.key.eq_str("parentId") {
-                top.parent = Some(v);
-            }
-        }
-        let ty = top.ty.and_then(RawStr::from_value);
-        let Some(ty) = ty else {
-            Self::problem(
-                s,
-                ProblemKind::NotEntry,
-                line_no,
-                None,
-                "an object without a string \"type\"".into(),
-            );
-            return;
-        };
-        let ty_dec = ty.decode();
-        if ty_dec == "session" {
-            if s.header.is_none() && !self.saw_entry {
-                match header_from(line, &members, line_no) {
-                    Ok(h) => {
-                        if h.version < 3 {
-                            Self::problem(
-                                s,
-                                ProblemKind::OldVersion,
-                                line_no,
-                                None,
-                                format!(
-                                    "format version {}; `pi session migrate` rewrites it as version 3",
-                                    h.version
-                                ),
-                            );
-                            s.migration = Some(migrate::Plan::new(h.version, &h.id));
-                        } else if h.version > 3 {
-                            Self::problem(
-                                s,
-                                ProblemKind::NewerVersion,
-                                line_no,
-                                None,
-                                format!(
-                                    "format version {} is newer than this program knows (3)",
-                                    h.version
-                                ),
-                            );
-                        }
-                        s.header = Some(h);
-                    }
-                    Err(msg) => {
-                        self.saw_entry = true;
-                        Self::problem(s, ProblemKind::NoHeader, line_no, None, msg);
-                    }
-                }
-            } else {
-                Self::problem(
-                    s,
-                    ProblemKind::ExtraHeader,
-                    line_no,
-                    None,
-                    "a second session header (skipped)".into(),
-                );
-            }
-            return;
-        }
-        if s.header.is_none() && !self.saw_entry {
-            self.saw_entry = true;
-            Self::problem(
-                s,
-                ProblemKind::NoHeader,
-                line_no,
-                None,
-                format!("the first entry (line {line_no}) comes before any session header line"),
-            );
-        }
-        if s.header.is_none() {
-            return;
-        }
-        let idx = s.entries.len() as u32;
-        let kind = Kind::from_type(ty.raw);
-        let v1 = s.version() < 2;
-        let (id, parent_id) = if v1 {
-            (Id::new(""), None) // assigned by the migration plan in finish()
-        } else {
-            let Some(id) = top.id.and_then(RawStr::from_value) else {
-                Self::problem(
-                    s,
-                    ProblemKind::NotEntry,
-                    line_no,
-                    None,
-                    "an entry without a string \"id\"".into(),
-                );
-                return;
-            };
-            let parent_id = top
-                .parent
-                .and_then(RawStr::from_value)
-                .map(|p| Id::new(&p.decode()));
-            (Id::new(&id.decode()), parent_id)
-        };
-        if v1 {
-            self.parsed_index.push(parsed_idx);
-            if kind == Kind::Compaction {
-                if let Some(plan) = s.migration.as_mut() {
-                    let fk = members
-                        .iter()
-                        .rev()
-                        .find(|m| m.key.eq_str("firstKeptEntryIndex"))
-                        .and_then(|m| json::number(&line[m.value_start..m.value_end]));
-                    plan.first_kept_index.push((idx, fk));
-                }
-            }
-        }
-        if kind == Kind::Label || kind == Kind::SessionInfo {
-            let field = |k: &str| {
-                members
-                    .iter()
-                    .rev()
-                    .find(|m| m.key.eq_str(k))
-                    .map(|m| &line[m.value_start..m.value_end])
-            };
-            let string = |k: &str| {
-                field(k)
-                    .and_then(RawStr::from_value)
-                    .map(|r| r.decode().into_owned())
-            };
-            if kind == Kind::Label {
-                if let Some(target) = string("targetId") {
-                    s.labels.push(LabelRec {
-                        entry: idx,
-                        target: Id::new(&target),
-                        label: string("label"),
-                        timestamp: string("timestamp").unwrap_or_default(),
-                    });
-                }
-            } else {
-                s.names
-                    .push((idx, string("name").unwrap_or_default().trim().to_owned()));
-            }
-        }
-        visit(idx, line, &members);
-        s.entries.push(Rec {
-            offset,
-            len: line.len() as u32,
-            line: line_no,
-            kind,
-            id,
-            parent_id,
-            parent: NONE,
-        });
-    }
-
-    fn finish(self, s: &mut Session) {
-        if s.version() < 2 && s.header.is_some() {
-            if let Some(mut plan) = s.migration.take() {
-                plan.assign_v1(&mut s.entries, &self.parsed_index);
-                s.migration = Some(plan);
-            }
-        }
-        // Index ids (the last entry with an id wins) and report duplicates.
-        let mut dup_first: Vec<(u32, u32)> = Vec::new();
-        for (i, r) in s.entries.iter().enumerate() {
-            if let Some(prev) = s.by_id.insert(r.id.clone(), i as u32) {
-                dup_first.push((prev, i as u32));
-            }
-        }
-        for (prev, i) in dup_first {
-            let (pl, r) = (s.entries[prev as usize].line, &s.entries[i as usize]);
-            Self::problem(
-                s,
-                ProblemKind::DuplicateId,
-                r.line,
-                None,
-                format!("id '{}' was already used on line {pl}", r.id),
-            );
-        }
-        // Resolve parents.
-        let mut dangling = Vec::new();
-        for i in 0..s.entries.len() {
-            let r = &s.entries[i];
-            let Some(p) = &r.parent_id else { continue };
-            if *p == r.id {
-                dangling.push((i, true));
-                continue;
-            }
-            match s.by_id.get(p) {
-                Some(&pi) => s.entries[i].parent = pi,
-                None => dangling.push((i, false)),
-            }
-        }
-        for (i, self_parent) in dangling {
-            let r = &s.entries[i];
-            let (kind, msg) = if self_parent {
-                (
-                    ProblemKind::SelfParent,
-                    format!("entry '{}' names itself as its parent", r.id),
-                )
-            } else {
-                (
-                    ProblemKind::DanglingParent,
-                    format!(
-                        "entry '{}' has parent '{}', which does not exist",
-                        r.id,
-                        r.parent_id.as_ref().map_or("", |p| p.as_str())
-                    ),
-                )
-            };
-            let line = r.line;
-            Self::problem(s, kind, line, None, msg);
-        }
-    }
-}
-
-fn header_from(line: &[u8], members: &[Member<'_>], line_no: u32) -> Result<Header, String> {
-    let field = |k: &str| {
-        members
-            .iter()
-            .rev()
-            .find(|m| m.key.eq_str(k))
-            .map(|m| &line[m.value_start..m.value_end])
-    };
-    let string = |k: &str| {
-        field(k)
-            .and_then(RawStr::from_value)
-            .map(|r| r.decode().into_owned())
-    };
-    let Some(id) = string("id") else {
-        return Err(format!(
-            "the session header on line {line_no} has no string \"id\""
-        ));
-    };
-    let version = match field("version").and_then(json::number) {
-        None => 1,
-        Some(v) if v >= 0.0 && v.fract() == 0.0 && v < 1e9 => v as u32,
-        Some(v) => return Err(format!("the session header has an invalid version {v}")),
-    };
-    Ok(Header {
-        raw: line.to_vec(),
-        line: line_no,
-        id,
-        cwd: string("cwd").unwrap_or_default(),
-        timestamp: string("timestamp"),
-        version,
-        parent_session: string("parentSession"),
-    })
-}
-
-/// Reads `file` in large blocks and calls `f(offset, line_number, line, terminated)` for every
-/// line (without its `\n`). Returns the number of bytes read and whether they end in `\n`.
-pub fn for_each_line(
-    mut file: &File,
-    mut f: impl FnMut(u64, u32, &[u8], bool),
-) -> io::Result<(u64, bool)> {
-    const BLOCK: usize = 8 << 20;
-    let mut buf: Vec<u8> = Vec::with_capacity(BLOCK);
-    let mut base = 0u64; // file offset of buf[0]
-    let mut line_no = 0u32;
-    let mut total = 0u64;
-    loop {
-        let filled = buf.len();
-        if buf.capacity() - filled < BLOCK / 2 {
-            buf.reserve(BLOCK);
-        }
-        let cap = buf.capacity();
-        buf.resize(cap, 0);
-        let n = loop {
-            match file.read(&mut buf[filled..]) {
-                Ok(n) => break n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(e),
-            }
-        };
-        buf.truncate(filled + n);
-        total += n as u64;
-        let eof = n == 0;
-        let mut start = 0;
-        for nl in memchr::memchr_iter(b'\n', &buf[..]) {
-            line_no = line_no.saturating_add(1);
-            f(base + start as u64, line_no, &buf[start..nl], true);
-            start = nl + 1;
-        }
-        if eof {
-            if start < buf.len() {
-                line_no = line_no.saturating_add(1);
-                f(base + start as u64, line_no, &buf[start..], false);
-                return Ok((total, false));
-            }
-            return Ok((total, true));
-        }
-        buf.drain(..start);
-        base += start as u64;
-    }
 }
 
 /// The ids already used in a file, found by a raw byte scan for `"id"` keys (no JSON

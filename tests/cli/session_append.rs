@@ -1,6 +1,12 @@
-//! `pi session append`
+//! `pi session append`, `branch`, `label`, `name`
+
+use serde_json::{Value, json};
 
 use crate::common::*;
+
+fn lines(path: &std::path::Path) -> Vec<Value> {
+    jsonl(&std::fs::read_to_string(path).unwrap())
+}
 
 #[test]
 fn bare_messages_are_wrapped_and_chained() {
@@ -13,9 +19,393 @@ fn bare_messages_are_wrapped_and_chained() {
     let recs = jsonl(&out);
     assert_eq!(recs.len(), 2);
     assert_eq!(recs[0]["type"], "message");
-    assert_eq!(recs[0]["parentId"], serde_json::Value::Null);
+    assert_eq!(recs[0]["parentId"], Value::Null);
     assert_eq!(recs[1]["parentId"], recs[0]["id"]);
+    for r in &recs {
+        let id = r["id"].as_str().unwrap();
+        assert!(
+            id.len() == 8
+                && id
+                    .bytes()
+                    .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()),
+            "{id}"
+        );
+        let ts = r["timestamp"].as_str().unwrap();
+        assert!(ts.len() == 24 && ts.ends_with('Z'), "{ts}");
+        assert!(
+            r["message"]["timestamp"].is_u64(),
+            "message timestamps are epoch ms"
+        );
+    }
+    assert_eq!(recs[0]["message"]["content"], "hi");
     let file = std::fs::read_to_string(&s).unwrap();
     assert_eq!(file.lines().count(), 3);
-    assert_eq!(file.lines().nth(2).unwrap(), out.lines().nth(1).unwrap());
+    // What is printed is exactly what was written.
+    assert_eq!(
+        file.lines().skip(1).collect::<Vec<_>>(),
+        out.lines().collect::<Vec<_>>()
+    );
+    // Key order as upstream writes it.
+    assert!(
+        out.lines()
+            .next()
+            .unwrap()
+            .starts_with(r#"{"type":"message","id":""#)
+    );
+}
+
+#[test]
+fn entries_keep_type_fields_and_order_with_fresh_ids() {
+    let w = World::new();
+    let s = w.new_session();
+    let input = [
+        r#"{"type":"model_change","id":"old1","parentId":"zzz","timestamp":"1999-01-01T00:00:00.000Z","provider":"openai","modelId":"gpt-4","extra":{"kept":[1,2.50,true]}}"#,
+        r#"{"type":"custom","customType":"x","data":{"b":1,"a":2}}"#,
+        r#"{"type":"custom_message","customType":"note","content":[{"type":"text","text":"t"}],"display":false,"details":{"d":1}}"#,
+        r#"{"type":"weird_future_type","anything":["goes"]}"#,
+        r#"{"type":"label","targetId":"old1","label":"mine"}"#,
+    ]
+    .join("\n");
+    let out = jsonl(&w.ok_in(&["session", "append", s.to_str().unwrap()], &input));
+    assert_eq!(out.len(), 5);
+    assert_ne!(out[0]["id"], "old1");
+    assert_eq!(out[0]["parentId"], Value::Null);
+    assert_ne!(out[0]["timestamp"], "1999-01-01T00:00:00.000Z");
+    assert_eq!(out[0]["extra"], json!({"kept": [1, 2.5, true]}));
+    // References to ids given in the input follow the renaming.
+    assert_eq!(out[4]["targetId"], out[0]["id"]);
+    let raw = std::fs::read_to_string(&s).unwrap();
+    let raw: Vec<&str> = raw.lines().collect();
+    assert!(
+        raw[1]
+            .ends_with(r#""provider":"openai","modelId":"gpt-4","extra":{"kept":[1,2.50,true]}}"#),
+        "{}",
+        raw[1]
+    );
+    assert!(
+        raw[2].starts_with(r#"{"type":"custom","customType":"x","data":{"b":1,"a":2},"id":"#),
+        "{}",
+        raw[2]
+    );
+    assert!(raw[3].starts_with(r#"{"type":"custom_message","customType":"note","content":[{"type":"text","text":"t"}],"display":false,"details":{"d":1},"id":"#), "{}", raw[3]);
+    assert!(raw[4].ends_with(r#""anything":["goes"]}"#), "{}", raw[4]);
+    // Round trip: the entries read back byte for byte.
+    let log = w.ok(&["session", "log", s.to_str().unwrap()]);
+    assert_eq!(log.lines().collect::<Vec<_>>(), raw[1..].to_vec());
+}
+
+#[test]
+fn parent_option_and_dry_run() {
+    let w = World::new();
+    let s = w.new_session();
+    let s = s.to_str().unwrap();
+    let a = jsonl(&w.ok_in(
+        &["session", "append", s],
+        &[user("1"), assistant("2"), user("3")].join("\n"),
+    ));
+    let id1 = a[1]["id"].as_str().unwrap();
+    let b = jsonl(&w.ok_in(&["session", "append", s, "--parent", &id1[..5]], &user("4")));
+    assert_eq!(b[0]["parentId"], id1);
+    let before = std::fs::read(s).unwrap();
+    let d = jsonl(&w.ok_in(&["session", "append", s, "--dry-run"], &user("5")));
+    assert_eq!(d[0]["parentId"], b[0]["id"]);
+    assert_eq!(
+        std::fs::read(s).unwrap(),
+        before,
+        "--dry-run writes nothing"
+    );
+}
+
+#[test]
+fn bad_input_is_rejected_whole_with_line_and_column() {
+    let w = World::new();
+    let s = w.new_session();
+    let s = s.to_str().unwrap();
+    w.ok_in(&["session", "append", s], &user("existing"));
+    let before = std::fs::read(s).unwrap();
+    let good = user("ok");
+    let cases: Vec<(String, &str)> = vec![
+        (format!("{good}\n{good}\n{{\"role\":\"user\",\"content\":\"x\"\n"), "stdin:3:"),
+        (format!("{good}\n{{\"role\":\"user\",\"content\":42}}\n"), "stdin:2:26: content must be a string or an array, not a number"),
+        (format!("{good}\n[1,2]\n"), "stdin:2:1: expected an entry object"),
+        (r#"{"role":"assistant","content":"plain"}"#.to_owned(), "stdin:1:31: content must be an array, not a string"),
+        (r#"{"role":"assistant","content":[],"api":"a","provider":"p","model":"m","usage":{"input":1,"output":1,"cacheRead":0,"cacheWrite":0},"stopReason":"done"}"#.to_owned(), "stopReason must be one of stop, length, toolUse, error, aborted"),
+        (r#"{"role":"user","content":[{"type":"video","url":"x"}]}"#.to_owned(), "content[0].type must be one of text, image"),
+        (r#"{"role":"compactionSummary","summary":"s"}"#.to_owned(), "append a compaction entry instead"),
+        (r#"{"type":"message","message":{"role":"user"}}"#.to_owned(), "message.content is missing"),
+        (r#"{"type":"thinking_level_change","thinkingLevel":"max"}"#.to_owned(), "thinkingLevel must be one of off, minimal, low, medium, high, xhigh"),
+        (r#"{"type":"label","targetId":"nope0000"}"#.to_owned(), "targetId refers to entry 'nope0000', which is neither in the session nor in the input"),
+        (r#"{"type":"compaction","summary":"s","firstKeptEntryId":"nope0000","tokensBefore":1}"#.to_owned(), "firstKeptEntryId refers to entry 'nope0000'"),
+        (r#"{"type":"session","id":"x"}"#.to_owned(), "a session header cannot be appended"),
+        (r#"{"hello":"world"}"#.to_owned(), "expected an entry (an object with \"type\") or a message"),
+        ("\u{feff}{}".to_owned(), "stdin:1:1: invalid JSON"),
+    ];
+    for (input, needle) in cases {
+        let out = w
+            .pi()
+            .args(["session", "append", s])
+            .write_stdin(input.clone())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{input}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.starts_with("pi: error: "), "{err}");
+        assert!(err.contains(needle), "{input}\n-> {err}");
+        assert!(out.stdout.is_empty());
+        assert_eq!(
+            std::fs::read(s).unwrap(),
+            before,
+            "nothing written for {input}"
+        );
+    }
+    let out = w
+        .pi()
+        .args(["session", "append", s, "--parent", "ffffffff"])
+        .write_stdin(good)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown --parent"));
+    assert_eq!(std::fs::read(s).unwrap(), before);
+}
+
+#[test]
+fn pretty_printed_and_empty_input() {
+    let w = World::new();
+    let s = w.new_session();
+    let s = s.to_str().unwrap();
+    let out = jsonl(&w.ok_in(
+        &["session", "append", s],
+        "{\n  \"role\": \"user\",\n  \"content\": \"spaced out\"\n}\n\n",
+    ));
+    assert_eq!(out.len(), 1);
+    let file = std::fs::read_to_string(s).unwrap();
+    assert!(
+        file.lines()
+            .nth(1)
+            .unwrap()
+            .contains(r#""message":{"role":"user","content":"spaced out","timestamp":"#),
+        "stored compact"
+    );
+    assert_eq!(w.ok_in(&["session", "append", s], ""), "");
+    assert_eq!(std::fs::read_to_string(s).unwrap(), file);
+}
+
+#[test]
+fn old_format_files_are_not_appended_to() {
+    let w = World::new();
+    let f = w.write("old.jsonl", "{\"type\":\"session\",\"id\":\"x\",\"timestamp\":\"2025-01-01T00:00:00Z\",\"cwd\":\"/\"}\n{\"type\":\"message\",\"timestamp\":\"2025-01-01T00:00:00Z\",\"message\":{\"role\":\"user\",\"content\":\"a\"}}\n");
+    let before = std::fs::read(&f).unwrap();
+    let out = w
+        .pi()
+        .args(["session", "append", f.to_str().unwrap()])
+        .write_stdin(user("b"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("version 1 session file") && err.contains("pi session migrate"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&f).unwrap(), before);
+}
+
+#[test]
+fn files_that_are_not_sessions_are_never_written() {
+    let w = World::new();
+    for (name, content) in [
+        ("empty.jsonl", ""),
+        ("garbage.jsonl", "not json\n"),
+        ("nohead.jsonl", "{\"type\":\"message\",\"id\":\"a\"}\n"),
+    ] {
+        let f = w.write(name, content);
+        let out = w
+            .pi()
+            .args(["session", "append", f.to_str().unwrap()])
+            .write_stdin(user("b"))
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{name}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("is not a session file"),
+            "{name}"
+        );
+        assert_eq!(std::fs::read_to_string(&f).unwrap(), content, "{name}");
+    }
+}
+
+#[test]
+fn a_torn_line_is_terminated_before_the_next_entry() {
+    let w = World::new();
+    let s = w.new_session();
+    let a = jsonl(&w.ok_in(&["session", "append", s.to_str().unwrap()], &user("one")));
+    let mut f = std::fs::OpenOptions::new().append(true).open(&s).unwrap();
+    std::io::Write::write_all(&mut f, br#"{"type":"message","id":"half"#).unwrap();
+    let b = jsonl(&w.ok_in(&["session", "append", s.to_str().unwrap()], &user("two")));
+    assert_eq!(
+        b[0]["parentId"], a[0]["id"],
+        "the torn fragment is not the leaf"
+    );
+    let text = std::fs::read_to_string(&s).unwrap();
+    let l: Vec<&str> = text.lines().collect();
+    assert_eq!(l[2], r#"{"type":"message","id":"half"#);
+    assert_eq!(
+        serde_json::from_str::<Value>(l[3]).unwrap()["id"],
+        b[0]["id"]
+    );
+}
+
+#[test]
+fn branch_persists_the_new_leaf() {
+    let w = World::new();
+    let s = w.new_session();
+    let sp = s.to_str().unwrap();
+    let a = jsonl(&w.ok_in(
+        &["session", "append", sp],
+        &[user("u1"), assistant("a1"), user("u2"), assistant("a2")].join("\n"),
+    ));
+    let (a1, a2) = (a[1]["id"].as_str().unwrap(), a[3]["id"].as_str().unwrap());
+    let b = jsonl(&w.ok(&["session", "branch", sp, a1]));
+    assert_eq!(b[0]["type"], "custom");
+    assert_eq!(b[0]["customType"], "branch");
+    assert_eq!(b[0]["parentId"], a1);
+    assert_eq!(b[0]["data"], json!({"from": a2}));
+    let c = jsonl(&w.ok_in(&["session", "append", sp], &user("u3")));
+    assert_eq!(c[0]["parentId"], b[0]["id"]);
+    let path: Vec<Value> = jsonl(&w.ok(&["session", "log", sp, "--type", "message"]));
+    let texts: Vec<&Value> = path.iter().map(|e| &e["message"]["content"]).collect();
+    assert_eq!(
+        texts,
+        [&json!("u1"), &a[1]["message"]["content"], &json!("u3")]
+    );
+    // With a summary: a branch_summary whose fromId is the branch point (upstream's rule).
+    let d = jsonl(&w.ok(&[
+        "session",
+        "branch",
+        sp,
+        &a1[..4],
+        "--summary",
+        "Abandoned u3.",
+    ]));
+    assert_eq!(d[0]["type"], "branch_summary");
+    assert_eq!(d[0]["fromId"], a1);
+    assert_eq!(d[0]["summary"], "Abandoned u3.");
+    assert_eq!(d[0]["fromHook"], false);
+    let raw = std::fs::read_to_string(&s).unwrap();
+    assert!(
+        raw.lines()
+            .last()
+            .unwrap()
+            .starts_with(r#"{"type":"branch_summary","id":"#)
+    );
+    // From a file, and from stdin.
+    let f = w.write("sum.txt", "From a file.\n");
+    let e = jsonl(&w.ok(&[
+        "session",
+        "branch",
+        sp,
+        a1,
+        "--summary-file",
+        f.to_str().unwrap(),
+    ]));
+    assert_eq!(e[0]["summary"], "From a file.\n");
+    let g = jsonl(&w.ok_in(
+        &["session", "branch", sp, a1, "--summary-file", "-"],
+        "From stdin",
+    ));
+    assert_eq!(g[0]["summary"], "From stdin");
+    // `root` starts a new root.
+    let r = jsonl(&w.ok(&["session", "branch", sp, "root", "--summary", "fresh start"]));
+    assert_eq!(r[0]["parentId"], Value::Null);
+    assert_eq!(r[0]["fromId"], "root");
+    // Errors.
+    let before = std::fs::read(&s).unwrap();
+    let out = w
+        .pi()
+        .args(["session", "branch", sp, "0000dead"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no entry with id '0000dead'"));
+    let out = w
+        .pi()
+        .args([
+            "session",
+            "branch",
+            sp,
+            a1,
+            "--summary",
+            "x",
+            "--summary-file",
+            "y",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(std::fs::read(&s).unwrap(), before);
+}
+
+#[test]
+fn labels_and_names() {
+    let w = World::new();
+    let s = w.new_session();
+    let sp = s.to_str().unwrap();
+    let a = jsonl(&w.ok_in(
+        &["session", "append", sp],
+        &[user("u1"), assistant("a1")].join("\n"),
+    ));
+    let u1 = a[0]["id"].as_str().unwrap();
+    let l = jsonl(&w.ok(&["session", "label", sp, u1, "checkpoint"]));
+    assert_eq!(l[0]["type"], "label");
+    assert_eq!(l[0]["targetId"], u1);
+    assert_eq!(l[0]["label"], "checkpoint");
+    assert_eq!(
+        l[0]["parentId"], a[1]["id"],
+        "a label entry becomes the leaf"
+    );
+    let c = jsonl(&w.ok(&["session", "label", sp, u1, "--clear"]));
+    assert!(
+        c[0].get("label").is_none(),
+        "a cleared label has no label key"
+    );
+    let tree = jsonl(&w.ok(&["session", "tree", sp, "--json"]));
+    assert!(tree[0].get("label").is_none());
+    w.ok(&["session", "label", sp, u1, "again"]);
+    let tree = jsonl(&w.ok(&["session", "tree", sp, "--json"]));
+    assert_eq!(tree[0]["label"], "again");
+    let out = w.pi().args(["session", "label", sp, u1]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "a label or --clear is required");
+    let out = w
+        .pi()
+        .args(["session", "label", sp, "0000dead", "x"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let n = jsonl(&w.ok(&["session", "name", sp, "  My session  "]));
+    assert_eq!(n[0]["type"], "session_info");
+    assert_eq!(n[0]["name"], "My session");
+    let list = jsonl(&w.ok(&["session", "list"]));
+    assert_eq!(list[0]["name"], "My session");
+}
+
+#[test]
+fn label_targets_and_parents_must_be_entries_not_other_ids() {
+    let w = World::new();
+    let s = w.new_session();
+    let sp = s.to_str().unwrap();
+    // A tool call id appears in the file, but it is not an entry id.
+    w.ok_in(
+        &["session", "append", sp],
+        r#"{"role":"assistant","content":[{"type":"toolCall","id":"abcd1234","name":"ls","arguments":{}}],"api":"a","provider":"p","model":"m","usage":{"input":1,"output":1,"cacheRead":0,"cacheWrite":0},"stopReason":"toolUse"}"#,
+    );
+    let header_id = lines(&s)[0]["id"].as_str().unwrap().to_owned();
+    for target in ["abcd1234", header_id.as_str()] {
+        let out = w
+            .pi()
+            .args(["session", "label", sp, target, "x"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{target}");
+    }
 }

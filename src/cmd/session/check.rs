@@ -7,6 +7,7 @@ use crate::cmd::{Ctx, FormatArgs};
 use crate::json::{self, RawStr};
 use crate::output::Style;
 use crate::session::Session;
+use crate::session::scan::Visit;
 use crate::session::store::{NONE, Problem, ProblemKind, Severity};
 
 pub const EXIT_STATUS: &str = "\
@@ -36,24 +37,8 @@ struct Record<'a> {
 
 pub fn run(args: CheckArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
     let path = ctx.session_path(args.session.as_deref())?;
-    // References to other entries: (entry index, field, id).
-    let mut refs: Vec<(u32, &'static str, String)> = Vec::new();
-    let mut visit = |i: u32, line: &[u8], members: &[json::Member<'_>]| {
-        let get = |k: &str| {
-            members
-                .iter()
-                .rev()
-                .find(|m| m.key.eq_str(k))
-                .and_then(|m| RawStr::from_value(&line[m.value_start..m.value_end]))
-        };
-        let ty = get("type");
-        if ty.is_some_and(|t| t.eq_str("compaction")) {
-            if let Some(v) = get("firstKeptEntryId") {
-                refs.push((i, "firstKeptEntryId", v.decode().into_owned()));
-            }
-        }
-    };
-    let s = Session::scan(&path, &mut visit)?;
+    let (s, refs) = Session::scan(&path, Refs(Vec::new()))?;
+    let refs = refs.0;
     let mut problems: Vec<Problem> = s.problems.clone();
     if s.len == 0 {
         problems.push(Problem {
@@ -154,6 +139,34 @@ pub fn run(args: CheckArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
     } else {
         0
     })
+}
+
+/// References from compactions to the entries they keep: (entry index, field, id).
+struct Refs(Vec<(u32, &'static str, String)>);
+
+impl Visit for Refs {
+    fn entry(&mut self, i: u32, line: &[u8], members: &[json::Member<'_>]) {
+        let get = |k: &str| {
+            members
+                .iter()
+                .rev()
+                .find(|m| m.key.eq_str(k))
+                .and_then(|m| RawStr::from_value(&line[m.value_start..m.value_end]))
+        };
+        if get("type").is_some_and(|t| t.eq_str("compaction")) {
+            if let Some(v) = get("firstKeptEntryId") {
+                self.0
+                    .push((i, "firstKeptEntryId", v.decode().into_owned()));
+            }
+        }
+    }
+    fn split(&self) -> Self {
+        Refs(Vec::new())
+    }
+    fn merge(&mut self, next: Self, offset: u32) {
+        self.0
+            .extend(next.0.into_iter().map(|(i, f, id)| (i + offset, f, id)));
+    }
 }
 
 /// One entry of every parent cycle (the one that closes it, in file order).

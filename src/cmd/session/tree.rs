@@ -7,6 +7,7 @@ use crate::cmd::{Ctx, FormatArgs};
 use crate::json::{self, RawStr};
 use crate::output::{Style, term_width, truncate};
 use crate::session::id::IdMap;
+use crate::session::scan::Visit;
 use crate::session::tree::{self, Tree};
 use crate::session::{Session, preview};
 
@@ -28,15 +29,8 @@ struct Extra {
     types: Vec<Box<str>>,
 }
 
-pub fn run(args: TreeArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
-    let path = ctx.session_path(args.session.as_deref())?;
-    let mut x = Extra {
-        timestamps: Vec::new(),
-        previews: Vec::new(),
-        roles: Vec::new(),
-        types: Vec::new(),
-    };
-    let mut visit = |_i: u32, line: &[u8], members: &[json::Member<'_>]| {
+impl Visit for Extra {
+    fn entry(&mut self, _i: u32, line: &[u8], members: &[json::Member<'_>]) {
         let get = |k: &str| {
             members
                 .iter()
@@ -52,14 +46,40 @@ pub fn run(args: TreeArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
             .and_then(RawStr::from_value)
             .map(|s| s.decode().into_owned())
             .unwrap_or_default();
-        x.previews
+        self.previews
             .push(preview::preview(&ty, line, members).into_boxed_str());
-        x.roles
+        self.roles
             .push(preview::role(line, members).map(String::into_boxed_str));
-        x.types.push(ty.into_boxed_str());
-        x.timestamps.push(ts);
-    };
-    let s = Session::open_with(&path, &mut visit)?;
+        self.types.push(ty.into_boxed_str());
+        self.timestamps.push(ts);
+    }
+    fn split(&self) -> Self {
+        Extra {
+            timestamps: Vec::new(),
+            previews: Vec::new(),
+            roles: Vec::new(),
+            types: Vec::new(),
+        }
+    }
+    fn merge(&mut self, next: Self, _offset: u32) {
+        self.timestamps.extend(next.timestamps);
+        self.previews.extend(next.previews);
+        self.roles.extend(next.roles);
+        self.types.extend(next.types);
+    }
+}
+
+pub fn run(args: TreeArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
+    let path = ctx.session_path(args.session.as_deref())?;
+    let (s, x) = Session::open_with(
+        &path,
+        Extra {
+            timestamps: Vec::new(),
+            previews: Vec::new(),
+            roles: Vec::new(),
+            types: Vec::new(),
+        },
+    )?;
     s.warn_skipped();
     let leaf = match &args.leaf {
         Some(l) => Some(s.resolve_entry(l)?),

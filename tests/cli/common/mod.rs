@@ -70,6 +70,17 @@ impl World {
         c
     }
 
+    /// `pi` as a plain std Command (for spawning with pipes).
+    pub fn std_cmd(&self) -> std::process::Command {
+        let mut c = std::process::Command::new(bin());
+        c.current_dir(self.proj())
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", self.path("home"))
+            .env("PI_CODING_AGENT_DIR", self.agent());
+        c
+    }
+
     /// Runs `pi ARGS` expecting success; returns stdout.
     pub fn ok(&self, args: &[&str]) -> String {
         let out = self.pi().args(args).output().expect("run pi");

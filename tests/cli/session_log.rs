@@ -1,0 +1,236 @@
+//! `pi session log`
+
+use std::io::Read;
+use std::process::Stdio;
+
+use crate::common::*;
+
+/// A session with a branch: u1 a1 u2 a2, then back to a1: u3 a3 (the leaf).
+fn branched(w: &World) -> (String, Vec<String>) {
+    let s = w.new_session();
+    let s = s.to_str().unwrap().to_owned();
+    let first = jsonl(&w.ok_in(
+        &["session", "append", &s],
+        &[user("u1"), assistant("a1"), user("u2"), assistant("a2")].join("\n"),
+    ));
+    let mut ids: Vec<String> = first
+        .iter()
+        .map(|r| r["id"].as_str().unwrap().to_owned())
+        .collect();
+    let second = jsonl(&w.ok_in(
+        &["session", "append", &s, "--parent", &ids[1]],
+        &[user("u3"), assistant("a3")].join("\n"),
+    ));
+    ids.extend(second.iter().map(|r| r["id"].as_str().unwrap().to_owned()));
+    (s, ids)
+}
+
+fn sel(id: &[String], k: &[usize]) -> Vec<String> {
+    k.iter().map(|&i| id[i].clone()).collect()
+}
+
+fn ids(out: &str) -> Vec<String> {
+    jsonl(out)
+        .iter()
+        .map(|r| r["id"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn log_prints_the_active_path_byte_for_byte() {
+    let w = World::new();
+    let (s, id) = branched(&w);
+    let out = w.ok(&["session", "log", &s]);
+    assert_eq!(ids(&out), sel(&id, &[0, 1, 4, 5]));
+    let file = std::fs::read_to_string(&s).unwrap();
+    for line in out.lines() {
+        assert!(file.lines().any(|l| l == line), "not a file line: {line}");
+    }
+    // --leaf (with a unique prefix) follows another branch.
+    let out = w.ok(&["session", "log", &s, "--leaf", &id[3][..6]]);
+    assert_eq!(ids(&out), sel(&id, &[0, 1, 2, 3]));
+    // --all: file order, header excluded.
+    assert_eq!(ids(&w.ok(&["session", "log", &s, "--all"])), id);
+    assert_eq!(
+        w.ok(&["session", "log", &s, "--all"]),
+        file.lines()
+            .skip(1)
+            .map(|l| format!("{l}\n"))
+            .collect::<String>()
+    );
+}
+
+#[test]
+fn log_options_compose() {
+    let w = World::new();
+    let (s, id) = branched(&w);
+    assert_eq!(
+        ids(&w.ok(&["session", "log", &s, "--reverse"])),
+        sel(&id, &[5, 4, 1, 0])
+    );
+    assert_eq!(
+        ids(&w.ok(&["session", "log", &s, "-n", "2"])),
+        sel(&id, &[4, 5])
+    );
+    assert_eq!(
+        ids(&w.ok(&["session", "log", &s, "-n", "2", "--reverse"])),
+        sel(&id, &[5, 4])
+    );
+    assert_eq!(
+        ids(&w.ok(&["session", "log", &s, "-n", "0"])),
+        Vec::<String>::new()
+    );
+    w.ok(&["session", "label", &s, &id[0], "start"]);
+    assert_eq!(
+        ids(&w.ok(&["session", "log", &s, "--type", "label"])).len(),
+        1
+    );
+    assert_eq!(
+        ids(&w.ok(&["session", "log", &s, "--type", "message,label"])).len(),
+        5
+    );
+    // --filter: jq on each entry; -r prints raw strings.
+    let roles = w.ok(&[
+        "session",
+        "log",
+        &s,
+        "--filter",
+        "select(.type == \"message\") | .message.role",
+        "-r",
+    ]);
+    assert_eq!(roles, "user\nassistant\nuser\nassistant\n");
+    let texts = w.ok(&[
+        "session",
+        "log",
+        &s,
+        "-n",
+        "1",
+        "--type",
+        "message",
+        "--filter",
+        ".message.content[0].text",
+    ]);
+    assert_eq!(texts, "\"a3\"\n");
+    // A filter that keeps entries whole prints the original bytes.
+    let kept = w.ok(&[
+        "session",
+        "log",
+        &s,
+        "--filter",
+        "select(.message.role == \"user\")",
+    ]);
+    let plain = w.ok(&["session", "log", &s, "--type", "message"]);
+    let users: Vec<&str> = plain
+        .lines()
+        .filter(|l| l.contains("\"role\":\"user\""))
+        .collect();
+    assert_eq!(kept.lines().collect::<Vec<_>>(), users);
+}
+
+#[test]
+fn unknown_types_can_be_selected() {
+    let w = World::new();
+    let s = w.new_session();
+    let s = s.to_str().unwrap();
+    w.ok_in(
+        &["session", "append", s],
+        r#"{"type":"future_thing","payload":{"x":[1,2.50,"é"]},"extra":true}"#,
+    );
+    let out = w.ok(&["session", "log", s, "--type", "future_thing"]);
+    assert!(
+        out.contains(r#""payload":{"x":[1,2.50,"é"]},"extra":true"#),
+        "{out}"
+    );
+}
+
+#[test]
+fn log_errors() {
+    let w = World::new();
+    let (s, _) = branched(&w);
+    for (args, code, needle) in [
+        (vec!["--leaf", "ffffffff"], 2, "no entry with id 'ffffffff'"),
+        (vec!["--filter", ".a |"], 2, "invalid --filter program"),
+        (vec!["--filter", "nosuchfn"], 2, "undefined filter"),
+        (vec!["--all", "--leaf", "x"], 2, "cannot be used with"),
+    ] {
+        let out = w
+            .pi()
+            .args(["session", "log", &s])
+            .args(&args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(code), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+    // A runtime error in the filter: reported per entry, exit 1, other output kept.
+    let out = w
+        .pi()
+        .args([
+            "session",
+            "log",
+            &s,
+            "--filter",
+            ".message.content | length",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let out = w
+        .pi()
+        .args(["session", "log", &s, "--filter", "error(\"boom\")"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("boom"));
+}
+
+#[test]
+fn a_closed_pipe_is_not_an_error() {
+    let w = World::new();
+    let s = w.new_session();
+    let lines: Vec<String> = (0..3000)
+        .map(|i| user(&format!("message {i} {}", "x".repeat(200))))
+        .collect();
+    w.ok_in(
+        &["session", "append", s.to_str().unwrap()],
+        &lines.join("\n"),
+    );
+    let mut child = w
+        .std_cmd()
+        .args(["session", "log", s.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 10];
+    child
+        .stdout
+        .as_mut()
+        .unwrap()
+        .read_exact(&mut first)
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+}
+
+#[test]
+fn torn_last_line_is_reported_and_skipped() {
+    let w = World::new();
+    let (s, id) = branched(&w);
+    let mut f = std::fs::OpenOptions::new().append(true).open(&s).unwrap();
+    std::io::Write::write_all(&mut f, br#"{"type":"message","id":"torn","par"#).unwrap();
+    let out = w.pi().args(["session", "log", &s]).output().unwrap();
+    assert!(out.status.success());
+    assert_eq!(
+        ids(&String::from_utf8_lossy(&out.stdout)).last().unwrap(),
+        &id[5]
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(":8: skipped: the last line is incomplete"),
+        "{err}"
+    );
+}

@@ -1,0 +1,343 @@
+//! `pi session tree`, `fork`, `check`, `migrate`
+
+use serde_json::{Value, json};
+
+use crate::common::*;
+
+fn ids(v: &[Value]) -> Vec<String> {
+    v.iter()
+        .map(|r| r["id"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// u1 a1 (u2 a2 | u3 a3 with a summary), labels.
+fn sample(w: &World) -> (String, Vec<String>) {
+    let s = w.new_session().to_str().unwrap().to_owned();
+    let mut id = ids(&jsonl(&w.ok_in(
+        &["session", "append", &s],
+        &[user("u1"), assistant("a1"), user("u2"), assistant("a2")].join("\n"),
+    )));
+    id.extend(ids(&jsonl(&w.ok(&[
+        "session",
+        "branch",
+        &s,
+        &id[1],
+        "--summary",
+        "left u2",
+    ]))));
+    id.extend(ids(&jsonl(&w.ok_in(
+        &["session", "append", &s],
+        &[user("u3 line one\nline two"), assistant("a3")].join("\n"),
+    ))));
+    w.ok(&["session", "label", &s, &id[0], "start"]);
+    (s, id)
+}
+
+#[test]
+fn tree_json_nests_and_marks_the_active_path() {
+    let w = World::new();
+    let (s, id) = sample(&w);
+    let roots = jsonl(&w.ok(&["session", "tree", &s, "--json"]));
+    assert_eq!(roots.len(), 1);
+    let r = &roots[0];
+    assert_eq!(r["id"], id[0].as_str());
+    assert_eq!(r["role"], "user");
+    assert_eq!(r["label"], "start");
+    assert!(r["labelTimestamp"].is_string());
+    assert_eq!(r["active"], true);
+    let a1 = &r["children"][0];
+    assert_eq!(
+        a1["children"].as_array().unwrap().len(),
+        2,
+        "a1 is a branch point"
+    );
+    let (old, new) = (&a1["children"][0], &a1["children"][1]);
+    assert_eq!(old["id"], id[2].as_str());
+    assert_eq!(old["active"], false);
+    assert_eq!(new["type"], "branch_summary");
+    assert_eq!(new["preview"], "[branch summary]: left u2");
+    assert_eq!(new["active"], true);
+    let u3 = &new["children"][0];
+    assert_eq!(u3["preview"], "user: u3 line one line two");
+    let leaf = &u3["children"][0]["children"][0];
+    assert_eq!(leaf["type"], "label");
+    assert_eq!(leaf["leaf"], true);
+    // --leaf moves the active path.
+    let roots = jsonl(&w.ok(&["session", "tree", &s, "--json", "--leaf", &id[3]]));
+    assert_eq!(roots[0]["children"][0]["children"][0]["active"], true);
+    assert_eq!(roots[0]["children"][0]["children"][1]["active"], false);
+}
+
+#[test]
+fn tree_human_keeps_chains_flat_and_branches_indented() {
+    let w = World::new();
+    let (s, id) = sample(&w);
+    let out = w.ok(&["session", "tree", &s, "--format", "human"]);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 8, "{out}");
+    assert_eq!(lines[0], format!("• {} [start] user: u1", id[0]));
+    assert_eq!(lines[1], format!("• {} assistant: a1", id[1]));
+    // The active branch comes first at a branch point, then the rest.
+    assert_eq!(
+        lines[2],
+        format!("├─ • {} [branch summary]: left u2", id[4])
+    );
+    assert!(
+        lines[3].starts_with("│     • ") && lines[3].ends_with("user: u3 line one line two"),
+        "{out}"
+    );
+    assert!(lines[5].ends_with("[label: start]  ← leaf"), "{out}");
+    assert_eq!(lines[6], format!("└─   {} user: u2", id[2]));
+    assert_eq!(lines[7], format!("        {} assistant: a2", id[3]));
+    // Not a terminal: JSON by default.
+    assert!(w.ok(&["session", "tree", &s]).starts_with("{\"id\""));
+}
+
+#[test]
+fn tree_of_deep_linear_and_broken_sessions() {
+    let w = World::new();
+    let s = w.new_session();
+    let many: Vec<String> = (0..5000).map(|i| user(&format!("m{i}"))).collect();
+    w.ok_in(
+        &["session", "append", s.to_str().unwrap()],
+        &many.join("\n"),
+    );
+    let human = w.ok(&["session", "tree", s.to_str().unwrap(), "--format", "human"]);
+    assert_eq!(human.lines().count(), 5000);
+    assert!(
+        human.lines().all(|l| l.starts_with("• ")),
+        "a linear chain stays in one column"
+    );
+    let json = w.ok(&["session", "tree", s.to_str().unwrap(), "--json"]);
+    assert_eq!(json.lines().count(), 1);
+    assert_eq!(json.matches("\"children\":[").count(), 5000);
+    // Orphans and self-parents become roots.
+    let f = w.write(
+        "broken.jsonl",
+        concat!(
+            "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"2025-01-01T00:00:00Z\",\"cwd\":\"/\"}\n",
+            "{\"type\":\"message\",\"id\":\"a\",\"parentId\":null,\"timestamp\":\"2025-01-01T00:00:00Z\",\"message\":{\"role\":\"user\",\"content\":\"x\"}}\n",
+            "{\"type\":\"message\",\"id\":\"b\",\"parentId\":\"missing\",\"timestamp\":\"2025-01-01T00:00:00Z\",\"message\":{\"role\":\"user\",\"content\":\"y\"}}\n",
+            "{\"type\":\"message\",\"id\":\"c\",\"parentId\":\"c\",\"timestamp\":\"2025-01-01T00:00:00Z\",\"message\":{\"role\":\"user\",\"content\":\"z\"}}\n",
+        ),
+    );
+    let roots = jsonl(&w.ok(&["session", "tree", f.to_str().unwrap(), "--json"]));
+    assert_eq!(ids(&roots), ["a", "b", "c"]);
+    assert_eq!(roots[2]["leaf"], true);
+}
+
+#[test]
+fn children_are_ordered_by_timestamp() {
+    let w = World::new();
+    let f = w.write(
+        "order.jsonl",
+        concat!(
+            "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"2025-01-01T00:00:00Z\",\"cwd\":\"/\"}\n",
+            "{\"type\":\"custom\",\"customType\":\"r\",\"id\":\"r\",\"parentId\":null,\"timestamp\":\"2025-01-01T00:00:00Z\"}\n",
+            "{\"type\":\"custom\",\"customType\":\"x\",\"id\":\"late\",\"parentId\":\"r\",\"timestamp\":\"2025-01-01T00:00:09Z\"}\n",
+            "{\"type\":\"custom\",\"customType\":\"x\",\"id\":\"early\",\"parentId\":\"r\",\"timestamp\":\"2025-01-01T00:00:01.500Z\"}\n",
+            "{\"type\":\"custom\",\"customType\":\"x\",\"id\":\"tie\",\"parentId\":\"r\",\"timestamp\":\"2025-01-01T00:00:01.5Z\"}\n",
+        ),
+    );
+    let roots = jsonl(&w.ok(&[
+        "session",
+        "tree",
+        f.to_str().unwrap(),
+        "--json",
+        "--leaf",
+        "r",
+    ]));
+    assert_eq!(
+        ids(roots[0]["children"].as_array().unwrap()),
+        ["early", "tie", "late"]
+    );
+}
+
+#[test]
+fn fork_copies_the_path_into_a_new_session() {
+    let w = World::new();
+    let (s, id) = sample(&w);
+    let out = w.ok(&["session", "fork", &s, &id[3]]);
+    let forked = out.trim();
+    assert_ne!(forked, s);
+    let lines = jsonl(&std::fs::read_to_string(forked).unwrap());
+    assert_eq!(lines[0]["parentSession"], s.as_str());
+    assert_eq!(lines[0]["cwd"], w.proj().to_str().unwrap());
+    assert_ne!(
+        lines[0]["id"],
+        jsonl(&std::fs::read_to_string(&s).unwrap())[0]["id"]
+    );
+    // The path root → a2, then the label of u1 recreated with its original timestamp.
+    assert_eq!(ids(&lines[1..5]), id[..4].to_vec());
+    assert_eq!(lines[5]["type"], "label");
+    assert_eq!(lines[5]["targetId"], id[0].as_str());
+    assert_eq!(lines[5]["parentId"], id[3].as_str());
+    let original_label = jsonl(&w.ok(&["session", "log", &s, "--type", "label"]));
+    assert_eq!(lines[5]["timestamp"], original_label[0]["timestamp"]);
+    assert_eq!(lines.len(), 6);
+    // Entries keep their bytes.
+    let src = std::fs::read_to_string(&s).unwrap();
+    for l in std::fs::read_to_string(forked)
+        .unwrap()
+        .lines()
+        .skip(1)
+        .take(4)
+    {
+        assert!(src.lines().any(|x| x == l));
+    }
+    // Default: up to the leaf; --cwd files it under another project.
+    std::fs::create_dir_all(w.path("p2")).unwrap();
+    let out = w.ok(&[
+        "session",
+        "fork",
+        &s,
+        "--cwd",
+        w.path("p2").to_str().unwrap(),
+    ]);
+    let p2 = std::fs::canonicalize(w.path("p2")).unwrap();
+    let lines = jsonl(&std::fs::read_to_string(out.trim()).unwrap());
+    assert_eq!(lines[0]["cwd"], p2.to_str().unwrap());
+    assert!(lines.iter().any(|l| l["type"] == "branch_summary"));
+    assert!(!lines.iter().any(|l| l["message"]["content"] == json!("u2")));
+    assert_eq!(
+        jsonl(&w.ok(&["session", "list", "--cwd", p2.to_str().unwrap()])).len(),
+        1
+    );
+}
+
+#[test]
+fn check_reports_problems_with_line_numbers() {
+    let w = World::new();
+    let (s, _) = sample(&w);
+    let out = w
+        .pi()
+        .args(["session", "check", &s, "--format", "human"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stdout).ends_with("ok (8 entries)\n"));
+    let f = w.write(
+        "bad.jsonl",
+        concat!(
+            "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"2025-01-01T00:00:00Z\",\"cwd\":\"/\"}\n",
+            "{\"type\":\"message\",\"id\":\"a\",\"parentId\":null,\"timestamp\":\"t\",\"message\":{\"role\":\"user\",\"content\":\"x\"}}\n",
+            "not json at all\n",
+            "{\"type\":\"message\",\"id\":\"a\",\"parentId\":\"a0\",\"timestamp\":\"t\",\"message\":{}}\n",
+            "[1,2]\n",
+            "{\"type\":\"label\",\"id\":\"l\",\"parentId\":\"a\",\"timestamp\":\"t\",\"targetId\":\"ghost\",\"label\":\"x\"}\n",
+            "{\"type\":\"session\",\"id\":\"again\"}\n",
+            "{\"type\":\"x\",\"id\":\"c1\",\"parentId\":\"c2\",\"timestamp\":\"t\"}\n",
+            "{\"type\":\"x\",\"id\":\"c2\",\"parentId\":\"c1\",\"timestamp\":\"t\"}\n",
+            "{\"type\":\"compaction\",\"id\":\"k\",\"parentId\":\"l\",\"timestamp\":\"t\",\"summary\":\"s\",\"firstKeptEntryId\":\"nowhere\",\"tokensBefore\":1}\n",
+            "{\"type\":\"message\",\"id\":\"torn\",\"par",
+        ),
+    );
+    let before = std::fs::read(&f).unwrap();
+    let out = w
+        .pi()
+        .args(["session", "check", f.to_str().unwrap(), "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let recs = jsonl(&String::from_utf8_lossy(&out.stdout));
+    let got: Vec<(u64, &str)> = recs
+        .iter()
+        .map(|r| (r["line"].as_u64().unwrap(), r["kind"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (3, "invalid-json"),
+            (4, "dangling-parent"),
+            (4, "duplicate-id"),
+            (5, "not-an-entry"),
+            (6, "dangling-reference"),
+            (7, "extra-header"),
+            (9, "cycle"),
+            (10, "dangling-reference"),
+            (11, "torn-line"),
+        ]
+    );
+    assert_eq!(recs[0]["column"], 1);
+    assert!(
+        recs[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("not valid JSON")
+    );
+    assert_eq!(std::fs::read(&f).unwrap(), before, "check never writes");
+    let human = w
+        .pi()
+        .args(["session", "check", f.to_str().unwrap(), "--format", "human"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&human.stdout);
+    assert!(
+        text.contains("bad.jsonl:3:1: error[invalid-json]: not valid JSON"),
+        "{text}"
+    );
+    assert!(
+        text.trim_end()
+            .ends_with("9 errors, 0 warnings (6 entries)"),
+        "{text}"
+    );
+    // Not a session at all.
+    let g = w.write("g.jsonl", "");
+    let out = w
+        .pi()
+        .args(["session", "check", g.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+}
+
+#[test]
+fn migrate_rewrites_old_files_atomically_with_a_backup() {
+    let w = World::new();
+    let f = w.write("old.jsonl", concat!(
+        "{\"type\":\"session\",\"id\":\"old\",\"timestamp\":\"2025-01-01T00:00:00Z\",\"cwd\":\"/x\"}\n",
+        "{\"type\":\"message\",\"timestamp\":\"2025-01-01T00:00:01Z\",\"message\":{\"role\":\"user\",\"content\":\"a\",\"timestamp\":1}}\n",
+        "{\"type\":\"message\",\"timestamp\":\"2025-01-01T00:00:02Z\",\"message\":{\"role\":\"hookMessage\",\"content\":\"h\",\"timestamp\":2}}\n",
+        "{\"type\":\"compaction\",\"timestamp\":\"2025-01-01T00:00:03Z\",\"summary\":\"s\",\"firstKeptEntryIndex\":2,\"tokensBefore\":5}\n",
+    ));
+    let original = std::fs::read(&f).unwrap();
+    // Reading an old file migrates it in memory, with the same ids every time.
+    let view = w.ok(&["session", "log", "--all", f.to_str().unwrap()]);
+    assert_eq!(
+        view,
+        w.ok(&["session", "log", "--all", f.to_str().unwrap()])
+    );
+    assert_eq!(
+        std::fs::read(&f).unwrap(),
+        original,
+        "reading never rewrites"
+    );
+    let out = jsonl(&w.ok(&["session", "migrate", f.to_str().unwrap()]));
+    assert_eq!(out[0]["migrated"], true);
+    assert_eq!(out[0]["fromVersion"], 1);
+    assert_eq!(out[0]["entries"], 3);
+    let backup = out[0]["backup"].as_str().unwrap();
+    assert!(backup.ends_with("old.jsonl.v1.bak"));
+    assert_eq!(std::fs::read(backup).unwrap(), original);
+    let text = std::fs::read_to_string(&f).unwrap();
+    let lines = jsonl(&text);
+    assert_eq!(lines[0]["version"], 3);
+    assert!(text.starts_with("{\"type\":\"session\",\"id\":\"old\",\"timestamp\":\"2025-01-01T00:00:00Z\",\"cwd\":\"/x\",\"version\":3}\n"));
+    assert_eq!(lines[1]["parentId"], Value::Null);
+    assert_eq!(lines[2]["parentId"], lines[1]["id"]);
+    assert_eq!(lines[2]["message"]["role"], "custom");
+    assert_eq!(lines[3]["firstKeptEntryId"], lines[2]["id"]);
+    assert!(lines[3].get("firstKeptEntryIndex").is_none());
+    // The ids are those the in-memory view showed.
+    assert_eq!(
+        text.lines()
+            .skip(1)
+            .map(|l| format!("{l}\n"))
+            .collect::<String>(),
+        view
+    );
+    // Now it can be appended to; migrating again is a no-op.
+    w.ok_in(&["session", "append", f.to_str().unwrap()], &user("new"));
+    let again = jsonl(&w.ok(&["session", "migrate", f.to_str().unwrap()]));
+    assert_eq!(again[0]["migrated"], false);
+}
