@@ -102,28 +102,51 @@ pub fn run_page(page: &Path) -> Vec<String> {
         std::env::var("PATH").unwrap_or_default()
     );
     let root = std::fs::canonicalize(world.root()).expect("canonical root");
+    // One shell runs the whole page, so variables set by one example are seen by the next;
+    // each step's output and status go to their own files.
+    let steps = parse(&md);
+    let logs = world.path("doc-steps");
+    std::fs::create_dir_all(&logs).expect("mkdir");
+    let mut script = String::new();
+    for (n, step) in steps.iter().enumerate() {
+        script.push_str(&format!(
+            "{{\n{}\n}} > '{dir}/{n}.out' 2>&1 < /dev/null\necho $? > '{dir}/{n}.status'\n",
+            step.command,
+            dir = logs.display()
+        ));
+    }
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(&script)
+        .current_dir(world.proj())
+        .env_clear()
+        .env("PATH", &path)
+        .env("HOME", world.path("home"))
+        .env("PI_CODING_AGENT_DIR", world.agent())
+        .env("PI_NOW", "2026-01-02T03:04:05.678Z")
+        .env("PI_SEED", "7")
+        .output()
+        .expect("run sh");
     let mut failures = Vec::new();
-    for step in parse(&md) {
-        let out = Command::new("sh")
-            .arg("-c")
-            .arg(format!("exec 2>&1\n{}", step.command))
-            .current_dir(world.proj())
-            .env_clear()
-            .env("PATH", &path)
-            .env("HOME", world.path("home"))
-            .env("PI_CODING_AGENT_DIR", world.agent())
-            .env("PI_NOW", "2026-01-02T03:04:05.678Z")
-            .env("PI_SEED", "7")
-            .env("ROOT", &root)
-            .output()
-            .expect("run sh");
-        let text = String::from_utf8_lossy(&out.stdout)
+    if !out.status.success() {
+        failures.push(format!(
+            "{}: the page's script failed: {}",
+            page.display(),
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    for (n, step) in steps.iter().enumerate() {
+        let raw = std::fs::read(logs.join(format!("{n}.out"))).unwrap_or_default();
+        let status: i32 = std::fs::read_to_string(logs.join(format!("{n}.status")))
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or(-1);
+        let text = String::from_utf8_lossy(&raw)
             .replace(&world.agent().display().to_string(), "[AGENT]")
             .replace(&world.proj().display().to_string(), "[PROJ]")
             .replace(&root.display().to_string(), "[ROOT]")
             .replace(&world.root().display().to_string(), "[ROOT]");
         let actual: Vec<&str> = text.lines().collect();
-        let status = out.status.code().unwrap_or(-1);
         if status != step.status || !lines_match(&step.expected, &actual) {
             failures.push(format!(
                 "{}:{}: $ {}\n--- expected (status {}):\n{}\n--- actual (status {status}):\n{}",
