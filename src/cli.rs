@@ -48,6 +48,9 @@ pub enum Command {
     /// Create, read, extend and check session files
     #[command(after_long_help = EXIT_STATUS)]
     Session(cmd::session::SessionArgs),
+    /// Expand prompt templates and skills, list them, and assemble the system prompt
+    #[command(after_long_help = EXIT_STATUS)]
+    Prompt(cmd::prompt::PromptArgs),
     /// Write the man pages and shell completions (for packagers and the repository)
     #[command(hide = true)]
     Generate(cmd::generate::GenerateArgs),
@@ -78,6 +81,12 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Session(args) => {
             let mut ctx = cmd::Ctx::new(cli.session_dir.as_deref())?;
             let code = cmd::session::run(args, &mut ctx)?;
+            ctx.out.flush()?;
+            Ok(code)
+        }
+        Command::Prompt(args) => {
+            let mut ctx = cmd::Ctx::new(cli.session_dir.as_deref())?;
+            let code = cmd::prompt::run(args, &mut ctx)?;
             ctx.out.flush()?;
             Ok(code)
         }

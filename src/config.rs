@@ -10,10 +10,10 @@ pub fn expand_tilde(s: &str) -> PathBuf {
         if let Some(h) = home() {
             return h;
         }
-    } else if let Some(rest) = s.strip_prefix("~/") {
-        if let Some(h) = home() {
-            return h.join(rest);
-        }
+    } else if let Some(rest) = s.strip_prefix("~/")
+        && let Some(h) = home()
+    {
+        return h.join(rest);
     }
     PathBuf::from(s)
 }

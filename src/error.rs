@@ -95,10 +95,10 @@ pub fn exit_code(err: &anyhow::Error) -> u8 {
 fn hint_of(err: &anyhow::Error) -> Option<String> {
     use crate::session::{append::AppendError, find::FindError};
     for e in err.chain() {
-        if let Some(x) = e.downcast_ref::<Exit>() {
-            if x.hint.is_some() {
-                return x.hint.clone();
-            }
+        if let Some(x) = e.downcast_ref::<Exit>()
+            && x.hint.is_some()
+        {
+            return x.hint.clone();
         }
         if let Some(AppendError::OldVersion { path, .. }) = e.downcast_ref::<AppendError>() {
             return Some(format!(

@@ -107,11 +107,9 @@ impl Filter {
 
 /// Writes a value as compact JSON (or, with `raw`, a string's text without quotes).
 pub fn write(w: &mut dyn Write, v: &Val, raw: bool) -> io::Result<()> {
-    if raw {
-        if let Val::TStr(s) = v {
-            w.write_all(s)?;
-            return w.write_all(b"\n");
-        }
+    if raw && let Val::TStr(s) = v {
+        w.write_all(s)?;
+        return w.write_all(b"\n");
     }
     jaq_json::write::write(w, &jaq_json::write::Pp::default(), 0, v)?;
     w.write_all(b"\n")

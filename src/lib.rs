@@ -11,5 +11,6 @@ pub mod error;
 pub mod jq;
 pub mod json;
 pub mod output;
+pub mod prompt;
 pub mod rng;
 pub mod session;

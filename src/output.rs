@@ -20,6 +20,19 @@ pub enum Format {
 pub struct Out {
     w: io::BufWriter<io::Stdout>,
     pub tty: bool,
+    kernel_copy: Option<bool>,
+}
+
+fn stdout_is_file_or_device() -> bool {
+    use std::os::fd::AsFd;
+    use std::os::unix::fs::FileTypeExt;
+    let Ok(fd) = io::stdout().as_fd().try_clone_to_owned() else {
+        return false;
+    };
+    std::fs::File::from(fd)
+        .metadata()
+        .map(|m| m.file_type().is_file() || m.file_type().is_char_device())
+        .unwrap_or(false)
 }
 
 impl Out {
@@ -29,6 +42,7 @@ impl Out {
         Out {
             w: io::BufWriter::with_capacity(256 << 10, stdout),
             tty,
+            kernel_copy: None,
         }
     }
 
@@ -44,6 +58,36 @@ impl Out {
     /// Colors only on a terminal, and never with `NO_COLOR` set.
     pub fn color(&self) -> bool {
         self.tty && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+    }
+
+    /// Copies `file[start..end]` followed by a newline to stdout: by the kernel (sendfile,
+    /// copy_file_range) when stdout is a file or device, else through a large buffer.
+    pub fn copy_range(&mut self, file: &std::fs::File, start: u64, end: u64) -> io::Result<()> {
+        use std::io::{Read, Seek, SeekFrom};
+        use std::os::unix::fs::FileExt;
+        self.w.flush()?;
+        let kernel = *self
+            .kernel_copy
+            .get_or_insert_with(stdout_is_file_or_device);
+        if kernel {
+            let mut f = file.try_clone()?;
+            f.seek(SeekFrom::Start(start))?;
+            let mut lock = io::stdout().lock();
+            let n = io::copy(&mut (&f).take(end - start), &mut lock)?;
+            if n != end - start {
+                return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "file shrank"));
+            }
+            return lock.write_all(b"\n");
+        }
+        let mut buf = vec![0u8; (1usize << 20).min((end - start) as usize)];
+        let mut pos = start;
+        while pos < end {
+            let n = ((end - pos) as usize).min(buf.len());
+            file.read_exact_at(&mut buf[..n], pos)?;
+            self.w.write_all(&buf[..n])?;
+            pos += n as u64;
+        }
+        self.w.write_all(b"\n")
     }
 
     /// Writes `bytes` and a newline.

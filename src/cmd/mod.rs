@@ -2,6 +2,7 @@
 
 pub mod external;
 pub mod generate;
+pub mod prompt;
 pub mod session;
 
 use std::path::{Path, PathBuf};

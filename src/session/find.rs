@@ -108,10 +108,10 @@ pub fn all_session_dirs(dirs: &Dirs) -> Vec<PathBuf> {
         subs.sort();
         out.extend(subs);
     }
-    if let Some(d) = &dirs.session_dir {
-        if !out.contains(d) {
-            out.push(d.clone());
-        }
+    if let Some(d) = &dirs.session_dir
+        && !out.contains(d)
+    {
+        out.push(d.clone());
     }
     out
 }

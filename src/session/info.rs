@@ -66,17 +66,18 @@ impl Visit for Summary {
         if let Some(t) = t {
             self.last_activity = Some(self.last_activity.map_or(t.max(0.0), |a| a.max(t)));
         }
-        if self.first_message.is_none() && role.as_deref() == Some("user") {
-            if let Some(c) = content {
-                let text = match JsonKind::of(c) {
-                    Some(JsonKind::String | JsonKind::Array) => {
-                        preview::content_text(c, " ", usize::MAX)
-                    }
-                    _ => String::new(),
-                };
-                if !text.is_empty() {
-                    self.first_message = Some(text);
+        if self.first_message.is_none()
+            && role.as_deref() == Some("user")
+            && let Some(c) = content
+        {
+            let text = match JsonKind::of(c) {
+                Some(JsonKind::String | JsonKind::Array) => {
+                    preview::content_text(c, " ", usize::MAX)
                 }
+                _ => String::new(),
+            };
+            if !text.is_empty() {
+                self.first_message = Some(text);
             }
         }
     }

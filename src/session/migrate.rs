@@ -87,29 +87,29 @@ impl Plan {
                 None => b"null".to_vec(),
             };
             edits.push(("parentId", Some(parent)));
-            if r.kind == Kind::Compaction {
-                if let Ok(pos) = self.first_kept.binary_search_by_key(&i, |(ci, _, _)| *ci) {
-                    let (_, outcome, delete_index) = &self.first_kept[pos];
-                    match outcome {
-                        FirstKept::Set(id) => {
-                            let mut v = Vec::new();
-                            json::write_str(&mut v, id.as_str());
-                            edits.push(("firstKeptEntryId", Some(v)));
-                        }
-                        FirstKept::Remove => edits.push(("firstKeptEntryId", None)),
-                        FirstKept::Untouched => {}
+            if r.kind == Kind::Compaction
+                && let Ok(pos) = self.first_kept.binary_search_by_key(&i, |(ci, _, _)| *ci)
+            {
+                let (_, outcome, delete_index) = &self.first_kept[pos];
+                match outcome {
+                    FirstKept::Set(id) => {
+                        let mut v = Vec::new();
+                        json::write_str(&mut v, id.as_str());
+                        edits.push(("firstKeptEntryId", Some(v)));
                     }
-                    if *delete_index {
-                        edits.push(("firstKeptEntryIndex", None));
-                    }
+                    FirstKept::Remove => edits.push(("firstKeptEntryId", None)),
+                    FirstKept::Untouched => {}
+                }
+                if *delete_index {
+                    edits.push(("firstKeptEntryIndex", None));
                 }
             }
         }
         let mut line = splice(raw, &edits);
-        if r.kind == Kind::Message {
-            if let Some(renamed) = rename_hook_message(&line) {
-                line = renamed;
-            }
+        if r.kind == Kind::Message
+            && let Some(renamed) = rename_hook_message(&line)
+        {
+            line = renamed;
         }
         line
     }

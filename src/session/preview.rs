@@ -50,14 +50,14 @@ pub fn content_text(content: &[u8], sep: &str, limit: usize) -> String {
                 if out.len() > limit {
                     return;
                 }
-                if json::get_str(block, "type").as_deref() == Some("text") {
-                    if let Some(t) = json::get_str(block, "text") {
-                        if !first {
-                            out.push_str(sep);
-                        }
-                        first = false;
-                        out.push_str(&t);
+                if json::get_str(block, "type").as_deref() == Some("text")
+                    && let Some(t) = json::get_str(block, "text")
+                {
+                    if !first {
+                        out.push_str(sep);
                     }
+                    first = false;
+                    out.push_str(&t);
                 }
             });
             out

@@ -463,6 +463,30 @@ impl Session {
         })
     }
 
+    /// Whether lines are served as stored (a v3 file): then [`Session::byte_runs`] applies.
+    pub fn is_current(&self) -> bool {
+        self.migration.is_none()
+    }
+
+    /// The byte ranges of the lines of `order` (ascending entries), merging entries that are
+    /// adjacent in the file; each range ends just after its last line (without the newline).
+    pub fn byte_runs(&self, order: &[u32]) -> Vec<(u64, u64)> {
+        let mut runs: Vec<(u64, u64)> = Vec::new();
+        for &i in order {
+            let r = &self.entries[i as usize];
+            let (start, end) = (r.offset, r.offset + u64::from(r.len));
+            match runs.last_mut() {
+                Some(last) if last.1 + 1 == start => last.1 = end,
+                _ => runs.push((start, end)),
+            }
+        }
+        runs
+    }
+
+    pub fn file(&self) -> &File {
+        &self.file
+    }
+
     /// Calls `f` with the v3 bytes of each entry in `order`, reading the file in large
     /// sequential blocks (entries in file order, forwards or backwards, cost one pass).
     pub fn for_each_line(

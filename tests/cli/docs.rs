@@ -38,12 +38,12 @@ fn parse(md: &str) -> Vec<Step> {
                 status: 0,
             });
         } else if let Some(step) = steps.last_mut() {
-            if let Some(more) = line.strip_prefix("> ") {
-                if step.expected.is_empty() {
-                    step.command.push('\n');
-                    step.command.push_str(more);
-                    continue;
-                }
+            if let Some(more) = line.strip_prefix("> ")
+                && step.expected.is_empty()
+            {
+                step.command.push('\n');
+                step.command.push_str(more);
+                continue;
             }
             if let Some(code) = line.strip_prefix("? ") {
                 step.status = code.trim().parse().expect("exit status");

@@ -5,8 +5,16 @@
 
 mod common;
 mod docs;
+mod prompt_expand;
+mod prompt_goldens;
+mod prompt_list;
+mod prompt_system;
+mod robustness;
 mod session_append;
 mod session_compat;
+mod session_log;
+mod session_new;
+mod session_tree;
 
 #[test]
 fn every_test_file_is_listed() {
@@ -14,13 +22,13 @@ fn every_test_file_is_listed() {
     let main = std::fs::read_to_string(dir.join("main.rs")).unwrap();
     for entry in std::fs::read_dir(&dir).unwrap() {
         let name = entry.unwrap().file_name().to_string_lossy().into_owned();
-        if let Some(module) = name.strip_suffix(".rs") {
-            if module != "main" {
-                assert!(
-                    main.contains(&format!("mod {module};")),
-                    "tests/cli/{name} is not listed in main.rs"
-                );
-            }
+        if let Some(module) = name.strip_suffix(".rs")
+            && module != "main"
+        {
+            assert!(
+                main.contains(&format!("mod {module};")),
+                "tests/cli/{name} is not listed in main.rs"
+            );
         }
     }
 }

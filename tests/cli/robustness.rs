@@ -91,12 +91,11 @@ fn complete_entries(bytes: &[u8]) -> Vec<String> {
         out.push(v["id"].as_str().unwrap().to_owned());
     }
     // A last line without newline counts when it is whole.
-    if let Some(p) = text.rfind('\n') {
-        if let Ok(v) = serde_json::from_str::<serde_json::Value>(&text[p + 1..]) {
-            if let Some(id) = v["id"].as_str() {
-                out.push(id.to_owned());
-            }
-        }
+    if let Some(p) = text.rfind('\n')
+        && let Ok(v) = serde_json::from_str::<serde_json::Value>(&text[p + 1..])
+        && let Some(id) = v["id"].as_str()
+    {
+        out.push(id.to_owned());
     }
     out
 }

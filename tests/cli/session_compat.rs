@@ -64,12 +64,11 @@ fn normalize_ids(line: &str, pos: &HashMap<String, usize>) -> String {
             && b[i + 1..i + 9]
                 .iter()
                 .all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(c))
+            && let Some(p) = pos.get(&line[i + 1..i + 9])
         {
-            if let Some(p) = pos.get(&line[i + 1..i + 9]) {
-                out.push_str(&format!("\"#{p}\""));
-                i += 10;
-                continue;
-            }
+            out.push_str(&format!("\"#{p}\""));
+            i += 10;
+            continue;
         }
         let ch = line[i..].chars().next().unwrap();
         out.push(ch);

@@ -234,3 +234,30 @@ fn torn_last_line_is_reported_and_skipped() {
         "{err}"
     );
 }
+
+#[test]
+fn output_to_a_file_or_a_pipe_is_the_same() {
+    let w = World::new();
+    let (s, _) = branched(&w);
+    let piped = w.ok(&["session", "log", &s]);
+    let file = w.path("out.jsonl");
+    let status = w
+        .std_cmd()
+        .args(["session", "log", &s])
+        .stdout(std::fs::File::create(&file).unwrap())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), piped);
+    let status = w
+        .std_cmd()
+        .args(["session", "log", &s, "--all", "-n", "3"])
+        .stdout(std::fs::File::create(&file).unwrap())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        w.ok(&["session", "log", &s, "--all", "-n", "3", "--filter", "."])
+    );
+}

@@ -153,11 +153,11 @@ impl Visit for Refs {
                 .find(|m| m.key.eq_str(k))
                 .and_then(|m| RawStr::from_value(&line[m.value_start..m.value_end]))
         };
-        if get("type").is_some_and(|t| t.eq_str("compaction")) {
-            if let Some(v) = get("firstKeptEntryId") {
-                self.0
-                    .push((i, "firstKeptEntryId", v.decode().into_owned()));
-            }
+        if get("type").is_some_and(|t| t.eq_str("compaction"))
+            && let Some(v) = get("firstKeptEntryId")
+        {
+            self.0
+                .push((i, "firstKeptEntryId", v.decode().into_owned()));
         }
     }
     fn split(&self) -> Self {

@@ -70,11 +70,25 @@ pub fn run(args: LogArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
             k == Kind::Other || types.iter().any(|t| t == k.as_str())
         });
     }
+    // The common case, entries as stored: copy whole runs of lines.
+    if filter.is_none() && !any_unknown_type && s.is_current() {
+        if let Some(n) = args.max_count {
+            order.drain(..order.len().saturating_sub(n));
+        }
+        if args.reverse {
+            order.reverse();
+            let out = &mut ctx.out;
+            s.for_each_line(&order, |_, line| out.line(line))?;
+        } else {
+            for (start, end) in s.byte_runs(&order) {
+                ctx.out.copy_range(s.file(), start, end)?;
+            }
+        }
+        return Ok(0);
+    }
     // With -n, walk from the leaf side and stop after N selected entries.
     let from_leaf = args.max_count.is_some();
-    if from_leaf {
-        order.reverse();
-    } else if args.reverse {
+    if from_leaf || args.reverse {
         order.reverse();
     }
     let limit = args.max_count.unwrap_or(usize::MAX);

@@ -1,0 +1,166 @@
+# Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
+function __fish_pi_global_optspecs
+    string join \n session-dir= h/help V/version
+end
+
+function __fish_pi_needs_command
+    # Figure out if the current invocation already has a command.
+    set -l cmd (commandline -opc)
+    set -e cmd[1]
+    argparse -s (__fish_pi_global_optspecs) -- $cmd 2>/dev/null
+    or return
+    if set -q argv[1]
+        # Also print the command, so this can be used to figure out what it is.
+        echo $argv[1]
+        return 1
+    end
+    return 0
+end
+
+function __fish_pi_using_subcommand
+    set -l cmd (__fish_pi_needs_command)
+    test -z "$cmd"
+    and return 1
+    contains -- $cmd[1] $argv
+end
+
+complete -c pi -n "__fish_pi_needs_command" -l session-dir -d 'Keep sessions in DIR instead of the per-project directory under the agent directory' -r -F
+complete -c pi -n "__fish_pi_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c pi -n "__fish_pi_needs_command" -s V -l version -d 'Print version'
+complete -c pi -n "__fish_pi_needs_command" -f -a "session" -d 'Create, read, extend and check session files'
+complete -c pi -n "__fish_pi_needs_command" -f -a "prompt" -d 'Expand prompt templates and skills, list them, and assemble the system prompt'
+complete -c pi -n "__fish_pi_needs_command" -f -a "generate" -d 'Write the man pages and shell completions (for packagers and the repository)'
+complete -c pi -n "__fish_pi_using_subcommand session; and not __fish_seen_subcommand_from new list log append branch tree resume label name fork check migrate" -l session-dir -d 'Keep sessions in DIR instead of the per-project directory under the agent directory' -r -F
+complete -c pi -n "__fish_pi_using_subcommand session; and not __fish_seen_subcommand_from new list log append branch tree resume label name fork check migrate" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c pi -n "__fish_pi_using_subcommand session; and not __fish_seen_subcommand_from new list log append branch tree resume label name fork check migrate" -s V -l version -d 'Print version'
+complete -c pi -n "__fish_pi_using_subcommand session; and not __fish_seen_subcommand_from new list log append branch tree resume label name fork check migrate" -f -a "new" -d 'Create a session file and print its path'
+complete -c pi -n "__fish_pi_using_subcommand session; and not __fish_seen_subcommand_from new list log append branch tree resume label name fork check migrate" -f -a "list" -d 'List sessions, newest first'
+complete -c pi -n "__fish_pi_using_subcommand session; and not __fish_seen_subcommand_from new list log append branch tree resume label name fork check migrate" -f -a "log" -d 'Print entries as JSONL: the active path from root to leaf, or all of them'
+complete -c pi -n "__fish_pi_using_subcommand session; and not __fish_seen_subcommand_from new list log append branch tree resume label name fork check migrate" -f -a "append" -d 'Append entries or messages read as JSONL from stdin'
+complete -c pi -n "__fish_pi_using_subcommand session; and not __fish_seen_subcommand_from new list log append branch tree resume label name fork check migrate" -f -a "branch" -d 'Move the session\'s leaf to an earlier entry, optionally with a summary of what is left'
+complete -c pi -n "__fish_pi_using_subcommand session; and not __fish_seen_subcommand_from new list log append branch tree resume label name fork check migrate" -f -a "tree" -d 'Show the whole entry tree'
+complete -c pi -n "__fish_pi_using_subcommand session; and not __fish_seen_subcommand_from new list log append branch tree resume label name fork check migrate" -f -a "resume" -d 'Print the path of the most recent session of a directory'
+complete -c pi -n "__fish_pi_using_subcommand session; and not __fish_seen_subcommand_from new list log append branch tree resume label name fork check migrate" -f -a "label" -d 'Set or clear the label of an entry'
+complete -c pi -n "__fish_pi_using_subcommand session; and not __fish_seen_subcommand_from new list log append branch tree resume label name fork check migrate" -f -a "name" -d 'Set or clear the session\'s name'
+complete -c pi -n "__fish_pi_using_subcommand session; and not __fish_seen_subcommand_from new list log append branch tree resume label name fork check migrate" -f -a "fork" -d 'Copy the path from the root to an entry into a new session file'
+complete -c pi -n "__fish_pi_using_subcommand session; and not __fish_seen_subcommand_from new list log append branch tree resume label name fork check migrate" -f -a "check" -d 'Check a session file for problems, without changing it'
+complete -c pi -n "__fish_pi_using_subcommand session; and not __fish_seen_subcommand_from new list log append branch tree resume label name fork check migrate" -f -a "migrate" -d 'Rewrite a version 1 or 2 session file as version 3, keeping a backup'
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from new" -l cwd -d 'Working directory the session belongs to [default: the current directory]' -r -F
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from new" -l id -d 'Session id [default: a new time-ordered UUID (v7)]' -r
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from new" -l name -d 'Name the session (written as a session_info entry after the header)' -r
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from new" -l parent-session -d 'Record the session this one comes from (a path, id or id prefix) in the header' -r
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from new" -l session-dir -d 'Keep sessions in DIR instead of the per-project directory under the agent directory' -r -F
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from new" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from new" -s V -l version -d 'Print version'
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from list" -l cwd -d 'List the sessions of DIR [default: the current directory]' -r -F
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from list" -l format -d 'Output format: human text on a terminal and JSON otherwise (auto), or either' -r -f -a "auto\t'Human text when stdout is a terminal, JSON otherwise'
+json\t'JSON (JSONL): one record per line'
+human\t'Human-readable text'"
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from list" -l session-dir -d 'Keep sessions in DIR instead of the per-project directory under the agent directory' -r -F
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from list" -l all -d 'List the sessions of every directory'
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from list" -l json -d 'Same as --format json'
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from list" -s V -l version -d 'Print version'
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from log" -l leaf -d 'Follow the path to this entry (id or unique prefix) instead of the session\'s leaf' -r
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from log" -s n -l max-count -d 'Only the N entries nearest the leaf (the last N of --all), after --type and --filter' -r
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from log" -l type -d 'Only entries of these types (comma-separated or repeated), e.g. message,compaction' -r
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from log" -l filter -d 'Run this jq program on each entry and print its outputs instead of the entry' -r
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from log" -l session-dir -d 'Keep sessions in DIR instead of the per-project directory under the agent directory' -r -F
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from log" -l all -d 'Every entry of every branch, in file order'
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from log" -l reverse -d 'Leaf first'
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from log" -s r -l raw-output -d 'With --filter, print strings without quotes'
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from log" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from log" -s V -l version -d 'Print version'
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from append" -l parent -d 'Attach the first new entry to this entry (id or unique prefix) instead of the leaf' -r
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from append" -l session-dir -d 'Keep sessions in DIR instead of the per-project directory under the agent directory' -r -F
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from append" -l dry-run -d 'Validate and print the entries that would be written, without writing them'
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from append" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from append" -s V -l version -d 'Print version'
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from branch" -l summary -d 'Summarize the path being left (written as a branch_summary entry)' -r
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from branch" -l summary-file -d 'Read the summary from a file (`-` for stdin)' -r -F
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from branch" -l session-dir -d 'Keep sessions in DIR instead of the per-project directory under the agent directory' -r -F
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from branch" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from branch" -s V -l version -d 'Print version'
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from tree" -l leaf -d 'Highlight the path to this entry (id or unique prefix) instead of the session\'s leaf' -r
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from tree" -l format -d 'Output format: human text on a terminal and JSON otherwise (auto), or either' -r -f -a "auto\t'Human text when stdout is a terminal, JSON otherwise'
+json\t'JSON (JSONL): one record per line'
+human\t'Human-readable text'"
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from tree" -l session-dir -d 'Keep sessions in DIR instead of the per-project directory under the agent directory' -r -F
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from tree" -l json -d 'Same as --format json'
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from tree" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from tree" -s V -l version -d 'Print version'
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from resume" -l cwd -d 'The working directory whose sessions to look at [default: the current directory]' -r -F
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from resume" -l session-dir -d 'Keep sessions in DIR instead of the per-project directory under the agent directory' -r -F
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from resume" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from resume" -s V -l version -d 'Print version'
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from label" -l session-dir -d 'Keep sessions in DIR instead of the per-project directory under the agent directory' -r -F
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from label" -l clear -d 'Remove the entry\'s label'
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from label" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from label" -s V -l version -d 'Print version'
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from name" -l session-dir -d 'Keep sessions in DIR instead of the per-project directory under the agent directory' -r -F
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from name" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from name" -s V -l version -d 'Print version'
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from fork" -l cwd -d 'Make the copy a session of DIR (stored with DIR\'s sessions) [default: the same directory and folder as the original]' -r -F
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from fork" -l session-dir -d 'Keep sessions in DIR instead of the per-project directory under the agent directory' -r -F
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from fork" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from fork" -s V -l version -d 'Print version'
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from check" -l format -d 'Output format: human text on a terminal and JSON otherwise (auto), or either' -r -f -a "auto\t'Human text when stdout is a terminal, JSON otherwise'
+json\t'JSON (JSONL): one record per line'
+human\t'Human-readable text'"
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from check" -l session-dir -d 'Keep sessions in DIR instead of the per-project directory under the agent directory' -r -F
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from check" -l json -d 'Same as --format json'
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from check" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from check" -s V -l version -d 'Print version'
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from migrate" -l session-dir -d 'Keep sessions in DIR instead of the per-project directory under the agent directory' -r -F
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from migrate" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from migrate" -s V -l version -d 'Print version'
+complete -c pi -n "__fish_pi_using_subcommand prompt; and not __fish_seen_subcommand_from expand list system" -l session-dir -d 'Keep sessions in DIR instead of the per-project directory under the agent directory' -r -F
+complete -c pi -n "__fish_pi_using_subcommand prompt; and not __fish_seen_subcommand_from expand list system" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c pi -n "__fish_pi_using_subcommand prompt; and not __fish_seen_subcommand_from expand list system" -s V -l version -d 'Print version'
+complete -c pi -n "__fish_pi_using_subcommand prompt; and not __fish_seen_subcommand_from expand list system" -f -a "expand" -d 'Expand `/template args` or `/skill:name args`; other text passes through unchanged'
+complete -c pi -n "__fish_pi_using_subcommand prompt; and not __fish_seen_subcommand_from expand list system" -f -a "list" -d 'List the prompt templates and skills found, and the problems met loading them'
+complete -c pi -n "__fish_pi_using_subcommand prompt; and not __fish_seen_subcommand_from expand list system" -f -a "system" -d 'Print the system prompt assembled for a directory'
+complete -c pi -n "__fish_pi_using_subcommand prompt; and __fish_seen_subcommand_from expand" -l cwd -d 'Work as if started in DIR: its .pi/ directory, .agents/skills and context files' -r -F
+complete -c pi -n "__fish_pi_using_subcommand prompt; and __fish_seen_subcommand_from expand" -l prompt-dir -l prompt-template -d 'Also load templates from PATH, a .md file or a directory of them (repeatable; they lose name collisions with discovered ones). Relative to the current directory' -r
+complete -c pi -n "__fish_pi_using_subcommand prompt; and __fish_seen_subcommand_from expand" -l skill-dir -l skill -d 'Also load skills from PATH, a skill file or a directory (repeatable; they lose name collisions with discovered ones). Relative to the current directory' -r
+complete -c pi -n "__fish_pi_using_subcommand prompt; and __fish_seen_subcommand_from expand" -l session-dir -d 'Keep sessions in DIR instead of the per-project directory under the agent directory' -r -F
+complete -c pi -n "__fish_pi_using_subcommand prompt; and __fish_seen_subcommand_from expand" -l json -d 'Print {"text": …, "source": {"kind", "name", "path"}} instead of the text (source is null when nothing was expanded)'
+complete -c pi -n "__fish_pi_using_subcommand prompt; and __fish_seen_subcommand_from expand" -l as-message -d 'Print the result as a user message record, ready for `pi session append`'
+complete -c pi -n "__fish_pi_using_subcommand prompt; and __fish_seen_subcommand_from expand" -l no-prompt-templates -d 'Do not discover templates; load only the --prompt-dir paths'
+complete -c pi -n "__fish_pi_using_subcommand prompt; and __fish_seen_subcommand_from expand" -l no-skills -d 'Do not discover skills; load only the --skill-dir paths'
+complete -c pi -n "__fish_pi_using_subcommand prompt; and __fish_seen_subcommand_from expand" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c pi -n "__fish_pi_using_subcommand prompt; and __fish_seen_subcommand_from expand" -s V -l version -d 'Print version'
+complete -c pi -n "__fish_pi_using_subcommand prompt; and __fish_seen_subcommand_from list" -l cwd -d 'Work as if started in DIR: its .pi/ directory, .agents/skills and context files' -r -F
+complete -c pi -n "__fish_pi_using_subcommand prompt; and __fish_seen_subcommand_from list" -l prompt-dir -l prompt-template -d 'Also load templates from PATH, a .md file or a directory of them (repeatable; they lose name collisions with discovered ones). Relative to the current directory' -r
+complete -c pi -n "__fish_pi_using_subcommand prompt; and __fish_seen_subcommand_from list" -l skill-dir -l skill -d 'Also load skills from PATH, a skill file or a directory (repeatable; they lose name collisions with discovered ones). Relative to the current directory' -r
+complete -c pi -n "__fish_pi_using_subcommand prompt; and __fish_seen_subcommand_from list" -l format -d 'Output format: human text on a terminal and JSON otherwise (auto), or either' -r -f -a "auto\t'Human text when stdout is a terminal, JSON otherwise'
+json\t'JSON (JSONL): one record per line'
+human\t'Human-readable text'"
+complete -c pi -n "__fish_pi_using_subcommand prompt; and __fish_seen_subcommand_from list" -l session-dir -d 'Keep sessions in DIR instead of the per-project directory under the agent directory' -r -F
+complete -c pi -n "__fish_pi_using_subcommand prompt; and __fish_seen_subcommand_from list" -l no-prompt-templates -d 'Do not discover templates; load only the --prompt-dir paths'
+complete -c pi -n "__fish_pi_using_subcommand prompt; and __fish_seen_subcommand_from list" -l no-skills -d 'Do not discover skills; load only the --skill-dir paths'
+complete -c pi -n "__fish_pi_using_subcommand prompt; and __fish_seen_subcommand_from list" -l json -d 'Same as --format json'
+complete -c pi -n "__fish_pi_using_subcommand prompt; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c pi -n "__fish_pi_using_subcommand prompt; and __fish_seen_subcommand_from list" -s V -l version -d 'Print version'
+complete -c pi -n "__fish_pi_using_subcommand prompt; and __fish_seen_subcommand_from system" -l cwd -d 'Work as if started in DIR: its .pi/ directory, .agents/skills and context files' -r -F
+complete -c pi -n "__fish_pi_using_subcommand prompt; and __fish_seen_subcommand_from system" -l prompt-dir -l prompt-template -d 'Also load templates from PATH, a .md file or a directory of them (repeatable; they lose name collisions with discovered ones). Relative to the current directory' -r
+complete -c pi -n "__fish_pi_using_subcommand prompt; and __fish_seen_subcommand_from system" -l skill-dir -l skill -d 'Also load skills from PATH, a skill file or a directory (repeatable; they lose name collisions with discovered ones). Relative to the current directory' -r
+complete -c pi -n "__fish_pi_using_subcommand prompt; and __fish_seen_subcommand_from system" -l tools -d 'Active tools, comma-separated, in this order [default: read,bash,edit,write and the tools given by --tool-snippet/--tool-guideline]' -r
+complete -c pi -n "__fish_pi_using_subcommand prompt; and __fish_seen_subcommand_from system" -l tool-snippet -d 'Define a tool\'s one-line summary for the tool list, as NAME=TEXT (repeatable); a name that is not built in adds a custom tool' -r
+complete -c pi -n "__fish_pi_using_subcommand prompt; and __fish_seen_subcommand_from system" -l tool-guideline -d 'Add a guideline that applies while tool NAME is active, as NAME=TEXT (repeatable)' -r
+complete -c pi -n "__fish_pi_using_subcommand prompt; and __fish_seen_subcommand_from system" -l system-prompt -d 'Use TEXT instead of the default prompt and SYSTEM.md (if TEXT names an existing file, its contents)' -r
+complete -c pi -n "__fish_pi_using_subcommand prompt; and __fish_seen_subcommand_from system" -l system-prompt-file -d 'Use the contents of FILE instead of the default prompt and SYSTEM.md' -r -F
+complete -c pi -n "__fish_pi_using_subcommand prompt; and __fish_seen_subcommand_from system" -l append-system-prompt -d 'Append TEXT (if it names an existing file, its contents); repeatable, joined by blank lines; replaces APPEND_SYSTEM.md' -r
+complete -c pi -n "__fish_pi_using_subcommand prompt; and __fish_seen_subcommand_from system" -l session-dir -d 'Keep sessions in DIR instead of the per-project directory under the agent directory' -r -F
+complete -c pi -n "__fish_pi_using_subcommand prompt; and __fish_seen_subcommand_from system" -l no-prompt-templates -d 'Do not discover templates; load only the --prompt-dir paths'
+complete -c pi -n "__fish_pi_using_subcommand prompt; and __fish_seen_subcommand_from system" -l no-skills -d 'Do not discover skills; load only the --skill-dir paths'
+complete -c pi -n "__fish_pi_using_subcommand prompt; and __fish_seen_subcommand_from system" -l no-tools -d 'No tools at all (unless --tools is also given)'
+complete -c pi -n "__fish_pi_using_subcommand prompt; and __fish_seen_subcommand_from system" -l no-context-files -d 'Leave out the AGENTS.md / CLAUDE.md context files'
+complete -c pi -n "__fish_pi_using_subcommand prompt; and __fish_seen_subcommand_from system" -l json -d 'Print {"text", "tools", "contextFiles", "skills"} as JSON instead of the text'
+complete -c pi -n "__fish_pi_using_subcommand prompt; and __fish_seen_subcommand_from system" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c pi -n "__fish_pi_using_subcommand prompt; and __fish_seen_subcommand_from system" -s V -l version -d 'Print version'
+complete -c pi -n "__fish_pi_using_subcommand generate" -l out -d 'Directory that receives man/ and completions/' -r -F
+complete -c pi -n "__fish_pi_using_subcommand generate" -l session-dir -d 'Keep sessions in DIR instead of the per-project directory under the agent directory' -r -F
+complete -c pi -n "__fish_pi_using_subcommand generate" -l check -d 'Compare with the files in DIR instead of writing; exit 1 if they differ'
+complete -c pi -n "__fish_pi_using_subcommand generate" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c pi -n "__fish_pi_using_subcommand generate" -s V -l version -d 'Print version'

@@ -1,0 +1,176 @@
+#!/usr/bin/env python3
+"""Benchmark pi's session commands on generated sessions, side by side with the reference.
+
+    python3 scripts/bench.py --data /tmp/pi-bench [--sizes 1k,10k,100k,1m]
+        [--generator ../shared/bench/gen_session.py]
+        [--reference-dir DIR --reference-bench ../shared/bench/pimono_bench.mjs]
+        [--reference-json ../shared/bench/reference-results.json]
+
+Sessions are generated once with the reference benchmark's seeded generator:
+    python3 gen_session.py --entries N --seed 1 --out DATA/sNk.jsonl
+(s100k is 218 MB, s1m 2.2 GB; the md5 sums match ../shared/bench/REFERENCE-RESULTS.md).
+
+For each size, pi (built with `cargo build --release`) is timed on: `session log` (the active
+path, root to leaf), `session log --all`, `session check`, `session tree --json`,
+`session list` (a folder holding just that file), and `session append` of one entry (on a
+copy; median of several). `pi --version` measures start-up. Wall time is the median of
+`--runs` runs, memory the largest peak RSS (GNU time). Output goes to /dev/null, except
+`log > file` (a real file in the data folder).
+
+With --reference-dir (where `npm install @mariozechner/pi-coding-agent@0.73.1` was run),
+the reference's pimono_bench.mjs runs on the same files (sizes it can open, up to 230k
+entries); --reference-json adds the numbers the shared harness recorded (including its
+stream-loaded 1M run, which the reference cannot open). Results: DATA/pi-bench.json and a
+Markdown table on stdout.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+
+SIZES = {"1k": 1000, "10k": 10000, "100k": 100000, "1m": 1000000}
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def run_timed(cmd, stdout=subprocess.DEVNULL, stdin=None, env=None):
+    """Runs cmd under GNU time; returns (seconds, peak RSS in MB)."""
+    with tempfile.NamedTemporaryFile("r", suffix=".time") as t:
+        full = ["/usr/bin/time", "-f", "%e %M", "-o", t.name] + cmd
+        p = subprocess.run(full, stdout=stdout, stdin=stdin, stderr=subprocess.PIPE, env=env)
+        if p.returncode != 0:
+            raise RuntimeError(f"{cmd} failed: {p.stderr.decode(errors='replace')}")
+        secs, kb = t.read().split()[-2:]
+        return float(secs), int(kb) / 1024
+
+
+def measure(cmd, runs, **kw):
+    times, rss = [], []
+    for _ in range(runs):
+        s, m = run_timed(cmd, **kw)
+        times.append(s)
+        rss.append(m)
+    return {"s": statistics.median(times), "all_s": times, "rss_mb": max(rss)}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--data", required=True)
+    ap.add_argument("--sizes", default="1k,10k,100k,1m")
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--generator", default=os.path.join(REPO, "..", "shared", "bench", "gen_session.py"))
+    ap.add_argument("--pi", default=os.path.join(REPO, "target", "release", "pi"))
+    ap.add_argument("--reference-dir")
+    ap.add_argument("--reference-bench", default=os.path.join(REPO, "..", "shared", "bench", "pimono_bench.mjs"))
+    ap.add_argument("--reference-json", default=os.path.join(REPO, "..", "shared", "bench", "reference-results.json"))
+    args = ap.parse_args()
+    os.makedirs(args.data, exist_ok=True)
+    if not os.path.exists(args.pi):
+        subprocess.run(["cargo", "build", "--release", "--locked"], cwd=REPO, check=True)
+    pi = os.path.abspath(args.pi)
+    env = dict(os.environ, PI_CODING_AGENT_DIR=os.path.join(args.data, "agent"))
+    results = {"pi": {}, "reference": {}}
+    results["pi"]["version"] = measure([pi, "--version"], 20)
+    reference_recorded = {}
+    if args.reference_json and os.path.exists(args.reference_json):
+        reference_recorded = json.load(open(args.reference_json))
+    for size in args.sizes.split(","):
+        n = SIZES[size]
+        f = os.path.join(args.data, f"s{size}.jsonl")
+        if not os.path.exists(f):
+            print(f"generating {f}", file=sys.stderr)
+            subprocess.run([sys.executable, args.generator, "--entries", str(n), "--seed", "1", "--out", f], check=True, stdout=subprocess.DEVNULL)
+        runs = args.runs if n < 1_000_000 else max(1, args.runs - 1)
+        r = {}
+        print(f"pi on {size}", file=sys.stderr)
+        r["log"] = measure([pi, "session", "log", f], runs, env=env)
+        out = os.path.join(args.data, "log-out.jsonl")
+        with open(out, "w") as o:
+            r["log_to_file"] = measure([pi, "session", "log", f], 1, stdout=o, env=env)
+        os.remove(out)
+        r["log_all"] = measure([pi, "session", "log", "--all", f], runs, env=env)
+        r["check"] = measure([pi, "session", "check", "--json", f], runs, env=env)
+        r["tree"] = measure([pi, "session", "tree", "--json", f], runs, env=env)
+        listdir = os.path.join(args.data, f"list-{size}")
+        os.makedirs(listdir, exist_ok=True)
+        link = os.path.join(listdir, os.path.basename(f))
+        if not os.path.exists(link):
+            os.link(f, link)
+        r["list"] = measure([pi, "--session-dir", listdir, "session", "list", "--json"], runs, env=env)
+        copy = os.path.join(args.data, f"append-{size}.jsonl")
+        shutil.copyfile(f, copy)
+        msg = os.path.join(args.data, "msg.json")
+        with open(msg, "w") as m:
+            m.write('{"role":"user","content":"' + "x" * 2000 + '"}\n')
+        appends = []
+        for _ in range(11 if n < 1_000_000 else 5):
+            with open(msg) as m:
+                appends.append(run_timed([pi, "session", "append", copy], stdin=m, env=env))
+        os.remove(copy)
+        r["append"] = {"s": statistics.median(a[0] for a in appends), "rss_mb": max(a[1] for a in appends)}
+        results["pi"][size] = r
+        if args.reference_dir and n <= 230_000:
+            print(f"reference on {size}", file=sys.stderr)
+            p = subprocess.run(["node", args.reference_bench, "--pi-dir", args.reference_dir, f], capture_output=True, text=True)
+            if p.returncode == 0:
+                results["reference"][size] = json.loads(p.stdout.strip().splitlines()[-1])
+            else:
+                print(p.stderr, file=sys.stderr)
+        elif size in reference_recorded.get("bench", {}):
+            results["reference"][size] = reference_recorded["bench"][size]
+        if size not in results["reference"] and size in reference_recorded.get("stream_load", {}):
+            sl = reference_recorded["stream_load"][size].get("heap_20000mb")
+            if sl:
+                results["reference"][size] = {"stream_load": True, "ms_median": sl["steps_ms"], "peak_rss_mb": sl["peak_rss_mb"]}
+    with open(os.path.join(args.data, "pi-bench.json"), "w") as o:
+        json.dump(results, o, indent=1)
+    print(table(results))
+
+
+def fmt_s(s):
+    return f"{s * 1000:.0f} ms" if s < 1 else f"{s:.2f} s"
+
+
+def table(results):
+    ref = results["reference"]
+    rows = ["| entries (file) | command | pi | pi peak RSS | reference (same work) | reference peak RSS | ratio |", "|---|---|---|---|---|---|---|"]
+    mb = {"1k": "2.4 MB", "10k": "23 MB", "100k": "218 MB", "1m": "2.2 GB"}
+    for size, r in results["pi"].items():
+        if size == "version":
+            continue
+        rf = ref.get(size, {})
+        steps = rf.get("ms_median", {})
+        rss = rf.get("peak_rss_mb")
+        note = " (stream-loaded: it cannot open the file)" if rf.get("stream_load") else ""
+
+        def ref_ms(*keys):
+            if not steps or any(k not in steps for k in keys):
+                return None
+            return sum(steps[k] for k in keys) / 1000
+
+        pairs = [
+            ("log (root → leaf)", r["log"], ref_ms("open", "branch"), "open + getBranch"),
+            ("log --all", r["log_all"], ref_ms("open"), "open"),
+            ("check", r["check"], ref_ms("open"), "open"),
+            ("tree --json", r["tree"], ref_ms("open", "tree"), "open + getTree"),
+            ("list", r["list"], ref_ms("list"), "SessionManager.list"),
+        ]
+        for name, mine, theirs, what in pairs:
+            t = f"{fmt_s(theirs)} ({what}){note}" if theirs is not None else "—"
+            ratio = f"{theirs / mine['s']:.0f}× faster" if theirs else ""
+            rs = f"{rss:.0f} MB" if rss and theirs is not None else "—"
+            rows.append(f"| {size} ({mb.get(size, '')}) | `pi session {name}` | {fmt_s(mine['s'])} | {mine['rss_mb']:.0f} MB | {t} | {rs} | {ratio} |")
+        app = rf.get("append_median_ms")
+        t = f"{rf.get('ms_median', {}).get('open', 0) / 1000:.2f} s to open, then {app:.3f} ms per append (no fsync)" if app is not None else "—"
+        rows.append(f"| {size} ({mb.get(size, '')}) | `pi session append` (1 entry, whole process, fsync) | {results['pi'][size]['append']['s'] * 1000:.0f} ms | {r['append']['rss_mb']:.0f} MB | {t} | | |")
+    v = results["pi"]["version"]
+    rows.append(f"| — | `pi --version` | {fmt_s(v['s'])} | {v['rss_mb']:.0f} MB | 2.02 s (`pi --version`, recorded) | 146 MB | {2.018 / max(v['s'], 0.0005):.0f}× faster |")
+    return "\n".join(rows)
+
+
+if __name__ == "__main__":
+    main()

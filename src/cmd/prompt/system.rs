@@ -1,0 +1,229 @@
+//! `pi prompt system`
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use clap::Args;
+use serde_json::json;
+
+use super::DiscoveryArgs;
+use crate::clock;
+use crate::cmd::Ctx;
+use crate::prompt::system::{self, DEFAULT_TOOLS, Tool};
+use crate::prompt::{context, tz};
+
+#[derive(Debug, Args)]
+pub struct SystemArgs {
+    #[command(flatten)]
+    pub discovery: DiscoveryArgs,
+    /// Active tools, comma-separated, in this order [default: read,bash,edit,write and the
+    /// tools given by --tool-snippet/--tool-guideline]
+    ///
+    /// Built-in tools: read, bash, edit, write, grep, find, ls. Unknown names are ignored
+    /// with a warning.
+    #[arg(long, value_delimiter = ',', value_name = "NAMES")]
+    pub tools: Option<Vec<String>>,
+    /// No tools at all (unless --tools is also given)
+    #[arg(long)]
+    pub no_tools: bool,
+    /// Define a tool's one-line summary for the tool list, as NAME=TEXT (repeatable); a name
+    /// that is not built in adds a custom tool
+    #[arg(long, value_name = "NAME=TEXT")]
+    pub tool_snippet: Vec<String>,
+    /// Add a guideline that applies while tool NAME is active, as NAME=TEXT (repeatable)
+    #[arg(long, value_name = "NAME=TEXT")]
+    pub tool_guideline: Vec<String>,
+    /// Use TEXT instead of the default prompt and SYSTEM.md (if TEXT names an existing
+    /// file, its contents)
+    #[arg(long, value_name = "TEXT", conflicts_with = "system_prompt_file")]
+    pub system_prompt: Option<String>,
+    /// Use the contents of FILE instead of the default prompt and SYSTEM.md
+    #[arg(long, value_name = "FILE")]
+    pub system_prompt_file: Option<PathBuf>,
+    /// Append TEXT (if it names an existing file, its contents); repeatable, joined by blank
+    /// lines; replaces APPEND_SYSTEM.md
+    #[arg(long, value_name = "TEXT")]
+    pub append_system_prompt: Vec<String>,
+    /// Leave out the AGENTS.md / CLAUDE.md context files
+    #[arg(long)]
+    pub no_context_files: bool,
+    /// Print {"text", "tools", "contextFiles", "skills"} as JSON instead of the text
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// A value that is a path to an existing file stands for the file's contents (upstream's
+/// rule); an empty value is no value.
+fn file_or_literal(v: &str, base: &Path, what: &str) -> Option<String> {
+    if v.is_empty() {
+        return None;
+    }
+    let p = base.join(v);
+    if p.exists() {
+        match crate::prompt::read_text(&p) {
+            Ok(s) => return Some(s),
+            Err(e) => crate::error::warn(&format!("cannot read {what} file {v}: {e}")),
+        }
+    }
+    Some(v.to_owned())
+}
+
+/// The first of `<cwd>/.pi/NAME` and `<agent dir>/NAME` that exists, read.
+fn discover(cwd: &Path, agent_dir: &Path, name: &str) -> Option<String> {
+    let p = [cwd.join(".pi").join(name), agent_dir.join(name)]
+        .into_iter()
+        .find(|p| p.exists())?;
+    match crate::prompt::read_text(&p) {
+        Ok(s) => Some(s),
+        Err(e) => {
+            crate::error::warn(&format!("cannot read {}: {e}", p.display()));
+            None
+        }
+    }
+}
+
+fn split_def(def: &str, flag: &str) -> anyhow::Result<(String, String)> {
+    match def.split_once('=') {
+        Some((n, t)) if !n.trim().is_empty() => Ok((n.trim().to_owned(), t.to_owned())),
+        _ => Err(crate::error::usage(format!(
+            "{flag} expects NAME=TEXT, not {def:?}"
+        ))),
+    }
+}
+
+/// The active tools: built-ins and custom tools, filtered and ordered by --tools.
+fn active_tools(args: &SystemArgs) -> anyhow::Result<Vec<Tool>> {
+    let mut registry = system::builtin_tools();
+    let builtin_count = registry.len();
+    let mut custom_names: Vec<String> = Vec::new();
+    for def in &args.tool_snippet {
+        let (name, text) = split_def(def, "--tool-snippet")?;
+        let snippet = Tool::custom(&name, Some(&text), &[]).snippet;
+        match registry.iter_mut().find(|t| t.name == name) {
+            Some(t) => t.snippet = snippet,
+            None => {
+                custom_names.push(name.clone());
+                registry.push(Tool {
+                    name,
+                    snippet,
+                    guidelines: Vec::new(),
+                });
+            }
+        }
+    }
+    for def in &args.tool_guideline {
+        let (name, text) = split_def(def, "--tool-guideline")?;
+        let idx = match registry.iter().position(|t| t.name == name) {
+            Some(i) => i,
+            None => {
+                custom_names.push(name.clone());
+                registry.push(Tool::custom(&name, None, &[]));
+                registry.len() - 1
+            }
+        };
+        let t = &mut registry[idx];
+        let mut g = t.guidelines.clone();
+        g.push(text);
+        let snippet = t.snippet.clone();
+        *t = Tool::custom(&name, None, &g);
+        t.snippet = snippet;
+    }
+    let names: Vec<String> = match &args.tools {
+        Some(list) => list
+            .iter()
+            .map(|n| n.trim().to_owned())
+            .filter(|n| !n.is_empty())
+            .collect(),
+        None if args.no_tools => Vec::new(),
+        None => DEFAULT_TOOLS
+            .iter()
+            .map(|s| (*s).to_owned())
+            .chain(custom_names)
+            .collect(),
+    };
+    let mut out: Vec<Tool> = Vec::new();
+    for n in names {
+        if out.iter().any(|t| t.name == n) {
+            continue;
+        }
+        match registry.iter().find(|t| t.name == n) {
+            Some(t) => out.push(t.clone()),
+            None => {
+                let known: Vec<&str> = registry[..builtin_count]
+                    .iter()
+                    .map(|t| t.name.as_str())
+                    .collect();
+                crate::error::warn(&format!(
+                    "unknown tool '{n}' ignored (built-in tools: {})",
+                    known.join(", ")
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
+pub fn run(args: SystemArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
+    let tools = active_tools(&args)?;
+    let (cwd, res) = args.discovery.load(ctx)?;
+    super::warn_missing_paths(&res);
+    let agent_dir = ctx.dirs.agent_dir.clone();
+
+    let custom_prompt = if let Some(f) = &args.system_prompt_file {
+        let p = ctx.cwd.join(f);
+        Some(crate::prompt::read_text(&p).with_context(|| format!("cannot read {}", f.display()))?)
+    } else if let Some(v) = &args.system_prompt {
+        file_or_literal(v, &ctx.cwd, "system prompt")
+    } else {
+        discover(&cwd, &agent_dir, "SYSTEM.md")
+    };
+    let append: Vec<String> = if args.append_system_prompt.is_empty() {
+        discover(&cwd, &agent_dir, "APPEND_SYSTEM.md")
+            .into_iter()
+            .collect()
+    } else {
+        args.append_system_prompt
+            .iter()
+            .filter_map(|v| file_or_literal(v, &ctx.cwd, "append system prompt"))
+            .collect()
+    };
+    let mut warnings = Vec::new();
+    let context_files = if args.no_context_files {
+        Vec::new()
+    } else {
+        context::load(&cwd, &agent_dir, &mut warnings)
+    };
+    for w in &warnings {
+        crate::error::warn(w);
+    }
+    let cwd_str = cwd.to_string_lossy().into_owned();
+    let text = system::build(&system::Options {
+        custom_prompt,
+        append: (!append.is_empty()).then(|| append.join("\n\n")),
+        tools: &tools,
+        context_files: &context_files,
+        skills: &res.skills,
+        date: tz::local_date(clock::now_ms()),
+        cwd: cwd_str,
+    });
+    if args.json {
+        let has_read = tools.iter().any(|t| t.name == "read");
+        let skills: Vec<&str> = res
+            .skills
+            .iter()
+            .filter(|s| has_read && !s.disable_model_invocation)
+            .map(|s| s.name.as_str())
+            .collect();
+        let tool_names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+        let files: Vec<&Path> = context_files.iter().map(|f| f.path.as_path()).collect();
+        ctx.out.json(&json!({
+            "text": text,
+            "tools": tool_names,
+            "contextFiles": files,
+            "skills": skills,
+        }))?;
+    } else {
+        ctx.out.line(text.as_bytes())?;
+    }
+    Ok(0)
+}

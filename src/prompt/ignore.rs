@@ -1,0 +1,146 @@
+//! `.gitignore`, `.ignore` and `.fdignore` files met while discovering templates and skills,
+//! applied the way upstream applies them: the rules of a sub-directory are prefixed with its
+//! path relative to the walk's root, the last matching rule wins, and `!` re-includes.
+
+use std::path::Path;
+
+use super::glob::gitignore_match;
+
+const FILES: [&str; 3] = [".gitignore", ".ignore", ".fdignore"];
+
+#[derive(Debug, Clone)]
+struct Rule {
+    pattern: String,
+    negated: bool,
+    dir_only: bool,
+}
+
+/// The accumulated rules of one walk.
+#[derive(Debug, Clone, Default)]
+pub struct Ignore {
+    rules: Vec<Rule>,
+}
+
+impl Ignore {
+    /// Reads the ignore files in `dir` (a directory at or below `root`).
+    pub fn add_dir(&mut self, dir: &Path, root: &Path) {
+        let prefix = match dir.strip_prefix(root) {
+            Ok(rel) if !rel.as_os_str().is_empty() => {
+                format!("{}/", rel.to_string_lossy().replace('\\', "/"))
+            }
+            _ => String::new(),
+        };
+        for name in FILES {
+            if let Ok(text) = std::fs::read(dir.join(name)) {
+                for line in String::from_utf8_lossy(&text).split('\n') {
+                    let line = line.strip_suffix('\r').unwrap_or(line);
+                    self.add_line(line, &prefix);
+                }
+            }
+        }
+    }
+
+    fn add_line(&mut self, line: &str, prefix: &str) {
+        let trimmed = line.trim();
+        if trimmed.is_empty() || (trimmed.starts_with('#') && !trimmed.starts_with("\\#")) {
+            return;
+        }
+        let mut pattern = line;
+        let mut negated = false;
+        if let Some(p) = pattern.strip_prefix('!') {
+            negated = true;
+            pattern = p;
+        } else if pattern.starts_with("\\!") {
+            pattern = &pattern[1..];
+        }
+        let pattern = pattern.strip_prefix('/').unwrap_or(pattern);
+        // Trailing unescaped spaces are not part of a pattern.
+        let mut pattern = pattern.trim_end_matches(' ').to_owned();
+        if pattern.ends_with('\\') && line.ends_with(' ') {
+            pattern.push(' ');
+        }
+        let dir_only = pattern.ends_with('/');
+        let pattern = pattern.trim_end_matches('/');
+        if pattern.is_empty() {
+            return;
+        }
+        self.rules.push(Rule {
+            pattern: format!("{prefix}{pattern}"),
+            negated,
+            dir_only,
+        });
+    }
+
+    fn matches(&self, path: &str, is_dir: bool) -> bool {
+        let mut ignored = false;
+        for r in &self.rules {
+            if r.negated != ignored {
+                continue;
+            }
+            if r.dir_only && !is_dir {
+                continue;
+            }
+            if gitignore_match(&r.pattern, path) {
+                ignored = !r.negated;
+            }
+        }
+        ignored
+    }
+
+    /// Whether `rel` (relative to the root, `/`-separated, with a trailing `/` for a
+    /// directory) is ignored, itself or through one of its parent directories.
+    pub fn ignores(&self, rel: &str) -> bool {
+        if self.rules.is_empty() {
+            return false;
+        }
+        let is_dir = rel.ends_with('/');
+        let rel = rel.trim_end_matches('/');
+        let parts: Vec<&str> = rel.split('/').collect();
+        for n in 1..parts.len() {
+            if self.matches(&parts[..n].join("/"), true) {
+                return true;
+            }
+        }
+        self.matches(rel, is_dir)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    fn ig(lines: &[(&str, &str)]) -> Ignore {
+        let mut i = Ignore::default();
+        for (prefix, l) in lines {
+            i.add_line(l, prefix);
+        }
+        i
+    }
+
+    #[test]
+    fn rules() {
+        let i = ig(&[
+            ("", "drafts/"),
+            ("", "*.tmp.md"),
+            ("", "!keep.tmp.md"),
+            ("sub/", "x.md"),
+        ]);
+        assert!(i.ignores("drafts/"));
+        assert!(i.ignores("drafts/a.md"));
+        assert!(!i.ignores("drafts.md"));
+        assert!(i.ignores("a.tmp.md"));
+        assert!(!i.ignores("keep.tmp.md"));
+        assert!(i.ignores("sub/x.md"));
+        assert!(!i.ignores("x.md"));
+        assert!(!i.ignores("other/sub/x.md"));
+    }
+
+    #[test]
+    fn comments_and_blanks() {
+        let i = ig(&[("", "# c"), ("", "   "), ("", "\\#x.md"), ("", "/root.md")]);
+        assert!(i.ignores("#x.md"));
+        assert!(i.ignores("root.md"));
+        assert!(!i.ignores("c"));
+    }
+}

@@ -1,0 +1,416 @@
+//! Skills: Markdown files with a `name` and a `description` in their frontmatter, validated
+//! against the Agent Skills rules, listed for the model in the system prompt and expanded by
+//! `/skill:name args`.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use super::ignore::Ignore;
+use super::text::{escape_xml, js_trim, utf16_len};
+use super::{Diagnostic, ResourceKind, Scope, SourceInfo, frontmatter, fsx};
+
+const MAX_NAME: usize = 64;
+const MAX_DESCRIPTION: usize = 1024;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Skill {
+    pub name: String,
+    /// Verbatim (multi-line descriptions keep their newlines).
+    pub description: String,
+    pub path: PathBuf,
+    /// The directory holding the skill file; references in the skill are relative to it.
+    pub base_dir: PathBuf,
+    pub source: SourceInfo,
+    /// `disable-model-invocation: true`: only `/skill:name` can use it, the model is not told.
+    pub disable_model_invocation: bool,
+}
+
+fn name_problems(name: &str, parent: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    if name != parent {
+        out.push(format!(
+            "name \"{name}\" does not match parent directory \"{parent}\""
+        ));
+    }
+    let len = utf16_len(name);
+    if len > MAX_NAME {
+        out.push(format!("name exceeds {MAX_NAME} characters ({len})"));
+    }
+    if name.is_empty()
+        || !name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+    {
+        out.push(
+            "name contains invalid characters (must be lowercase a-z, 0-9, hyphens only)"
+                .to_owned(),
+        );
+    }
+    if name.starts_with('-') || name.ends_with('-') {
+        out.push("name must not start or end with a hyphen".to_owned());
+    }
+    if name.contains("--") {
+        out.push("name must not contain consecutive hyphens".to_owned());
+    }
+    out
+}
+
+/// Loads and validates one skill file. Every problem is a warning; the skill is still loaded
+/// unless its description is missing or blank, or the file cannot be read or parsed.
+pub fn load_file(
+    path: &Path,
+    source_of: &dyn Fn(&Path, &Path) -> SourceInfo,
+) -> (Option<Skill>, Vec<Diagnostic>) {
+    let mut diags = Vec::new();
+    let raw = match super::read_text(path) {
+        Ok(r) => r,
+        Err(e) => {
+            diags.push(Diagnostic::warning(e.to_string(), path));
+            return (None, diags);
+        }
+    };
+    let parsed = match frontmatter::parse(&raw) {
+        Ok(p) => p,
+        Err(e) => {
+            diags.push(Diagnostic::warning(e.0, path));
+            return (None, diags);
+        }
+    };
+    let base_dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    let parent = base_dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let description = match parsed.get("description") {
+        None => None,
+        Some(d) if !d.truthy() => None,
+        Some(frontmatter::Yaml::Str(s)) => Some(s.clone()),
+        Some(_) => {
+            diags.push(Diagnostic::warning("description must be a string", path));
+            return (None, diags);
+        }
+    };
+    match &description {
+        Some(d) if !js_trim(d).is_empty() => {
+            let len = utf16_len(d);
+            if len > MAX_DESCRIPTION {
+                diags.push(Diagnostic::warning(
+                    format!("description exceeds {MAX_DESCRIPTION} characters ({len})"),
+                    path,
+                ));
+            }
+        }
+        _ => diags.push(Diagnostic::warning("description is required", path)),
+    }
+    let name = match parsed.get("name") {
+        Some(n) if n.truthy() => match n {
+            frontmatter::Yaml::Str(s) => s.clone(),
+            _ => {
+                diags.push(Diagnostic::warning("name must be a string", path));
+                return (None, diags);
+            }
+        },
+        _ => parent.clone(),
+    };
+    for p in name_problems(&name, &parent) {
+        diags.push(Diagnostic::warning(p, path));
+    }
+    let Some(description) = description.filter(|d| !js_trim(d).is_empty()) else {
+        return (None, diags);
+    };
+    let disable = matches!(
+        parsed.get("disable-model-invocation"),
+        Some(frontmatter::Yaml::Bool(true))
+    );
+    let source = source_of(path, &base_dir);
+    (
+        Some(Skill {
+            name,
+            description,
+            path: path.to_path_buf(),
+            base_dir,
+            source,
+            disable_model_invocation: disable,
+        }),
+        diags,
+    )
+}
+
+/// Loads the skills of a directory given explicitly: if it holds a `SKILL.md`, that file
+/// alone; otherwise its `*.md` files and, in sub-directories (recursively), `SKILL.md` files,
+/// where again a directory with a `SKILL.md` is not searched further. Dot-names,
+/// `node_modules` and ignored paths are skipped.
+pub fn load_dir(
+    dir: &Path,
+    source_of: &dyn Fn(&Path, &Path) -> SourceInfo,
+) -> (Vec<Skill>, Vec<Diagnostic>) {
+    let mut skills = Vec::new();
+    let mut diags = Vec::new();
+    let mut ig = Ignore::default();
+    load_dir_inner(dir, dir, true, &mut ig, source_of, &mut skills, &mut diags);
+    (skills, diags)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn load_dir_inner(
+    dir: &Path,
+    root: &Path,
+    include_root_files: bool,
+    ig: &mut Ignore,
+    source_of: &dyn Fn(&Path, &Path) -> SourceInfo,
+    skills: &mut Vec<Skill>,
+    diags: &mut Vec<Diagnostic>,
+) {
+    if !dir.exists() {
+        return;
+    }
+    ig.add_dir(dir, root);
+    let Some(entries) = fsx::list(dir) else {
+        return;
+    };
+    if let Some(e) = entries.iter().find(|e| e.name == "SKILL.md")
+        && e.is_file
+        && !ig.ignores(&fsx::relative(root, &e.path))
+    {
+        let (s, d) = load_file(&e.path, source_of);
+        skills.extend(s);
+        diags.extend(d);
+        return;
+    }
+    for e in &entries {
+        if e.name.starts_with('.') || e.name == "node_modules" {
+            continue;
+        }
+        let rel = fsx::relative(root, &e.path);
+        let shown = if e.is_dir { format!("{rel}/") } else { rel };
+        if ig.ignores(&shown) {
+            continue;
+        }
+        if e.is_dir && !e.loops {
+            load_dir_inner(&e.path, root, false, ig, source_of, skills, diags);
+        } else if e.is_file && include_root_files && e.name.ends_with(".md") {
+            let (s, d) = load_file(&e.path, source_of);
+            skills.extend(s);
+            diags.extend(d);
+        }
+    }
+}
+
+/// Which auto-discovery rules apply to a skills directory: in "pi" directories (the agent
+/// directory's and the project's `.pi/skills`, settings entries) root-level `*.md` files are
+/// skills; in `.agents/skills` directories only `SKILL.md` files count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Pi,
+    Agents,
+}
+
+/// The skill files auto-discovery collects in `dir` (see [`Mode`]); a directory with a
+/// `SKILL.md` contributes that file only.
+pub fn collect_files(dir: &Path, mode: Mode) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut ig = Ignore::default();
+    collect_inner(dir, dir, mode, &mut ig, &mut out);
+    out
+}
+
+fn collect_inner(dir: &Path, root: &Path, mode: Mode, ig: &mut Ignore, out: &mut Vec<PathBuf>) {
+    if !dir.exists() {
+        return;
+    }
+    ig.add_dir(dir, root);
+    let Some(entries) = fsx::list(dir) else {
+        return;
+    };
+    if let Some(e) = entries.iter().find(|e| e.name == "SKILL.md")
+        && e.is_file
+        && !ig.ignores(&fsx::relative(root, &e.path))
+    {
+        out.push(e.path.clone());
+        return;
+    }
+    for e in &entries {
+        if e.name.starts_with('.') || e.name == "node_modules" {
+            continue;
+        }
+        let rel = fsx::relative(root, &e.path);
+        if mode == Mode::Pi
+            && dir == root
+            && e.is_file
+            && e.name.ends_with(".md")
+            && !ig.ignores(&rel)
+        {
+            out.push(e.path.clone());
+            continue;
+        }
+        if !e.is_dir || e.loops || ig.ignores(&format!("{rel}/")) {
+            continue;
+        }
+        collect_inner(&e.path, root, mode, ig, out);
+    }
+}
+
+/// Skills accepted so far: first name wins, the same real file is taken once.
+#[derive(Debug, Default)]
+pub struct SkillSet {
+    pub skills: Vec<Skill>,
+    pub diagnostics: Vec<Diagnostic>,
+    pub collisions: Vec<Diagnostic>,
+    real_paths: HashSet<PathBuf>,
+}
+
+impl SkillSet {
+    pub fn add(&mut self, skills: Vec<Skill>, diags: Vec<Diagnostic>) {
+        self.diagnostics.extend(diags);
+        for s in skills {
+            let real = fsx::canonical(&s.path);
+            if self.real_paths.contains(&real) {
+                continue;
+            }
+            if let Some(w) = self.skills.iter().find(|w| w.name == s.name) {
+                self.collisions.push(Diagnostic::collision(
+                    ResourceKind::Skill,
+                    &s.name,
+                    &w.path,
+                    &s.path,
+                ));
+            } else {
+                self.real_paths.insert(real);
+                self.skills.push(s);
+            }
+        }
+    }
+
+    /// Skills, then loading diagnostics followed by collisions.
+    pub fn finish(self) -> (Vec<Skill>, Vec<Diagnostic>) {
+        let mut d = self.diagnostics;
+        d.extend(self.collisions);
+        (self.skills, d)
+    }
+}
+
+/// Loads skills from explicit paths (files or directories, already resolved), classifying
+/// each by where it lies: under `user_dir` → user, under `project_dir` → project, else a
+/// temporary path.
+pub fn load_paths(
+    paths: &[PathBuf],
+    user_dir: &Path,
+    project_dir: &Path,
+) -> (Vec<Skill>, Vec<Diagnostic>) {
+    let mut set = SkillSet::default();
+    for p in paths {
+        let scope = if fsx::is_under(p, user_dir) {
+            Scope::User
+        } else if fsx::is_under(p, project_dir) {
+            Scope::Project
+        } else {
+            Scope::Temporary
+        };
+        let source_of = move |_: &Path, base: &Path| SourceInfo {
+            source: "local",
+            scope,
+            base_dir: base.to_path_buf(),
+        };
+        let meta = std::fs::metadata(p);
+        match meta {
+            Err(_) => set
+                .diagnostics
+                .push(Diagnostic::warning("skill path does not exist", p)),
+            Ok(m) if m.is_dir() => {
+                let (s, d) = load_dir(p, &source_of);
+                set.add(s, d);
+            }
+            Ok(m) if m.is_file() && p.to_string_lossy().ends_with(".md") => {
+                let (s, d) = load_file(p, &source_of);
+                match s {
+                    Some(s) => set.add(vec![s], d),
+                    None => set.diagnostics.extend(d),
+                }
+            }
+            Ok(_) => set
+                .diagnostics
+                .push(Diagnostic::warning("skill path is not a markdown file", p)),
+        }
+    }
+    set.finish()
+}
+
+/// The skills index for the system prompt (skills hidden from the model are left out; empty
+/// when none remain). The XML is upstream's, since the model reads it; the instructions
+/// before it are ours, covering the same points.
+pub fn format_index(skills: &[Skill]) -> String {
+    let visible: Vec<&Skill> = skills
+        .iter()
+        .filter(|s| !s.disable_model_invocation)
+        .collect();
+    if visible.is_empty() {
+        return String::new();
+    }
+    let mut lines = vec![
+        "\n\nThe following skills provide specialized instructions for particular kinds of work.".to_owned(),
+        "Use the read tool to load a skill's file once the task at hand fits its description.".to_owned(),
+        "Paths in a skill file are relative to the folder holding its SKILL.md: make them absolute before passing them to a tool.".to_owned(),
+        String::new(),
+        "<available_skills>".to_owned(),
+    ];
+    for s in visible {
+        lines.push("  <skill>".to_owned());
+        lines.push(format!("    <name>{}</name>", escape_xml(&s.name)));
+        lines.push(format!(
+            "    <description>{}</description>",
+            escape_xml(&s.description)
+        ));
+        lines.push(format!(
+            "    <location>{}</location>",
+            escape_xml(&s.path.to_string_lossy())
+        ));
+        lines.push("  </skill>".to_owned());
+    }
+    lines.push("</available_skills>".to_owned());
+    lines.join("\n")
+}
+
+/// Why `/skill:name` could not be expanded.
+#[derive(Debug)]
+pub enum ExpandError {
+    Unknown(String),
+    Read(PathBuf, std::io::Error),
+}
+
+/// Expands `/skill:name args` into the block the model sees:
+/// `<skill name="…" location="…">`, a line saying what references are relative to, the body,
+/// `</skill>`, then the arguments after a blank line. `Ok(None)` if `text` is not a skill
+/// command.
+pub fn expand<'a>(
+    text: &str,
+    skills: &'a [Skill],
+) -> Result<Option<(String, &'a Skill)>, ExpandError> {
+    let Some(rest) = text.strip_prefix("/skill:") else {
+        return Ok(None);
+    };
+    let (name, args) = match rest.find(' ') {
+        Some(i) => (&rest[..i], js_trim(&rest[i + 1..])),
+        None => (rest, ""),
+    };
+    let Some(skill) = skills.iter().find(|s| s.name == name) else {
+        return Err(ExpandError::Unknown(name.to_owned()));
+    };
+    let raw =
+        super::read_text(&skill.path).map_err(|e| ExpandError::Read(skill.path.clone(), e))?;
+    let body = frontmatter::strip(&raw);
+    let body = js_trim(&body);
+    let block = format!(
+        "<skill name=\"{}\" location=\"{}\">\nReferences are relative to {}.\n\n{body}\n</skill>",
+        skill.name,
+        skill.path.display(),
+        skill.base_dir.display()
+    );
+    Ok(Some((
+        if args.is_empty() {
+            block
+        } else {
+            format!("{block}\n\n{args}")
+        },
+        skill,
+    )))
+}

@@ -1,0 +1,177 @@
+//! Prompt templates: Markdown files whose name is a `/command` and whose body, with arguments
+//! substituted, replaces the command.
+
+use std::path::{Path, PathBuf};
+
+use super::args::{split_args, substitute_args};
+use super::text::{js_trim, utf16_len, utf16_prefix};
+use super::{SourceInfo, frontmatter, fsx};
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Template {
+    /// The file name without `.md`: `review.md` is `/review`.
+    pub name: String,
+    /// Frontmatter `description`, else the first non-blank body line (cut to 60 characters).
+    pub description: String,
+    /// Frontmatter `argument-hint` (shown before the description).
+    pub argument_hint: Option<String>,
+    /// The body after the frontmatter.
+    pub content: String,
+    pub source: SourceInfo,
+    pub path: PathBuf,
+}
+
+/// Loads one template file; `None` if it cannot be read or its frontmatter is invalid (upstream
+/// skips such files without a diagnostic).
+pub fn load_file(path: &Path, source: SourceInfo) -> Option<Template> {
+    let raw = super::read_text(path).ok()?;
+    let parsed = frontmatter::parse(&raw).ok()?;
+    let file_name = path.file_name()?.to_string_lossy();
+    let name = file_name
+        .strip_suffix(".md")
+        .unwrap_or(&file_name)
+        .to_owned();
+    let mut description = parsed
+        .get("description")
+        .filter(|d| d.truthy())
+        .and_then(frontmatter::Yaml::scalar_text)
+        .unwrap_or_default();
+    if description.is_empty()
+        && let Some(first) = parsed.body.split('\n').find(|l| !js_trim(l).is_empty())
+    {
+        description = utf16_prefix(first, 60).to_owned();
+        if utf16_len(first) > 60 {
+            description.push_str("...");
+        }
+    }
+    let argument_hint = parsed
+        .get("argument-hint")
+        .filter(|h| h.truthy())
+        .and_then(frontmatter::Yaml::scalar_text);
+    Some(Template {
+        name,
+        description,
+        argument_hint,
+        content: parsed.body,
+        source,
+        path: path.to_path_buf(),
+    })
+}
+
+/// The direct `*.md` children of `dir` (symlinks followed), in name order.
+pub fn load_dir(dir: &Path, source_of: &dyn Fn(&Path) -> SourceInfo) -> Vec<Template> {
+    let Some(entries) = fsx::list(dir) else {
+        return Vec::new();
+    };
+    entries
+        .iter()
+        .filter(|e| e.is_file && e.name.ends_with(".md"))
+        .filter_map(|e| load_file(&e.path, source_of(&e.path)))
+        .collect()
+}
+
+/// The result of expanding a `/name args` line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Expansion<'a> {
+    pub template: &'a Template,
+    pub args: Vec<String>,
+    pub text: String,
+    /// Set when the arguments had unbalanced quotes and were split at whitespace.
+    pub warning: Option<String>,
+}
+
+/// The template name of a `/name args` text and the argument string after the first space.
+/// `None` when the text does not start with `/`.
+pub fn parse_invocation(text: &str) -> Option<(&str, &str)> {
+    let rest = text.strip_prefix('/')?;
+    Some(match rest.find(' ') {
+        Some(i) => (&rest[..i], &rest[i + 1..]),
+        None => (rest, ""),
+    })
+}
+
+/// Expands `text` if it is `/name args` for a known template (first match by name).
+/// `words`, when given, are the already split arguments (from a shell).
+pub fn expand<'a>(
+    text: &str,
+    templates: &'a [Template],
+    words: Option<&[String]>,
+) -> Option<Expansion<'a>> {
+    let (name, args_str) = parse_invocation(text)?;
+    let template = templates.iter().find(|t| t.name == name)?;
+    let (args, warning) = match words {
+        Some(w) => (w.to_vec(), None),
+        None => split_args(args_str),
+    };
+    Some(Expansion {
+        text: substitute_args(&template.content, &args),
+        template,
+        args,
+        warning,
+    })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use crate::prompt::Scope;
+
+    fn t(name: &str, content: &str) -> Template {
+        Template {
+            name: name.to_owned(),
+            description: String::new(),
+            argument_hint: None,
+            content: content.to_owned(),
+            source: SourceInfo {
+                source: "auto",
+                scope: Scope::User,
+                base_dir: PathBuf::new(),
+            },
+            path: PathBuf::from(format!("/p/{name}.md")),
+        }
+    }
+
+    #[test]
+    fn invocation_rules() {
+        let ts = [t("t", "[$1][$2]"), t("all", "[$@]")];
+        assert_eq!(expand("/t  two", &ts, None).unwrap().text, "[two][]");
+        assert_eq!(expand("/all", &ts, None).unwrap().text, "[]");
+        assert!(expand("/t\targ", &ts, None).is_none());
+        assert!(expand("/x y", &ts, None).is_none());
+        assert!(expand("t y", &ts, None).is_none());
+        let words = ["a b".to_owned(), "c".to_owned()];
+        assert_eq!(
+            expand("/t a b c", &ts, Some(&words)).unwrap().text,
+            "[a b][c]"
+        );
+    }
+
+    #[test]
+    fn descriptions() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("long.md");
+        std::fs::write(&p, format!("\n  \n{}\nsecond", "x".repeat(70))).unwrap();
+        let src = SourceInfo {
+            source: "auto",
+            scope: Scope::User,
+            base_dir: PathBuf::new(),
+        };
+        let tpl = load_file(&p, src.clone()).unwrap();
+        assert_eq!(tpl.description, format!("{}...", "x".repeat(60)));
+        assert_eq!(tpl.name, "long");
+        let p = dir.path().join("fm.md");
+        std::fs::write(
+            &p,
+            "---\ndescription: Review\nargument-hint: \"<pr>\"\n---\nBody $1\n",
+        )
+        .unwrap();
+        let tpl = load_file(&p, src.clone()).unwrap();
+        assert_eq!(tpl.description, "Review");
+        assert_eq!(tpl.argument_hint.as_deref(), Some("<pr>"));
+        assert_eq!(tpl.content, "Body $1");
+        let p = dir.path().join("bad.md");
+        std::fs::write(&p, "---\nx: [\n---\nBody").unwrap();
+        assert!(load_file(&p, src).is_none());
+    }
+}
