@@ -11,6 +11,7 @@ use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
 use super::id::{Id, IdSet};
+use super::idindex::{IdIndex, short_key};
 use super::store::Header;
 use crate::json::{self, RawStr};
 use crate::rng::Rng;
@@ -42,12 +43,16 @@ pub struct Appender {
     pub header: Header,
     /// The current leaf: the last entry line in the file.
     pub leaf: Option<Id>,
-    ids: Option<IdSet>,
+    ids: Option<IdIndex>,
+    /// The agent directory, holding the id index cache (none: no cache).
+    cache: Option<PathBuf>,
     rng: Rng,
 }
 
 impl Appender {
-    pub fn open(path: &Path) -> Result<Appender, AppendError> {
+    /// Opens and locks a session file for appending. `cache` is the agent directory, where
+    /// the id index of the file is cached (`None`: scan it every time).
+    pub fn open(path: &Path, cache: Option<&Path>) -> Result<Appender, AppendError> {
         let io_err = |source| AppendError::Io {
             path: path.to_owned(),
             source,
@@ -103,6 +108,7 @@ impl Appender {
             header,
             leaf,
             ids: None,
+            cache: cache.map(Path::to_owned),
             rng,
         })
     }
@@ -111,9 +117,30 @@ impl Appender {
         &self.path
     }
 
-    /// Whether an entry with this id exists (exact: every line where the quoted id occurs is
-    /// parsed and its top-level `id` compared).
-    pub fn contains(&self, id: &str) -> io::Result<bool> {
+    fn index(&mut self) -> io::Result<&IdIndex> {
+        if self.ids.is_none() {
+            let idx = IdIndex::load(&self.file, &self.path, self.len, self.cache.as_deref())?;
+            self.ids = Some(idx);
+        }
+        match &self.ids {
+            Some(i) => Ok(i),
+            None => Err(io::Error::other("id index unavailable")),
+        }
+    }
+
+    /// Whether an entry with this id exists (exact: the lines where the id occurs are parsed
+    /// and their top-level `id` compared).
+    pub fn contains(&mut self, id: &str) -> io::Result<bool> {
+        if let Some(k) = short_key(id) {
+            let offsets = self.index()?.offsets(k)?;
+            for off in offsets {
+                if line_has_id(&read_line_at(&self.file, self.len, off)?, id) {
+                    return Ok(true);
+                }
+            }
+            return Ok(false);
+        }
+        // Other id forms are not indexed: search for them.
         let mut needle = Vec::new();
         json::write_str(&mut needle, id);
         let finder = memchr::memmem::Finder::new(&needle);
@@ -144,16 +171,16 @@ impl Appender {
         if arg.is_empty() {
             return Err(EntryLookupError::NotFound(arg.to_owned()));
         }
-        if self.ids.is_none() {
-            self.ids = Some(super::store::scan_ids(&self.file, self.len).map_err(io)?);
+        let mut candidates = self.index().map_err(io)?.with_prefix(arg).map_err(io)?;
+        if short_key(&format!("{arg:0<8}")).is_none() {
+            // Not a hex prefix: look at every id.
+            candidates = super::store::scan_ids(&self.file, self.len)
+                .map_err(io)?
+                .iter()
+                .filter(|k| k.as_str().starts_with(arg))
+                .map(|k| k.as_str().to_owned())
+                .collect();
         }
-        let mut candidates: Vec<String> = self
-            .ids
-            .iter()
-            .flatten()
-            .filter(|k| k.as_str().starts_with(arg))
-            .map(|k| k.as_str().to_owned())
-            .collect();
         candidates.sort();
         let mut matches = Vec::new();
         for c in candidates {
@@ -174,14 +201,14 @@ impl Appender {
 
     /// A new entry id, unique among the ids in the file and `taken`.
     pub fn new_id(&mut self, taken: &IdSet) -> io::Result<String> {
-        if self.ids.is_none() {
-            self.ids = Some(super::store::scan_ids(&self.file, self.len)?);
-        }
-        let ids = self.ids.as_ref().map_or(taken, |s| s);
+        self.index()?;
         for _ in 0..100 {
             let id = self.rng.short_id();
-            let key = Id::new(&id);
-            if !ids.contains(&key) && !taken.contains(&key) {
+            let in_file = match (&self.ids, short_key(&id)) {
+                (Some(idx), Some(k)) => idx.contains(k)?,
+                _ => true,
+            };
+            if !in_file && !taken.contains(&Id::new(&id)) {
                 return Ok(id);
             }
         }
@@ -204,8 +231,13 @@ impl Appender {
         };
         self.file.write_all(&buf).map_err(io_err)?;
         self.file.sync_data().map_err(io_err)?;
+        let old_len = self.len;
         self.len += buf.len() as u64;
         self.needs_newline = false;
+        if let Some(idx) = self.ids.as_mut() {
+            // Index the bytes just written (and cache the index).
+            let _ = idx.extend_and_save(&self.file, old_len, self.len);
+        }
         Ok(())
     }
 }

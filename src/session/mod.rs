@@ -5,6 +5,7 @@ pub mod append;
 pub mod entry;
 pub mod find;
 pub mod id;
+pub mod idindex;
 pub mod info;
 pub mod migrate;
 pub mod preview;

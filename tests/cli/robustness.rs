@@ -116,7 +116,7 @@ fn a_file_cut_at_any_byte_is_readable_and_appendable() {
                 opened.is_err(),
                 "cut {cut}: a partial header is not a session"
             );
-            assert!(Appender::open(&f).is_err());
+            assert!(Appender::open(&f, None).is_err());
             assert_eq!(
                 std::fs::read(&f).unwrap(),
                 &full[..cut],
@@ -128,7 +128,7 @@ fn a_file_cut_at_any_byte_is_readable_and_appendable() {
         let expected = complete_entries(&full[..cut]);
         let got: Vec<String> = s.entries.iter().map(|r| r.id.to_string()).collect();
         assert_eq!(got, expected, "cut {cut}");
-        let mut ap = Appender::open(&f).unwrap();
+        let mut ap = Appender::open(&f, None).unwrap();
         let lines = ap
             .append(&[
                 NewEntry::new("custom", Parent::Leaf).field("customType", b"\"after\"".to_vec())

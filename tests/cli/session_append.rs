@@ -409,3 +409,58 @@ fn label_targets_and_parents_must_be_entries_not_other_ids() {
         assert_eq!(out.status.code(), Some(2), "{target}");
     }
 }
+
+#[test]
+fn the_id_cache_follows_other_writers() {
+    let w = World::new();
+    let s = w.new_session();
+    let sp = s.to_str().unwrap();
+    let a = jsonl(&w.ok_in(&["session", "append", sp], &user("one")));
+    assert!(
+        w.agent()
+            .join("cache/session-ids")
+            .read_dir()
+            .unwrap()
+            .count()
+            == 1,
+        "the index is cached"
+    );
+    // Another program (the reference, say) appends an entry.
+    let mut f = std::fs::OpenOptions::new().append(true).open(&s).unwrap();
+    let foreign = format!(
+        "{{\"type\":\"message\",\"id\":\"0000abcd\",\"parentId\":{},\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"message\":{{\"role\":\"user\",\"content\":\"foreign\",\"timestamp\":1}}}}\n",
+        a[0]["id"]
+    );
+    std::io::Write::write_all(&mut f, foreign.as_bytes()).unwrap();
+    drop(f);
+    let l = jsonl(&w.ok(&["session", "label", sp, "0000ab", "seen"]));
+    assert_eq!(
+        l[0]["targetId"], "0000abcd",
+        "found through the cached index and the new bytes"
+    );
+    assert_eq!(l[0]["parentId"], "0000abcd");
+    // The file is replaced by other content under the same name: the cache is not trusted.
+    let header = std::fs::read_to_string(&s)
+        .unwrap()
+        .lines()
+        .next()
+        .unwrap()
+        .to_owned();
+    std::fs::write(&s, format!("{header}\n{{\"type\":\"custom\",\"customType\":\"x\",\"id\":\"00001234\",\"parentId\":null,\"timestamp\":\"t\"}}\n")).unwrap();
+    let out = w
+        .pi()
+        .args(["session", "label", sp, "0000abcd", "gone"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "the old id is not believed to exist"
+    );
+    let l = jsonl(&w.ok(&["session", "label", sp, "00001234", "new"]));
+    assert_eq!(l[0]["targetId"], "00001234");
+    // Deleting the cache changes nothing but speed.
+    std::fs::remove_dir_all(w.agent().join("cache")).unwrap();
+    let b = jsonl(&w.ok_in(&["session", "append", sp], &user("after")));
+    assert_eq!(b[0]["parentId"], l[0]["id"]);
+}

@@ -42,7 +42,7 @@ pub fn run(args: AppendArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
     if records.is_empty() {
         return Ok(0);
     }
-    let mut ap = Appender::open(&path)?;
+    let mut ap = Appender::open(&path, Some(&ctx.dirs.agent_dir))?;
     let first_parent = match &args.parent {
         Some(p) => Parent::Id(
             ap.resolve_entry(p)

@@ -40,7 +40,7 @@ pub fn run(args: BranchArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
         ),
         (None, None) => None,
     };
-    let mut ap = Appender::open(&path)?;
+    let mut ap = Appender::open(&path, Some(&ctx.dirs.agent_dir))?;
     let target = match ap.resolve_entry(&args.entry) {
         Ok(id) => Some(id),
         Err(_) if args.entry == "root" => None,

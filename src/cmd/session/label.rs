@@ -22,7 +22,7 @@ pub struct LabelArgs {
 
 pub fn run(args: LabelArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
     let path = ctx.session_path(Some(&args.session))?;
-    let mut ap = Appender::open(&path)?;
+    let mut ap = Appender::open(&path, Some(&ctx.dirs.agent_dir))?;
     let target = ap.resolve_entry(&args.entry)?;
     let mut entry = NewEntry::new("label", Parent::Leaf).field("targetId", jstr(&target));
     if let Some(l) = args.label.as_deref().filter(|l| !l.is_empty()) {

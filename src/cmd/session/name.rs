@@ -16,7 +16,7 @@ pub struct NameArgs {
 
 pub fn run(args: NameArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
     let path = ctx.session_path(Some(&args.session))?;
-    let mut ap = Appender::open(&path)?;
+    let mut ap = Appender::open(&path, Some(&ctx.dirs.agent_dir))?;
     let entry = NewEntry::new("session_info", Parent::Leaf).field("name", jstr(args.name.trim()));
     let lines = ap.append(&[entry])?;
     drop(ap);
