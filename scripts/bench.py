@@ -32,20 +32,24 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 SIZES = {"1k": 1000, "10k": 10000, "100k": 100000, "1m": 1000000}
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def run_timed(cmd, stdout=subprocess.DEVNULL, stdin=None, env=None):
-    """Runs cmd under GNU time; returns (seconds, peak RSS in MB)."""
+    """Runs cmd under GNU time; returns (wall seconds, peak RSS in MB). The wall time is taken
+    here (GNU time rounds to 10 ms); it includes starting /usr/bin/time, about 1 ms."""
     with tempfile.NamedTemporaryFile("r", suffix=".time") as t:
-        full = ["/usr/bin/time", "-f", "%e %M", "-o", t.name] + cmd
+        full = ["/usr/bin/time", "-f", "%M", "-o", t.name] + cmd
+        t0 = time.perf_counter()
         p = subprocess.run(full, stdout=stdout, stdin=stdin, stderr=subprocess.PIPE, env=env)
+        elapsed = time.perf_counter() - t0
         if p.returncode != 0:
             raise RuntimeError(f"{cmd} failed: {p.stderr.decode(errors='replace')}")
-        secs, kb = t.read().split()[-2:]
-        return float(secs), int(kb) / 1024
+        kb = t.read().split()[-1]
+        return elapsed, int(kb) / 1024
 
 
 def measure(cmd, runs, **kw):
@@ -67,7 +71,11 @@ def main():
     ap.add_argument("--reference-dir")
     ap.add_argument("--reference-bench", default=os.path.join(REPO, "..", "shared", "bench", "pimono_bench.mjs"))
     ap.add_argument("--reference-json", default=os.path.join(REPO, "..", "shared", "bench", "reference-results.json"))
+    ap.add_argument("--report", action="store_true", help="only print the table of DATA/pi-bench.json")
     args = ap.parse_args()
+    if args.report:
+        print(table(json.load(open(os.path.join(args.data, "pi-bench.json")))))
+        return
     os.makedirs(args.data, exist_ok=True)
     if not os.path.exists(args.pi):
         subprocess.run(["cargo", "build", "--release", "--locked"], cwd=REPO, check=True)
@@ -120,7 +128,7 @@ def main():
                 results["reference"][size] = json.loads(p.stdout.strip().splitlines()[-1])
             else:
                 print(p.stderr, file=sys.stderr)
-        elif size in reference_recorded.get("bench", {}):
+        elif reference_recorded.get("bench", {}).get(size, {}).get("ms_median", {}).get("open"):
             results["reference"][size] = reference_recorded["bench"][size]
         if size not in results["reference"] and size in reference_recorded.get("stream_load", {}):
             sl = reference_recorded["stream_load"][size].get("heap_20000mb")
@@ -132,6 +140,8 @@ def main():
 
 
 def fmt_s(s):
+    if s < 0.01:
+        return f"{s * 1000:.1f} ms"
     return f"{s * 1000:.0f} ms" if s < 1 else f"{s:.2f} s"
 
 
@@ -148,7 +158,7 @@ def table(results):
         note = " (stream-loaded: it cannot open the file)" if rf.get("stream_load") else ""
 
         def ref_ms(*keys):
-            if not steps or any(k not in steps for k in keys):
+            if not steps or any(steps.get(k) is None for k in keys):
                 return None
             return sum(steps[k] for k in keys) / 1000
 

@@ -18,6 +18,40 @@ fn string(v: Option<&[u8]>) -> Option<String> {
         .map(|s| s.decode().into_owned())
 }
 
+/// The start of a string value, decoded (enough for a preview; long tool outputs are not
+/// decoded whole).
+fn string_prefix(v: &[u8], max: usize) -> String {
+    match RawStr::from_value(v) {
+        Some(s) => json::decode_str(&s.raw[..s.raw.len().min(max)]).into_owned(),
+        None => String::new(),
+    }
+}
+
+/// Members of an object value, as a key → value lookup.
+struct Obj<'a> {
+    v: &'a [u8],
+    members: Vec<Member<'a>>,
+}
+
+impl<'a> Obj<'a> {
+    fn new(v: &'a [u8]) -> Obj<'a> {
+        Obj {
+            v,
+            members: json::members(v).unwrap_or_default(),
+        }
+    }
+    fn get(&self, key: &str) -> Option<&'a [u8]> {
+        self.members
+            .iter()
+            .rev()
+            .find(|m| m.key.eq_str(key))
+            .map(|m| &self.v[m.value_start..m.value_end])
+    }
+    fn str(&self, key: &str) -> Option<String> {
+        string(self.get(key))
+    }
+}
+
 /// Collapses whitespace runs (newlines, tabs) to single spaces and trims.
 pub fn normalize(s: &str) -> String {
     let mut out = String::with_capacity(s.len().min(MAX * 4));
@@ -42,7 +76,7 @@ pub fn normalize(s: &str) -> String {
 /// The text of a content value: a string, or the `text` blocks joined with `sep`.
 pub fn content_text(content: &[u8], sep: &str, limit: usize) -> String {
     match JsonKind::of(content) {
-        Some(JsonKind::String) => string(Some(content)).unwrap_or_default(),
+        Some(JsonKind::String) => string_prefix(content, limit.saturating_mul(4)),
         Some(JsonKind::Array) => {
             let mut out = String::new();
             let mut first = true;
@@ -50,14 +84,15 @@ pub fn content_text(content: &[u8], sep: &str, limit: usize) -> String {
                 if out.len() > limit {
                     return;
                 }
-                if json::get_str(block, "type").as_deref() == Some("text")
-                    && let Some(t) = json::get_str(block, "text")
-                {
-                    if !first {
-                        out.push_str(sep);
+                let b = Obj::new(block);
+                if b.get("type") == Some(b"\"text\"") {
+                    if let Some(t) = b.get("text") {
+                        if !first {
+                            out.push_str(sep);
+                        }
+                        first = false;
+                        out.push_str(&string_prefix(t, limit.saturating_mul(4)));
                     }
-                    first = false;
-                    out.push_str(&t);
                 }
             });
             out
@@ -88,9 +123,10 @@ fn tool_calls(content: &[u8]) -> String {
 
 /// The most telling argument of a tool call (a path, a command, a pattern).
 fn args_summary(args: &[u8]) -> String {
+    let a = Obj::new(args);
     for key in ["path", "command", "pattern", "file_path", "query", "url"] {
-        if let Some(v) = json::get_str(args, key) {
-            return normalize(&v);
+        if let Some(v) = a.get(key) {
+            return normalize(&string_prefix(v, MAX * 4));
         }
     }
     String::new()
@@ -108,20 +144,22 @@ pub fn preview(ty: &str, line: &[u8], members: &[Member<'_>]) -> String {
             let Some(msg) = field(line, members, "message") else {
                 return "[message]".into();
             };
-            let role = json::get_str(msg, "role").unwrap_or_default().into_owned();
-            let content = json::get(msg, "content").unwrap_or(b"null");
+            let m = Obj::new(msg);
+            let role = m.str("role").unwrap_or_default();
+            let content = m.get("content").unwrap_or(b"null");
             match role.as_str() {
                 "user" => format!("user: {}", normalize(&content_text(content, "", MAX * 4))),
                 "assistant" => {
                     let t = normalize(&content_text(content, " ", MAX * 4));
                     let calls = tool_calls(content);
-                    let stop = json::get_str(msg, "stopReason").unwrap_or_default();
                     let body = match (t.is_empty(), calls.is_empty()) {
                         (false, true) => t,
                         (false, false) => format!("{t} → {calls}"),
                         (true, false) => format!("→ {calls}"),
-                        (true, true) if stop == "aborted" => "(aborted)".into(),
-                        (true, true) => match json::get_str(msg, "errorMessage") {
+                        (true, true) if m.get("stopReason") == Some(b"\"aborted\"") => {
+                            "(aborted)".into()
+                        }
+                        (true, true) => match m.str("errorMessage") {
                             Some(e) => format!("error: {}", normalize(&e)),
                             None => "(no content)".into(),
                         },
@@ -129,18 +167,22 @@ pub fn preview(ty: &str, line: &[u8], members: &[Member<'_>]) -> String {
                     format!("assistant: {body}")
                 }
                 "toolResult" => {
-                    let name = json::get_str(msg, "toolName").unwrap_or_default();
+                    let name = m.str("toolName").unwrap_or_default();
                     let out = normalize(&content_text(content, " ", MAX * 4));
-                    let err = json::get(msg, "isError") == Some(b"true");
+                    let err = m.get("isError") == Some(b"true");
                     format!("[{name}]{} {out}", if err { " error:" } else { "" })
                 }
                 "bashExecution" => format!(
                     "[bash]: {}",
-                    normalize(&json::get_str(msg, "command").unwrap_or_default())
+                    normalize(
+                        &m.get("command")
+                            .map(|c| string_prefix(c, MAX * 4))
+                            .unwrap_or_default()
+                    )
                 ),
                 "custom" => format!(
                     "[{}]: {}",
-                    json::get_str(msg, "customType").unwrap_or_default(),
+                    m.str("customType").unwrap_or_default(),
                     normalize(&content_text(content, "", MAX * 4))
                 ),
                 r => format!("[{r}]"),

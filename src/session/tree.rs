@@ -74,93 +74,79 @@ pub struct Row<'a> {
 
 struct Item {
     idx: u32,
-    indent: usize,
-    just_branched: bool,
-    connector: bool,
-    last: bool,
-    gutters: Rc<Vec<(usize, bool)>>,
+    /// Per level of side branches: whether its gutter line continues below.
+    gutters: Rc<Vec<bool>>,
+    /// For the first row of a side branch: whether it is the last side branch here.
+    connector: Option<bool>,
 }
 
-/// Lays the tree out in display order: at every branch point the child leading to the active
-/// leaf comes first (then the rest by timestamp), and so do roots.
+/// Lays the tree out in display order. Every node is followed by its side branches, each
+/// indented one level with a `├─`/`└─` connector, and then by its main continuation in the
+/// same column: the child on the active path, or else the earliest. So the active path runs
+/// down the first column however long or branched it is, a linear run never indents, and
+/// the indentation only counts branches of branches. Siblings are in timestamp order.
 pub fn layout(
     tree: &Tree,
     active: &[bool],
     mut f: impl FnMut(Row<'_>) -> io::Result<()>,
 ) -> io::Result<()> {
-    let multiple_roots = tree.roots.len() > 1;
-    let order = |list: &[u32]| -> Vec<u32> {
-        let mut v: Vec<u32> = list
-            .iter()
-            .copied()
-            .filter(|&c| active[c as usize])
-            .collect();
-        v.extend(list.iter().copied().filter(|&c| !active[c as usize]));
-        v
-    };
     let mut stack: Vec<Item> = Vec::new();
-    let roots = order(&tree.roots);
+    let mut roots: Vec<u32> = tree
+        .roots
+        .iter()
+        .copied()
+        .filter(|&r| active[r as usize])
+        .collect();
+    roots.extend(tree.roots.iter().copied().filter(|&r| !active[r as usize]));
     let empty = Rc::new(Vec::new());
-    for (k, &r) in roots.iter().enumerate().rev() {
+    for &r in roots.iter().rev() {
         stack.push(Item {
             idx: r,
-            indent: usize::from(multiple_roots),
-            just_branched: multiple_roots,
-            connector: false,
-            last: k + 1 == roots.len(),
             gutters: empty.clone(),
+            connector: None,
         });
     }
     let mut prefix = String::new();
     while let Some(item) = stack.pop() {
-        let display = if multiple_roots {
-            item.indent.saturating_sub(1)
-        } else {
-            item.indent
-        };
-        let connector_at = if item.connector {
-            Some(display.saturating_sub(1))
-        } else {
-            None
-        };
         prefix.clear();
-        for level in 0..display {
-            if let Some(&(_, show)) = item.gutters.iter().find(|(p, _)| *p == level) {
-                prefix.push_str(if show { "│  " } else { "   " });
-            } else if connector_at == Some(level) {
-                prefix.push_str(if item.last { "└─ " } else { "├─ " });
-            } else {
-                prefix.push_str("   ");
-            }
+        let depth = item.gutters.len();
+        for (level, &more) in item.gutters.iter().enumerate() {
+            let last_level = level + 1 == depth;
+            prefix.push_str(match (last_level, item.connector) {
+                (true, Some(false)) => "├─ ",
+                (true, Some(true)) => "└─ ",
+                _ if more => "│  ",
+                _ => "   ",
+            });
         }
         f(Row {
             idx: item.idx,
             prefix: &prefix,
         })?;
         let children = tree.children(item.idx);
-        let branching = children.len() > 1;
-        let child_indent = if branching || (item.just_branched && item.indent > 0) {
-            item.indent + 1
-        } else {
-            item.indent
-        };
-        let gutters = match connector_at {
-            Some(at) => {
-                let mut g = (*item.gutters).clone();
-                g.push((at, !item.last));
-                Rc::new(g)
-            }
-            None => item.gutters.clone(),
-        };
-        let ordered = order(children);
-        for (k, &c) in ordered.iter().enumerate().rev() {
+        if children.is_empty() {
+            continue;
+        }
+        let main = children
+            .iter()
+            .copied()
+            .find(|&c| active[c as usize])
+            .unwrap_or(children[0]);
+        // Pushed in reverse: the main continuation comes out last.
+        stack.push(Item {
+            idx: main,
+            gutters: item.gutters.clone(),
+            connector: None,
+        });
+        let sides: Vec<u32> = children.iter().copied().filter(|&c| c != main).collect();
+        for (k, &c) in sides.iter().enumerate().rev() {
+            let last = k + 1 == sides.len();
+            let mut g = (*item.gutters).clone();
+            g.push(!last);
             stack.push(Item {
                 idx: c,
-                indent: child_indent,
-                just_branched: branching,
-                connector: branching,
-                last: k + 1 == ordered.len(),
-                gutters: gutters.clone(),
+                gutters: Rc::new(g),
+                connector: Some(last),
             });
         }
     }

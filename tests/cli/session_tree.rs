@@ -77,18 +77,13 @@ fn tree_human_keeps_chains_flat_and_branches_indented() {
     assert_eq!(lines.len(), 8, "{out}");
     assert_eq!(lines[0], format!("• {} [start] user: u1", id[0]));
     assert_eq!(lines[1], format!("• {} assistant: a1", id[1]));
-    // The active branch comes first at a branch point, then the rest.
-    assert_eq!(
-        lines[2],
-        format!("├─ • {} [branch summary]: left u2", id[4])
-    );
-    assert!(
-        lines[3].starts_with("│     • ") && lines[3].ends_with("user: u3 line one line two"),
-        "{out}"
-    );
-    assert!(lines[5].ends_with("[label: start]  ← leaf"), "{out}");
-    assert_eq!(lines[6], format!("└─   {} user: u2", id[2]));
-    assert_eq!(lines[7], format!("        {} assistant: a2", id[3]));
+    // The side branch hangs off its branch point, indented; the active path stays in the
+    // first column and continues after it.
+    assert_eq!(lines[2], format!("  └─ {} user: u2", id[2]));
+    assert_eq!(lines[3], format!("     {} assistant: a2", id[3]));
+    assert_eq!(lines[4], format!("• {} [branch summary]: left u2", id[4]));
+    assert_eq!(lines[5], format!("• {} user: u3 line one line two", id[5]));
+    assert!(lines[7].ends_with("[label: start]  ← leaf"), "{out}");
     // Not a terminal: JSON by default.
     assert!(w.ok(&["session", "tree", &s]).starts_with("{\"id\""));
 }

@@ -170,13 +170,13 @@ pub fn run(args: TreeArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
             + leaf_mark.chars().count();
         let text = truncate(&x.previews[i], width.saturating_sub(used).max(12));
         let line = format!(
-            "{}{} {} {}{}{}",
-            st.dim(row.prefix),
+            "{} {}{} {}{}{}",
             if on_path {
                 st.cyan(marker)
             } else {
                 marker.to_owned()
             },
+            st.dim(row.prefix),
             st.yellow(id),
             st.magenta(&label),
             if on_path { text } else { st.dim(&text) },
