@@ -91,6 +91,8 @@ async function view(file) {
 			model: ctx.model,
 		},
 	};
+	// Small sessions: the messages themselves, as the reference serializes them.
+	if (entries.length < 100) golden.context.json = ctx.messages.map((m) => JSON.stringify(m));
 	const rewritten = readFileSync(copy, "utf8");
 	if (rewritten !== readFileSync(file, "utf8")) {
 		// Upstream's migration picks random ids, so compare lines with ids replaced by their

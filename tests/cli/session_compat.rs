@@ -183,6 +183,18 @@ fn check_golden(name: &str) {
         gi["name"],
         "{name}: info.name"
     );
+    // Small sessions: the reference's context is exactly the messages on pi's active path.
+    if let Some(expected) = g["context"].get("json").and_then(Value::as_array) {
+        let path = w.ok(&["session", "log", f, "--type", "message"]);
+        let ours: Vec<String> = path
+            .lines()
+            .map(|l| {
+                String::from_utf8(pi::json::get(l.as_bytes(), "message").unwrap().to_vec()).unwrap()
+            })
+            .collect();
+        let expected: Vec<&str> = expected.iter().map(|v| v.as_str().unwrap()).collect();
+        assert_eq!(ours, expected, "{name}: context messages");
+    }
     // A v1 file: `pi session migrate` writes what the reference rewrites it to.
     if let Some(hashes) = g.get("rewrittenLineHashes") {
         let out = jsonl(&w.ok(&["session", "migrate", f]));
