@@ -564,6 +564,16 @@ fn scan_obj<'a, const CTRL: bool>(
     }
 }
 
+/// The value of `key` among the `members` of the object in `value` (the last one if the key
+/// is repeated, as `JSON.parse` does).
+pub fn field<'a>(value: &'a [u8], members: &[Member<'_>], key: &str) -> Option<&'a [u8]> {
+    members
+        .iter()
+        .rev()
+        .find(|m| m.key.eq_str(key))
+        .map(|m| &value[m.value_start..m.value_end])
+}
+
 /// Members of a validated object value, collected (for small objects off the hot path).
 pub fn members(value: &[u8]) -> Result<Vec<Member<'_>>> {
     let mut out = Vec::new();

@@ -381,38 +381,15 @@ fn parse_header(line: &[u8], line_no: u32) -> Result<Header, String> {
     let members = json::members(&line[start..])
         .map_err(|_| format!("line {line_no} is not a JSON object"))?;
     let body = &line[start..];
-    let field = |k: &str| {
-        members
-            .iter()
-            .rev()
-            .find(|m| m.key.eq_str(k))
-            .map(|m| &body[m.value_start..m.value_end])
-    };
-    let string = |k: &str| {
-        field(k)
-            .and_then(RawStr::from_value)
-            .map(|r| r.decode().into_owned())
-    };
-    if string("type").as_deref() != Some("session") {
+    let is_header = json::field(body, &members, "type")
+        .and_then(RawStr::from_value)
+        .is_some_and(|t| t.eq_str("session"));
+    if !is_header {
         return Err(format!(
             "its first line ({line_no}) is not a session header"
         ));
     }
-    let id = string("id").ok_or_else(|| "the session header has no string \"id\"".to_owned())?;
-    let version = match field("version").and_then(json::number) {
-        None => 1,
-        Some(v) if v >= 0.0 && v.fract() == 0.0 && v < 1e9 => v as u32,
-        Some(v) => return Err(format!("the session header has an invalid version {v}")),
-    };
-    Ok(Header {
-        raw: body.to_vec(),
-        line: line_no,
-        id,
-        cwd: string("cwd").unwrap_or_default(),
-        timestamp: string("timestamp"),
-        version,
-        parent_session: string("parentSession"),
-    })
+    super::scan::header_from(body, &members, line_no)
 }
 
 /// The id of the last entry line (valid JSON object with string `type` other than `session`

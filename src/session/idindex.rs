@@ -63,10 +63,16 @@ fn fingerprint(file: &File, len: u64) -> io::Result<u64> {
     Ok(fnv(h, &buf))
 }
 
-/// Adds the `"id"` keys with short string values in `file[from..to]` to `out`.
-fn scan(file: &File, from: u64, to: u64, out: &mut Vec<Pair>) -> io::Result<()> {
+/// Calls `f(value, offset)` for every `"id"` key with a string value in `file[from..to]`
+/// (`value` with its quotes, `offset` where it starts): a raw byte search, no JSON parsing.
+pub fn for_each_id_value(
+    file: &File,
+    from: u64,
+    to: u64,
+    mut f: impl FnMut(&[u8], u64),
+) -> io::Result<()> {
     const BLOCK: u64 = 8 << 20;
-    const OVERLAP: u64 = 64;
+    const OVERLAP: u64 = 1024;
     let finder = memchr::memmem::Finder::new(b"\"id\"");
     let mut buf = Vec::new();
     let mut pos = from;
@@ -85,19 +91,28 @@ fn scan(file: &File, from: u64, to: u64, out: &mut Vec<Pair>) -> io::Result<()> 
                 continue;
             }
             j = json::skip_ws(&buf, j + 1);
-            if buf.get(j) != Some(&b'"') || buf.get(j + 9) != Some(&b'"') {
+            if buf.get(j) != Some(&b'"') {
                 continue;
             }
-            let Ok(s) = std::str::from_utf8(&buf[j + 1..j + 9]) else {
-                continue;
-            };
-            if let Some(k) = short_key(s) {
-                out.push((k, pos + j as u64));
+            if let Ok((e, _)) = json::scan_string(&buf, j) {
+                f(&buf[j..e], pos + j as u64);
             }
         }
         pos = end;
     }
     Ok(())
+}
+
+/// Adds the `"id"` keys with short string values in `file[from..to]` to `out`.
+fn scan(file: &File, from: u64, to: u64, out: &mut Vec<Pair>) -> io::Result<()> {
+    for_each_id_value(file, from, to, |v, off| {
+        if let Some(k) = std::str::from_utf8(&v[1..v.len() - 1])
+            .ok()
+            .and_then(short_key)
+        {
+            out.push((k, off));
+        }
+    })
 }
 
 fn encode(pairs: &[Pair], out: &mut Vec<u8>) {

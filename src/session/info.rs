@@ -38,13 +38,7 @@ struct Summary {
 
 impl Visit for Summary {
     fn entry(&mut self, _i: u32, line: &[u8], members: &[json::Member<'_>]) {
-        let get = |k: &str| {
-            members
-                .iter()
-                .rev()
-                .find(|m| m.key.eq_str(k))
-                .map(|m| &line[m.value_start..m.value_end])
-        };
+        let get = |k: &str| json::field(line, members, k);
         if get("type") != Some(b"\"message\"") {
             return;
         }

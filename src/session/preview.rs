@@ -6,11 +6,7 @@ use crate::json::{self, Kind as JsonKind, Member, RawStr};
 pub const MAX: usize = 200;
 
 fn field<'a>(line: &'a [u8], members: &[Member<'_>], key: &str) -> Option<&'a [u8]> {
-    members
-        .iter()
-        .rev()
-        .find(|m| m.key.eq_str(key))
-        .map(|m| &line[m.value_start..m.value_end])
+    json::field(line, members, key)
 }
 
 fn string(v: Option<&[u8]>) -> Option<String> {
@@ -85,14 +81,14 @@ pub fn content_text(content: &[u8], sep: &str, limit: usize) -> String {
                     return;
                 }
                 let b = Obj::new(block);
-                if b.get("type") == Some(b"\"text\"") {
-                    if let Some(t) = b.get("text") {
-                        if !first {
-                            out.push_str(sep);
-                        }
-                        first = false;
-                        out.push_str(&string_prefix(t, limit.saturating_mul(4)));
+                if b.get("type") == Some(b"\"text\"")
+                    && let Some(t) = b.get("text")
+                {
+                    if !first {
+                        out.push_str(sep);
                     }
+                    first = false;
+                    out.push_str(&string_prefix(t, limit.saturating_mul(4)));
                 }
             });
             out

@@ -188,13 +188,7 @@ impl<V: Visit> Acc<V> {
                 },
             )
             .collect();
-        let field = |k: &str| {
-            members
-                .iter()
-                .rev()
-                .find(|m| m.key.eq_str(k))
-                .map(|m| &line[m.value_start..m.value_end])
-        };
+        let field = |k: &str| json::field(line, &members, k);
         let Some(ty) = field("type").and_then(RawStr::from_value) else {
             self.problem(
                 ProblemKind::NotEntry,
@@ -337,13 +331,7 @@ pub(crate) fn header_from(
     members: &[Member<'_>],
     line_no: u32,
 ) -> Result<Header, String> {
-    let field = |k: &str| {
-        members
-            .iter()
-            .rev()
-            .find(|m| m.key.eq_str(k))
-            .map(|m| &line[m.value_start..m.value_end])
-    };
+    let field = |k: &str| json::field(line, members, k);
     let string = |k: &str| {
         field(k)
             .and_then(RawStr::from_value)

@@ -575,38 +575,12 @@ pub enum EntryLookupError {
     },
 }
 
-/// The ids already used in a file, found by a raw byte scan for `"id"` keys (no JSON
-/// parsing): used to keep new ids unique without indexing the whole file.
+/// Every string value of an `"id"` key in a file, found by a raw byte scan (no JSON
+/// parsing): a superset of the entry ids.
 pub fn scan_ids(file: &File, len: u64) -> io::Result<IdSet> {
     let mut ids = IdSet::default();
-    let finder = memchr::memmem::Finder::new(b"\"id\"");
-    const BLOCK: u64 = 8 << 20;
-    const OVERLAP: u64 = 1024;
-    let mut buf = Vec::new();
-    let mut pos = 0u64;
-    while pos < len {
-        let end = (pos + BLOCK).min(len);
-        let read_end = (end + OVERLAP).min(len);
-        buf.resize((read_end - pos) as usize, 0);
-        file.read_exact_at(&mut buf, pos)?;
-        let limit = (end - pos) as usize;
-        for hit in finder.find_iter(&buf) {
-            if hit >= limit {
-                break;
-            }
-            let mut j = json::skip_ws(&buf, hit + 4);
-            if buf.get(j) != Some(&b':') {
-                continue;
-            }
-            j = json::skip_ws(&buf, j + 1);
-            if buf.get(j) != Some(&b'"') {
-                continue;
-            }
-            if let Ok((e, _)) = json::scan_string(&buf, j) {
-                ids.insert(Id::new(&json::decode_str(&buf[j + 1..e - 1])));
-            }
-        }
-        pos = end;
-    }
+    super::idindex::for_each_id_value(file, 0, len, |v, _| {
+        ids.insert(Id::new(&json::decode_str(&v[1..v.len() - 1])));
+    })?;
     Ok(ids)
 }

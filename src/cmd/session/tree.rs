@@ -31,13 +31,7 @@ struct Extra {
 
 impl Visit for Extra {
     fn entry(&mut self, _i: u32, line: &[u8], members: &[json::Member<'_>]) {
-        let get = |k: &str| {
-            members
-                .iter()
-                .rev()
-                .find(|m| m.key.eq_str(k))
-                .map(|m| &line[m.value_start..m.value_end])
-        };
+        let get = |k: &str| json::field(line, members, k);
         let ts = get("timestamp")
             .and_then(RawStr::from_value)
             .and_then(|s| clock::parse_iso(&s.decode()))
