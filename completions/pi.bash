@@ -16,6 +16,9 @@ _pi() {
             ",$1")
                 cmd="pi"
                 ;;
+            pi,context)
+                cmd="pi__subcmd__context"
+                ;;
             pi,generate)
                 cmd="pi__subcmd__generate"
                 ;;
@@ -24,6 +27,12 @@ _pi() {
                 ;;
             pi,session)
                 cmd="pi__subcmd__session"
+                ;;
+            pi__subcmd__context,build)
+                cmd="pi__subcmd__context__subcmd__build"
+                ;;
+            pi__subcmd__context,stats)
+                cmd="pi__subcmd__context__subcmd__stats"
                 ;;
             pi__subcmd__prompt,expand)
                 cmd="pi__subcmd__prompt__subcmd__expand"
@@ -77,12 +86,102 @@ _pi() {
 
     case "${cmd}" in
         pi)
-            opts="-h -V --session-dir --help --version session prompt generate"
+            opts="-h -V --session-dir --help --version session prompt context generate"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --session-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        pi__subcmd__context)
+            opts="-h -V --session-dir --help --version build stats"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --session-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        pi__subcmd__context__subcmd__build)
+            opts="-h -V --leaf --format --model --system-prompt-file --with-settings --session-dir --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --leaf)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --format)
+                    COMPREPLY=($(compgen -W "agent llm openai anthropic" -- "${cur}"))
+                    return 0
+                    ;;
+                --model)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --system-prompt-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --session-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        pi__subcmd__context__subcmd__stats)
+            opts="-h -V --leaf --context-window --reserve-tokens --model --format --json --session-dir --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --leaf)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --context-window)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --reserve-tokens)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --model)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --format)
+                    COMPREPLY=($(compgen -W "auto json human" -- "${cur}"))
+                    return 0
+                    ;;
                 --session-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

@@ -29,6 +29,7 @@ complete -c pi -n "__fish_pi_needs_command" -s h -l help -d 'Print help (see mor
 complete -c pi -n "__fish_pi_needs_command" -s V -l version -d 'Print version'
 complete -c pi -n "__fish_pi_needs_command" -f -a "session" -d 'Create, read, extend and check session files'
 complete -c pi -n "__fish_pi_needs_command" -f -a "prompt" -d 'Expand prompt templates and skills, list them, and assemble the system prompt'
+complete -c pi -n "__fish_pi_needs_command" -f -a "context" -d 'Build the context a model sees from a session, and measure it'
 complete -c pi -n "__fish_pi_needs_command" -f -a "generate" -d 'Write the man pages and shell completions (for packagers and the repository)'
 complete -c pi -n "__fish_pi_using_subcommand session; and not __fish_seen_subcommand_from new list log append branch tree resume label name fork check migrate" -l session-dir -d 'Keep sessions in DIR instead of the per-project directory under the agent directory' -r -F
 complete -c pi -n "__fish_pi_using_subcommand session; and not __fish_seen_subcommand_from new list log append branch tree resume label name fork check migrate" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -159,6 +160,33 @@ complete -c pi -n "__fish_pi_using_subcommand prompt; and __fish_seen_subcommand
 complete -c pi -n "__fish_pi_using_subcommand prompt; and __fish_seen_subcommand_from system" -l json -d 'Print {"text", "tools", "contextFiles", "skills"} as JSON instead of the text'
 complete -c pi -n "__fish_pi_using_subcommand prompt; and __fish_seen_subcommand_from system" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c pi -n "__fish_pi_using_subcommand prompt; and __fish_seen_subcommand_from system" -s V -l version -d 'Print version'
+complete -c pi -n "__fish_pi_using_subcommand context; and not __fish_seen_subcommand_from build stats" -l session-dir -d 'Keep sessions in DIR instead of the per-project directory under the agent directory' -r -F
+complete -c pi -n "__fish_pi_using_subcommand context; and not __fish_seen_subcommand_from build stats" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c pi -n "__fish_pi_using_subcommand context; and not __fish_seen_subcommand_from build stats" -s V -l version -d 'Print version'
+complete -c pi -n "__fish_pi_using_subcommand context; and not __fish_seen_subcommand_from build stats" -f -a "build" -d 'Print the messages a model sees, as agent messages, LLM messages or a provider\'s request messages (JSONL)'
+complete -c pi -n "__fish_pi_using_subcommand context; and not __fish_seen_subcommand_from build stats" -f -a "stats" -d 'Measure the context: messages, estimated and reported tokens, and whether the agent would compact it'
+complete -c pi -n "__fish_pi_using_subcommand context; and __fish_seen_subcommand_from build" -l leaf -d 'Build the context of the path to this entry (id or unique prefix) instead of the leaf' -r
+complete -c pi -n "__fish_pi_using_subcommand context; and __fish_seen_subcommand_from build" -l format -d 'Output: agent messages, LLM messages, or a provider\'s request messages' -r -f -a "agent\t'The agent messages, as stored and as the agent holds them (summaries, custom messages and shell commands as their own roles)'
+llm\t'Provider-neutral messages: user, assistant and tool results only'
+openai\t'The `messages` of an OpenAI Chat Completions request'
+anthropic\t'The `messages` of an Anthropic Messages request'"
+complete -c pi -n "__fish_pi_using_subcommand context; and __fish_seen_subcommand_from build" -l model -d 'The model the request is for, as PROVIDER/ID (openai and anthropic formats) [default: the model in effect at the end of the path]' -r
+complete -c pi -n "__fish_pi_using_subcommand context; and __fish_seen_subcommand_from build" -l system-prompt-file -d 'The system prompt to send, read from FILE (`-` for stdin); the openai format starts with it, the others need --with-settings to carry it' -r -F
+complete -c pi -n "__fish_pi_using_subcommand context; and __fish_seen_subcommand_from build" -l session-dir -d 'Keep sessions in DIR instead of the per-project directory under the agent directory' -r -F
+complete -c pi -n "__fish_pi_using_subcommand context; and __fish_seen_subcommand_from build" -l with-settings -d 'Start with a record {"type":"settings","thinkingLevel":…,"model":…} (and the system prompt, if given)'
+complete -c pi -n "__fish_pi_using_subcommand context; and __fish_seen_subcommand_from build" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c pi -n "__fish_pi_using_subcommand context; and __fish_seen_subcommand_from build" -s V -l version -d 'Print version'
+complete -c pi -n "__fish_pi_using_subcommand context; and __fish_seen_subcommand_from stats" -l leaf -d 'Measure the context of the path to this entry (id or unique prefix) instead of the leaf' -r
+complete -c pi -n "__fish_pi_using_subcommand context; and __fish_seen_subcommand_from stats" -l context-window -d 'The model\'s context window in tokens [default: from models.json or the built-in table for the model]' -r
+complete -c pi -n "__fish_pi_using_subcommand context; and __fish_seen_subcommand_from stats" -l reserve-tokens -d 'Tokens kept free below the window [default: compaction.reserveTokens from settings.json, else 16384]' -r
+complete -c pi -n "__fish_pi_using_subcommand context; and __fish_seen_subcommand_from stats" -l model -d 'Take the context window of this model, as PROVIDER/ID [default: the model in effect at the end of the path]' -r
+complete -c pi -n "__fish_pi_using_subcommand context; and __fish_seen_subcommand_from stats" -l format -d 'Output format: human text on a terminal and JSON otherwise (auto), or either' -r -f -a "auto\t'Human text when stdout is a terminal, JSON otherwise'
+json\t'JSON (JSONL): one record per line'
+human\t'Human-readable text'"
+complete -c pi -n "__fish_pi_using_subcommand context; and __fish_seen_subcommand_from stats" -l session-dir -d 'Keep sessions in DIR instead of the per-project directory under the agent directory' -r -F
+complete -c pi -n "__fish_pi_using_subcommand context; and __fish_seen_subcommand_from stats" -l json -d 'Same as --format json'
+complete -c pi -n "__fish_pi_using_subcommand context; and __fish_seen_subcommand_from stats" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c pi -n "__fish_pi_using_subcommand context; and __fish_seen_subcommand_from stats" -s V -l version -d 'Print version'
 complete -c pi -n "__fish_pi_using_subcommand generate" -l out -d 'Directory that receives man/ and completions/' -r -F
 complete -c pi -n "__fish_pi_using_subcommand generate" -l session-dir -d 'Keep sessions in DIR instead of the per-project directory under the agent directory' -r -F
 complete -c pi -n "__fish_pi_using_subcommand generate" -l check -d 'Compare with the files in DIR instead of writing; exit 1 if they differ'

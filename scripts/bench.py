@@ -12,10 +12,11 @@ Sessions are generated once with the reference benchmark's seeded generator:
 
 For each size, pi (built with `cargo build --release`) is timed on: `session log` (the active
 path, root to leaf), `session log --all`, `session check`, `session tree --json`,
-`session list` (a folder holding just that file), and `session append` of one entry (on a
-copy; median of several). `pi --version` measures start-up. Wall time is the median of
-`--runs` runs, memory the largest peak RSS (GNU time). Output goes to /dev/null, except
-`log > file` (a real file in the data folder).
+`session list` (a folder holding just that file), `session append` of one entry (on a
+copy; median of several), `context build` and `context stats --json` (the leaf's context).
+`pi --version` measures start-up. Wall time is the median of `--runs` runs, memory the
+largest peak RSS (GNU time). Output goes to /dev/null, except `log > file` (a real file in
+the data folder).
 
 With --reference-dir (where `npm install @mariozechner/pi-coding-agent@0.73.1` was run),
 the reference's pimono_bench.mjs runs on the same files (sizes it can open, up to 230k
@@ -109,6 +110,8 @@ def main():
         if not os.path.exists(link):
             os.link(f, link)
         r["list"] = measure([pi, "--session-dir", listdir, "session", "list", "--json"], runs, env=env)
+        r["context_build"] = measure([pi, "context", "build", f], runs, env=env)
+        r["context_stats"] = measure([pi, "context", "stats", "--json", f], runs, env=env)
         copy = os.path.join(args.data, f"append-{size}.jsonl")
         shutil.copyfile(f, copy)
         msg = os.path.join(args.data, "msg.json")
@@ -174,6 +177,16 @@ def table(results):
             ratio = f"{theirs / mine['s']:.0f}× faster" if theirs else ""
             rs = f"{rss:.0f} MB" if rss and theirs is not None else "—"
             rows.append(f"| {size} ({mb.get(size, '')}) | `pi session {name}` | {fmt_s(mine['s'])} | {mine['rss_mb']:.0f} MB | {t} | {rs} | {ratio} |")
+        for name, mine, theirs, what in [
+            ("build", r.get("context_build"), ref_ms("open", "context"), "open + buildSessionContext"),
+            ("stats", r.get("context_stats"), ref_ms("open", "context", "estimate_should"), "open + buildSessionContext + estimateContextTokens + shouldCompact"),
+        ]:
+            if mine is None:
+                continue
+            t = f"{fmt_s(theirs)} ({what}){note}" if theirs is not None else "—"
+            ratio = f"{theirs / mine['s']:.0f}× faster" if theirs else ""
+            rs = f"{rss:.0f} MB" if rss and theirs is not None else "—"
+            rows.append(f"| {size} ({mb.get(size, '')}) | `pi context {name}` | {fmt_s(mine['s'])} | {mine['rss_mb']:.0f} MB | {t} | {rs} | {ratio} |")
         app = rf.get("append_median_ms")
         t = f"{rf.get('ms_median', {}).get('open', 0) / 1000:.2f} s to open, then {app:.3f} ms per append (no fsync)" if app is not None else "—"
         rows.append(f"| {size} ({mb.get(size, '')}) | `pi session append` (1 entry, whole process, fsync) | {results['pi'][size]['append']['s'] * 1000:.0f} ms | {r['append']['rss_mb']:.0f} MB | {t} | | |")

@@ -51,6 +51,9 @@ pub enum Command {
     /// Expand prompt templates and skills, list them, and assemble the system prompt
     #[command(after_long_help = EXIT_STATUS)]
     Prompt(cmd::prompt::PromptArgs),
+    /// Build the context a model sees from a session, and measure it
+    #[command(after_long_help = EXIT_STATUS)]
+    Context(cmd::context::ContextArgs),
     /// Write the man pages and shell completions (for packagers and the repository)
     #[command(hide = true)]
     Generate(cmd::generate::GenerateArgs),
@@ -87,6 +90,12 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Prompt(args) => {
             let mut ctx = cmd::Ctx::new(cli.session_dir.as_deref())?;
             let code = cmd::prompt::run(args, &mut ctx)?;
+            ctx.out.flush()?;
+            Ok(code)
+        }
+        Command::Context(args) => {
+            let mut ctx = cmd::Ctx::new(cli.session_dir.as_deref())?;
+            let code = cmd::context::run(args, &mut ctx)?;
             ctx.out.flush()?;
             Ok(code)
         }

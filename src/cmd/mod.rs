@@ -1,5 +1,6 @@
 //! Commands: one module per leaf command (its arguments, then `run`), one folder per group.
 
+pub mod context;
 pub mod external;
 pub mod generate;
 pub mod prompt;

@@ -3,7 +3,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod cli;
 mod common;
+mod context_build;
+mod context_goldens;
+mod context_stats;
 mod docs;
 mod prompt_expand;
 mod prompt_goldens;

@@ -1,0 +1,137 @@
+//! `pi context …`
+
+pub mod build;
+pub mod stats;
+
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand};
+
+use super::Ctx;
+use crate::cli::EXIT_STATUS;
+use crate::context::{Message, Plan};
+use crate::error::{Exit, USAGE};
+use crate::models::{Model, Registry, Source};
+use crate::session::Session;
+
+#[derive(Debug, Args)]
+#[command(subcommand_required = true, arg_required_else_help = true)]
+pub struct ContextArgs {
+    #[command(subcommand)]
+    pub command: ContextCommand,
+}
+
+/// The context of a session is what the agent sends the model on its next request: the
+/// messages on the path from the root to the leaf, after the latest compaction's summary and
+/// kept messages. SESSION is a path, a session id or a unique prefix of one, or, when
+/// omitted, the most recently modified session of the current directory.
+#[derive(Debug, Subcommand)]
+pub enum ContextCommand {
+    /// Print the messages a model sees, as agent messages, LLM messages or a provider's
+    /// request messages (JSONL)
+    #[command(after_long_help = EXIT_STATUS)]
+    Build(build::BuildArgs),
+    /// Measure the context: messages, estimated and reported tokens, and whether the agent
+    /// would compact it
+    #[command(after_long_help = EXIT_STATUS)]
+    Stats(stats::StatsArgs),
+}
+
+pub fn run(args: ContextArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
+    match args.command {
+        ContextCommand::Build(a) => build::run(a, ctx),
+        ContextCommand::Stats(a) => stats::run(a, ctx),
+    }
+}
+
+/// A session opened at a leaf, with its context planned.
+pub struct Opened {
+    pub session: Session,
+    pub path: PathBuf,
+    pub plan: Plan,
+}
+
+/// Opens the session and plans the context of the path to `--leaf` (or the leaf).
+pub fn open(ctx: &Ctx, session: Option<&str>, leaf: Option<&str>) -> anyhow::Result<Opened> {
+    let path = ctx.session_path(session)?;
+    let s = ctx.open(&path)?;
+    let leaf = match leaf {
+        Some(l) => Some(s.resolve_entry(l)?),
+        None => s.leaf(),
+    };
+    let plan = Plan::new(&s, leaf).map_err(|e| read_error(e, &path))?;
+    Ok(Opened {
+        session: s,
+        path,
+        plan,
+    })
+}
+
+fn read_error(e: std::io::Error, path: &std::path::Path) -> anyhow::Error {
+    anyhow::Error::new(e).context(format!("cannot read {}", path.display()))
+}
+
+impl Opened {
+    /// Hands the context's messages to `emit` one at a time. An error of `emit` (writing the
+    /// output) is returned as it is; reading errors name the file.
+    pub fn each(&self, mut emit: impl FnMut(Message) -> std::io::Result<()>) -> anyhow::Result<()> {
+        let mut failed: Option<std::io::Error> = None;
+        let res = self.plan.each(&self.session, |m| {
+            emit(m).map_err(|e| {
+                failed = Some(e);
+                std::io::Error::other("output failed")
+            })
+        });
+        if let Some(e) = failed {
+            return Err(e.into());
+        }
+        let warnings = res.map_err(|e| read_error(e, &self.path))?;
+        for w in &warnings {
+            crate::error::warn(&format!("{}: {w}", self.path.display()));
+        }
+        Ok(())
+    }
+
+    /// The entry id of entry `i`.
+    pub fn id(&self, i: u32) -> String {
+        self.session.entries[i as usize].id.to_string()
+    }
+}
+
+/// `--model PROVIDER/ID`: splits at the first `/` (model ids may contain more).
+pub fn parse_model_arg(arg: &str) -> anyhow::Result<(String, String)> {
+    match arg.split_once('/') {
+        Some((p, id)) if !p.is_empty() && !id.is_empty() => Ok((p.to_owned(), id.to_owned())),
+        _ => Err(Exit::new(
+            USAGE,
+            anyhow::anyhow!("invalid --model '{arg}': expected PROVIDER/ID"),
+        )
+        .hint("for example --model anthropic/claude-sonnet-4-5")
+        .into()),
+    }
+}
+
+/// The models known here: built-in and `models.json` (whose problems are warnings).
+pub fn registry(ctx: &Ctx) -> Registry {
+    let r = Registry::load(&ctx.dirs.agent_dir);
+    for w in &r.warnings {
+        crate::error::warn(w);
+    }
+    r
+}
+
+/// A model that is not in the registry: text and image input, no reasoning, default flags.
+pub fn unknown_model(provider: &str, id: &str, api: &str) -> Model {
+    Model {
+        provider: provider.to_owned(),
+        id: id.to_owned(),
+        api: api.to_owned(),
+        base_url: String::new(),
+        reasoning: false,
+        input: vec!["text".into(), "image".into()],
+        context_window: 0,
+        max_tokens: 0,
+        compat: serde_json::Map::new(),
+        source: Source::Custom,
+    }
+}

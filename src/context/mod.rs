@@ -1,0 +1,361 @@
+//! The context a model sees: from a session's active path to the messages of a provider
+//! request, in the reference's four stages.
+//!
+//! 1. [`build`]: the path's entries become *agent messages* (upstream's
+//!    `buildSessionContext`): the latest compaction's summary, the messages it kept, then
+//!    everything after it; custom messages and branch summaries become messages of their own.
+//! 2. [`llm::convert`]: agent messages become provider-neutral *LLM messages* (user,
+//!    assistant, tool result; upstream's `convertToLlm`), with the `images.blockImages`
+//!    setting applied.
+//! 3. [`transform::transform`]: the cross-provider fixes every provider applies (thinking
+//!    blocks of other models, tool-call ids, unanswered tool calls, failed turns, images the
+//!    model cannot read).
+//! 4. [`openai`] and [`anthropic`]: the `messages` of a Chat Completions or Messages request.
+//!
+//! [`tokens`] holds upstream's token estimate and the compaction threshold.
+//!
+//! Only the entries the context needs are read: the path comes from the session index, and
+//! lines are read from the latest compaction's first kept entry onwards.
+
+pub mod anthropic;
+pub mod llm;
+pub mod openai;
+pub mod settings;
+pub mod tokens;
+pub mod transform;
+pub mod value;
+
+use std::io;
+
+use crate::clock;
+use crate::json;
+use crate::session::{Kind, Session};
+use value::{Obj, Value};
+
+/// What a path says besides its messages: the settings in effect at its end.
+#[derive(Debug, Default)]
+pub struct Info {
+    /// The thinking level (`"off"` unless the path changes it; `None` when the latest
+    /// `thinking_level_change` entry has no level).
+    pub thinking_level: Option<Value>,
+    /// `{provider, modelId}` of the latest `model_change` or assistant message on the path.
+    pub model: Option<Value>,
+    /// The latest compaction entry on the path.
+    pub compaction: Option<u32>,
+    /// Entries on the path.
+    pub path_len: usize,
+    /// Entries that could not be turned into messages.
+    pub warnings: Vec<String>,
+}
+
+impl Info {
+    /// The model as `(provider, id)` strings, if both are strings.
+    pub fn model_ids(&self) -> Option<(String, String)> {
+        let m = self.model.as_ref()?;
+        let p = m.get("provider")?.as_jstr()?.text().into_owned();
+        let id = m.get("modelId")?.as_jstr()?.text().into_owned();
+        Some((p, id))
+    }
+}
+
+/// One agent message of a context, as [`build_each`] hands it out.
+#[derive(Debug)]
+pub struct Message {
+    pub value: Value,
+    /// The entry it comes from.
+    pub entry: u32,
+    /// Whether it comes after the latest compaction (not its summary or a kept message).
+    pub after_compaction: bool,
+}
+
+/// The agent messages of a path, collected.
+#[derive(Debug, Default)]
+pub struct Context {
+    pub info: Info,
+    pub messages: Vec<Value>,
+    /// For each message, the index of the entry it comes from.
+    pub sources: Vec<u32>,
+    /// The first message that comes after the latest compaction.
+    pub after_compaction: usize,
+}
+
+/// `new Date(v).getTime()`: ISO strings and numbers; `null` (NaN) for anything else.
+pub fn js_date(v: Option<&Value>) -> Value {
+    const MAX: f64 = 8.64e15;
+    let ms = match v {
+        Some(Value::Str(s)) => clock::parse_iso(s.text().trim()).map(|ms| ms as f64),
+        Some(Value::Num(n)) if n.is_finite() && n.abs() <= MAX => Some(n.trunc() + 0.0),
+        Some(Value::Null) => Some(0.0),
+        Some(Value::Bool(b)) => Some(if *b { 1.0 } else { 0.0 }),
+        _ => None,
+    };
+    match ms {
+        Some(ms) if ms.abs() <= MAX => Value::Num(ms),
+        _ => Value::Null,
+    }
+}
+
+fn entry_message(entry: Value, kind: Kind) -> Option<Value> {
+    let Value::Obj(mut o) = entry else {
+        return None;
+    };
+    match kind {
+        Kind::Message => match o.remove("message") {
+            Some(m @ Value::Obj(_)) => Some(m),
+            _ => None,
+        },
+        Kind::CustomMessage => {
+            let mut m = Obj::new();
+            m.set("role", Value::str("custom"));
+            for k in ["customType", "content", "display", "details"] {
+                m.set_opt(k, o.remove(k));
+            }
+            m.set("timestamp", js_date(o.get("timestamp")));
+            Some(Value::Obj(m))
+        }
+        Kind::BranchSummary => {
+            let summary = o.remove("summary").filter(|s| s.truthy())?;
+            let mut m = Obj::new();
+            m.set("role", Value::str("branchSummary"));
+            m.set("summary", summary);
+            m.set_opt("fromId", o.remove("fromId"));
+            m.set("timestamp", js_date(o.get("timestamp")));
+            Some(Value::Obj(m))
+        }
+        _ => None,
+    }
+}
+
+/// Whether an entry kind can produce a message.
+fn produces(kind: Kind) -> bool {
+    matches!(
+        kind,
+        Kind::Message | Kind::CustomMessage | Kind::BranchSummary
+    )
+}
+
+/// Builds the agent messages of the path from the root to `leaf` (upstream's
+/// `buildSessionContext`); `None` gives the empty context.
+pub fn build(s: &Session, leaf: Option<u32>) -> io::Result<Context> {
+    let plan = Plan::new(s, leaf)?;
+    let mut c = Context::default();
+    let mut after = None;
+    let warnings = plan.each(s, |m| {
+        if m.after_compaction && after.is_none() {
+            after = Some(c.messages.len());
+        }
+        c.messages.push(m.value);
+        c.sources.push(m.entry);
+        Ok(())
+    })?;
+    c.after_compaction = match (plan.info.compaction, after) {
+        (None, _) => 0,
+        (Some(_), Some(a)) => a,
+        (Some(_), None) => c.messages.len(),
+    };
+    c.info = plan.info;
+    c.info.warnings = warnings;
+    Ok(c)
+}
+
+/// The context of a path, worked out from the index and the few entries that decide it
+/// (settings, the latest compaction), before any message is read.
+#[derive(Debug)]
+pub struct Plan {
+    pub info: Info,
+    /// The latest compaction's summary message.
+    summary: Option<Message>,
+    /// The entries that produce messages, in order.
+    order: Vec<u32>,
+    /// Index in `order` of the first entry after the latest compaction.
+    first_after: usize,
+}
+
+impl Plan {
+    pub fn new(s: &Session, leaf: Option<u32>) -> io::Result<Plan> {
+        let mut plan = Plan {
+            info: Info {
+                thinking_level: Some(Value::str("off")),
+                ..Info::default()
+            },
+            summary: None,
+            order: Vec::new(),
+            first_after: 0,
+        };
+        let Some(leaf) = leaf else {
+            return Ok(plan);
+        };
+        let info = &mut plan.info;
+        let path = s.path_to(leaf);
+        info.path_len = path.len();
+        let kind = |i: u32| s.entries[i as usize].kind;
+        // Settings: the last thinking level change, and the last model change or assistant
+        // message (reading messages back from the leaf until an assistant turns up).
+        if let Some(&t) = path
+            .iter()
+            .rev()
+            .find(|&&i| kind(i) == Kind::ThinkingLevelChange)
+        {
+            let line = s.line(t)?;
+            info.thinking_level = Value::parse(&line).and_then(|e| e.get("thinkingLevel").cloned());
+        }
+        for &i in path.iter().rev() {
+            match kind(i) {
+                Kind::ModelChange => {
+                    let line = s.line(i)?;
+                    if let Some(e) = Value::parse(&line) {
+                        let mut m = Obj::new();
+                        m.set_opt("provider", e.get("provider").cloned());
+                        m.set_opt("modelId", e.get("modelId").cloned());
+                        info.model = Some(Value::Obj(m));
+                    }
+                    break;
+                }
+                Kind::Message => {
+                    let line = s.line(i)?;
+                    let Some(msg) = json::get(&line, "message") else {
+                        continue;
+                    };
+                    if json::get_str(msg, "role").is_none_or(|r| r != "assistant") {
+                        continue;
+                    }
+                    if let Some(m) = Value::parse(msg) {
+                        let mut o = Obj::new();
+                        o.set_opt("provider", m.get("provider").cloned());
+                        o.set_opt("modelId", m.get("model").cloned());
+                        info.model = Some(Value::Obj(o));
+                    }
+                    break;
+                }
+                _ => {}
+            }
+        }
+        // The compaction summary first, then the kept entries and those after the compaction.
+        let Some(ci) = path.iter().rposition(|&i| kind(i) == Kind::Compaction) else {
+            plan.order = path.into_iter().filter(|&i| produces(kind(i))).collect();
+            return Ok(plan);
+        };
+        let c = path[ci];
+        info.compaction = Some(c);
+        let line = s.line(c)?;
+        let entry = Value::parse(&line).unwrap_or_default();
+        let mut m = Obj::new();
+        m.set("role", Value::str("compactionSummary"));
+        m.set_opt("summary", entry.get("summary").cloned());
+        m.set_opt("tokensBefore", entry.get("tokensBefore").cloned());
+        m.set("timestamp", js_date(entry.get("timestamp")));
+        plan.summary = Some(Message {
+            value: Value::Obj(m),
+            entry: c,
+            after_compaction: false,
+        });
+        if let Some(fk) = entry.get("firstKeptEntryId").and_then(Value::as_jstr) {
+            let fk = fk.text();
+            if let Some(k) = path[..ci]
+                .iter()
+                .position(|&i| s.entries[i as usize].id.as_str() == fk)
+            {
+                let kept = path[k..ci].iter().copied().filter(|&i| produces(kind(i)));
+                plan.order.extend(kept);
+            }
+        }
+        plan.first_after = plan.order.len();
+        let after = path[ci + 1..]
+            .iter()
+            .copied()
+            .filter(|&i| produces(kind(i)));
+        plan.order.extend(after);
+        Ok(plan)
+    }
+
+    /// Hands the messages to `emit` one at a time, in order (only one is held in memory);
+    /// returns warnings about entries that produced nothing.
+    pub fn each(
+        &self,
+        s: &Session,
+        mut emit: impl FnMut(Message) -> io::Result<()>,
+    ) -> io::Result<Vec<String>> {
+        let mut warnings = Vec::new();
+        let compacted = self.summary.is_some();
+        if let Some(m) = &self.summary {
+            emit(Message {
+                value: m.value.clone(),
+                entry: m.entry,
+                after_compaction: false,
+            })?;
+        }
+        // Path order is file order (parents are written before their children), so the
+        // lines are read in large sequential blocks.
+        let mut n = 0;
+        s.for_each_line(&self.order, |i, line| {
+            let after_compaction = compacted && n >= self.first_after;
+            n += 1;
+            let kind = s.entries[i as usize].kind;
+            match Value::parse(line).and_then(|e| entry_message(e, kind)) {
+                Some(value) => emit(Message {
+                    value,
+                    entry: i,
+                    after_compaction,
+                }),
+                None => {
+                    if kind == Kind::Message {
+                        let r = &s.entries[i as usize];
+                        warnings.push(format!(
+                            "entry {} (line {}) has no message object; skipped",
+                            r.id, r.line
+                        ));
+                    }
+                    Ok(())
+                }
+            }
+        })?;
+        Ok(warnings)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn build_collects_what_plan_streams() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("s.jsonl");
+        let lines = [
+            r#"{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/"}"#,
+            r#"{"type":"message","id":"1","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":"a","timestamp":1}}"#,
+            r#"{"type":"message","id":"2","parentId":"1","timestamp":"2025-01-01T00:00:02.000Z","message":{"role":"assistant","content":[],"provider":"p","model":"m","timestamp":2}}"#,
+            r#"{"type":"compaction","id":"3","parentId":"2","timestamp":"2025-01-01T00:00:03.000Z","summary":"S","firstKeptEntryId":"2","tokensBefore":9}"#,
+            r#"{"type":"thinking_level_change","id":"4","parentId":"3","timestamp":"2025-01-01T00:00:04.000Z","thinkingLevel":"low"}"#,
+            r#"{"type":"message","id":"5","parentId":"4","timestamp":"2025-01-01T00:00:05.000Z","message":{"role":"user","content":"b","timestamp":5}}"#,
+        ];
+        std::fs::write(&f, lines.join("\n") + "\n").unwrap();
+        let s = Session::open(&f).unwrap();
+        let c = build(&s, s.leaf()).unwrap();
+        let roles: Vec<String> = c
+            .messages
+            .iter()
+            .map(|m| {
+                m.get("role")
+                    .unwrap()
+                    .as_jstr()
+                    .unwrap()
+                    .text()
+                    .into_owned()
+            })
+            .collect();
+        assert_eq!(roles, ["compactionSummary", "assistant", "user"]);
+        assert_eq!(c.sources, [2, 1, 4]);
+        assert_eq!(c.after_compaction, 2);
+        assert_eq!(c.info.compaction, Some(2));
+        assert_eq!(c.info.path_len, 5);
+        assert!(c.info.thinking_level.as_ref().unwrap().is_str("low"));
+        assert_eq!(c.info.model_ids(), Some(("p".into(), "m".into())));
+        assert_eq!(
+            String::from_utf8(c.messages[0].to_json()).unwrap(),
+            r#"{"role":"compactionSummary","summary":"S","tokensBefore":9,"timestamp":1735689603000}"#
+        );
+        let empty = build(&s, None).unwrap();
+        assert!(empty.messages.is_empty() && empty.info.model.is_none());
+    }
+}

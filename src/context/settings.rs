@@ -1,0 +1,78 @@
+//! The settings that change a context or its measurement, read as the reference reads them:
+//! `<agent dir>/settings.json`, then `<cwd>/.pi/settings.json` merged over it (nested objects
+//! one level deep).
+
+use std::path::Path;
+
+use serde_json::Value;
+
+/// `compaction.*` and `images.blockImages`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settings {
+    pub compaction_enabled: bool,
+    /// `None` when no settings file sets it (the default is [`DEFAULT_RESERVE_TOKENS`]).
+    pub reserve_tokens: Option<u64>,
+    pub block_images: bool,
+    /// Files that could not be read or parsed (they are ignored).
+    pub warnings: Vec<String>,
+}
+
+pub const DEFAULT_RESERVE_TOKENS: u64 = 16_384;
+
+impl Default for Settings {
+    fn default() -> Settings {
+        Settings {
+            compaction_enabled: true,
+            reserve_tokens: None,
+            block_images: false,
+            warnings: Vec::new(),
+        }
+    }
+}
+
+impl Settings {
+    pub fn load(agent_dir: &Path, cwd: &Path) -> Settings {
+        let mut s = Settings::default();
+        let mut merged = serde_json::Map::new();
+        for path in [
+            agent_dir.join("settings.json"),
+            cwd.join(".pi").join("settings.json"),
+        ] {
+            let text = match std::fs::read(&path) {
+                Ok(t) => t,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => {
+                    s.warnings
+                        .push(format!("ignoring {}: cannot read it: {e}", path.display()));
+                    continue;
+                }
+            };
+            match serde_json::from_slice::<Value>(&text) {
+                Ok(Value::Object(o)) => {
+                    for (k, v) in o {
+                        match (merged.get_mut(&k), v) {
+                            (Some(Value::Object(base)), Value::Object(over)) => base.extend(over),
+                            (_, v) => {
+                                merged.insert(k, v);
+                            }
+                        }
+                    }
+                }
+                Ok(_) => s
+                    .warnings
+                    .push(format!("ignoring {}: not a JSON object", path.display())),
+                Err(e) => s.warnings.push(format!("ignoring {}: {e}", path.display())),
+            }
+        }
+        let get = |a: &str, b: &str| merged.get(a).and_then(|v| v.get(b));
+        if let Some(b) = get("compaction", "enabled").and_then(Value::as_bool) {
+            s.compaction_enabled = b;
+        }
+        s.reserve_tokens = get("compaction", "reserveTokens")
+            .and_then(Value::as_f64)
+            .filter(|f| f.is_finite() && *f >= 0.0)
+            .map(|f| f as u64);
+        s.block_images = get("images", "blockImages").and_then(Value::as_bool) == Some(true);
+        s
+    }
+}

@@ -1,0 +1,314 @@
+//! Token arithmetic, as the reference does it: a character estimate (UTF-16 code units / 4,
+//! rounded up, with per-role rules), the context size derived from the last reported usage,
+//! and the compaction threshold.
+
+use super::value::Value;
+
+/// Characters counted for an image in custom messages and tool results (≈ 1200 tokens).
+const IMAGE_CHARS: usize = 4800;
+
+fn text_len(v: Option<&Value>) -> usize {
+    v.and_then(Value::as_jstr).map_or(0, |s| s.utf16_len())
+}
+
+/// Upstream's `estimateTokens(message)`.
+pub fn estimate(message: &Value) -> u64 {
+    let role = message.get("role");
+    let is = |r: &str| role.is_some_and(|x| x.is_str(r));
+    let content = message.get("content");
+    let mut chars = 0usize;
+    if is("user") {
+        match content {
+            Some(Value::Str(s)) => chars = s.utf16_len(),
+            Some(Value::Arr(blocks)) => {
+                for b in blocks {
+                    if b.get("type").is_some_and(|t| t.is_str("text"))
+                        && b.get("text").is_some_and(Value::truthy)
+                    {
+                        chars += text_len(b.get("text"));
+                    }
+                }
+            }
+            _ => {}
+        }
+    } else if is("assistant") {
+        for b in content.and_then(Value::as_arr).unwrap_or_default() {
+            let t = b.get("type");
+            if t.is_some_and(|t| t.is_str("text")) {
+                chars += text_len(b.get("text"));
+            } else if t.is_some_and(|t| t.is_str("thinking")) {
+                chars += text_len(b.get("thinking"));
+            } else if t.is_some_and(|t| t.is_str("toolCall")) {
+                chars += text_len(b.get("name"));
+                chars += b.get("arguments").map_or(0, Value::json_utf16_len);
+            }
+        }
+    } else if is("custom") || is("toolResult") {
+        match content {
+            Some(Value::Str(s)) => chars = s.utf16_len(),
+            Some(Value::Arr(blocks)) => {
+                for b in blocks {
+                    let t = b.get("type");
+                    if t.is_some_and(|t| t.is_str("text"))
+                        && b.get("text").is_some_and(Value::truthy)
+                    {
+                        chars += text_len(b.get("text"));
+                    }
+                    if t.is_some_and(|t| t.is_str("image")) {
+                        chars += IMAGE_CHARS;
+                    }
+                }
+            }
+            _ => {}
+        }
+    } else if is("bashExecution") {
+        chars = text_len(message.get("command")) + text_len(message.get("output"));
+    } else if is("branchSummary") || is("compactionSummary") {
+        chars = text_len(message.get("summary"));
+    }
+    chars.div_ceil(4) as u64
+}
+
+fn num(v: Option<&Value>) -> f64 {
+    v.and_then(Value::as_f64).unwrap_or(0.0)
+}
+
+/// How the context size was derived from a usage record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UsageRule {
+    /// `totalTokens`, as reported.
+    Total,
+    /// `input + output + cacheRead + cacheWrite` (no or zero `totalTokens`).
+    Sum,
+}
+
+impl UsageRule {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            UsageRule::Total => "totalTokens",
+            UsageRule::Sum => "input+output+cacheRead+cacheWrite",
+        }
+    }
+}
+
+/// Upstream's `calculateContextTokens(usage)`: `totalTokens`, or the sum of the four
+/// counts when it is missing or zero (missing counts are 0).
+pub fn context_tokens(usage: &Value) -> (f64, UsageRule) {
+    let total = num(usage.get("totalTokens"));
+    if total != 0.0 && !total.is_nan() {
+        return (total, UsageRule::Total);
+    }
+    let sum = ["input", "output", "cacheRead", "cacheWrite"]
+        .iter()
+        .map(|k| num(usage.get(k)))
+        .sum();
+    (sum, UsageRule::Sum)
+}
+
+/// The usage of an assistant message that can be trusted: not aborted, not failed.
+pub fn usable_usage(message: &Value) -> Option<&Value> {
+    if !message.get("role").is_some_and(|r| r.is_str("assistant")) {
+        return None;
+    }
+    let stop = message.get("stopReason");
+    if stop.is_some_and(|s| s.is_str("aborted") || s.is_str("error")) {
+        return None;
+    }
+    message.get("usage").filter(|u| u.truthy())
+}
+
+/// Upstream's `estimateContextTokens(messages)`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Estimate {
+    pub tokens: f64,
+    pub usage_tokens: f64,
+    pub trailing_tokens: u64,
+    pub last_usage_index: Option<usize>,
+    pub rule: Option<UsageRule>,
+}
+
+pub fn estimate_context(messages: &[Value]) -> Estimate {
+    let mut m = Meter::default();
+    for msg in messages {
+        m.add(msg, false);
+    }
+    m.estimate()
+}
+
+/// Measures a context one message at a time.
+#[derive(Debug, Default)]
+pub struct Meter {
+    pub messages: usize,
+    /// The sum of the estimates of all messages.
+    pub estimated: u64,
+    /// The last usable usage: (message index, usage).
+    last: Option<(usize, Value)>,
+    /// Estimates of the messages after it.
+    trailing: u64,
+    /// For the last assistant after the latest compaction that was neither aborted nor
+    /// failed: whether it reported a context size above 0.
+    reported_after: Option<bool>,
+}
+
+impl Meter {
+    pub fn add(&mut self, m: &Value, after_compaction: bool) {
+        let e = estimate(m);
+        self.estimated += e;
+        match usable_usage(m) {
+            Some(u) => {
+                self.last = Some((self.messages, u.clone()));
+                self.trailing = 0;
+            }
+            None => self.trailing += e,
+        }
+        if after_compaction
+            && m.get("role").is_some_and(|r| r.is_str("assistant"))
+            && !m
+                .get("stopReason")
+                .is_some_and(|s| s.is_str("aborted") || s.is_str("error"))
+        {
+            self.reported_after = Some(
+                m.get("usage")
+                    .is_some_and(|u| u.truthy() && context_tokens(u).0 > 0.0),
+            );
+        }
+        self.messages += 1;
+    }
+
+    /// Upstream's `estimateContextTokens` of the messages added.
+    pub fn estimate(&self) -> Estimate {
+        match &self.last {
+            None => Estimate {
+                tokens: self.estimated as f64,
+                usage_tokens: 0.0,
+                trailing_tokens: self.estimated,
+                last_usage_index: None,
+                rule: None,
+            },
+            Some((k, usage)) => {
+                let (u, rule) = context_tokens(usage);
+                Estimate {
+                    tokens: u + self.trailing as f64,
+                    usage_tokens: u,
+                    trailing_tokens: self.trailing,
+                    last_usage_index: Some(*k),
+                    rule: Some(rule),
+                }
+            }
+        }
+    }
+
+    /// The usage the estimate rests on.
+    pub fn usage(&self) -> Option<&Value> {
+        self.last.as_ref().map(|(_, u)| u)
+    }
+
+    /// Whether, after the latest compaction, an assistant has reported a usable context size
+    /// (upstream shows no context size until one has: the kept messages' usage describes the
+    /// context before the compaction). Messages must have been added with their
+    /// `after_compaction` flag.
+    pub fn reported_after_compaction(&self) -> bool {
+        self.reported_after == Some(true)
+    }
+}
+
+/// Upstream's `shouldCompact`: enabled and strictly above `window − reserve`.
+pub fn should_compact(tokens: f64, window: u64, reserve: u64, enabled: bool) -> bool {
+    enabled && tokens > window as f64 - reserve as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(s: &str) -> Value {
+        Value::parse(s.as_bytes()).unwrap()
+    }
+
+    #[test]
+    fn estimates_follow_upstream_examples() {
+        // compaction.md §B / CO-A8
+        assert_eq!(estimate(&v(r#"{"role":"user","content":"hello"}"#)), 2);
+        assert_eq!(
+            estimate(&v(
+                r#"{"role":"assistant","content":[{"type":"text","text":"abcd"},{"type":"thinking","thinking":"ab"},{"type":"toolCall","id":"1","name":"read","arguments":{"path":"a.ts"}}]}"#
+            )),
+            7
+        );
+        assert_eq!(
+            estimate(&v(
+                r#"{"role":"toolResult","content":[{"type":"text","text":"0123456789"},{"type":"image","data":"x","mimeType":"image/png"}]}"#
+            )),
+            1203
+        );
+        assert_eq!(
+            estimate(&v(
+                r#"{"role":"user","content":[{"type":"image","data":"x"}]}"#
+            )),
+            0
+        );
+        assert_eq!(
+            estimate(&v(
+                r#"{"role":"bashExecution","command":"ls","output":"a\nb"}"#
+            )),
+            2
+        );
+        assert_eq!(
+            estimate(&v(r#"{"role":"compactionSummary","summary":"123456789"}"#)),
+            3
+        );
+        assert_eq!(
+            estimate(&v(r#"{"role":"custom","content":"abcdefghi"}"#)),
+            3
+        );
+        assert_eq!(estimate(&v(r#"{"role":"user","content":"😀😀😀"}"#)), 2);
+        assert_eq!(estimate(&v(r#"{"role":"whatever","content":"abc"}"#)), 0);
+    }
+
+    #[test]
+    fn context_tokens_from_usage() {
+        // CO-A1..A3
+        let u = v(r#"{"input":1000,"output":500,"cacheRead":200,"cacheWrite":100}"#);
+        assert_eq!(context_tokens(&u), (1800.0, UsageRule::Sum));
+        let z = v(r#"{"input":0,"output":0,"cacheRead":0,"cacheWrite":0}"#);
+        assert_eq!(context_tokens(&z).0, 0.0);
+        let t = v(r#"{"input":1,"output":1,"cacheRead":0,"cacheWrite":0,"totalTokens":77}"#);
+        assert_eq!(context_tokens(&t), (77.0, UsageRule::Total));
+        let t0 =
+            v(r#"{"input":1000,"output":500,"cacheRead":200,"cacheWrite":100,"totalTokens":0}"#);
+        assert_eq!(context_tokens(&t0).0, 1800.0);
+    }
+
+    #[test]
+    fn estimate_context_uses_the_last_usable_usage() {
+        let u40 = format!(r#"{{"role":"user","content":"{}"}}"#, "x".repeat(40));
+        let a = r#"{"role":"assistant","content":[{"type":"text","text":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}],"usage":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":100},"stopReason":"stop"}"#;
+        let aborted = r#"{"role":"assistant","content":[{"type":"text","text":"xxxxxxxx"}],"usage":{"totalTokens":5000},"stopReason":"aborted"}"#;
+        let msgs = vec![v(&u40), v(a), v(&u40)];
+        let e = estimate_context(&msgs);
+        assert_eq!(
+            (
+                e.tokens,
+                e.usage_tokens,
+                e.trailing_tokens,
+                e.last_usage_index
+            ),
+            (110.0, 100.0, 10, Some(1))
+        );
+        let mut with_aborted = msgs.clone();
+        with_aborted.push(v(aborted));
+        let e = estimate_context(&with_aborted);
+        assert_eq!((e.tokens, e.trailing_tokens), (112.0, 12));
+        let e = estimate_context(&[v(&u40), v(r#"{"role":"user","content":"abcd"}"#)]);
+        assert_eq!((e.tokens, e.last_usage_index), (11.0, None));
+    }
+
+    #[test]
+    fn threshold_is_strict() {
+        // CO-A7
+        assert!(should_compact(95_000.0, 100_000, 10_000, true));
+        assert!(!should_compact(89_000.0, 100_000, 10_000, true));
+        assert!(!should_compact(90_000.0, 100_000, 10_000, true));
+        assert!(!should_compact(95_000.0, 100_000, 10_000, false));
+    }
+}

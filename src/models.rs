@@ -1,0 +1,489 @@
+//! Models: what pi knows about a provider's model (context window, output limit, input
+//! types, API, compatibility flags), from the reference's built-in registry and the user's
+//! `models.json`, merged the way the reference merges them.
+//!
+//! - The built-in table (`src/models/builtin.jsonl`) is the reference's registry
+//!   (@mariozechner/pi-ai 0.73.1), recorded by `scripts/models.mjs`; one JSON object per line
+//!   with the keys listed in that script. To carry more of a definition, add the key there,
+//!   regenerate, and read it in [`Model::from_json`].
+//! - `<agent dir>/models.json` (`{"providers": {NAME: {baseUrl, api, compat, models: [...],
+//!   modelOverrides: {ID: {...}}}}}`; `//` comments and trailing commas allowed) adds custom
+//!   models (defaults: text input, 128000-token window, 16384 output tokens), overrides
+//!   fields of built-in ones, and moves a provider's `baseUrl`/`compat`. A custom model
+//!   replaces a built-in model with the same provider and id. A file that cannot be read or
+//!   does not fit the schema is reported and ignored, as the reference ignores it.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+const BUILTIN: &str = include_str!("models/builtin.jsonl");
+
+/// Where a model's definition came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    BuiltIn,
+    /// A built-in model changed by `models.json` (provider settings or `modelOverrides`).
+    Overridden,
+    /// A model defined in `models.json`.
+    Custom,
+}
+
+impl Source {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Source::BuiltIn => "built-in",
+            Source::Overridden => "models.json override",
+            Source::Custom => "models.json",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Model {
+    pub provider: String,
+    pub id: String,
+    /// The API the provider speaks for it: `anthropic-messages`, `openai-completions`, …
+    pub api: String,
+    pub base_url: String,
+    /// Whether it supports extended thinking.
+    pub reasoning: bool,
+    /// Input types: `text`, `image`.
+    pub input: Vec<String>,
+    pub context_window: u64,
+    pub max_tokens: u64,
+    /// Provider compatibility flags, as written (an object; empty when none).
+    pub compat: Map<String, Value>,
+    pub source: Source,
+}
+
+impl Model {
+    pub fn accepts_images(&self) -> bool {
+        self.input.iter().any(|i| i == "image")
+    }
+
+    /// A compatibility flag, if set.
+    pub fn compat_bool(&self, key: &str) -> Option<bool> {
+        self.compat.get(key).and_then(Value::as_bool)
+    }
+
+    pub fn compat_str(&self, key: &str) -> Option<&str> {
+        self.compat.get(key).and_then(Value::as_str)
+    }
+
+    fn from_json(v: &Value, source: Source) -> Option<Model> {
+        let s = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
+        Some(Model {
+            provider: s("provider")?,
+            id: s("id")?,
+            api: s("api")?,
+            base_url: s("baseUrl").unwrap_or_default(),
+            reasoning: v.get("reasoning").and_then(Value::as_bool).unwrap_or(false),
+            input: strings(v.get("input")).unwrap_or_else(|| vec!["text".into()]),
+            context_window: v.get("contextWindow").and_then(count).unwrap_or(128_000),
+            max_tokens: v.get("maxTokens").and_then(count).unwrap_or(16_384),
+            compat: v
+                .get("compat")
+                .and_then(Value::as_object)
+                .cloned()
+                .unwrap_or_default(),
+            source,
+        })
+    }
+}
+
+fn count(v: &Value) -> Option<u64> {
+    let f = v.as_f64()?;
+    (f.is_finite() && f >= 0.0).then(|| f.min(u64::MAX as f64) as u64)
+}
+
+fn strings(v: Option<&Value>) -> Option<Vec<String>> {
+    v?.as_array()?
+        .iter()
+        .map(|x| x.as_str().map(str::to_owned))
+        .collect()
+}
+
+/// The models known to pi.
+#[derive(Debug, Clone, Default)]
+pub struct Registry {
+    pub models: Vec<Model>,
+    /// Problems with `models.json` (the file is then ignored).
+    pub warnings: Vec<String>,
+}
+
+impl Registry {
+    /// The built-in models only.
+    pub fn builtin() -> Registry {
+        let models = BUILTIN
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter_map(|v| Model::from_json(&v, Source::BuiltIn))
+            .collect();
+        Registry {
+            models,
+            warnings: Vec::new(),
+        }
+    }
+
+    /// The built-in models with `<agent_dir>/models.json` applied.
+    pub fn load(agent_dir: &Path) -> Registry {
+        let mut r = Registry::builtin();
+        let path = agent_dir.join("models.json");
+        let text = match std::fs::read(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return r,
+            Err(e) => {
+                r.warnings
+                    .push(format!("ignoring {}: cannot read it: {e}", path.display()));
+                return r;
+            }
+        };
+        if let Err(e) = r.apply_config(&String::from_utf8_lossy(&text)) {
+            r.warnings.push(format!("ignoring {}: {e}", path.display()));
+        }
+        r
+    }
+
+    /// Applies the text of a `models.json`; on error nothing is applied.
+    pub fn apply_config(&mut self, text: &str) -> Result<(), String> {
+        let cleaned = strip_comments(text);
+        let config: Value = serde_json::from_str(&cleaned).map_err(|e| format!("{e}"))?;
+        let providers = config
+            .get("providers")
+            .and_then(Value::as_object)
+            .ok_or("it has no \"providers\" object")?;
+        let builtin = |name: &str| {
+            self.models
+                .iter()
+                .any(|m| m.provider == name && m.source != Source::Custom)
+        };
+        validate(providers, builtin)?;
+        // Provider-level baseUrl/compat and per-model overrides of built-in models.
+        for m in &mut self.models {
+            let Some(p) = providers.get(&m.provider) else {
+                continue;
+            };
+            let mut changed = false;
+            if let Some(url) = p.get("baseUrl").and_then(Value::as_str) {
+                m.base_url = url.to_owned();
+                changed = true;
+            }
+            if let Some(c) = p.get("compat").and_then(Value::as_object) {
+                m.compat = merge_compat(&m.compat, c);
+                changed = true;
+            }
+            if let Some(o) = p
+                .get("modelOverrides")
+                .and_then(|o| o.get(&m.id))
+                .and_then(Value::as_object)
+            {
+                if let Some(b) = o.get("reasoning").and_then(Value::as_bool) {
+                    m.reasoning = b;
+                }
+                if let Some(i) = strings(o.get("input")) {
+                    m.input = i;
+                }
+                if let Some(n) = o.get("contextWindow").and_then(count) {
+                    m.context_window = n;
+                }
+                if let Some(n) = o.get("maxTokens").and_then(count) {
+                    m.max_tokens = n;
+                }
+                if let Some(c) = o.get("compat").and_then(Value::as_object) {
+                    m.compat = merge_compat(&m.compat, c);
+                }
+                changed = true;
+            }
+            if changed {
+                m.source = Source::Overridden;
+            }
+        }
+        // Custom models: api and baseUrl from the model, the provider, or the provider's
+        // first built-in model.
+        let mut custom = Vec::new();
+        for (name, p) in providers {
+            let Some(defs) = p.get("models").and_then(Value::as_array) else {
+                continue;
+            };
+            let builtin = self
+                .models
+                .iter()
+                .find(|m| m.provider == *name && m.source != Source::Custom);
+            let builtin_api = builtin.map(|m| m.api.clone());
+            let builtin_url = builtin.map(|m| m.base_url.clone());
+            for d in defs {
+                let s = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
+                let Some(api) = s(d, "api").or_else(|| s(p, "api")).or(builtin_api.clone()) else {
+                    continue;
+                };
+                let Some(url) = s(d, "baseUrl")
+                    .or_else(|| s(p, "baseUrl"))
+                    .or(builtin_url.clone())
+                else {
+                    continue;
+                };
+                let mut v = d.clone();
+                if let Some(o) = v.as_object_mut() {
+                    o.insert("provider".into(), Value::String(name.clone()));
+                    o.insert("api".into(), Value::String(api));
+                    o.insert("baseUrl".into(), Value::String(url));
+                    let empty = Map::new();
+                    let pc = p.get("compat").and_then(Value::as_object).unwrap_or(&empty);
+                    let mc = d.get("compat").and_then(Value::as_object).unwrap_or(&empty);
+                    o.insert("compat".into(), Value::Object(merge_compat(pc, mc)));
+                }
+                if let Some(m) = Model::from_json(&v, Source::Custom) {
+                    custom.push(m);
+                }
+            }
+        }
+        for m in custom {
+            match self
+                .models
+                .iter()
+                .position(|x| x.provider == m.provider && x.id == m.id)
+            {
+                Some(i) => self.models[i] = m,
+                None => self.models.push(m),
+            }
+        }
+        Ok(())
+    }
+
+    pub fn find(&self, provider: &str, id: &str) -> Option<&Model> {
+        self.models
+            .iter()
+            .find(|m| m.provider == provider && m.id == id)
+    }
+}
+
+/// `{...base, ...override}`, with the routing objects merged one level deeper.
+fn merge_compat(base: &Map<String, Value>, over: &Map<String, Value>) -> Map<String, Value> {
+    let mut out = base.clone();
+    for (k, v) in over {
+        let merged = match (k.as_str(), base.get(k), v) {
+            (
+                "openRouterRouting" | "vercelGatewayRouting",
+                Some(Value::Object(b)),
+                Value::Object(o),
+            ) => {
+                let mut m = b.clone();
+                m.extend(o.clone());
+                Value::Object(m)
+            }
+            _ => v.clone(),
+        };
+        out.insert(k.clone(), merged);
+    }
+    out
+}
+
+/// The checks of the reference's schema that matter here: a wrong type makes the whole file
+/// invalid (and ignored), as it does there.
+fn validate(providers: &Map<String, Value>, builtin: impl Fn(&str) -> bool) -> Result<(), String> {
+    let num = |v: Option<&Value>, what: &str| -> Result<(), String> {
+        match v {
+            None => Ok(()),
+            Some(Value::Number(n)) if n.as_f64().is_some_and(|f| f > 0.0) => Ok(()),
+            Some(_) => Err(format!("{what} must be a positive number")),
+        }
+    };
+    for (name, p) in providers {
+        let p = p
+            .as_object()
+            .ok_or_else(|| format!("providers.{name} must be an object"))?;
+        for k in ["baseUrl", "api", "apiKey", "name"] {
+            if p.get(k).is_some_and(|v| !v.is_string()) {
+                return Err(format!("providers.{name}.{k} must be a string"));
+            }
+        }
+        if p.get("compat").is_some_and(|v| !v.is_object()) {
+            return Err(format!("providers.{name}.compat must be an object"));
+        }
+        let models = match p.get("models") {
+            None => &Vec::new(),
+            Some(m) => m
+                .as_array()
+                .ok_or_else(|| format!("providers.{name}.models must be an array"))?,
+        };
+        let has = |k: &str| p.get(k).is_some_and(Value::is_string);
+        if models.is_empty() {
+            let overrides = p
+                .get("modelOverrides")
+                .and_then(Value::as_object)
+                .is_some_and(|o| !o.is_empty());
+            if !has("baseUrl")
+                && p.get("headers").is_none()
+                && p.get("compat").is_none()
+                && !overrides
+            {
+                return Err(format!(
+                    "provider {name}: must specify \"baseUrl\", \"headers\", \"compat\", \"modelOverrides\", or \"models\""
+                ));
+            }
+        } else if !builtin(name) {
+            for k in ["baseUrl", "apiKey"] {
+                if !has(k) {
+                    return Err(format!(
+                        "provider {name}: \"{k}\" is required when defining custom models"
+                    ));
+                }
+            }
+        }
+        {
+            for (i, m) in models.iter().enumerate() {
+                let at = format!("providers.{name}.models.{i}");
+                if m.get("id")
+                    .and_then(Value::as_str)
+                    .is_none_or(str::is_empty)
+                {
+                    return Err(format!("{at}.id must be a non-empty string"));
+                }
+                num(m.get("contextWindow"), &format!("{at}.contextWindow"))?;
+                num(m.get("maxTokens"), &format!("{at}.maxTokens"))?;
+                if m.get("input").is_some() && strings(m.get("input")).is_none() {
+                    return Err(format!("{at}.input must be an array of strings"));
+                }
+                if !builtin(name) && !has("api") && !m.get("api").is_some_and(Value::is_string) {
+                    return Err(format!(
+                        "{at}: no \"api\" (set it on the provider or the model)"
+                    ));
+                }
+            }
+        }
+        if let Some(o) = p.get("modelOverrides") {
+            let o = o
+                .as_object()
+                .ok_or_else(|| format!("providers.{name}.modelOverrides must be an object"))?;
+            for (id, m) in o {
+                let at = format!("providers.{name}.modelOverrides.{id}");
+                num(m.get("contextWindow"), &format!("{at}.contextWindow"))?;
+                num(m.get("maxTokens"), &format!("{at}.maxTokens"))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Removes `//` comments and trailing commas outside strings, as the reference does before
+/// parsing `models.json`.
+pub fn strip_comments(text: &str) -> String {
+    let b = text.as_bytes();
+    let mut out: Vec<u8> = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'"' => {
+                let start = i;
+                i += 1;
+                while i < b.len() && b[i] != b'"' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+                i = (i + 1).min(b.len());
+                out.extend_from_slice(&b[start..i]);
+            }
+            b'/' if b.get(i + 1) == Some(&b'/') => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            c => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    // Trailing commas: a comma followed only by whitespace before `}` or `]`.
+    let mut res: Vec<u8> = Vec::with_capacity(out.len());
+    let mut i = 0;
+    while i < out.len() {
+        match out[i] {
+            b'"' => {
+                let start = i;
+                i += 1;
+                while i < out.len() && out[i] != b'"' {
+                    i += if out[i] == b'\\' { 2 } else { 1 };
+                }
+                i = (i + 1).min(out.len());
+                res.extend_from_slice(&out[start..i]);
+            }
+            b',' => {
+                let mut j = i + 1;
+                while j < out.len() && out[j].is_ascii_whitespace() {
+                    j += 1;
+                }
+                if !matches!(out.get(j), Some(b'}' | b']')) {
+                    res.push(b',');
+                }
+                i += 1;
+            }
+            c => {
+                res.push(c);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&res).into_owned()
+}
+
+/// `<agent dir>/models.json`.
+pub fn config_path(agent_dir: &Path) -> PathBuf {
+    agent_dir.join("models.json")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_table_has_the_common_models() {
+        let r = Registry::builtin();
+        assert!(r.models.len() > 500);
+        let m = r.find("anthropic", "claude-sonnet-4-5").unwrap();
+        assert_eq!(m.context_window, 200_000);
+        assert_eq!(m.api, "anthropic-messages");
+        assert!(m.accepts_images());
+        assert_eq!(r.find("openai", "gpt-5").unwrap().context_window, 400_000);
+    }
+
+    #[test]
+    fn models_json_adds_and_overrides() {
+        let mut r = Registry::builtin();
+        let text = r#"{
+          // a local server
+          "providers": {
+            "ollama": {"baseUrl": "http://localhost:11434/v1", "api": "openai-completions",
+                       "apiKey": "x", "models": [{"id": "llama3", "contextWindow": 8192,},],},
+            "anthropic": {"modelOverrides": {"claude-sonnet-4-5": {"contextWindow": 1000000}}}
+          }
+        }"#;
+        r.apply_config(text).unwrap();
+        let m = r.find("ollama", "llama3").unwrap();
+        assert_eq!((m.context_window, m.max_tokens), (8192, 16_384));
+        assert_eq!(m.input, vec!["text".to_owned()]);
+        assert_eq!(m.source, Source::Custom);
+        let c = r.find("anthropic", "claude-sonnet-4-5").unwrap();
+        assert_eq!(
+            (c.context_window, c.source),
+            (1_000_000, Source::Overridden)
+        );
+    }
+
+    #[test]
+    fn invalid_config_is_rejected_whole() {
+        let mut r = Registry::builtin();
+        let before = r.models.len();
+        let bad = r#"{"providers":{"x":{"baseUrl":"u","api":"a","models":[{"id":"m","contextWindow":"big"}]}}}"#;
+        assert!(r.apply_config(bad).is_err());
+        assert_eq!(r.models.len(), before);
+    }
+
+    #[test]
+    fn comments_and_trailing_commas() {
+        assert_eq!(
+            strip_comments("{\"a\": \"//x,}\", // c\n \"b\": [1,2,],}"),
+            "{\"a\": \"//x,}\", \n \"b\": [1,2]}"
+        );
+    }
+}

@@ -1,0 +1,544 @@
+//! Differential tests against the reference implementation: tests/fixtures/context/ holds
+//! what @mariozechner/pi-coding-agent 0.73.1 builds from session files, recorded by
+//! scripts/goldens/context.mjs (see its header for how). For every input and leaf, the four
+//! formats of `pi context build` must equal the reference's output line for line (byte for
+//! byte), `--with-settings` its thinking level and model, and `pi context stats` its token
+//! figures and compaction decision.
+//!
+//! Inputs: the session fixtures (an upstream v1 file, generated and pi-written sessions),
+//! 20 generated sessions with branches and repeated compactions (stored shrunk and
+//! DEFLATE-compressed; inflated here), and 50 hand-written sessions with their expected
+//! output in full (cases.golden.json).
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::common::*;
+
+fn dir() -> PathBuf {
+    fixture("context")
+}
+
+fn fnv64(b: &[u8]) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &c in b {
+        h ^= u64::from(c);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{h:016x}")
+}
+
+/// A raw DEFLATE (RFC 1951) decoder: stored, fixed and dynamic Huffman blocks.
+mod inflate {
+    struct Bits<'a> {
+        data: &'a [u8],
+        pos: usize,
+        buf: u32,
+        cnt: u32,
+    }
+
+    impl Bits<'_> {
+        fn need(&mut self, n: u32) -> u32 {
+            while self.cnt < n {
+                let b = *self.data.get(self.pos).expect("deflate: out of input");
+                self.pos += 1;
+                self.buf |= u32::from(b) << self.cnt;
+                self.cnt += 8;
+            }
+            let v = self.buf & ((1u32 << n) - 1);
+            self.buf >>= n;
+            self.cnt -= n;
+            v
+        }
+    }
+
+    /// Canonical Huffman code: counts per length and symbols in code order.
+    struct Huffman {
+        count: [u16; 16],
+        symbol: Vec<u16>,
+    }
+
+    impl Huffman {
+        fn new(lengths: &[u8]) -> Huffman {
+            let mut count = [0u16; 16];
+            for &l in lengths {
+                count[l as usize] += 1;
+            }
+            count[0] = 0;
+            let mut offs = [0u16; 16];
+            for l in 1..16 {
+                offs[l] = offs[l - 1] + count[l - 1];
+            }
+            let mut symbol = vec![0u16; lengths.len()];
+            for (s, &l) in lengths.iter().enumerate() {
+                if l != 0 {
+                    symbol[offs[l as usize] as usize] = s as u16;
+                    offs[l as usize] += 1;
+                }
+            }
+            Huffman { count, symbol }
+        }
+
+        fn decode(&self, bits: &mut Bits) -> u16 {
+            let (mut code, mut first, mut index) = (0i32, 0i32, 0i32);
+            for len in 1..16 {
+                code |= bits.need(1) as i32;
+                let count = i32::from(self.count[len]);
+                if code - count < first {
+                    return self.symbol[(index + (code - first)) as usize];
+                }
+                index += count;
+                first += count;
+                first <<= 1;
+                code <<= 1;
+            }
+            panic!("deflate: bad code");
+        }
+    }
+
+    const LBASE: [u16; 29] = [
+        3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 15, 17, 19, 23, 27, 31, 35, 43, 51, 59, 67, 83, 99, 115,
+        131, 163, 195, 227, 258,
+    ];
+    const LEXT: [u8; 29] = [
+        0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0,
+    ];
+    const DBASE: [u16; 30] = [
+        1, 2, 3, 4, 5, 7, 9, 13, 17, 25, 33, 49, 65, 97, 129, 193, 257, 385, 513, 769, 1025, 1537,
+        2049, 3073, 4097, 6145, 8193, 12289, 16385, 24577,
+    ];
+    const DEXT: [u8; 30] = [
+        0, 0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12,
+        13, 13,
+    ];
+
+    fn codes(bits: &mut Bits, out: &mut Vec<u8>, lit: &Huffman, dist: &Huffman) {
+        loop {
+            let sym = lit.decode(bits) as usize;
+            if sym < 256 {
+                out.push(sym as u8);
+            } else if sym == 256 {
+                return;
+            } else {
+                let s = sym - 257;
+                let len = LBASE[s] as usize + bits.need(u32::from(LEXT[s])) as usize;
+                let d = dist.decode(bits) as usize;
+                let back = DBASE[d] as usize + bits.need(u32::from(DEXT[d])) as usize;
+                let start = out.len() - back;
+                for k in 0..len {
+                    out.push(out[start + k]);
+                }
+            }
+        }
+    }
+
+    pub fn inflate(data: &[u8]) -> Vec<u8> {
+        let mut bits = Bits {
+            data,
+            pos: 0,
+            buf: 0,
+            cnt: 0,
+        };
+        let mut out = Vec::new();
+        loop {
+            let last = bits.need(1);
+            match bits.need(2) {
+                0 => {
+                    bits.buf = 0;
+                    bits.cnt = 0;
+                    let p = bits.pos;
+                    let len = u16::from_le_bytes([data[p], data[p + 1]]) as usize;
+                    out.extend_from_slice(&data[p + 4..p + 4 + len]);
+                    bits.pos = p + 4 + len;
+                }
+                1 => {
+                    let mut l = [0u8; 288];
+                    for (i, x) in l.iter_mut().enumerate() {
+                        *x = match i {
+                            0..=143 => 8,
+                            144..=255 => 9,
+                            256..=279 => 7,
+                            _ => 8,
+                        };
+                    }
+                    let lit = Huffman::new(&l);
+                    let dist = Huffman::new(&[5u8; 30]);
+                    codes(&mut bits, &mut out, &lit, &dist);
+                }
+                2 => {
+                    let nlen = bits.need(5) as usize + 257;
+                    let ndist = bits.need(5) as usize + 1;
+                    let ncode = bits.need(4) as usize + 4;
+                    const ORDER: [usize; 19] = [
+                        16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15,
+                    ];
+                    let mut cl = [0u8; 19];
+                    for &o in ORDER.iter().take(ncode) {
+                        cl[o] = bits.need(3) as u8;
+                    }
+                    let clh = Huffman::new(&cl);
+                    let mut lengths = vec![0u8; nlen + ndist];
+                    let mut i = 0;
+                    while i < nlen + ndist {
+                        let sym = clh.decode(&mut bits);
+                        let (val, rep) = match sym {
+                            0..=15 => (sym as u8, 1),
+                            16 => (lengths[i - 1], 3 + bits.need(2) as usize),
+                            17 => (0, 3 + bits.need(3) as usize),
+                            _ => (0, 11 + bits.need(7) as usize),
+                        };
+                        for _ in 0..rep {
+                            lengths[i] = val;
+                            i += 1;
+                        }
+                    }
+                    let lit = Huffman::new(&lengths[..nlen]);
+                    let dist = Huffman::new(&lengths[nlen..]);
+                    codes(&mut bits, &mut out, &lit, &dist);
+                }
+                _ => panic!("deflate: bad block type"),
+            }
+            if last == 1 {
+                return out;
+            }
+        }
+    }
+}
+
+fn golden(name: &str) -> Value {
+    let p = dir().join(name);
+    serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap()
+}
+
+/// The input of a file golden, in the world (inflated and checked for generated ones).
+fn input(w: &World, g: &Value) -> PathBuf {
+    let rel = g["input"].as_str().unwrap();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(rel);
+    let bytes = std::fs::read(&src).unwrap();
+    let (name, bytes) = match rel.strip_suffix(".deflate") {
+        Some(stem) => {
+            let text = inflate::inflate(&bytes);
+            assert_eq!(
+                fnv64(&text),
+                g["inputHash"].as_str().unwrap(),
+                "{rel}: inflated input differs from the recorded one"
+            );
+            (Path::new(stem).file_name().unwrap().to_owned(), text)
+        }
+        None => (src.file_name().unwrap().to_owned(), bytes),
+    };
+    let f = w.path("sessions").join(name);
+    std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+    std::fs::write(&f, bytes).unwrap();
+    f
+}
+
+fn with_leaf<'a>(args: &mut Vec<&'a str>, leaf: &'a Value) {
+    if let Some(l) = leaf.as_str() {
+        args.extend(["--leaf", l]);
+    }
+}
+
+const FORMATS: [&str; 4] = ["agent", "llm", "openai", "anthropic"];
+
+/// Compares an output with its recorded hashes; names the first line that differs.
+fn check_hashed(what: &str, out: &str, g: &Value) {
+    let lines: Vec<&str> = out.lines().collect();
+    let prefixes = g["lines"].as_str().unwrap();
+    for (k, l) in lines.iter().enumerate() {
+        let want = prefixes.get(k * 4..k * 4 + 4).unwrap_or("(none)");
+        assert_eq!(
+            &fnv64(l.as_bytes())[..4],
+            want,
+            "{what}: line {} differs from the reference's (or there are too many lines): {}",
+            k + 1,
+            &l[..l.len().min(600)]
+        );
+    }
+    assert_eq!(
+        lines.len() as u64,
+        g["n"].as_u64().unwrap(),
+        "{what}: line count"
+    );
+    assert_eq!(
+        fnv64(lines.join("\n").as_bytes()),
+        g["hash"].as_str().unwrap(),
+        "{what}: output hash"
+    );
+}
+
+fn check_stats(what: &str, ours: &Value, g: &Value) {
+    for k in [
+        "pathEntries",
+        "messages",
+        "estimatedTokens",
+        "tokens",
+        "usageTokens",
+        "trailingTokens",
+        "lastUsageIndex",
+        "usageStale",
+        "contextWindow",
+        "reserveTokens",
+        "shouldCompact",
+    ] {
+        let (a, b) = (&ours[k], &g[k]);
+        let same = match (a.as_f64(), b.as_f64()) {
+            (Some(x), Some(y)) => x == y,
+            _ => a == b,
+        };
+        assert!(same, "{what}: stats.{k}: ours {a}, the reference's {b}");
+    }
+}
+
+/// When the reference knows no window for the model (pi then needs `--context-window`), the
+/// expectation for a window of 200000 and the default reserve.
+fn stats_expectation(stats: &Value) -> (Option<String>, Value) {
+    if !stats["contextWindow"].is_null() {
+        return (None, stats.clone());
+    }
+    let mut expected = stats.clone();
+    expected["contextWindow"] = 200000.into();
+    let t = expected["tokens"].as_f64().unwrap();
+    let reserve = expected["reserveTokens"].as_f64().unwrap();
+    expected["shouldCompact"] =
+        (!expected["usageStale"].as_bool().unwrap() && t > 200000.0 - reserve).into();
+    (Some("200000".to_owned()), expected)
+}
+
+fn check_file(name: &str) {
+    let g = golden(&format!("{name}.golden.json"));
+    let w = World::new();
+    let file = input(&w, &g);
+    let f = file.to_str().unwrap();
+    for leaf_g in g["leaves"].as_array().unwrap() {
+        let leaf = &leaf_g["leaf"];
+        let what = format!("{name} leaf {leaf}");
+        for fmt in FORMATS {
+            let mut args = vec!["context", "build", f, "--format", fmt];
+            with_leaf(&mut args, leaf);
+            if fmt == "agent" {
+                args.push("--with-settings");
+            }
+            let out = w.ok(&args);
+            let out = if fmt == "agent" {
+                let (first, rest) = out.split_once('\n').unwrap();
+                assert_eq!(
+                    first,
+                    leaf_g["settings"].as_str().unwrap(),
+                    "{what}: settings"
+                );
+                rest.to_owned()
+            } else {
+                out
+            };
+            check_hashed(&format!("{what} --format {fmt}"), &out, &leaf_g[fmt]);
+        }
+        let (window, expected) = stats_expectation(&leaf_g["stats"]);
+        let mut args = vec!["context", "stats", f, "--json"];
+        with_leaf(&mut args, leaf);
+        if let Some(n) = &window {
+            args.extend(["--context-window", n.as_str()]);
+        }
+        let ours = jsonl(&w.ok(&args)).remove(0);
+        check_stats(&what, &ours, &expected);
+    }
+}
+
+#[test]
+fn upstream_v1_fixture() {
+    check_file("before-compaction");
+}
+
+#[test]
+fn session_fixtures() {
+    for name in [
+        "gen-200-s1",
+        "gen-200-s2",
+        "gen-200-s3",
+        "pi-written",
+        "pi-written.continued",
+    ] {
+        check_file(&format!("session-{name}"));
+    }
+}
+
+macro_rules! generated {
+    ($($name:ident),*) => {
+        $(
+            #[test]
+            fn $name() {
+                check_file(&format!("gen-{}", &stringify!($name)[4..]));
+            }
+        )*
+    };
+}
+
+generated!(
+    gen_g01, gen_g02, gen_g03, gen_g04, gen_g05, gen_g06, gen_g07, gen_g08, gen_g09, gen_g10,
+    gen_g11, gen_g12, gen_g13, gen_g14, gen_g15, gen_g16, gen_g17, gen_g18, gen_g19, gen_g20
+);
+
+#[test]
+fn every_generated_golden_is_tested() {
+    let n = std::fs::read_dir(dir().join("gen")).unwrap().count();
+    assert_eq!(
+        n, 20,
+        "tests/fixtures/context/gen/ has {n} inputs; list them in generated!()"
+    );
+}
+
+/// Repeated compactions and branches really occur in the generated inputs (as the reference
+/// saw them; `pathEntries` is compared with ours for every leaf).
+#[test]
+fn generated_inputs_have_branches_and_repeated_compactions() {
+    let mut repeated = 0;
+    let mut branched = 0;
+    for k in 1..=20 {
+        let g = golden(&format!("gen-g{k:02}.golden.json"));
+        let leaves = g["leaves"].as_array().unwrap();
+        let most = leaves
+            .iter()
+            .map(|l| l["stats"]["compactionsOnPath"].as_u64().unwrap())
+            .max()
+            .unwrap();
+        repeated += usize::from(most >= 2);
+        branched += usize::from(g["branchTips"].as_u64().unwrap() >= 3);
+    }
+    assert!(
+        repeated >= 10,
+        "only {repeated} inputs have 2+ compactions on a path"
+    );
+    assert!(branched >= 15, "only {branched} inputs have 3+ branch tips");
+}
+
+/// The hand-written sessions: every output line in full.
+#[test]
+fn hand_written_cases() {
+    let g = golden("cases.golden.json");
+    let header = r#"{"type":"session","version":3,"id":"019b0000-0000-7000-8000-000000000000","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/tmp"}"#;
+    let mut failures = Vec::new();
+    for c in g["cases"].as_array().unwrap() {
+        let name = c["name"].as_str().unwrap();
+        let w = World::new();
+        let mut text = format!("{header}\n");
+        for l in c["lines"].as_array().unwrap() {
+            text.push_str(l.as_str().unwrap());
+            text.push('\n');
+        }
+        let file = w.write("s.jsonl", text);
+        let f = file.to_str().unwrap().to_owned();
+        if let Some(m) = c["modelsJson"].as_str() {
+            w.write("agent/models.json", m);
+        }
+        if let Some(s) = c.get("settings") {
+            w.write("agent/settings.json", s.to_string());
+        }
+        let sp = c["systemPrompt"]
+            .as_str()
+            .map(|s| w.write("system.md", s).to_str().unwrap().to_owned());
+        let run = |args: &[&str]| -> String {
+            let mut cmd = w.pi();
+            if let Some(r) = c["cacheRetention"].as_str() {
+                cmd.env("PI_CACHE_RETENTION", r);
+            }
+            let out = cmd.args(args).output().unwrap();
+            assert!(
+                out.status.success(),
+                "{name}: pi {args:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            String::from_utf8(out.stdout).unwrap()
+        };
+        for leaf_g in c["leaves"].as_array().unwrap() {
+            let leaf = &leaf_g["leaf"];
+            let what = format!("{name} (leaf {leaf})");
+            for fmt in FORMATS {
+                let mut args = vec!["context", "build", f.as_str(), "--format", fmt];
+                with_leaf(&mut args, leaf);
+                let wire = fmt == "openai" || fmt == "anthropic";
+                if wire && let Some(m) = c["model"].as_str() {
+                    args.extend(["--model", m]);
+                }
+                if fmt == "openai"
+                    && let Some(p) = &sp
+                {
+                    args.extend(["--system-prompt-file", p.as_str()]);
+                }
+                if fmt == "anthropic"
+                    && let Some(p) = &sp
+                {
+                    args.extend(["--system-prompt-file", p.as_str(), "--with-settings"]);
+                }
+                let out = run(&args);
+                let mut lines: Vec<&str> = out.lines().collect();
+                if fmt == "anthropic" && sp.is_some() {
+                    let rec: Value = serde_json::from_str(lines.remove(0)).unwrap();
+                    let system = rec["system"].to_string();
+                    if system != leaf_g["anthropicSystem"].as_str().unwrap() {
+                        failures.push(format!(
+                            "{what} anthropic system:\n  ours: {system}\n  ref:  {}",
+                            leaf_g["anthropicSystem"]
+                        ));
+                    }
+                }
+                let want: Vec<&str> = leaf_g[fmt]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|v| v.as_str().unwrap())
+                    .collect();
+                if lines != want {
+                    failures.push(format!(
+                        "{what} --format {fmt}:\n  ours:\n    {}\n  reference:\n    {}",
+                        lines.join("\n    "),
+                        want.join("\n    ")
+                    ));
+                }
+            }
+            let mut args = vec!["context", "build", f.as_str(), "--with-settings"];
+            with_leaf(&mut args, leaf);
+            if let Some(p) = &sp {
+                args.extend(["--system-prompt-file", p.as_str()]);
+            }
+            let out = run(&args);
+            let first = out.lines().next().unwrap_or("");
+            if first != leaf_g["settings"].as_str().unwrap() {
+                failures.push(format!(
+                    "{what} settings:\n  ours: {first}\n  ref:  {}",
+                    leaf_g["settings"]
+                ));
+            }
+            let mut args = vec!["context", "stats", f.as_str(), "--json"];
+            with_leaf(&mut args, leaf);
+            if let Some(m) = c["model"].as_str() {
+                args.extend(["--model", m]);
+            }
+            let (default_window, expected) = stats_expectation(&leaf_g["stats"]);
+            let cw = c["contextWindow"]
+                .as_u64()
+                .map(|n| n.to_string())
+                .or(default_window);
+            if let Some(n) = &cw {
+                args.extend(["--context-window", n.as_str()]);
+            }
+            let ours = jsonl(&run(&args)).remove(0);
+            let r = std::panic::catch_unwind(|| {
+                check_stats(&what, &ours, &expected);
+            });
+            if let Err(e) = r {
+                failures.push(
+                    e.downcast_ref::<String>()
+                        .cloned()
+                        .unwrap_or_else(|| format!("{what}: stats")),
+                );
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} differences from the reference:\n\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
+}

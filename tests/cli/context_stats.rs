@@ -1,0 +1,282 @@
+//! `pi context stats`: where the window and reserve come from, the record, the human view,
+//! and the errors. The token figures are checked against the reference in
+//! context_goldens.rs.
+
+use serde_json::json;
+
+use crate::common::*;
+
+/// An assistant reply reporting `total` context tokens, from `model`.
+fn reply(model: &str, total: u64) -> String {
+    let (provider, id) = model.split_once('/').unwrap();
+    json!({"role": "assistant", "content": [{"type": "text", "text": "ok"}],
+           "api": "anthropic-messages", "provider": provider, "model": id,
+           "usage": {"input": total - 10, "output": 10, "cacheRead": 0, "cacheWrite": 0, "totalTokens": total},
+           "stopReason": "stop"})
+    .to_string()
+}
+
+fn session_with(w: &World, lines: &[String]) -> String {
+    let s = w.new_session();
+    let s = s.to_str().unwrap().to_owned();
+    w.ok_in(&["session", "append", &s], &lines.join("\n"));
+    s
+}
+
+fn stats(w: &World, args: &[&str]) -> serde_json::Value {
+    let mut a = vec!["context", "stats", "--json"];
+    a.extend_from_slice(args);
+    jsonl(&w.ok(&a)).remove(0)
+}
+
+#[test]
+fn the_record() {
+    let w = World::new();
+    let s = session_with(
+        &w,
+        &[
+            user("q"),
+            reply("anthropic/claude-sonnet-4-5", 150_000),
+            user(&"x".repeat(400)),
+        ],
+    );
+    let r = stats(&w, &[&s]);
+    assert_eq!(r["messages"], 3);
+    assert_eq!(r["roles"], json!({"user": 2, "assistant": 1}));
+    assert_eq!(
+        r["model"],
+        json!({"provider": "anthropic", "modelId": "claude-sonnet-4-5"})
+    );
+    assert_eq!(r["usageTokens"], 150_000);
+    assert_eq!(r["usageFrom"], "totalTokens");
+    assert_eq!(r["trailingTokens"], 100);
+    assert_eq!(r["tokens"], 150_100);
+    assert_eq!(r["lastUsageIndex"], 1);
+    assert_eq!(r["usage"]["totalTokens"], 150_000);
+    assert_eq!(r["contextWindow"], 200_000);
+    assert_eq!(r["contextWindowFrom"], "built-in");
+    assert_eq!(r["reserveTokens"], 16_384);
+    assert_eq!(r["reserveTokensFrom"], "default");
+    assert_eq!(r["threshold"], 183_616);
+    assert!(
+        (r["percent"].as_f64().unwrap() - 75.05).abs() < 1e-9,
+        "{}",
+        r["percent"]
+    );
+    assert_eq!(r["shouldCompact"], false);
+    let leaf = r["leaf"].as_str().unwrap();
+    assert_eq!(r["lastUsageEntryId"].as_str().unwrap().len(), 8);
+    assert_ne!(r["lastUsageEntryId"], leaf);
+    // Over the threshold once the window is smaller.
+    let r = stats(&w, &[&s, "--context-window", "160000"]);
+    assert_eq!(r["contextWindowFrom"], "--context-window");
+    assert_eq!(r["shouldCompact"], true);
+    // The reserve: option, then settings, then the default.
+    let r = stats(&w, &[&s, "--reserve-tokens", "60000"]);
+    assert_eq!(
+        (
+            r["shouldCompact"].as_bool(),
+            r["reserveTokensFrom"].as_str()
+        ),
+        (Some(true), Some("--reserve-tokens"))
+    );
+    w.write(
+        "agent/settings.json",
+        r#"{"compaction": {"reserveTokens": 40000}}"#,
+    );
+    w.write(
+        "proj/.pi/settings.json",
+        r#"{"compaction": {"reserveTokens": 50000}}"#,
+    );
+    let r = stats(&w, &[&s]);
+    assert_eq!(
+        (r["reserveTokens"].as_u64(), r["reserveTokensFrom"].as_str()),
+        (Some(50_000), Some("settings"))
+    );
+    assert_eq!(r["shouldCompact"], true);
+    w.write(
+        "proj/.pi/settings.json",
+        r#"{"compaction": {"enabled": false}}"#,
+    );
+    let r = stats(&w, &[&s]);
+    assert_eq!(r["reserveTokens"], 40_000);
+    assert_eq!(
+        (
+            r["compactionEnabled"].as_bool(),
+            r["shouldCompact"].as_bool()
+        ),
+        (Some(false), Some(false))
+    );
+}
+
+#[test]
+fn the_window_comes_from_models_json() {
+    let w = World::new();
+    let s = session_with(&w, &[user("q"), reply("local/llama", 5000)]);
+    w.write(
+        "agent/models.json",
+        r#"{
+          // a local server
+          "providers": {"local": {"baseUrl": "http://localhost:8080/v1", "api": "openai-completions", "apiKey": "x",
+                                   "models": [{"id": "llama", "contextWindow": 8192}]},
+                        "anthropic": {"modelOverrides": {"claude-sonnet-4-5": {"contextWindow": 1000000}}}}
+        }"#,
+    );
+    let r = stats(&w, &[&s, "--reserve-tokens", "2048"]);
+    assert_eq!(r["contextWindow"], 8192);
+    assert_eq!(r["contextWindowFrom"], "models.json");
+    assert_eq!(r["contextWindowModel"], "local/llama");
+    assert_eq!(r["shouldCompact"], false);
+    let r = stats(&w, &[&s, "--reserve-tokens", "4096"]);
+    assert_eq!(r["shouldCompact"], true);
+    // The default reserve (16384) exceeds this window: always due, as in the reference.
+    assert_eq!(stats(&w, &[&s])["shouldCompact"], true);
+    let r = stats(&w, &[&s, "--model", "anthropic/claude-sonnet-4-5"]);
+    assert_eq!(r["contextWindow"], 1_000_000);
+    assert_eq!(r["contextWindowFrom"], "models.json override");
+    // A broken models.json is reported and ignored, as the reference ignores it.
+    w.write("agent/models.json", "{ nope");
+    let out = w
+        .pi()
+        .args(["context", "stats", "--json", &s])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "local/llama is unknown again");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("pi: warning: ignoring") && err.contains("models.json"),
+        "{err}"
+    );
+    assert!(
+        err.contains("no context window known for model local/llama"),
+        "{err}"
+    );
+}
+
+#[test]
+fn no_window_is_a_usage_error_with_a_hint() {
+    let w = World::new();
+    for lines in [
+        vec![user("no model yet")],
+        vec![user("q"), reply("acme/unknown-1", 10)],
+    ] {
+        let s = session_with(&w, &lines);
+        let out = w.pi().args(["context", "stats", &s]).output().unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        assert!(out.stdout.is_empty());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.starts_with("pi: error: no context window"), "{err}");
+        assert!(
+            err.contains("hint: pass the window with --context-window N"),
+            "{err}"
+        );
+        let r = stats(&w, &[&s, "--context-window", "1000"]);
+        assert_eq!(r["contextWindow"], 1000);
+    }
+    let s = session_with(&w, &[user("q")]);
+    let out = w
+        .pi()
+        .args(["context", "stats", &s, "--context-window", "0"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let out = w
+        .pi()
+        .args(["context", "stats", &s, "--context-window", "lots"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn usage_before_the_latest_compaction_is_stale() {
+    let w = World::new();
+    let s = w.new_session();
+    let s = s.to_str().unwrap().to_owned();
+    let first = jsonl(&w.ok_in(
+        &["session", "append", &s],
+        &[user("q"), reply("anthropic/claude-sonnet-4-5", 190_000)].join("\n"),
+    ));
+    let kept = first[0]["id"].as_str().unwrap();
+    let c = json!({"type": "compaction", "summary": "s", "firstKeptEntryId": kept, "tokensBefore": 190_000});
+    w.ok_in(&["session", "append", &s], &c.to_string());
+    let r = stats(&w, &[&s]);
+    assert_eq!(r["usageStale"], true);
+    assert_eq!(r["tokens"], 190_000);
+    assert_eq!(r["shouldCompact"], false);
+    let human = w.ok(&["context", "stats", &s, "--format", "human"]);
+    assert!(
+        human.contains("no: no reply since the latest compaction"),
+        "{human}"
+    );
+    // A reply after the compaction makes the figures current again.
+    w.ok_in(
+        &["session", "append", &s],
+        &[user("q2"), reply("anthropic/claude-sonnet-4-5", 190_500)].join("\n"),
+    );
+    let r = stats(&w, &[&s]);
+    assert_eq!(
+        (r["usageStale"].as_bool(), r["shouldCompact"].as_bool()),
+        (Some(false), Some(true))
+    );
+}
+
+#[test]
+fn human_view() {
+    let w = World::new();
+    let s = session_with(
+        &w,
+        &[
+            user("q"),
+            reply("anthropic/claude-sonnet-4-5", 190_000),
+            user("more"),
+        ],
+    );
+    let out = w.ok(&["context", "stats", &s, "--format", "human"]);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 6, "{out}");
+    assert!(lines[0].starts_with("context   leaf "), "{out}");
+    assert_eq!(lines[1], "messages  3: 2 user, 1 assistant");
+    assert!(
+        lines[2].starts_with("tokens    190,001 = 190,000 reported (totalTokens of entry "),
+        "{out}"
+    );
+    assert!(
+        lines[2].ends_with(") + 1 estimated for 1 later message"),
+        "{out}"
+    );
+    assert_eq!(
+        lines[4],
+        "window    200,000 (anthropic/claude-sonnet-4-5, built-in) − reserve 16,384 (default) = threshold 183,616"
+    );
+    assert_eq!(
+        lines[5],
+        "compact   yes: 190,001 > 183,616 (95.0% of the window)"
+    );
+    // Not a terminal: JSON, unless asked.
+    assert!(w.ok(&["context", "stats", &s]).starts_with("{\"leaf\":"));
+}
+
+#[test]
+fn leaf_selects_the_branch_measured() {
+    let w = World::new();
+    let s = w.new_session();
+    let s = s.to_str().unwrap().to_owned();
+    let first = jsonl(&w.ok_in(
+        &["session", "append", &s],
+        &[user("q"), reply("anthropic/claude-sonnet-4-5", 1000)].join("\n"),
+    ));
+    let a1 = first[1]["id"].as_str().unwrap().to_owned();
+    w.ok_in(
+        &["session", "append", &s],
+        &[user("q2"), reply("anthropic/claude-sonnet-4-5", 190_000)].join("\n"),
+    );
+    assert_eq!(stats(&w, &[&s])["shouldCompact"], true);
+    let r = stats(&w, &[&s, "--leaf", &a1]);
+    assert_eq!(
+        (r["messages"].as_u64(), r["tokens"].as_u64()),
+        (Some(2), Some(1000))
+    );
+    assert_eq!(r["leaf"], a1);
+    assert_eq!(r["shouldCompact"], false);
+}
