@@ -297,3 +297,63 @@ proptest! {
         }
     }
 }
+
+/// JSON-ish text: valid values, then random edits.
+fn jsonish() -> impl Strategy<Value = Vec<u8>> {
+    let leaf = prop_oneof![
+        Just("null".to_owned()),
+        Just("true".to_owned()),
+        Just("-0.5e+3".to_owned()),
+        Just("12".to_owned()),
+        "\"[a-z\\\\\"/ é\u{1F600}\\t]{0,6}\"",
+        Just("\"\\ud83d\"".to_owned()),
+        Just("\"\\u00e9\\n\"".to_owned()),
+    ];
+    let value = leaf.prop_recursive(4, 24, 4, |inner| {
+        prop_oneof![
+            proptest::collection::vec(inner.clone(), 0..4)
+                .prop_map(|v| format!("[{}]", v.join(","))),
+            proptest::collection::vec(("[a-z]{0,3}", inner), 0..4).prop_map(|v| {
+                let m: Vec<String> = v
+                    .into_iter()
+                    .map(|(k, x)| format!("\"{k}\" : {x}"))
+                    .collect();
+                format!("{{ {} }}", m.join(" , "))
+            }),
+        ]
+    });
+    (
+        value,
+        proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>(), 0u8..3), 0..3),
+    )
+        .prop_map(|(v, edits)| {
+            let mut b = v.into_bytes();
+            for (at, byte, op) in edits {
+                if b.is_empty() {
+                    break;
+                }
+                let i = at.index(b.len());
+                match op {
+                    0 => b[i] = byte,
+                    1 => {
+                        b.remove(i);
+                    }
+                    _ => b.insert(i, byte),
+                }
+            }
+            b
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+
+    /// The scanner accepts exactly what serde_json accepts (both allow lone surrogate escapes
+    /// when not decoding strings), and never panics.
+    #[test]
+    fn json_scanner_agrees_with_serde_json(b in jsonish()) {
+        let ours = pi::json::validate(&b).is_ok();
+        let theirs = serde_json::from_slice::<serde::de::IgnoredAny>(&b).is_ok();
+        prop_assert_eq!(ours, theirs, "{:?}", String::from_utf8_lossy(&b));
+    }
+}
