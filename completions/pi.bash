@@ -16,11 +16,17 @@ _pi() {
             ",$1")
                 cmd="pi"
                 ;;
+            pi,compact)
+                cmd="pi__subcmd__compact"
+                ;;
             pi,context)
                 cmd="pi__subcmd__context"
                 ;;
             pi,generate)
                 cmd="pi__subcmd__generate"
+                ;;
+            pi,models)
+                cmd="pi__subcmd__models"
                 ;;
             pi,prompt)
                 cmd="pi__subcmd__prompt"
@@ -86,12 +92,62 @@ _pi() {
 
     case "${cmd}" in
         pi)
-            opts="-h -V --session-dir --help --version session prompt context generate"
+            opts="-h -V --session-dir --help --version session prompt context compact models generate"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --session-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        pi__subcmd__compact)
+            opts="-h -V --leaf --all --cwd --if-needed --exit-code --dry-run --summary-file --instructions --model --reserve-tokens --keep-recent-tokens --context-window --session-dir --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --leaf)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cwd)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --summary-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --instructions)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --model)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --reserve-tokens)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --keep-recent-tokens)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --context-window)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --session-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -202,6 +258,28 @@ _pi() {
             case "${prev}" in
                 --out)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --session-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        pi__subcmd__models)
+            opts="-h -V --all --format --json --session-dir --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --format)
+                    COMPREPLY=($(compgen -W "auto json human" -- "${cur}"))
                     return 0
                     ;;
                 --session-dir)
@@ -416,7 +494,7 @@ _pi() {
             return 0
             ;;
         pi__subcmd__session__subcmd__branch)
-            opts="-h -V --summary --summary-file --session-dir --help --version"
+            opts="-h -V --summary --summary-file --summarize --model --instructions --session-dir --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -427,6 +505,14 @@ _pi() {
                     return 0
                     ;;
                 --summary-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --model)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --instructions)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

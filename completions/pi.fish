@@ -30,6 +30,8 @@ complete -c pi -n "__fish_pi_needs_command" -s V -l version -d 'Print version'
 complete -c pi -n "__fish_pi_needs_command" -f -a "session" -d 'Create, read, extend and check session files'
 complete -c pi -n "__fish_pi_needs_command" -f -a "prompt" -d 'Expand prompt templates and skills, list them, and assemble the system prompt'
 complete -c pi -n "__fish_pi_needs_command" -f -a "context" -d 'Build the context a model sees from a session, and measure it'
+complete -c pi -n "__fish_pi_needs_command" -f -a "compact" -d 'Summarize older entries of a session with a model, from the shell or cron'
+complete -c pi -n "__fish_pi_needs_command" -f -a "models" -d 'List the configured models'
 complete -c pi -n "__fish_pi_needs_command" -f -a "generate" -d 'Write the man pages and shell completions (for packagers and the repository)'
 complete -c pi -n "__fish_pi_using_subcommand session; and not __fish_seen_subcommand_from new list log append branch tree resume label name fork check migrate" -l session-dir -d 'Keep sessions in DIR instead of the per-project directory under the agent directory' -r -F
 complete -c pi -n "__fish_pi_using_subcommand session; and not __fish_seen_subcommand_from new list log append branch tree resume label name fork check migrate" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -79,7 +81,10 @@ complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcomman
 complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from append" -s V -l version -d 'Print version'
 complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from branch" -l summary -d 'Summarize the path being left (written as a branch_summary entry)' -r
 complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from branch" -l summary-file -d 'Read the summary from a file (`-` for stdin)' -r -F
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from branch" -l model -d 'With --summarize: the model, as PROVIDER/ID [default: the session\'s model if it has a key, else defaultProvider/defaultModel from settings.json]' -r
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from branch" -l instructions -d 'With --summarize: what the summary should focus on' -r
 complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from branch" -l session-dir -d 'Keep sessions in DIR instead of the per-project directory under the agent directory' -r -F
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from branch" -l summarize -d 'Have a model summarize the path being left (the entries from the leaf back to the common ancestor with ENTRY), as the agent does when it leaves a branch'
 complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from branch" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from branch" -s V -l version -d 'Print version'
 complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from tree" -l leaf -d 'Highlight the path to this entry (id or unique prefix) instead of the session\'s leaf' -r
@@ -187,6 +192,29 @@ complete -c pi -n "__fish_pi_using_subcommand context; and __fish_seen_subcomman
 complete -c pi -n "__fish_pi_using_subcommand context; and __fish_seen_subcommand_from stats" -l json -d 'Same as --format json'
 complete -c pi -n "__fish_pi_using_subcommand context; and __fish_seen_subcommand_from stats" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c pi -n "__fish_pi_using_subcommand context; and __fish_seen_subcommand_from stats" -s V -l version -d 'Print version'
+complete -c pi -n "__fish_pi_using_subcommand compact" -l leaf -d 'Compact the path to this entry (id or unique prefix) instead of the leaf; the compaction entry is appended as its child' -r
+complete -c pi -n "__fish_pi_using_subcommand compact" -l cwd -d 'With --all: only the sessions of DIR' -r -F
+complete -c pi -n "__fish_pi_using_subcommand compact" -l summary-file -d 'Use the summary in FILE (`-` for stdin) instead of asking a model; the file lists are appended to it' -r -F
+complete -c pi -n "__fish_pi_using_subcommand compact" -l instructions -d 'Extra instructions for the summary (what to focus on)' -r
+complete -c pi -n "__fish_pi_using_subcommand compact" -l model -d 'The model that writes the summary, as PROVIDER/ID [default: the session\'s model if it has a key, else defaultProvider/defaultModel from settings.json]' -r
+complete -c pi -n "__fish_pi_using_subcommand compact" -l reserve-tokens -d 'Tokens kept free below the context window; the summary may use 80% of it [default: compaction.reserveTokens from settings.json, else 16384]' -r
+complete -c pi -n "__fish_pi_using_subcommand compact" -l keep-recent-tokens -d 'Tokens of recent messages kept as they are [default: compaction.keepRecentTokens from settings.json, else 20000]' -r
+complete -c pi -n "__fish_pi_using_subcommand compact" -l context-window -d 'The context window for --if-needed [default: the session\'s model\'s, else the summary model\'s]' -r
+complete -c pi -n "__fish_pi_using_subcommand compact" -l session-dir -d 'Keep sessions in DIR instead of the per-project directory under the agent directory' -r -F
+complete -c pi -n "__fish_pi_using_subcommand compact" -l all -d 'Compact every session under the sessions directory (with --cwd: of that directory), printing one outcome record per session; sessions locked by a running writer are skipped'
+complete -c pi -n "__fish_pi_using_subcommand compact" -l if-needed -d 'Compact only when the context is above the threshold the agent compacts at (contextWindow − reserveTokens); otherwise print {"compacted":false,…} and exit 0'
+complete -c pi -n "__fish_pi_using_subcommand compact" -l exit-code -d 'With --if-needed: exit with status 3 when nothing needed compacting'
+complete -c pi -n "__fish_pi_using_subcommand compact" -l dry-run -d 'Print the plan (cut point, tokensBefore, what is summarized and kept, split turn, file lists) without calling a model or writing anything'
+complete -c pi -n "__fish_pi_using_subcommand compact" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c pi -n "__fish_pi_using_subcommand compact" -s V -l version -d 'Print version'
+complete -c pi -n "__fish_pi_using_subcommand models" -l format -d 'Output format: human text on a terminal and JSON otherwise (auto), or either' -r -f -a "auto\t'Human text when stdout is a terminal, JSON otherwise'
+json\t'JSON (JSONL): one record per line'
+human\t'Human-readable text'"
+complete -c pi -n "__fish_pi_using_subcommand models" -l session-dir -d 'Keep sessions in DIR instead of the per-project directory under the agent directory' -r -F
+complete -c pi -n "__fish_pi_using_subcommand models" -l all -d 'Also list models without an API key configured'
+complete -c pi -n "__fish_pi_using_subcommand models" -l json -d 'Same as --format json'
+complete -c pi -n "__fish_pi_using_subcommand models" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c pi -n "__fish_pi_using_subcommand models" -s V -l version -d 'Print version'
 complete -c pi -n "__fish_pi_using_subcommand generate" -l out -d 'Directory that receives man/ and completions/' -r -F
 complete -c pi -n "__fish_pi_using_subcommand generate" -l session-dir -d 'Keep sessions in DIR instead of the per-project directory under the agent directory' -r -F
 complete -c pi -n "__fish_pi_using_subcommand generate" -l check -d 'Compare with the files in DIR instead of writing; exit 1 if they differ'

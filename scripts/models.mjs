@@ -21,7 +21,7 @@ const repo = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const ai = join(resolve(piDir), "node_modules", "@mariozechner", "pi-ai", "dist", "index.js");
 const { getProviders, getModels } = await import(pathToFileURL(ai).href);
 
-const KEYS = ["provider", "id", "api", "baseUrl", "reasoning", "input", "contextWindow", "maxTokens", "compat"];
+const KEYS = ["provider", "id", "name", "api", "baseUrl", "reasoning", "thinkingLevelMap", "input", "cost", "contextWindow", "maxTokens", "headers", "compat"];
 const lines = [];
 for (const provider of getProviders()) {
 	for (const m of getModels(provider)) {

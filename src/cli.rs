@@ -54,6 +54,12 @@ pub enum Command {
     /// Build the context a model sees from a session, and measure it
     #[command(after_long_help = EXIT_STATUS)]
     Context(cmd::context::ContextArgs),
+    /// Summarize older entries of a session with a model, from the shell or cron
+    #[command(after_long_help = cmd::compact::EXIT_STATUS)]
+    Compact(cmd::compact::CompactArgs),
+    /// List the configured models
+    #[command(after_long_help = EXIT_STATUS)]
+    Models(cmd::models::ModelsArgs),
     /// Write the man pages and shell completions (for packagers and the repository)
     #[command(hide = true)]
     Generate(cmd::generate::GenerateArgs),
@@ -96,6 +102,18 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Context(args) => {
             let mut ctx = cmd::Ctx::new(cli.session_dir.as_deref())?;
             let code = cmd::context::run(args, &mut ctx)?;
+            ctx.out.flush()?;
+            Ok(code)
+        }
+        Command::Compact(args) => {
+            let mut ctx = cmd::Ctx::new(cli.session_dir.as_deref())?;
+            let code = cmd::compact::run(args, &mut ctx)?;
+            ctx.out.flush()?;
+            Ok(code)
+        }
+        Command::Models(args) => {
+            let mut ctx = cmd::Ctx::new(cli.session_dir.as_deref())?;
+            let code = cmd::models::run(args, &mut ctx)?;
             ctx.out.flush()?;
             Ok(code)
         }

@@ -6,13 +6,16 @@
 pub mod cli;
 pub mod clock;
 pub mod cmd;
+pub mod compact;
 pub mod config;
 pub mod context;
 pub mod error;
 pub mod jq;
 pub mod json;
+pub mod llm;
 pub mod models;
 pub mod output;
 pub mod prompt;
 pub mod rng;
 pub mod session;
+pub mod tools;

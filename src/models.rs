@@ -5,14 +5,20 @@
 //! - The built-in table (`src/models/builtin.jsonl`) is the reference's registry
 //!   (@mariozechner/pi-ai 0.73.1), recorded by `scripts/models.mjs`; one JSON object per line
 //!   with the keys listed in that script. To carry more of a definition, add the key there,
-//!   regenerate, and read it in [`Model::from_json`].
+//!   regenerate, and read it in [`Model::from_json`] (what a context needs) or
+//!   [`Details::from_json`] (what a request needs: name, prices, headers, thinking levels).
 //! - `<agent dir>/models.json` (`{"providers": {NAME: {baseUrl, api, compat, models: [...],
 //!   modelOverrides: {ID: {...}}}}}`; `//` comments and trailing commas allowed) adds custom
 //!   models (defaults: text input, 128000-token window, 16384 output tokens), overrides
 //!   fields of built-in ones, and moves a provider's `baseUrl`/`compat`. A custom model
 //!   replaces a built-in model with the same provider and id. A file that cannot be read or
 //!   does not fit the schema is reported and ignored, as the reference ignores it.
+//! - A provider's request settings in `models.json` (`apiKey`, `headers`, `authHeader`) and
+//!   the `headers` of its models are kept as written in [`Registry::providers`] and
+//!   [`Details::config_headers`]; `crate::llm::auth` resolves them (`!command`, environment
+//!   variable name, or literal) when a request is made.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
@@ -92,6 +98,132 @@ impl Model {
     }
 }
 
+/// A model's prices in dollars per million tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Prices {
+    pub input: f64,
+    pub output: f64,
+    pub cache_read: f64,
+    pub cache_write: f64,
+}
+
+impl Prices {
+    fn from_json(v: Option<&Value>) -> Prices {
+        let f = |k: &str| {
+            v.and_then(|c| c.get(k))
+                .and_then(Value::as_f64)
+                .unwrap_or(0.0)
+        };
+        Prices {
+            input: f("input"),
+            output: f("output"),
+            cache_read: f("cacheRead"),
+            cache_write: f("cacheWrite"),
+        }
+    }
+
+    /// `{...self, ...override}` for the prices the override gives.
+    fn with(mut self, o: &Value) -> Prices {
+        let f = |k: &str, d: f64| o.get(k).and_then(Value::as_f64).unwrap_or(d);
+        self.input = f("input", self.input);
+        self.output = f("output", self.output);
+        self.cache_read = f("cacheRead", self.cache_read);
+        self.cache_write = f("cacheWrite", self.cache_write);
+        self
+    }
+
+    pub fn is_zero(&self) -> bool {
+        self.input == 0.0 && self.output == 0.0 && self.cache_read == 0.0 && self.cache_write == 0.0
+    }
+}
+
+/// What a request needs besides [`Model`]: kept beside the table, by provider and id.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Details {
+    pub name: Option<String>,
+    pub prices: Prices,
+    /// Static headers of a built-in model (sent as written).
+    pub headers: Vec<(String, String)>,
+    /// `headers` of the model in `models.json` (a definition or an override), as written:
+    /// resolved per request like API keys.
+    pub config_headers: Vec<(String, String)>,
+    /// pi thinking level → the provider's value (`null`: the level is not supported).
+    pub thinking_level_map: Map<String, Value>,
+}
+
+fn header_list(v: Option<&Value>) -> Vec<(String, String)> {
+    v.and_then(Value::as_object)
+        .map(|o| {
+            o.iter()
+                .filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_owned())))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+impl Details {
+    fn from_json(v: &Value) -> Details {
+        Details {
+            name: v.get("name").and_then(Value::as_str).map(str::to_owned),
+            prices: Prices::from_json(v.get("cost")),
+            headers: header_list(v.get("headers")),
+            config_headers: Vec::new(),
+            thinking_level_map: v
+                .get("thinkingLevelMap")
+                .and_then(Value::as_object)
+                .cloned()
+                .unwrap_or_default(),
+        }
+    }
+}
+
+/// A provider's request settings from `models.json`, as written.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ProviderConfig {
+    /// `apiKey`: a `!command`, an environment variable name, or the key.
+    pub api_key: Option<String>,
+    pub headers: Vec<(String, String)>,
+    /// `authHeader: true`: send the key as `Authorization: Bearer …` header.
+    pub auth_header: bool,
+}
+
+/// The thinking levels, from none to the most.
+pub const THINKING_LEVELS: [&str; 6] = ["off", "minimal", "low", "medium", "high", "xhigh"];
+
+/// The thinking levels a model supports (upstream's `getSupportedThinkingLevels`).
+pub fn thinking_levels(model: &Model, details: &Details) -> Vec<&'static str> {
+    if !model.reasoning {
+        return vec!["off"];
+    }
+    THINKING_LEVELS
+        .iter()
+        .copied()
+        .filter(|l| match details.thinking_level_map.get(*l) {
+            Some(Value::Null) => false,
+            None => *l != "xhigh",
+            Some(_) => true,
+        })
+        .collect()
+}
+
+/// The nearest supported level: the level itself, else the next higher, else the next lower
+/// (upstream's `clampThinkingLevel`).
+pub fn clamp_thinking_level(model: &Model, details: &Details, level: &str) -> &'static str {
+    let available = thinking_levels(model, details);
+    if let Some(l) = available.iter().find(|l| **l == level) {
+        return l;
+    }
+    let Some(k) = THINKING_LEVELS.iter().position(|l| *l == level) else {
+        return available.first().copied().unwrap_or("off");
+    };
+    THINKING_LEVELS[k..]
+        .iter()
+        .chain(THINKING_LEVELS[..k].iter().rev())
+        .find(|l| available.contains(l))
+        .copied()
+        .unwrap_or("off")
+}
+
 fn count(v: &Value) -> Option<u64> {
     let f = v.as_f64()?;
     (f.is_finite() && f >= 0.0).then(|| f.min(u64::MAX as f64) as u64)
@@ -110,20 +242,35 @@ pub struct Registry {
     pub models: Vec<Model>,
     /// Problems with `models.json` (the file is then ignored).
     pub warnings: Vec<String>,
+    /// Names, prices, headers and thinking levels, by (provider, id).
+    pub details: HashMap<(String, String), Details>,
+    /// Request settings of the providers named in `models.json`.
+    pub providers: HashMap<String, ProviderConfig>,
 }
 
 impl Registry {
     /// The built-in models only.
     pub fn builtin() -> Registry {
-        let models = BUILTIN
+        let mut r = Registry::default();
+        for v in BUILTIN
             .lines()
             .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-            .filter_map(|v| Model::from_json(&v, Source::BuiltIn))
-            .collect();
-        Registry {
-            models,
-            warnings: Vec::new(),
+        {
+            if let Some(m) = Model::from_json(&v, Source::BuiltIn) {
+                r.details
+                    .insert((m.provider.clone(), m.id.clone()), Details::from_json(&v));
+                r.models.push(m);
+            }
         }
+        r
+    }
+
+    /// The details of a model (defaults when it has none).
+    pub fn details_of(&self, provider: &str, id: &str) -> Details {
+        self.details
+            .get(&(provider.to_owned(), id.to_owned()))
+            .cloned()
+            .unwrap_or_default()
     }
 
     /// The built-in models with `<agent_dir>/models.json` applied.
@@ -193,6 +340,20 @@ impl Registry {
                 if let Some(c) = o.get("compat").and_then(Value::as_object) {
                     m.compat = merge_compat(&m.compat, c);
                 }
+                let d = self
+                    .details
+                    .entry((m.provider.clone(), m.id.clone()))
+                    .or_default();
+                if let Some(n) = o.get("name").and_then(Value::as_str) {
+                    d.name = Some(n.to_owned());
+                }
+                if let Some(c) = o.get("cost").filter(|c| c.is_object()) {
+                    d.prices = d.prices.with(c);
+                }
+                if let Some(t) = o.get("thinkingLevelMap").and_then(Value::as_object) {
+                    d.thinking_level_map.extend(t.clone());
+                }
+                d.config_headers = header_list(o.get("headers"));
                 changed = true;
             }
             if changed {
@@ -234,11 +395,24 @@ impl Registry {
                     o.insert("compat".into(), Value::Object(merge_compat(pc, mc)));
                 }
                 if let Some(m) = Model::from_json(&v, Source::Custom) {
-                    custom.push(m);
+                    let mut d = Details::from_json(d);
+                    d.config_headers = std::mem::take(&mut d.headers);
+                    custom.push((m, d));
                 }
             }
         }
-        for m in custom {
+        for (name, p) in providers {
+            let config = ProviderConfig {
+                api_key: p.get("apiKey").and_then(Value::as_str).map(str::to_owned),
+                headers: header_list(p.get("headers")),
+                auth_header: p.get("authHeader").and_then(Value::as_bool) == Some(true),
+            };
+            if config != ProviderConfig::default() {
+                self.providers.insert(name.clone(), config);
+            }
+        }
+        for (m, d) in custom {
+            self.details.insert((m.provider.clone(), m.id.clone()), d);
             match self
                 .models
                 .iter()
@@ -301,6 +475,10 @@ fn validate(providers: &Map<String, Value>, builtin: impl Fn(&str) -> bool) -> R
         if p.get("compat").is_some_and(|v| !v.is_object()) {
             return Err(format!("providers.{name}.compat must be an object"));
         }
+        if p.get("authHeader").is_some_and(|v| !v.is_boolean()) {
+            return Err(format!("providers.{name}.authHeader must be a boolean"));
+        }
+        headers_ok(p.get("headers"), &format!("providers.{name}.headers"))?;
         let models = match p.get("models") {
             None => &Vec::new(),
             Some(m) => m
@@ -342,6 +520,8 @@ fn validate(providers: &Map<String, Value>, builtin: impl Fn(&str) -> bool) -> R
                 }
                 num(m.get("contextWindow"), &format!("{at}.contextWindow"))?;
                 num(m.get("maxTokens"), &format!("{at}.maxTokens"))?;
+                headers_ok(m.get("headers"), &format!("{at}.headers"))?;
+                cost_ok(m.get("cost"), &format!("{at}.cost"))?;
                 if m.get("input").is_some() && strings(m.get("input")).is_none() {
                     return Err(format!("{at}.input must be an array of strings"));
                 }
@@ -360,10 +540,28 @@ fn validate(providers: &Map<String, Value>, builtin: impl Fn(&str) -> bool) -> R
                 let at = format!("providers.{name}.modelOverrides.{id}");
                 num(m.get("contextWindow"), &format!("{at}.contextWindow"))?;
                 num(m.get("maxTokens"), &format!("{at}.maxTokens"))?;
+                headers_ok(m.get("headers"), &format!("{at}.headers"))?;
+                cost_ok(m.get("cost"), &format!("{at}.cost"))?;
             }
         }
     }
     Ok(())
+}
+
+fn headers_ok(v: Option<&Value>, what: &str) -> Result<(), String> {
+    match v {
+        None => Ok(()),
+        Some(Value::Object(o)) if o.values().all(Value::is_string) => Ok(()),
+        Some(_) => Err(format!("{what} must be an object of strings")),
+    }
+}
+
+fn cost_ok(v: Option<&Value>, what: &str) -> Result<(), String> {
+    match v {
+        None => Ok(()),
+        Some(Value::Object(o)) if o.values().all(Value::is_number) => Ok(()),
+        Some(_) => Err(format!("{what} must be an object of numbers")),
+    }
 }
 
 /// Removes `//` comments and trailing commas outside strings, as the reference does before

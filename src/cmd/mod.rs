@@ -1,8 +1,10 @@
 //! Commands: one module per leaf command (its arguments, then `run`), one folder per group.
 
+pub mod compact;
 pub mod context;
 pub mod external;
 pub mod generate;
+pub mod models;
 pub mod prompt;
 pub mod session;
 

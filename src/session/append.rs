@@ -74,6 +74,15 @@ impl Appender {
                 Err(e) => return Err(io_err(e)),
             }
         };
+        Self::locked(path, file, cache)
+    }
+
+    /// The state of a file just locked.
+    fn locked(path: &Path, file: File, cache: Option<&Path>) -> Result<Appender, AppendError> {
+        let io_err = |source| AppendError::Io {
+            path: path.to_owned(),
+            source,
+        };
         let len = file.metadata().map_err(io_err)?.len();
         let header = read_header(&file, len).map_err(io_err)?.map_err(|reason| {
             AppendError::NotASession {
@@ -111,6 +120,37 @@ impl Appender {
             cache: cache.map(Path::to_owned),
             rng,
         })
+    }
+
+    /// Like [`Appender::open`], but without waiting: `None` when another process holds the
+    /// lock (a running writer, such as an agent run).
+    pub fn try_open(path: &Path, cache: Option<&Path>) -> Result<Option<Appender>, AppendError> {
+        let io_err = |source| AppendError::Io {
+            path: path.to_owned(),
+            source,
+        };
+        let mut attempts = 0;
+        let file = loop {
+            let file = OpenOptions::new()
+                .read(true)
+                .append(true)
+                .open(path)
+                .map_err(io_err)?;
+            match file.try_lock() {
+                Ok(()) => {}
+                Err(std::fs::TryLockError::WouldBlock) => return Ok(None),
+                Err(std::fs::TryLockError::Error(e)) => return Err(io_err(e)),
+            }
+            // A migration may have renamed a new file over this path meanwhile.
+            let (a, b) = (file.metadata().map_err(io_err)?, std::fs::metadata(path));
+            match b {
+                Ok(b) if a.dev() == b.dev() && a.ino() == b.ino() => break file,
+                _ if attempts < 20 => attempts += 1,
+                Ok(_) => break file,
+                Err(e) => return Err(io_err(e)),
+            }
+        };
+        Self::locked(path, file, cache).map(Some)
     }
 
     pub fn path(&self) -> &Path {

@@ -5,10 +5,14 @@
 
 mod cli;
 mod common;
+mod compact_cli;
+mod compact_goldens;
 mod context_build;
 mod context_goldens;
 mod context_stats;
 mod docs;
+mod llm_providers;
+mod models;
 mod prompt_expand;
 mod prompt_goldens;
 mod prompt_list;
@@ -19,6 +23,11 @@ mod session_compat;
 mod session_log;
 mod session_new;
 mod session_tree;
+mod tools_bash;
+mod tools_cases;
+mod tools_files;
+mod tools_goldens;
+mod tools_support;
 
 #[test]
 fn every_test_file_is_listed() {

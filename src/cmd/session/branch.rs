@@ -22,9 +22,29 @@ pub struct BranchArgs {
     /// Read the summary from a file (`-` for stdin)
     #[arg(long, value_name = "FILE")]
     pub summary_file: Option<PathBuf>,
+    /// Have a model summarize the path being left (the entries from the leaf back to the
+    /// common ancestor with ENTRY), as the agent does when it leaves a branch
+    #[arg(long, conflicts_with_all = ["summary", "summary_file"])]
+    pub summarize: bool,
+    /// With --summarize: the model, as PROVIDER/ID [default: the session's model if it has a
+    /// key, else defaultProvider/defaultModel from settings.json]
+    #[arg(long, value_name = "PROVIDER/ID", requires = "summarize")]
+    pub model: Option<String>,
+    /// With --summarize: what the summary should focus on
+    #[arg(long, value_name = "TEXT", requires = "summarize")]
+    pub instructions: Option<String>,
 }
 
 pub fn run(args: BranchArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
+    if args.summarize {
+        return crate::cmd::compact::summarize_branch(
+            &args.session,
+            &args.entry,
+            args.model.as_deref(),
+            args.instructions.as_deref(),
+            ctx,
+        );
+    }
     let path = ctx.session_path(Some(&args.session))?;
     let summary = match (&args.summary, &args.summary_file) {
         (Some(s), _) => Some(s.clone()),

@@ -1,0 +1,192 @@
+//! Asking a model for the summaries (upstream's `generateSummary`, the turn-prefix summary,
+//! `compact` and `generateBranchSummary`), with pi's prompts.
+
+use super::prepare::Plan;
+use super::text::{self, FileOps};
+use crate::context::llm;
+use crate::context::value::{Obj, Value};
+use crate::llm::{Client, Event, Options, Request, StopReason, Target};
+
+/// A model to summarize with, and how to call it.
+pub struct Summarizer<'a> {
+    pub client: &'a Client,
+    pub target: &'a Target,
+    /// Key, headers and retries (the token limit and reasoning are set per request).
+    pub options: Options,
+    /// The session's thinking level: sent with history and turn-prefix summaries to
+    /// models with reasoning (unless `off`).
+    pub thinking_level: Option<String>,
+    /// Told about every event of every call (calls may run at the same time).
+    pub progress: &'a dyn Fn(&Event),
+}
+
+/// A finished compaction, ready to be written.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Compaction {
+    pub summary: String,
+    pub first_kept_entry_id: String,
+    pub tokens_before: f64,
+    pub read_files: Vec<String>,
+    pub modified_files: Vec<String>,
+}
+
+/// The user message of a summary request.
+pub fn request(prompt: &str) -> Request {
+    let mut block = Obj::new();
+    block.set("type", Value::str("text"));
+    block.set("text", Value::str(prompt));
+    let mut m = Obj::new();
+    m.set("role", Value::str("user"));
+    m.set("content", Value::Arr(vec![Value::Obj(block)]));
+    m.set("timestamp", Value::Num(crate::clock::now_ms() as f64));
+    Request {
+        system_prompt: Some(text::SYSTEM_PROMPT.to_owned()),
+        messages: vec![Value::Obj(m)],
+        tools: Vec::new(),
+    }
+}
+
+/// The conversation of agent messages as summary text.
+pub fn conversation(messages: &[Value]) -> String {
+    text::serialize(&llm::convert(messages, false))
+}
+
+/// The prompt of a history summary (initial, or an update of `previous`).
+pub fn history_prompt(
+    messages: &[Value],
+    previous: Option<&str>,
+    instructions: Option<&str>,
+) -> String {
+    let previous = previous.filter(|p| !p.is_empty());
+    let mut base = if previous.is_some() {
+        text::UPDATE_PROMPT.to_owned()
+    } else {
+        text::HISTORY_PROMPT.to_owned()
+    };
+    if let Some(i) = instructions.filter(|i| !i.is_empty()) {
+        base.push_str(text::FOCUS_PREFIX);
+        base.push_str(i);
+    }
+    text::request_text(&conversation(messages), previous, &base)
+}
+
+/// The prompt of a turn-prefix summary.
+pub fn turn_prefix_prompt(messages: &[Value]) -> String {
+    text::request_text(&conversation(messages), None, text::TURN_PREFIX_PROMPT)
+}
+
+impl Summarizer<'_> {
+    fn options(&self, max_tokens: u64, reasoning: bool) -> Options {
+        let mut o = self.options.clone();
+        o.max_tokens = Some(max_tokens);
+        o.reasoning = if reasoning && self.target.model.reasoning {
+            self.thinking_level.clone().filter(|l| l != "off")
+        } else {
+            None
+        };
+        o
+    }
+
+    async fn call(&self, prompt: String, opts: Options, what: &str) -> Result<String, String> {
+        let req = request(&prompt);
+        let progress = self.progress;
+        let mut sink = |e: &Event, _: &crate::llm::AssistantMessage| progress(e);
+        let reply = self
+            .client
+            .stream(self.target, &req, &opts, &mut sink)
+            .await;
+        if reply.stop_reason == StopReason::Error || reply.stop_reason == StopReason::Aborted {
+            return Err(format!(
+                "{what} failed: {}",
+                reply.error_message.as_deref().unwrap_or("Unknown error")
+            ));
+        }
+        let text = reply.text();
+        if text.trim().is_empty() {
+            // An empty summary would replace the history by nothing.
+            return Err(format!("{what} failed: the model returned no text"));
+        }
+        Ok(text)
+    }
+
+    /// The summary of a plan (upstream's `compact`): the history summary, and for a split
+    /// turn the turn-prefix summary requested at the same time; then the file lists.
+    pub async fn compact(
+        &self,
+        plan: &Plan,
+        instructions: Option<&str>,
+    ) -> Result<Compaction, String> {
+        let reserve = plan.budget.reserve_tokens;
+        let history_tokens = (0.8 * reserve as f64).floor() as u64;
+        let history = async {
+            if plan.split_turn && !plan.turn_prefix.is_empty() && plan.messages.is_empty() {
+                // Nothing before the turn: carry the earlier summary (the reference writes
+                // "No prior history." and loses it).
+                return Ok(plan
+                    .previous_summary
+                    .clone()
+                    .filter(|p| !p.is_empty())
+                    .unwrap_or_else(|| "No prior history.".to_owned()));
+            }
+            let prompt = history_prompt(
+                &plan.messages,
+                plan.previous_summary.as_deref(),
+                instructions,
+            );
+            self.call(prompt, self.options(history_tokens, true), "Summarization")
+                .await
+        };
+        let summary = if plan.split_turn && !plan.turn_prefix.is_empty() {
+            let prefix_tokens = (0.5 * reserve as f64).floor() as u64;
+            let prefix = self.call(
+                turn_prefix_prompt(&plan.turn_prefix),
+                self.options(prefix_tokens, true),
+                "Turn prefix summarization",
+            );
+            let (h, p) = tokio::join!(history, prefix);
+            format!("{}{}{}", h?, text::SPLIT_TURN_SEPARATOR, p?)
+        } else {
+            history.await?
+        };
+        Ok(finish(plan, summary))
+    }
+
+    /// A branch summary (upstream's `generateBranchSummary`), or `None` when the branch has
+    /// no messages (the summary is then "No content to summarize").
+    pub async fn branch(
+        &self,
+        messages: &[Value],
+        file_ops: &FileOps,
+        instructions: Option<&str>,
+    ) -> Result<(String, Vec<String>, Vec<String>), String> {
+        if messages.is_empty() {
+            return Ok(("No content to summarize".to_owned(), Vec::new(), Vec::new()));
+        }
+        let mut prompt_text = text::BRANCH_PROMPT.to_owned();
+        if let Some(i) = instructions.filter(|i| !i.is_empty()) {
+            prompt_text.push_str(text::FOCUS_PREFIX);
+            prompt_text.push_str(i);
+        }
+        let prompt = text::request_text(&conversation(messages), None, &prompt_text);
+        let text = self
+            .call(prompt, self.options(2048, false), "Branch summarization")
+            .await?;
+        let (read, modified) = file_ops.lists();
+        let mut summary = format!("{}{text}", text::BRANCH_PREAMBLE);
+        summary.push_str(&text::format_file_lists(&read, &modified));
+        Ok((summary, read, modified))
+    }
+}
+
+/// A compaction from a summary: the file lists appended, as the reference appends them.
+pub fn finish(plan: &Plan, mut summary: String) -> Compaction {
+    let (read, modified) = plan.file_ops.lists();
+    summary.push_str(&text::format_file_lists(&read, &modified));
+    Compaction {
+        summary,
+        first_kept_entry_id: plan.first_kept_entry_id.clone(),
+        tokens_before: plan.tokens_before,
+        read_files: read,
+        modified_files: modified,
+    }
+}

@@ -1,0 +1,775 @@
+//! Anthropic Messages (`anthropic-messages`), as the reference's provider speaks it: the
+//! request body and headers, and the streamed events turned into [`Event`]s and an
+//! [`AssistantMessage`].
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use super::json_partial;
+use super::message::{AssistantMessage, Block, Event, Sink, StopReason};
+use super::request::{Options, Request, Target, ToolChoice};
+use crate::context::anthropic as wire_messages;
+use crate::context::value::{Obj, Value as Js};
+use crate::models::{Model, clamp_thinking_level};
+
+const FINE_GRAINED_TOOL_STREAMING: &str = "fine-grained-tool-streaming-2025-05-14";
+const INTERLEAVED_THINKING: &str = "interleaved-thinking-2025-05-14";
+const CLAUDE_CODE_VERSION: &str = "2.1.75";
+/// The identity an OAuth (subscription) token must present, as the reference sends it.
+const CLAUDE_CODE_IDENTITY: &str = "You are Claude Code, Anthropic's official CLI for Claude.";
+const CLAUDE_CODE_TOOLS: [&str; 17] = [
+    "Read",
+    "Write",
+    "Edit",
+    "Bash",
+    "Grep",
+    "Glob",
+    "AskUserQuestion",
+    "EnterPlanMode",
+    "ExitPlanMode",
+    "KillShell",
+    "NotebookEdit",
+    "Skill",
+    "Task",
+    "TaskOutput",
+    "TodoWrite",
+    "WebFetch",
+    "WebSearch",
+];
+
+/// Whether a key is an OAuth token (a Claude subscription) rather than an API key.
+pub fn is_oauth(key: &str) -> bool {
+    key.contains("sk-ant-oat")
+}
+
+fn claude_code_name(name: &str) -> String {
+    CLAUDE_CODE_TOOLS
+        .iter()
+        .find(|t| t.eq_ignore_ascii_case(name))
+        .map_or_else(|| name.to_owned(), |t| (*t).to_owned())
+}
+
+/// Models that think adaptively (an effort instead of a budget).
+pub fn adaptive(id: &str) -> bool {
+    [
+        "opus-4-6",
+        "opus-4.6",
+        "opus-4-7",
+        "opus-4.7",
+        "sonnet-4-6",
+        "sonnet-4.6",
+    ]
+    .iter()
+    .any(|s| id.contains(s))
+}
+
+fn eager_tool_input(model: &Model) -> bool {
+    model
+        .compat_bool("supportsEagerToolInputStreaming")
+        .unwrap_or(true)
+}
+
+/// `POST {baseUrl}/v1/messages`.
+pub fn url(model: &Model) -> String {
+    format!("{}/v1/messages", model.base_url.trim_end_matches('/'))
+}
+
+/// The headers of a request (before the model's and the caller's own).
+pub fn headers(target: &Target, req: &Request, api_key: &str) -> Vec<(String, String)> {
+    let model = &target.model;
+    let mut betas: Vec<&str> = Vec::new();
+    if !req.tools.is_empty() && !eager_tool_input(model) {
+        betas.push(FINE_GRAINED_TOOL_STREAMING);
+    }
+    if !adaptive(&model.id) {
+        betas.push(INTERLEAVED_THINKING);
+    }
+    let mut h: Vec<(String, String)> = vec![
+        ("accept".into(), "application/json".into()),
+        ("anthropic-version".into(), "2023-06-01".into()),
+        (
+            "anthropic-dangerous-direct-browser-access".into(),
+            "true".into(),
+        ),
+    ];
+    if model.provider == "github-copilot" {
+        h.push(("authorization".into(), format!("Bearer {api_key}")));
+    } else if is_oauth(api_key) {
+        let mut all = vec!["claude-code-20250219", "oauth-2025-04-20"];
+        all.extend(betas.iter().copied());
+        h.push(("anthropic-beta".into(), all.join(",")));
+        h.push(("authorization".into(), format!("Bearer {api_key}")));
+        h.push((
+            "user-agent".into(),
+            format!("claude-cli/{CLAUDE_CODE_VERSION}"),
+        ));
+        h.push(("x-app".into(), "cli".into()));
+        return h;
+    } else if !api_key.is_empty() {
+        h.push(("x-api-key".into(), api_key.to_owned()));
+    }
+    if !betas.is_empty() {
+        h.push(("anthropic-beta".into(), betas.join(",")));
+    }
+    h
+}
+
+fn budget(level: &str, opts: &Options) -> u64 {
+    let level = if level == "xhigh" { "high" } else { level };
+    if let Some((_, b)) = opts.thinking_budgets.iter().find(|(l, _)| l == level) {
+        return *b;
+    }
+    match level {
+        "minimal" => 1024,
+        "low" => 2048,
+        "medium" => 8192,
+        _ => 16_384,
+    }
+}
+
+fn effort_of(target: &Target, level: &str) -> String {
+    if let Some(Value::String(s)) = target.details.thinking_level_map.get(level) {
+        return s.clone();
+    }
+    match level {
+        "minimal" | "low" => "low",
+        "medium" => "medium",
+        _ => "high",
+    }
+    .to_owned()
+}
+
+/// The request body (upstream's `streamSimpleAnthropic` and `buildParams`).
+pub fn body(target: &Target, req: &Request, opts: &Options, oauth: bool) -> Vec<u8> {
+    let model = &target.model;
+    let retention = opts.cache_retention();
+    let cc = wire_messages::cache_control(model, retention);
+    let base_max = opts
+        .max_tokens
+        .or_else(|| (model.max_tokens > 0).then(|| model.max_tokens.min(32_000)));
+    let level = opts
+        .reasoning
+        .as_deref()
+        .filter(|l| *l != "off")
+        .map(|l| clamp_thinking_level(model, &target.details, l))
+        .filter(|l| *l != "off");
+    // Thinking: adaptive effort, or a budget added to the output limit.
+    let mut max_tokens = base_max.unwrap_or(0);
+    let mut thinking: Option<Js> = None;
+    let mut output_config: Option<Js> = None;
+    if model.reasoning {
+        let mut t = Obj::new();
+        match level {
+            Some(l) if adaptive(&model.id) => {
+                t.set("type", Js::str("adaptive"));
+                t.set("display", Js::str("summarized"));
+                let mut oc = Obj::new();
+                oc.set("effort", Js::str(&effort_of(target, l)));
+                output_config = Some(Js::Obj(oc));
+            }
+            Some(l) => {
+                let mut b = budget(l, opts);
+                max_tokens = (max_tokens + b).min(model.max_tokens);
+                if max_tokens <= b {
+                    b = max_tokens.saturating_sub(1024);
+                }
+                t.set("type", Js::str("enabled"));
+                t.set(
+                    "budget_tokens",
+                    Js::Num(if b == 0 { 1024.0 } else { b as f64 }),
+                );
+                t.set("display", Js::str("summarized"));
+            }
+            None => t.set("type", Js::str("disabled")),
+        }
+        thinking = Some(Js::Obj(t));
+    }
+    if max_tokens == 0 {
+        max_tokens = model.max_tokens / 3;
+    }
+    let thinking_on = level.is_some() && model.reasoning;
+    let mut messages = wire_messages::messages(&req.messages, model, retention);
+    if oauth {
+        for m in &mut messages {
+            rename_tool_uses(m);
+        }
+    }
+    let mut b = Obj::new();
+    b.set("model", Js::str(&model.id));
+    b.set("messages", Js::Arr(messages));
+    b.set("max_tokens", Js::Num(max_tokens as f64));
+    b.set("stream", Js::Bool(true));
+    let mut system: Vec<Js> = Vec::new();
+    if oauth {
+        let mut id = Obj::new();
+        id.set("type", Js::str("text"));
+        id.set("text", Js::str(CLAUDE_CODE_IDENTITY));
+        if let Some(c) = &cc {
+            id.set("cache_control", c.clone());
+        }
+        system.push(Js::Obj(id));
+    }
+    if let Some(sp) = req.system_prompt.as_deref().filter(|s| !s.is_empty()) {
+        system.extend(wire_messages::system(sp, model, retention));
+    }
+    if !system.is_empty() {
+        b.set("system", Js::Arr(system));
+    }
+    if let Some(t) = opts.temperature
+        && !thinking_on
+    {
+        b.set("temperature", Js::Num(t));
+    }
+    if !req.tools.is_empty() {
+        let n = req.tools.len();
+        let tools = req
+            .tools
+            .iter()
+            .enumerate()
+            .map(|(k, t)| {
+                let mut o = Obj::new();
+                o.set(
+                    "name",
+                    Js::str(&if oauth {
+                        claude_code_name(&t.name)
+                    } else {
+                        t.name.clone()
+                    }),
+                );
+                o.set("description", Js::str(&t.description));
+                if eager_tool_input(model) {
+                    o.set("eager_input_streaming", Js::Bool(true));
+                }
+                let mut schema = Obj::new();
+                schema.set("type", Js::str("object"));
+                schema.set(
+                    "properties",
+                    super::openai::js(
+                        t.parameters
+                            .get("properties")
+                            .unwrap_or(&Value::Object(serde_json::Map::new())),
+                    ),
+                );
+                schema.set(
+                    "required",
+                    super::openai::js(
+                        t.parameters
+                            .get("required")
+                            .unwrap_or(&Value::Array(Vec::new())),
+                    ),
+                );
+                o.set("input_schema", Js::Obj(schema));
+                if k + 1 == n
+                    && let Some(c) = &cc
+                {
+                    o.set("cache_control", c.clone());
+                }
+                Js::Obj(o)
+            })
+            .collect();
+        b.set("tools", Js::Arr(tools));
+    }
+    if let Some(t) = thinking {
+        b.set("thinking", t);
+    }
+    if let Some(oc) = output_config {
+        b.set("output_config", oc);
+    }
+    if let Some(tc) = &opts.tool_choice {
+        let mut o = Obj::new();
+        match tc {
+            ToolChoice::Auto => o.set("type", Js::str("auto")),
+            ToolChoice::None => o.set("type", Js::str("none")),
+            ToolChoice::Required => o.set("type", Js::str("any")),
+            ToolChoice::Tool(name) => {
+                o.set("type", Js::str("tool"));
+                o.set("name", Js::str(name));
+            }
+        }
+        b.set("tool_choice", Js::Obj(o));
+    }
+    Js::Obj(b).to_json()
+}
+
+fn rename_tool_uses(m: &mut Js) {
+    let Js::Obj(o) = m else { return };
+    let Some(Js::Arr(blocks)) = o.get("content").cloned() else {
+        return;
+    };
+    let renamed: Vec<Js> = blocks
+        .into_iter()
+        .map(|mut b| {
+            if b.get("type").is_some_and(|t| t.is_str("tool_use"))
+                && let Some(n) = b
+                    .get("name")
+                    .and_then(Js::as_jstr)
+                    .map(|n| n.text().into_owned())
+                && let Js::Obj(bo) = &mut b
+            {
+                bo.set("name", Js::str(&claude_code_name(&n)));
+            }
+            b
+        })
+        .collect();
+    o.set("content", Js::Arr(renamed));
+}
+
+/// The message of an HTTP error, as the Anthropic SDK words it: `STATUS BODY` with a JSON
+/// body written compactly, else the text.
+pub fn http_error(status: u16, body: &str) -> String {
+    let msg = match serde_json::from_str::<Value>(body) {
+        Ok(v) => match v.get("message") {
+            Some(Value::String(s)) if !s.is_empty() => s.clone(),
+            _ => v.to_string(),
+        },
+        Err(_) => body.trim().to_owned(),
+    };
+    if msg.is_empty() {
+        format!("{status} status code (no body)")
+    } else {
+        format!("{status} {msg}")
+    }
+}
+
+/// The state of one streamed response.
+pub struct Stream {
+    pub msg: AssistantMessage,
+    /// The event's block `index` → position in the content.
+    blocks: HashMap<i64, usize>,
+    prices: crate::models::Prices,
+    started: bool,
+    pub stopped: bool,
+    oauth: bool,
+    tool_names: Vec<String>,
+}
+
+impl Stream {
+    pub fn new(target: &Target, req: &Request, oauth: bool, timestamp: i64) -> Stream {
+        Stream {
+            msg: AssistantMessage::new(
+                target.wire.api(),
+                &target.model.provider,
+                &target.model.id,
+                timestamp,
+            ),
+            blocks: HashMap::new(),
+            prices: target.details.prices,
+            started: false,
+            stopped: false,
+            oauth,
+            tool_names: req.tools.iter().map(|t| t.name.clone()).collect(),
+        }
+    }
+
+    fn settle_usage(&mut self, sink: Sink) {
+        self.msg.usage.settle(&self.prices);
+        sink(&Event::Usage, &self.msg);
+    }
+
+    /// Handles one SSE event.
+    pub fn event(&mut self, name: Option<&str>, data: &str, sink: Sink) -> Result<(), String> {
+        let name = name.unwrap_or("");
+        if name == "error" {
+            return Err(data.to_owned());
+        }
+        if !matches!(
+            name,
+            "message_start"
+                | "message_delta"
+                | "message_stop"
+                | "content_block_start"
+                | "content_block_delta"
+                | "content_block_stop"
+        ) {
+            return Ok(());
+        }
+        let ev: Value = serde_json::from_str(data)
+            .or_else(|_| serde_json::from_str(&json_partial::repair(data)))
+            .map_err(|e| format!("Could not parse Anthropic SSE event {name}: {e}; data={data}"))?;
+        let n = |v: Option<&Value>| v.and_then(Value::as_f64).map(|f| f.max(0.0) as u64);
+        match ev.get("type").and_then(Value::as_str).unwrap_or(name) {
+            "message_start" => {
+                self.started = true;
+                let m = ev.get("message");
+                if let Some(id) = m.and_then(|m| m.get("id")).and_then(Value::as_str) {
+                    self.msg.response_id = Some(id.to_owned());
+                }
+                let u = m.and_then(|m| m.get("usage"));
+                let get = |k: &str| n(u.and_then(|u| u.get(k))).unwrap_or(0);
+                self.msg.usage.input = get("input_tokens");
+                self.msg.usage.output = get("output_tokens");
+                self.msg.usage.cache_read = get("cache_read_input_tokens");
+                self.msg.usage.cache_write = get("cache_creation_input_tokens");
+                self.settle_usage(sink);
+            }
+            "content_block_start" => {
+                let index = ev.get("index").and_then(Value::as_i64).unwrap_or(-1);
+                let cb = ev.get("content_block").cloned().unwrap_or(Value::Null);
+                let (block, start) = match cb.get("type").and_then(Value::as_str) {
+                    Some("text") => (
+                        Block::Text {
+                            text: String::new(),
+                        },
+                        0,
+                    ),
+                    Some("thinking") => (
+                        Block::Thinking {
+                            thinking: String::new(),
+                            signature: Some(String::new()),
+                            redacted: false,
+                        },
+                        1,
+                    ),
+                    Some("redacted_thinking") => (
+                        Block::Thinking {
+                            thinking: "[Reasoning redacted]".into(),
+                            signature: cb.get("data").and_then(Value::as_str).map(str::to_owned),
+                            redacted: true,
+                        },
+                        1,
+                    ),
+                    Some("tool_use") => {
+                        let name = cb.get("name").and_then(Value::as_str).unwrap_or_default();
+                        let name = if self.oauth {
+                            self.tool_names
+                                .iter()
+                                .find(|t| t.eq_ignore_ascii_case(name))
+                                .cloned()
+                                .unwrap_or_else(|| name.to_owned())
+                        } else {
+                            name.to_owned()
+                        };
+                        (
+                            Block::ToolCall {
+                                id: cb
+                                    .get("id")
+                                    .and_then(Value::as_str)
+                                    .unwrap_or_default()
+                                    .to_owned(),
+                                name,
+                                arguments: match cb.get("input") {
+                                    Some(v) if !v.is_null() => v.clone(),
+                                    _ => Value::Object(serde_json::Map::new()),
+                                },
+                                partial: String::new(),
+                                thought_signature: None,
+                            },
+                            2,
+                        )
+                    }
+                    _ => return Ok(()),
+                };
+                self.msg.content.push(block);
+                let i = self.msg.content.len() - 1;
+                self.blocks.insert(index, i);
+                let e = match start {
+                    0 => Event::TextStart { index: i },
+                    1 => Event::ThinkingStart { index: i },
+                    _ => Event::ToolCallStart { index: i },
+                };
+                sink(&e, &self.msg);
+            }
+            "content_block_delta" => {
+                let index = ev.get("index").and_then(Value::as_i64).unwrap_or(-1);
+                let Some(&i) = self.blocks.get(&index) else {
+                    return Ok(());
+                };
+                let d = ev.get("delta").cloned().unwrap_or(Value::Null);
+                let s = |k: &str| {
+                    d.get(k)
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_owned()
+                };
+                let e = match (
+                    d.get("type").and_then(Value::as_str),
+                    &mut self.msg.content[i],
+                ) {
+                    (Some("text_delta"), Block::Text { text }) => {
+                        let delta = s("text");
+                        text.push_str(&delta);
+                        Some(Event::TextDelta { index: i, delta })
+                    }
+                    (Some("thinking_delta"), Block::Thinking { thinking, .. }) => {
+                        let delta = s("thinking");
+                        thinking.push_str(&delta);
+                        Some(Event::ThinkingDelta { index: i, delta })
+                    }
+                    (
+                        Some("input_json_delta"),
+                        Block::ToolCall {
+                            arguments, partial, ..
+                        },
+                    ) => {
+                        let delta = s("partial_json");
+                        partial.push_str(&delta);
+                        *arguments = json_partial::parse(partial);
+                        Some(Event::ToolCallDelta { index: i, delta })
+                    }
+                    (Some("signature_delta"), Block::Thinking { signature, .. }) => {
+                        signature
+                            .get_or_insert_with(String::new)
+                            .push_str(&s("signature"));
+                        None
+                    }
+                    _ => None,
+                };
+                if let Some(e) = e {
+                    sink(&e, &self.msg);
+                }
+            }
+            "content_block_stop" => {
+                let index = ev.get("index").and_then(Value::as_i64).unwrap_or(-1);
+                let Some(i) = self.blocks.remove(&index) else {
+                    return Ok(());
+                };
+                let e = match &mut self.msg.content[i] {
+                    Block::Text { .. } => Event::TextEnd { index: i },
+                    Block::Thinking { .. } => Event::ThinkingEnd { index: i },
+                    Block::ToolCall {
+                        arguments, partial, ..
+                    } => {
+                        if !partial.is_empty() {
+                            *arguments = json_partial::parse(partial);
+                        }
+                        partial.clear();
+                        Event::ToolCallEnd { index: i }
+                    }
+                };
+                sink(&e, &self.msg);
+            }
+            "message_delta" => {
+                if let Some(r) = ev
+                    .get("delta")
+                    .and_then(|d| d.get("stop_reason"))
+                    .and_then(Value::as_str)
+                {
+                    self.msg.stop_reason = match r {
+                        "end_turn" | "pause_turn" | "stop_sequence" => StopReason::Stop,
+                        "max_tokens" => StopReason::Length,
+                        "tool_use" => StopReason::ToolUse,
+                        "refusal" | "sensitive" => StopReason::Error,
+                        other => return Err(format!("Unhandled stop reason: {other}")),
+                    };
+                }
+                let u = ev.get("usage");
+                let get = |k: &str| n(u.and_then(|u| u.get(k)));
+                if let Some(v) = get("input_tokens") {
+                    self.msg.usage.input = v;
+                }
+                if let Some(v) = get("output_tokens") {
+                    self.msg.usage.output = v;
+                }
+                if let Some(v) = get("cache_read_input_tokens") {
+                    self.msg.usage.cache_read = v;
+                }
+                if let Some(v) = get("cache_creation_input_tokens") {
+                    self.msg.usage.cache_write = v;
+                }
+                self.settle_usage(sink);
+            }
+            "message_stop" => self.stopped = true,
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Ends the stream: it must have been complete and successful.
+    pub fn finish(&mut self) -> Result<(), String> {
+        if !self.started {
+            return Err("Anthropic stream ended before message_start".into());
+        }
+        if !self.stopped {
+            return Err("Anthropic stream ended before message_stop".into());
+        }
+        if self.msg.stop_reason.is_failure() {
+            return Err("An unknown error occurred".into());
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::models::Registry;
+    use serde_json::json;
+
+    fn target(provider: &str, id: &str) -> Target {
+        let r = Registry::builtin();
+        Target::new(
+            r.find(provider, id).unwrap().clone(),
+            r.details_of(provider, id),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn stream_events() {
+        let t = target("anthropic", "claude-sonnet-4-5");
+        let mut s = Stream::new(&t, &Request::default(), false, 7);
+        let mut events = Vec::new();
+        let mut sink = |e: &Event, _: &AssistantMessage| events.push(e.clone());
+        let script = [
+            (
+                "message_start",
+                r#"{"type":"message_start","message":{"id":"msg_1","usage":{"input_tokens":1000,"output_tokens":1,"cache_read_input_tokens":200}}}"#,
+            ),
+            (
+                "content_block_start",
+                r#"{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":""}}"#,
+            ),
+            (
+                "content_block_delta",
+                r#"{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"hm"}}"#,
+            ),
+            (
+                "content_block_delta",
+                r#"{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"sig"}}"#,
+            ),
+            (
+                "content_block_stop",
+                r#"{"type":"content_block_stop","index":0}"#,
+            ),
+            (
+                "content_block_start",
+                r#"{"type":"content_block_start","index":1,"content_block":{"type":"text","text":""}}"#,
+            ),
+            (
+                "content_block_delta",
+                r#"{"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"Hi"}}"#,
+            ),
+            (
+                "content_block_stop",
+                r#"{"type":"content_block_stop","index":1}"#,
+            ),
+            (
+                "content_block_start",
+                r#"{"type":"content_block_start","index":2,"content_block":{"type":"tool_use","id":"toolu_1","name":"read","input":{}}}"#,
+            ),
+            (
+                "content_block_delta",
+                r#"{"type":"content_block_delta","index":2,"delta":{"type":"input_json_delta","partial_json":"{\"path\":"}}"#,
+            ),
+            (
+                "content_block_delta",
+                r#"{"type":"content_block_delta","index":2,"delta":{"type":"input_json_delta","partial_json":"\"a.ts\"}"}}"#,
+            ),
+            (
+                "content_block_stop",
+                r#"{"type":"content_block_stop","index":2}"#,
+            ),
+            ("ping", "{}"),
+            (
+                "message_delta",
+                r#"{"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":50,"input_tokens":null}}"#,
+            ),
+            ("message_stop", r#"{"type":"message_stop"}"#),
+        ];
+        for (name, data) in script {
+            s.event(Some(name), data, &mut sink).unwrap();
+        }
+        assert_eq!(s.finish(), Ok(()));
+        let m = s.msg;
+        assert_eq!(m.stop_reason, StopReason::ToolUse);
+        assert_eq!(m.response_id.as_deref(), Some("msg_1"));
+        assert_eq!(
+            (
+                m.usage.input,
+                m.usage.output,
+                m.usage.cache_read,
+                m.usage.total_tokens
+            ),
+            (1000, 50, 200, 1250)
+        );
+        assert_eq!(
+            serde_json::to_value(m.content.iter().map(Block::to_json).collect::<Vec<_>>()).unwrap(),
+            json!([
+                {"type":"thinking","thinking":"hm","thinkingSignature":"sig"},
+                {"type":"text","text":"Hi"},
+                {"type":"toolCall","id":"toolu_1","name":"read","arguments":{"path":"a.ts"}}
+            ])
+        );
+        assert!(events.contains(&Event::ToolCallDelta {
+            index: 2,
+            delta: "{\"path\":".into()
+        }));
+    }
+
+    #[test]
+    fn incomplete_and_failed_streams() {
+        let t = target("anthropic", "claude-sonnet-4-5");
+        let mut s = Stream::new(&t, &Request::default(), false, 7);
+        let mut sink = |_: &Event, _: &AssistantMessage| {};
+        s.event(
+            Some("message_start"),
+            r#"{"type":"message_start","message":{"id":"m","usage":{}}}"#,
+            &mut sink,
+        )
+        .unwrap();
+        assert_eq!(
+            s.finish(),
+            Err("Anthropic stream ended before message_stop".into())
+        );
+        let err = s.event(
+            Some("error"),
+            r#"{"type":"error","error":{"type":"overloaded_error"}}"#,
+            &mut sink,
+        );
+        assert_eq!(
+            err,
+            Err(r#"{"type":"error","error":{"type":"overloaded_error"}}"#.into())
+        );
+        let bad = s.event(
+            Some("message_delta"),
+            r#"{"type":"message_delta","delta":{"stop_reason":"weird"},"usage":{}}"#,
+            &mut sink,
+        );
+        assert_eq!(bad, Err("Unhandled stop reason: weird".into()));
+        assert_eq!(
+            http_error(
+                529,
+                r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#
+            ),
+            r#"529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#
+        );
+    }
+
+    #[test]
+    fn thinking_budget_and_headers() {
+        let t = target("anthropic", "claude-sonnet-4-5");
+        let req = Request {
+            system_prompt: Some("S".into()),
+            messages: vec![Js::parse(br#"{"role":"user","content":"hi"}"#).unwrap()],
+            tools: Vec::new(),
+        };
+        let o = Options {
+            max_tokens: Some(1000),
+            reasoning: Some("medium".into()),
+            ..Options::default()
+        };
+        let b: Value = serde_json::from_slice(&body(&t, &req, &o, false)).unwrap();
+        assert_eq!(b["max_tokens"], 9192);
+        assert_eq!(
+            b["thinking"],
+            json!({"type":"enabled","budget_tokens":8192,"display":"summarized"})
+        );
+        assert_eq!(b["system"][0]["text"], "S");
+        let none = Options {
+            max_tokens: Some(1000),
+            ..Options::default()
+        };
+        let b: Value = serde_json::from_slice(&body(&t, &req, &none, false)).unwrap();
+        assert_eq!(b["thinking"], json!({"type":"disabled"}));
+        let h = headers(&t, &req, "sk-ant-api-1");
+        assert!(h.contains(&("x-api-key".into(), "sk-ant-api-1".into())));
+        assert!(h.contains(&("anthropic-beta".into(), INTERLEAVED_THINKING.into())));
+        let h = headers(&t, &req, "sk-ant-oat-1");
+        assert!(
+            h.iter()
+                .any(|(k, v)| k == "authorization" && v == "Bearer sk-ant-oat-1")
+        );
+        assert!(!h.iter().any(|(k, _)| k == "x-api-key"));
+    }
+}

@@ -1,0 +1,321 @@
+//! API keys and request headers, resolved as the reference resolves them:
+//!
+//! 1. `<agent dir>/auth.json`: `{PROVIDER: {"type": "api_key", "key": K}}` or OAuth
+//!    credentials (`{"type": "oauth", "access": T, "expires": MS, …}`; a token that has
+//!    expired must be refreshed by the reference's `/login`, pi does not refresh it);
+//! 2. the provider's environment variable (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY`, …);
+//! 3. `apiKey` of the provider in `models.json`.
+//!
+//! A configured value (`key` in auth.json, `apiKey` and header values in models.json) is a
+//! shell command when it starts with `!` (its output, trimmed), else the value of the
+//! environment variable of that name if one is set, else the text itself.
+//!
+//! Keys never leave this process except in the request: [`Auth::secrets`] lists every value
+//! that must be cut out of messages, and [`redact`] does it.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::models::{Details, Model, Registry};
+
+/// The environment variables holding a provider's key, in order of preference.
+pub fn env_vars(provider: &str) -> &'static [&'static str] {
+    match provider {
+        "anthropic" => &["ANTHROPIC_OAUTH_TOKEN", "ANTHROPIC_API_KEY"],
+        "github-copilot" => &["COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN"],
+        "openai" => &["OPENAI_API_KEY"],
+        "azure-openai-responses" => &["AZURE_OPENAI_API_KEY"],
+        "deepseek" => &["DEEPSEEK_API_KEY"],
+        "google" => &["GEMINI_API_KEY"],
+        "google-vertex" => &["GOOGLE_CLOUD_API_KEY"],
+        "groq" => &["GROQ_API_KEY"],
+        "cerebras" => &["CEREBRAS_API_KEY"],
+        "xai" => &["XAI_API_KEY"],
+        "openrouter" => &["OPENROUTER_API_KEY"],
+        "vercel-ai-gateway" => &["AI_GATEWAY_API_KEY"],
+        "zai" => &["ZAI_API_KEY"],
+        "mistral" => &["MISTRAL_API_KEY"],
+        "minimax" => &["MINIMAX_API_KEY"],
+        "minimax-cn" => &["MINIMAX_CN_API_KEY"],
+        "moonshotai" | "moonshotai-cn" => &["MOONSHOT_API_KEY"],
+        "huggingface" => &["HF_TOKEN"],
+        "fireworks" => &["FIREWORKS_API_KEY"],
+        "opencode" | "opencode-go" => &["OPENCODE_API_KEY"],
+        "kimi-coding" => &["KIMI_API_KEY"],
+        "cloudflare-workers-ai" | "cloudflare-ai-gateway" => &["CLOUDFLARE_API_KEY"],
+        "xiaomi" => &["XIAOMI_API_KEY"],
+        "xiaomi-token-plan-cn" => &["XIAOMI_TOKEN_PLAN_CN_API_KEY"],
+        "xiaomi-token-plan-ams" => &["XIAOMI_TOKEN_PLAN_AMS_API_KEY"],
+        "xiaomi-token-plan-sgp" => &["XIAOMI_TOKEN_PLAN_SGP_API_KEY"],
+        _ => &[],
+    }
+}
+
+fn env(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+/// The first of the provider's environment variables that is set: (name, value).
+pub fn env_key(provider: &str) -> Option<(&'static str, String)> {
+    env_vars(provider)
+        .iter()
+        .find_map(|n| env(n).map(|v| (*n, v)))
+}
+
+/// Resolves a configured value: `!command`, an environment variable name, or a literal.
+/// A command that fails or prints nothing gives `Err`.
+pub fn resolve_value(config: &str) -> Result<String, String> {
+    if let Some(cmd) = config.strip_prefix('!') {
+        return run_command(cmd);
+    }
+    Ok(env(config).unwrap_or_else(|| config.to_owned()))
+}
+
+fn run_command(cmd: &str) -> Result<String, String> {
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg(cmd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("cannot run the command: {e}"))?;
+    let start = Instant::now();
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) => break,
+            Ok(None) if start.elapsed() < Duration::from_secs(10) => {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            Ok(None) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err("the command took more than 10 seconds".into());
+            }
+            Err(e) => return Err(format!("cannot run the command: {e}")),
+        }
+    }
+    let out = child
+        .wait_with_output()
+        .map_err(|e| format!("cannot run the command: {e}"))?;
+    if !out.status.success() {
+        return Err(format!("the command failed ({})", out.status));
+    }
+    let v = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    if v.is_empty() {
+        return Err("the command printed nothing".into());
+    }
+    Ok(v)
+}
+
+/// `<agent dir>/auth.json`, or nothing when it is missing or unreadable.
+pub fn auth_file(agent_dir: &Path) -> serde_json::Map<String, Value> {
+    std::fs::read(agent_dir.join("auth.json"))
+        .ok()
+        .and_then(|t| serde_json::from_slice::<Value>(&t).ok())
+        .and_then(|v| match v {
+            Value::Object(o) => Some(o),
+            _ => None,
+        })
+        .unwrap_or_default()
+}
+
+/// Where a provider's key would come from, without running any command.
+pub fn source(agent_dir: &Path, registry: &Registry, provider: &str) -> Option<String> {
+    let auth = auth_file(agent_dir);
+    if let Some(c) = auth.get(provider) {
+        match c.get("type").and_then(Value::as_str) {
+            Some("api_key") => return Some("auth.json".into()),
+            Some("oauth") => return Some("auth.json (oauth)".into()),
+            _ => {}
+        }
+    }
+    if let Some((name, _)) = env_key(provider) {
+        return Some(format!("env {name}"));
+    }
+    if registry
+        .providers
+        .get(provider)
+        .is_some_and(|p| p.api_key.is_some())
+    {
+        return Some("models.json".into());
+    }
+    None
+}
+
+/// A resolved key and the headers of a request.
+#[derive(Debug, Clone, Default)]
+pub struct Auth {
+    pub api_key: Option<String>,
+    pub headers: Vec<(String, String)>,
+    /// Where the key came from (for messages; never the key itself).
+    pub source: Option<String>,
+    /// Everything to cut out of messages: the key and configured header values.
+    pub secrets: Vec<String>,
+}
+
+fn now_ms() -> i64 {
+    match std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
+        Ok(d) => i64::try_from(d.as_millis()).unwrap_or(i64::MAX),
+        Err(_) => 0,
+    }
+}
+
+/// Resolves the key and headers for a request to `model` (upstream's
+/// `getApiKeyAndHeaders`, then the provider's own environment fallback).
+pub fn resolve(
+    agent_dir: &Path,
+    registry: &Registry,
+    model: &Model,
+    details: &Details,
+) -> Result<Auth, String> {
+    let provider = model.provider.as_str();
+    let mut a = Auth::default();
+    let auth = auth_file(agent_dir);
+    match auth.get(provider) {
+        Some(c) if c.get("type").and_then(Value::as_str) == Some("api_key") => {
+            if let Some(k) = c.get("key").and_then(Value::as_str) {
+                let v = resolve_value(k).map_err(|e| {
+                    format!("cannot resolve the API key for \"{provider}\" from auth.json: {e}")
+                })?;
+                a.api_key = Some(v);
+                a.source = Some("auth.json".into());
+            }
+        }
+        Some(c) if c.get("type").and_then(Value::as_str) == Some("oauth") => {
+            let expires = c.get("expires").and_then(Value::as_f64).unwrap_or(0.0);
+            match c.get("access").and_then(Value::as_str) {
+                Some(t) if (now_ms() as f64) < expires => {
+                    a.api_key = Some(t.to_owned());
+                    a.source = Some("auth.json (oauth)".into());
+                }
+                _ => {
+                    return Err(format!(
+                        "the OAuth login for \"{provider}\" in auth.json has expired; \
+                         log in again with the reference agent (/login {provider}) or set an API key"
+                    ));
+                }
+            }
+        }
+        _ => {}
+    }
+    if a.api_key.is_none()
+        && let Some((name, v)) = env_key(provider)
+    {
+        a.api_key = Some(v);
+        a.source = Some(format!("env {name}"));
+    }
+    let config = registry.providers.get(provider);
+    if a.api_key.is_none()
+        && let Some(k) = config.and_then(|c| c.api_key.as_deref())
+    {
+        let v = resolve_value(k).map_err(|e| {
+            format!("cannot resolve the API key for provider \"{provider}\" in models.json: {e}")
+        })?;
+        a.api_key = Some(v);
+        a.source = Some("models.json".into());
+    }
+    // Headers: the model's own, then the provider's and the model's from models.json.
+    a.headers.extend(details.headers.iter().cloned());
+    let configured = config
+        .map(|c| c.headers.as_slice())
+        .unwrap_or_default()
+        .iter()
+        .chain(details.config_headers.iter());
+    for (k, v) in configured {
+        let value = resolve_value(v).map_err(|e| {
+            format!(
+                "cannot resolve header \"{k}\" of \"{provider}/{}\": {e}",
+                model.id
+            )
+        })?;
+        a.secrets.push(value.clone());
+        set_header(&mut a.headers, k, value);
+    }
+    if config.is_some_and(|c| c.auth_header) {
+        let Some(key) = &a.api_key else {
+            return Err(format!("no API key found for \"{provider}\""));
+        };
+        set_header(&mut a.headers, "Authorization", format!("Bearer {key}"));
+    }
+    if let Some(k) = &a.api_key {
+        a.secrets.push(k.clone());
+    }
+    Ok(a)
+}
+
+/// Sets a header, replacing one of the same name (names compare case-insensitively).
+pub fn set_header(headers: &mut Vec<(String, String)>, name: &str, value: String) {
+    headers.retain(|(k, _)| !k.eq_ignore_ascii_case(name));
+    headers.push((name.to_owned(), value));
+}
+
+/// Cuts secrets (keys, header values) out of a text. Values shorter than 6 characters are
+/// left alone (they are not secrets: `none`, `x`, `local`).
+pub fn redact(text: &str, secrets: &[String]) -> String {
+    let mut out = text.to_owned();
+    let mut sorted: Vec<&String> = secrets.iter().filter(|s| s.chars().count() >= 6).collect();
+    sorted.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    for s in sorted {
+        if out.contains(s.as_str()) {
+            out = out.replace(s.as_str(), "[redacted]");
+        }
+        // A key inside a URL may be percent-encoded.
+        let enc = percent_encode(s);
+        if enc != *s && out.contains(&enc) {
+            out = out.replace(&enc, "[redacted]");
+        }
+    }
+    out
+}
+
+fn percent_encode(s: &str) -> String {
+    let mut out = String::new();
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redaction() {
+        let secrets = vec![
+            "sk-secret-123".to_owned(),
+            "x".to_owned(),
+            "a b/c=d".to_owned(),
+        ];
+        assert_eq!(
+            redact(
+                "401 bad key sk-secret-123 at http://h/?k=a%20b%2Fc%3Dd",
+                &secrets
+            ),
+            "401 bad key [redacted] at http://h/?k=[redacted]"
+        );
+        assert_eq!(redact("x marks", &secrets), "x marks");
+    }
+
+    #[test]
+    fn config_values() {
+        assert_eq!(resolve_value("!printf ' k1 '").unwrap(), "k1");
+        assert!(resolve_value("!exit 3").is_err());
+        assert_eq!(
+            resolve_value("LITERAL_VALUE_NOT_AN_ENV_VAR").unwrap(),
+            "LITERAL_VALUE_NOT_AN_ENV_VAR"
+        );
+        assert_eq!(
+            resolve_value("PATH").unwrap(),
+            std::env::var("PATH").unwrap()
+        );
+    }
+}

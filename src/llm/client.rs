@@ -1,0 +1,347 @@
+//! Calling a model: one HTTP request per call, retried while nothing has streamed yet, and
+//! the streamed response turned into events and a message by the provider's parser.
+//!
+//! Contract (the reference's): [`Client::stream`] never fails; a failure is a message whose
+//! `stopReason` is `error` (with `errorMessage`), and the content produced before it is
+//! kept. Errors read like the reference's (`STATUS BODY` for HTTP errors, `Connection
+//! error.`, `Request timed out.`), so the overflow and retry patterns apply to them, and
+//! every message has the keys and configured header values cut out. Cancel a call by
+//! dropping its future.
+//!
+//! Retries: a request that gets 429 or a 5xx status, or no response at all (connection
+//! error, timeout), is sent again up to `retry.max_retries` times: after the delay the
+//! server asks for (`retry-after-ms`, `retry-after`), or 0.5 s, 1 s, 2 s … (at most 8 s,
+//! less up to a quarter at random). Other 4xx statuses are final. A server asking for a
+//! longer wait than `retry.max_delay_ms` ends the call with its error.
+
+use std::time::Duration;
+
+use super::anthropic;
+use super::auth::{redact, set_header};
+use super::message::{AssistantMessage, Event, Sink, StopReason};
+use super::openai;
+use super::request::{Options, Request, Target, Wire};
+use super::sse;
+
+/// An HTTP client for model APIs (TLS by rustls with the ring provider).
+pub struct Client {
+    http: reqwest::Client,
+}
+
+/// Why a request produced no response to stream.
+struct Failed {
+    message: String,
+    retryable: bool,
+    /// The delay the server asked for, in milliseconds.
+    retry_after: Option<f64>,
+}
+
+fn backoff_ms(retry: u32) -> u64 {
+    let base = (500.0 * 2f64.powi(retry as i32)).min(8000.0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    let jitter = 1.0 - f64::from(nanos % 1000) / 1000.0 * 0.25;
+    (base * jitter) as u64
+}
+
+fn retry_after(h: &reqwest::header::HeaderMap) -> Option<f64> {
+    let get = |k: &str| h.get(k).and_then(|v| v.to_str().ok()).map(str::trim);
+    if let Some(ms) = get("retry-after-ms").and_then(|v| v.parse::<f64>().ok())
+        && ms.is_finite()
+        && ms >= 0.0
+    {
+        return Some(ms);
+    }
+    get("retry-after")
+        .and_then(|v| v.parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s >= 0.0)
+        .map(|s| s * 1000.0)
+}
+
+/// The text of an error and its sources (reqwest puts the useful part in the sources).
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut src = e.source();
+    while let Some(x) = src {
+        let t = x.to_string();
+        if !s.contains(&t) {
+            s.push_str(": ");
+            s.push_str(&t);
+        }
+        src = x.source();
+    }
+    s
+}
+
+impl Client {
+    pub fn new() -> Result<Client, String> {
+        // Several clients in one process share the provider; a second install is refused
+        // harmlessly.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let http = reqwest::Client::builder()
+            .user_agent(concat!("pi/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| format!("cannot set up the HTTP client: {}", error_chain(&e)))?;
+        Ok(Client { http })
+    }
+
+    /// Makes a call and returns its final message (see the module documentation).
+    pub async fn complete(
+        &self,
+        target: &Target,
+        req: &Request,
+        opts: &Options,
+    ) -> AssistantMessage {
+        self.stream(target, req, opts, &mut |_, _| {}).await
+    }
+
+    /// Makes a call, handing every event to `sink` as the response streams.
+    pub async fn stream(
+        &self,
+        target: &Target,
+        req: &Request,
+        opts: &Options,
+        sink: Sink<'_>,
+    ) -> AssistantMessage {
+        let timestamp = crate::clock::now_ms();
+        let model = &target.model;
+        let key = opts
+            .api_key
+            .clone()
+            .or_else(|| super::auth::env_key(&model.provider).map(|(_, v)| v));
+        let mut secrets = opts.secrets.clone();
+        secrets.extend(key.clone());
+        let Some(key) = key else {
+            let mut m =
+                AssistantMessage::new(target.wire.api(), &model.provider, &model.id, timestamp);
+            m.fail(
+                StopReason::Error,
+                format!("No API key for provider: {}", model.provider),
+            );
+            sink(&Event::Error, &m);
+            return m;
+        };
+        let oauth = target.wire == Wire::AnthropicMessages && anthropic::is_oauth(&key);
+        let (url, mut headers, body) = match target.wire {
+            Wire::OpenAiCompletions => (
+                openai::url(model),
+                vec![
+                    ("accept".to_owned(), "application/json".to_owned()),
+                    ("authorization".to_owned(), format!("Bearer {key}")),
+                ],
+                openai::body(target, req, opts),
+            ),
+            Wire::AnthropicMessages => (
+                anthropic::url(model),
+                anthropic::headers(target, req, &key),
+                anthropic::body(target, req, opts, oauth),
+            ),
+        };
+        set_header(&mut headers, "content-type", "application/json".to_owned());
+        for (k, v) in &opts.headers {
+            set_header(&mut headers, k, v.clone());
+        }
+        let response = self
+            .send(
+                target.wire,
+                &url,
+                &headers,
+                body,
+                opts,
+                &secrets,
+                timestamp,
+                sink,
+            )
+            .await;
+        match target.wire {
+            Wire::OpenAiCompletions => {
+                let mut s = openai::Stream::new(target, timestamp);
+                let result = match response {
+                    Err(e) => Err(e),
+                    Ok(resp) => {
+                        sink(&Event::Start, &s.msg);
+                        let read = {
+                            let mut on = |ev: &sse::Event, sink: Sink| {
+                                s.data(&ev.data, sink).map(|()| s.done)
+                            };
+                            read(resp, opts, &mut on, sink).await
+                        };
+                        read.and_then(|()| s.finish(sink))
+                    }
+                };
+                end(s.msg, result, &secrets, sink)
+            }
+            Wire::AnthropicMessages => {
+                let mut s = anthropic::Stream::new(target, req, oauth, timestamp);
+                let result = match response {
+                    Err(e) => Err(e),
+                    Ok(resp) => {
+                        sink(&Event::Start, &s.msg);
+                        let read = {
+                            let mut on = |ev: &sse::Event, sink: Sink| {
+                                s.event(ev.event.as_deref(), &ev.data, sink)
+                                    .map(|()| s.stopped)
+                            };
+                            read(resp, opts, &mut on, sink).await
+                        };
+                        read.and_then(|()| s.finish())
+                    }
+                };
+                end(s.msg, result, &secrets, sink)
+            }
+        }
+    }
+
+    /// Sends the request until it gets a successful response (or gives up).
+    #[allow(clippy::too_many_arguments)]
+    async fn send(
+        &self,
+        wire: Wire,
+        url: &str,
+        headers: &[(String, String)],
+        body: Vec<u8>,
+        opts: &Options,
+        secrets: &[String],
+        timestamp: i64,
+        sink: Sink<'_>,
+    ) -> Result<reqwest::Response, String> {
+        let timeout = Duration::from_millis(opts.retry.timeout_ms.max(1));
+        let mut retry = 0u32;
+        loop {
+            let mut rb = self.http.post(url).body(body.clone());
+            for (k, v) in headers {
+                rb = rb.header(k.as_str(), v.as_str());
+            }
+            let failed = match tokio::time::timeout(timeout, rb.send()).await {
+                Err(_) => Failed {
+                    message: "Request timed out.".into(),
+                    retryable: true,
+                    retry_after: None,
+                },
+                Ok(Err(e)) => Failed {
+                    message: format!("Connection error. ({})", error_chain(&e)),
+                    retryable: true,
+                    retry_after: None,
+                },
+                Ok(Ok(resp)) if resp.status().is_success() => return Ok(resp),
+                Ok(Ok(resp)) => {
+                    let status = resp.status().as_u16();
+                    let after = retry_after(resp.headers());
+                    let should = resp
+                        .headers()
+                        .get("x-should-retry")
+                        .and_then(|v| v.to_str().ok())
+                        .map(|v| v == "true");
+                    let text = match tokio::time::timeout(timeout, resp.bytes()).await {
+                        Ok(Ok(b)) => {
+                            String::from_utf8_lossy(&b[..b.len().min(64 << 10)]).into_owned()
+                        }
+                        _ => String::new(),
+                    };
+                    let message = match wire {
+                        Wire::OpenAiCompletions => openai::http_error(status, &text),
+                        Wire::AnthropicMessages => anthropic::http_error(status, &text),
+                    };
+                    Failed {
+                        message,
+                        retryable: should.unwrap_or(status == 429 || status >= 500),
+                        retry_after: after,
+                    }
+                }
+            };
+            let message = redact(&failed.message, secrets);
+            if !failed.retryable || retry >= opts.retry.max_retries {
+                return Err(message);
+            }
+            let delay = match failed.retry_after {
+                Some(ms) => {
+                    let cap = opts.retry.max_delay_ms;
+                    if cap > 0 && ms > cap as f64 {
+                        return Err(format!(
+                            "{message} (the server asked to retry after {:.1} s, longer than \
+                             retry.provider.maxRetryDelayMs = {cap})",
+                            ms / 1000.0
+                        ));
+                    }
+                    ms as u64
+                }
+                None => backoff_ms(retry),
+            };
+            retry += 1;
+            let m = AssistantMessage::new(wire.api(), "", "", timestamp);
+            sink(
+                &Event::Retry {
+                    attempt: retry,
+                    max_retries: opts.retry.max_retries,
+                    delay_ms: delay,
+                    error: message,
+                },
+                &m,
+            );
+            tokio::time::sleep(Duration::from_millis(delay)).await;
+        }
+    }
+}
+
+/// Handles one server-sent event; `Ok(true)` when the response is complete.
+type OnEvent<'a> =
+    dyn FnMut(&sse::Event, &mut dyn FnMut(&Event, &AssistantMessage)) -> Result<bool, String> + 'a;
+
+/// Reads the body as server-sent events until `on_event` says the response is complete or
+/// the body ends.
+async fn read(
+    mut resp: reqwest::Response,
+    opts: &Options,
+    on_event: &mut OnEvent<'_>,
+    sink: Sink<'_>,
+) -> Result<(), String> {
+    let timeout = Duration::from_millis(opts.retry.timeout_ms.max(1));
+    let mut parser = sse::Parser::new();
+    loop {
+        let chunk = match tokio::time::timeout(timeout, resp.chunk()).await {
+            Err(_) => {
+                return Err(format!(
+                    "Request timed out: no data for {} s",
+                    timeout.as_secs()
+                ));
+            }
+            Ok(Err(e)) => {
+                return Err(format!(
+                    "terminated: the connection failed in the middle of the response ({})",
+                    error_chain(&e)
+                ));
+            }
+            Ok(Ok(c)) => c,
+        };
+        let events = match &chunk {
+            Some(bytes) => parser.feed(bytes),
+            None => parser.finish().into_iter().collect(),
+        };
+        for ev in &events {
+            if on_event(ev, sink)? {
+                return Ok(());
+            }
+        }
+        if chunk.is_none() {
+            return Ok(());
+        }
+    }
+}
+
+fn end(
+    mut msg: AssistantMessage,
+    result: Result<(), String>,
+    secrets: &[String],
+    sink: Sink<'_>,
+) -> AssistantMessage {
+    match result {
+        Ok(()) => sink(&Event::Done, &msg),
+        Err(e) => {
+            msg.fail(StopReason::Error, redact(&e, secrets));
+            sink(&Event::Error, &msg);
+        }
+    }
+    msg
+}

@@ -1,0 +1,204 @@
+//! The settings a model call needs, read as the reference reads them
+//! (`<agent dir>/settings.json`, then `<cwd>/.pi/settings.json` merged over it, nested
+//! objects one level deep), and choosing the model.
+//!
+//! The compaction settings that a context measurement also needs (`compaction.enabled`,
+//! `compaction.reserveTokens`, `images.blockImages`) are read by
+//! `crate::context::settings`; this reads the others.
+
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+use super::auth;
+use super::request::{RetryPolicy, Target};
+use crate::models::Registry;
+
+/// Settings of model calls, compaction and branch summaries.
+#[derive(Debug, Clone, Default)]
+pub struct Settings {
+    pub default_provider: Option<String>,
+    pub default_model: Option<String>,
+    pub default_thinking_level: Option<String>,
+    /// `compaction.keepRecentTokens` (default 20000).
+    pub keep_recent_tokens: Option<u64>,
+    /// `branchSummary.reserveTokens` (default 16384).
+    pub branch_reserve_tokens: Option<u64>,
+    /// `retry.provider.*` (with `retry.maxDelayMs` migrated as the reference migrates it).
+    pub retry: RetryPolicy,
+    /// `thinkingBudgets`: level → tokens.
+    pub thinking_budgets: Vec<(String, u64)>,
+    pub warnings: Vec<String>,
+}
+
+pub const DEFAULT_KEEP_RECENT_TOKENS: u64 = 20_000;
+pub const DEFAULT_BRANCH_RESERVE_TOKENS: u64 = 16_384;
+
+/// The merged settings object.
+pub fn merged(agent_dir: &Path, cwd: &Path) -> (Map<String, Value>, Vec<String>) {
+    let mut merged = Map::new();
+    let mut warnings = Vec::new();
+    for path in [
+        agent_dir.join("settings.json"),
+        cwd.join(".pi").join("settings.json"),
+    ] {
+        let text = match std::fs::read(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => {
+                warnings.push(format!("ignoring {}: cannot read it: {e}", path.display()));
+                continue;
+            }
+        };
+        match serde_json::from_slice::<Value>(&text) {
+            Ok(Value::Object(o)) => {
+                for (k, v) in o {
+                    match (merged.get_mut(&k), v) {
+                        (Some(Value::Object(base)), Value::Object(over)) => base.extend(over),
+                        (_, v) => {
+                            merged.insert(k, v);
+                        }
+                    }
+                }
+            }
+            Ok(_) => warnings.push(format!("ignoring {}: not a JSON object", path.display())),
+            Err(e) => warnings.push(format!("ignoring {}: {e}", path.display())),
+        }
+    }
+    (merged, warnings)
+}
+
+fn count(v: Option<&Value>) -> Option<u64> {
+    v.and_then(Value::as_f64)
+        .filter(|f| f.is_finite() && *f >= 0.0)
+        .map(|f| f as u64)
+}
+
+impl Settings {
+    pub fn load(agent_dir: &Path, cwd: &Path) -> Settings {
+        let (m, warnings) = merged(agent_dir, cwd);
+        let get = |a: &str, b: &str| m.get(a).and_then(|v| v.get(b));
+        let s = |k: &str| m.get(k).and_then(Value::as_str).map(str::to_owned);
+        let provider = get("retry", "provider");
+        let p = |k: &str| count(provider.and_then(|p| p.get(k)));
+        let mut retry = RetryPolicy::default();
+        if let Some(n) = p("maxRetries") {
+            retry.max_retries = n.min(100) as u32;
+        }
+        if let Some(n) = p("maxRetryDelayMs").or_else(|| count(get("retry", "maxDelayMs"))) {
+            retry.max_delay_ms = n;
+        }
+        if let Some(n) = p("timeoutMs").filter(|n| *n > 0) {
+            retry.timeout_ms = n;
+        }
+        let thinking_budgets = m
+            .get("thinkingBudgets")
+            .and_then(Value::as_object)
+            .map(|o| {
+                o.iter()
+                    .filter_map(|(k, v)| count(Some(v)).map(|n| (k.clone(), n)))
+                    .collect()
+            })
+            .unwrap_or_default();
+        Settings {
+            default_provider: s("defaultProvider"),
+            default_model: s("defaultModel"),
+            default_thinking_level: s("defaultThinkingLevel"),
+            keep_recent_tokens: count(get("compaction", "keepRecentTokens")),
+            branch_reserve_tokens: count(get("branchSummary", "reserveTokens")),
+            retry,
+            thinking_budgets,
+            warnings,
+        }
+    }
+}
+
+/// Why no model could be chosen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SelectError {
+    /// `--model` names a model that is not known.
+    Unknown(String),
+    /// Known, but pi does not speak its API.
+    Unsupported { model: String, api: String },
+    /// Nothing names a model.
+    None,
+}
+
+impl std::fmt::Display for SelectError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SelectError::Unknown(m) => {
+                write!(
+                    f,
+                    "unknown model {m} (not in models.json or the built-in table)"
+                )
+            }
+            SelectError::Unsupported { model, api } => write!(
+                f,
+                "model {model} speaks the {api} API, which pi does not support \
+                 (it speaks openai-completions and anthropic-messages)"
+            ),
+            SelectError::None => write!(
+                f,
+                "no model to use: the session names none that is configured, and settings.json \
+                 has no defaultProvider/defaultModel"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for SelectError {}
+
+/// Where the chosen model came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Chosen {
+    Flag,
+    Session,
+    Default,
+}
+
+/// Chooses the model of a call: `--model`, else the session's model when it is known and
+/// has a key configured (the reference's rule on resume), else `defaultProvider` and
+/// `defaultModel` from settings.
+pub fn select(
+    registry: &Registry,
+    agent_dir: &Path,
+    settings: &Settings,
+    flag: Option<&(String, String)>,
+    session: Option<&(String, String)>,
+) -> Result<(Target, Chosen), SelectError> {
+    let target = |p: &str, id: &str| -> Result<Target, SelectError> {
+        let m = registry
+            .find(p, id)
+            .ok_or_else(|| SelectError::Unknown(format!("{p}/{id}")))?;
+        Target::new(m.clone(), registry.details_of(p, id)).ok_or_else(|| SelectError::Unsupported {
+            model: format!("{p}/{id}"),
+            api: m.api.clone(),
+        })
+    };
+    if let Some((p, id)) = flag {
+        return Ok((target(p, id)?, Chosen::Flag));
+    }
+    if let Some((p, id)) = session
+        && registry.find(p, id).is_some()
+        && auth::source(agent_dir, registry, p).is_some()
+        && let Ok(t) = target(p, id)
+    {
+        return Ok((t, Chosen::Session));
+    }
+    match (&settings.default_provider, &settings.default_model) {
+        (Some(p), Some(id)) => Ok((target(p, id)?, Chosen::Default)),
+        (None, Some(id)) => {
+            let found: Vec<_> = registry
+                .models
+                .iter()
+                .filter(|m| &m.id == id && auth::source(agent_dir, registry, &m.provider).is_some())
+                .collect();
+            match found.as_slice() {
+                [m] => Ok((target(&m.provider, &m.id)?, Chosen::Default)),
+                _ => Err(SelectError::None),
+            }
+        }
+        _ => Err(SelectError::None),
+    }
+}

@@ -1,0 +1,335 @@
+//! What a provider call produces: the assistant message (content blocks, usage, cost, stop
+//! reason, error) and the events that build it while it streams.
+//!
+//! The message serializes to the reference's `AssistantMessage` (the `message` of a session
+//! entry), key for key, so a caller can store it as it is.
+
+use serde_json::{Map, Value, json};
+
+pub use crate::models::Prices;
+
+/// Why a response ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopReason {
+    Stop,
+    Length,
+    ToolUse,
+    Error,
+    Aborted,
+}
+
+impl StopReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StopReason::Stop => "stop",
+            StopReason::Length => "length",
+            StopReason::ToolUse => "toolUse",
+            StopReason::Error => "error",
+            StopReason::Aborted => "aborted",
+        }
+    }
+
+    pub fn is_failure(self) -> bool {
+        matches!(self, StopReason::Error | StopReason::Aborted)
+    }
+}
+
+/// Dollars, per part of the usage.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Cost {
+    pub input: f64,
+    pub output: f64,
+    pub cache_read: f64,
+    pub cache_write: f64,
+    pub total: f64,
+}
+
+/// Token counts as the reference records them.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Usage {
+    pub input: u64,
+    pub output: u64,
+    pub cache_read: u64,
+    pub cache_write: u64,
+    pub total_tokens: u64,
+    pub cost: Cost,
+}
+
+impl Usage {
+    /// Recomputes the total and the cost (upstream's `calculateCost`).
+    pub fn settle(&mut self, prices: &Prices) {
+        self.total_tokens = self.input + self.output + self.cache_read + self.cache_write;
+        let c = |price: f64, n: u64| price / 1_000_000.0 * n as f64;
+        self.cost.input = c(prices.input, self.input);
+        self.cost.output = c(prices.output, self.output);
+        self.cost.cache_read = c(prices.cache_read, self.cache_read);
+        self.cost.cache_write = c(prices.cache_write, self.cache_write);
+        self.cost.total =
+            self.cost.input + self.cost.output + self.cost.cache_read + self.cost.cache_write;
+    }
+
+    pub fn to_json(&self) -> Value {
+        json!({
+            "input": self.input,
+            "output": self.output,
+            "cacheRead": self.cache_read,
+            "cacheWrite": self.cache_write,
+            "totalTokens": self.total_tokens,
+            "cost": {
+                "input": self.cost.input,
+                "output": self.cost.output,
+                "cacheRead": self.cost.cache_read,
+                "cacheWrite": self.cost.cache_write,
+                "total": self.cost.total,
+            },
+        })
+    }
+}
+
+/// One content block of an assistant message.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Block {
+    Text {
+        text: String,
+    },
+    Thinking {
+        thinking: String,
+        /// Anthropic's signature, or the OpenAI-compatible field the reasoning came in
+        /// (`reasoning_content`, `reasoning`, `reasoning_text`).
+        signature: Option<String>,
+        redacted: bool,
+    },
+    ToolCall {
+        id: String,
+        name: String,
+        /// The parsed arguments (while streaming: of the text so far).
+        arguments: Value,
+        /// The arguments' JSON text as streamed (not part of the stored message).
+        partial: String,
+        thought_signature: Option<String>,
+    },
+}
+
+impl Block {
+    pub fn to_json(&self) -> Value {
+        match self {
+            Block::Text { text } => json!({"type": "text", "text": text}),
+            Block::Thinking {
+                thinking,
+                signature,
+                redacted,
+            } => {
+                let mut m = Map::new();
+                m.insert("type".into(), "thinking".into());
+                m.insert("thinking".into(), thinking.clone().into());
+                if let Some(s) = signature {
+                    m.insert("thinkingSignature".into(), s.clone().into());
+                }
+                if *redacted {
+                    m.insert("redacted".into(), true.into());
+                }
+                Value::Object(m)
+            }
+            Block::ToolCall {
+                id,
+                name,
+                arguments,
+                thought_signature,
+                ..
+            } => {
+                let mut m = Map::new();
+                m.insert("type".into(), "toolCall".into());
+                m.insert("id".into(), id.clone().into());
+                m.insert("name".into(), name.clone().into());
+                m.insert("arguments".into(), arguments.clone());
+                if let Some(s) = thought_signature {
+                    m.insert("thoughtSignature".into(), s.clone().into());
+                }
+                Value::Object(m)
+            }
+        }
+    }
+}
+
+/// An assistant message, complete or being streamed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AssistantMessage {
+    pub content: Vec<Block>,
+    pub api: String,
+    pub provider: String,
+    pub model: String,
+    pub usage: Usage,
+    pub stop_reason: StopReason,
+    pub error_message: Option<String>,
+    /// Request start, Unix milliseconds.
+    pub timestamp: i64,
+    pub response_id: Option<String>,
+    /// The model a router actually used, when it differs from `model`.
+    pub response_model: Option<String>,
+}
+
+impl AssistantMessage {
+    pub fn new(api: &str, provider: &str, model: &str, timestamp: i64) -> AssistantMessage {
+        AssistantMessage {
+            content: Vec::new(),
+            api: api.to_owned(),
+            provider: provider.to_owned(),
+            model: model.to_owned(),
+            usage: Usage::default(),
+            stop_reason: StopReason::Stop,
+            error_message: None,
+            timestamp,
+            response_id: None,
+            response_model: None,
+        }
+    }
+
+    /// The text blocks joined with newlines (what a summary is made of).
+    pub fn text(&self) -> String {
+        let texts: Vec<&str> = self
+            .content
+            .iter()
+            .filter_map(|b| match b {
+                Block::Text { text } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        texts.join("\n")
+    }
+
+    /// The message as the reference stores it.
+    pub fn to_json(&self) -> Value {
+        let mut m = Map::new();
+        m.insert("role".into(), "assistant".into());
+        m.insert(
+            "content".into(),
+            Value::Array(self.content.iter().map(Block::to_json).collect()),
+        );
+        m.insert("api".into(), self.api.clone().into());
+        m.insert("provider".into(), self.provider.clone().into());
+        m.insert("model".into(), self.model.clone().into());
+        if let Some(r) = &self.response_model {
+            m.insert("responseModel".into(), r.clone().into());
+        }
+        if let Some(r) = &self.response_id {
+            m.insert("responseId".into(), r.clone().into());
+        }
+        m.insert("usage".into(), self.usage.to_json());
+        m.insert("stopReason".into(), self.stop_reason.as_str().into());
+        if let Some(e) = &self.error_message {
+            m.insert("errorMessage".into(), e.clone().into());
+        }
+        m.insert("timestamp".into(), self.timestamp.into());
+        Value::Object(m)
+    }
+
+    /// Ends the message as failed (keeping the content produced so far).
+    pub fn fail(&mut self, reason: StopReason, message: String) {
+        self.stop_reason = reason;
+        self.error_message = Some(message);
+        for b in &mut self.content {
+            if let Block::ToolCall { partial, .. } = b {
+                partial.clear();
+            }
+        }
+    }
+}
+
+/// What happens while a response streams, in order. `index` is the position of the block
+/// in the message's content. The partial message is passed along with each event.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    /// The provider accepted the request and the response started.
+    Start,
+    TextStart {
+        index: usize,
+    },
+    TextDelta {
+        index: usize,
+        delta: String,
+    },
+    TextEnd {
+        index: usize,
+    },
+    ThinkingStart {
+        index: usize,
+    },
+    ThinkingDelta {
+        index: usize,
+        delta: String,
+    },
+    ThinkingEnd {
+        index: usize,
+    },
+    ToolCallStart {
+        index: usize,
+    },
+    /// A fragment of the arguments' JSON text (may be empty).
+    ToolCallDelta {
+        index: usize,
+        delta: String,
+    },
+    ToolCallEnd {
+        index: usize,
+    },
+    /// The usage changed (the message holds the new figures).
+    Usage,
+    /// A request failed and is tried again after `delay_ms` (before anything streamed).
+    Retry {
+        attempt: u32,
+        max_retries: u32,
+        delay_ms: u64,
+        error: String,
+    },
+    /// The response ended normally (`stop`, `length` or `toolUse`).
+    Done,
+    /// The response failed (`error` or `aborted`); the message says why.
+    Error,
+}
+
+/// Receives events with the message as it stands.
+pub type Sink<'a> = &'a mut dyn FnMut(&Event, &AssistantMessage);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cost_from_prices() {
+        let mut u = Usage {
+            input: 1_000_000,
+            output: 500_000,
+            cache_read: 200_000,
+            cache_write: 0,
+            ..Usage::default()
+        };
+        u.settle(&Prices {
+            input: 3.0,
+            output: 15.0,
+            cache_read: 0.3,
+            cache_write: 3.75,
+        });
+        assert_eq!(u.total_tokens, 1_700_000);
+        assert!((u.cost.total - (3.0 + 7.5 + 0.06)).abs() < 1e-9);
+    }
+
+    #[test]
+    fn serializes_like_the_reference() {
+        let mut m = AssistantMessage::new("openai-completions", "p", "m", 5);
+        m.content.push(Block::Text { text: "hi".into() });
+        m.content.push(Block::ToolCall {
+            id: "c1".into(),
+            name: "read".into(),
+            arguments: json!({"path": "a"}),
+            partial: "{\"path\":\"a\"}".into(),
+            thought_signature: None,
+        });
+        let v = m.to_json();
+        assert_eq!(
+            serde_json::to_string(&v["content"]).unwrap(),
+            r#"[{"type":"text","text":"hi"},{"type":"toolCall","id":"c1","name":"read","arguments":{"path":"a"}}]"#
+        );
+        assert_eq!(v["stopReason"], "stop");
+        assert_eq!(m.text(), "hi");
+    }
+}

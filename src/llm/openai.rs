@@ -1,0 +1,814 @@
+//! OpenAI Chat Completions (`openai-completions`), as the reference's provider speaks it:
+//! the request body, and the streamed chunks turned into [`Event`]s and an
+//! [`AssistantMessage`]. Works with any server of that API (OpenAI, OpenRouter, Groq, vLLM,
+//! llama.cpp, Ollama, LM Studio, …) through the model's `baseUrl` and `compat` flags.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use super::json_partial;
+use super::message::{AssistantMessage, Block, Event, Sink, StopReason};
+use super::request::{Options, Request, Target, ToolChoice};
+use crate::context::openai as wire_messages;
+use crate::context::value::{JStr, Obj, Value as Js};
+use crate::models::{Model, clamp_thinking_level};
+
+/// The compatibility flags that shape the request (beyond those of the messages, in
+/// `crate::context::openai::Compat`): detected from the provider and base URL, overridden
+/// by the model's `compat`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Flags {
+    pub supports_store: bool,
+    pub supports_reasoning_effort: bool,
+    pub supports_usage_in_streaming: bool,
+    /// `max_completion_tokens` or `max_tokens`.
+    pub max_tokens_field: String,
+    /// `openai`, `openrouter`, `deepseek`, `zai`, `qwen`, `qwen-chat-template`.
+    pub thinking_format: String,
+    pub supports_strict_mode: bool,
+    pub zai_tool_stream: bool,
+    pub supports_long_cache_retention: bool,
+    pub anthropic_cache_control: bool,
+}
+
+impl Flags {
+    pub fn of(model: &Model) -> Flags {
+        let p = model.provider.as_str();
+        let url = model.base_url.as_str();
+        let zai = p == "zai" || url.contains("api.z.ai");
+        let moonshot = p == "moonshotai" || p == "moonshotai-cn" || url.contains("api.moonshot.");
+        let cf_workers = p == "cloudflare-workers-ai" || url.contains("api.cloudflare.com");
+        let cf_gateway = p == "cloudflare-ai-gateway" || url.contains("gateway.ai.cloudflare.com");
+        let non_standard = p == "cerebras"
+            || url.contains("cerebras.ai")
+            || p == "xai"
+            || url.contains("api.x.ai")
+            || url.contains("chutes.ai")
+            || url.contains("deepseek.com")
+            || zai
+            || moonshot
+            || p == "opencode"
+            || url.contains("opencode.ai")
+            || cf_workers
+            || cf_gateway;
+        let use_max_tokens = url.contains("chutes.ai") || moonshot || cf_gateway;
+        let grok = p == "xai" || url.contains("api.x.ai");
+        let deepseek = p == "deepseek" || url.contains("deepseek.com");
+        let thinking = if deepseek {
+            "deepseek"
+        } else if zai {
+            "zai"
+        } else if p == "openrouter" || url.contains("openrouter.ai") {
+            "openrouter"
+        } else {
+            "openai"
+        };
+        let b = |k: &str, d: bool| model.compat_bool(k).unwrap_or(d);
+        Flags {
+            supports_store: b("supportsStore", !non_standard),
+            supports_reasoning_effort: b(
+                "supportsReasoningEffort",
+                !grok && !zai && !moonshot && !cf_gateway,
+            ),
+            supports_usage_in_streaming: b("supportsUsageInStreaming", true),
+            max_tokens_field: model
+                .compat_str("maxTokensField")
+                .unwrap_or(if use_max_tokens {
+                    "max_tokens"
+                } else {
+                    "max_completion_tokens"
+                })
+                .to_owned(),
+            thinking_format: model
+                .compat_str("thinkingFormat")
+                .unwrap_or(thinking)
+                .to_owned(),
+            supports_strict_mode: b("supportsStrictMode", !moonshot && !cf_gateway),
+            zai_tool_stream: b("zaiToolStream", false),
+            supports_long_cache_retention: b(
+                "supportsLongCacheRetention",
+                !(cf_workers || cf_gateway),
+            ),
+            anthropic_cache_control: wire_messages::Compat::of(model).anthropic_cache_control,
+        }
+    }
+}
+
+/// `POST {baseUrl}/chat/completions`.
+pub fn url(model: &Model) -> String {
+    format!("{}/chat/completions", model.base_url.trim_end_matches('/'))
+}
+
+/// Converts a serde value into a JavaScript-ordered one.
+pub(crate) fn js(v: &Value) -> Js {
+    Js::parse(&serde_json::to_vec(v).unwrap_or_default()).unwrap_or_default()
+}
+
+fn num(n: u64) -> Js {
+    Js::Num(n as f64)
+}
+
+/// Whether the conversation has tool calls or results (then `tools` must be sent).
+fn has_tool_history(messages: &[Js]) -> bool {
+    messages.iter().any(|m| {
+        let role = m.get("role");
+        role.is_some_and(|r| r.is_str("toolResult"))
+            || (role.is_some_and(|r| r.is_str("assistant"))
+                && m.get("content")
+                    .and_then(Js::as_arr)
+                    .unwrap_or_default()
+                    .iter()
+                    .any(|b| b.get("type").is_some_and(|t| t.is_str("toolCall"))))
+    })
+}
+
+/// The thinking level to send, if any: set, not `off`, for a reasoning model, clamped.
+pub fn effort(target: &Target, opts: &Options) -> Option<&'static str> {
+    let level = opts.reasoning.as_deref().filter(|l| *l != "off")?;
+    let l = clamp_thinking_level(&target.model, &target.details, level);
+    (l != "off").then_some(l)
+}
+
+fn mapped(target: &Target, level: &str) -> Js {
+    match target.details.thinking_level_map.get(level) {
+        Some(Value::String(s)) => Js::str(s),
+        _ => Js::str(level),
+    }
+}
+
+/// The request body (upstream's `buildParams` for `streamSimple`).
+pub fn body(target: &Target, req: &Request, opts: &Options) -> Vec<u8> {
+    let model = &target.model;
+    let flags = Flags::of(model);
+    let retention = opts.cache_retention();
+    let mut b = Obj::new();
+    b.set("model", Js::str(&model.id));
+    let mut messages = wire_messages::messages(
+        &req.messages,
+        model,
+        req.system_prompt.as_deref(),
+        retention,
+    );
+    b.set("messages", Js::Arr(Vec::new()));
+    b.set("stream", Js::Bool(true));
+    if retention == "long" && flags.supports_long_cache_retention {
+        b.set("prompt_cache_retention", Js::str("24h"));
+    }
+    if flags.supports_usage_in_streaming {
+        let mut so = Obj::new();
+        so.set("include_usage", Js::Bool(true));
+        b.set("stream_options", Js::Obj(so));
+    }
+    if flags.supports_store {
+        b.set("store", Js::Bool(false));
+    }
+    let max_tokens = opts
+        .max_tokens
+        .or_else(|| (model.max_tokens > 0).then(|| model.max_tokens.min(32_000)));
+    if let Some(n) = max_tokens.filter(|n| *n > 0) {
+        b.set(&flags.max_tokens_field, num(n));
+    }
+    if let Some(t) = opts.temperature {
+        b.set("temperature", Js::Num(t));
+    }
+    if !req.tools.is_empty() {
+        let mut tools: Vec<Js> = req
+            .tools
+            .iter()
+            .map(|t| {
+                let mut f = Obj::new();
+                f.set("name", Js::str(&t.name));
+                f.set("description", Js::str(&t.description));
+                f.set("parameters", js(&t.parameters));
+                if flags.supports_strict_mode {
+                    f.set("strict", Js::Bool(false));
+                }
+                let mut o = Obj::new();
+                o.set("type", Js::str("function"));
+                o.set("function", Js::Obj(f));
+                Js::Obj(o)
+            })
+            .collect();
+        if flags.anthropic_cache_control
+            && retention != "none"
+            && let Some(Js::Obj(last)) = tools.last_mut()
+        {
+            let mut cc = Obj::new();
+            cc.set("type", Js::str("ephemeral"));
+            if retention == "long" && flags.supports_long_cache_retention {
+                cc.set("ttl", Js::str("1h"));
+            }
+            last.set("cache_control", Js::Obj(cc));
+        }
+        b.set("tools", Js::Arr(tools));
+        if flags.zai_tool_stream {
+            b.set("tool_stream", Js::Bool(true));
+        }
+    } else if has_tool_history(&req.messages) {
+        b.set("tools", Js::Arr(Vec::new()));
+    }
+    if let Some(tc) = &opts.tool_choice {
+        let v = match tc {
+            ToolChoice::Auto => Js::str("auto"),
+            ToolChoice::None => Js::str("none"),
+            ToolChoice::Required => Js::str("required"),
+            ToolChoice::Tool(name) => {
+                let mut f = Obj::new();
+                f.set("name", Js::str(name));
+                let mut o = Obj::new();
+                o.set("type", Js::str("function"));
+                o.set("function", Js::Obj(f));
+                Js::Obj(o)
+            }
+        };
+        b.set("tool_choice", v);
+    }
+    let effort = effort(target, opts);
+    if model.reasoning {
+        match flags.thinking_format.as_str() {
+            "zai" | "qwen" => b.set("enable_thinking", Js::Bool(effort.is_some())),
+            "qwen-chat-template" => {
+                let mut k = Obj::new();
+                k.set("enable_thinking", Js::Bool(effort.is_some()));
+                k.set("preserve_thinking", Js::Bool(true));
+                b.set("chat_template_kwargs", Js::Obj(k));
+            }
+            "deepseek" => {
+                let mut t = Obj::new();
+                t.set(
+                    "type",
+                    Js::str(if effort.is_some() {
+                        "enabled"
+                    } else {
+                        "disabled"
+                    }),
+                );
+                b.set("thinking", Js::Obj(t));
+                if let Some(e) = effort {
+                    b.set("reasoning_effort", mapped(target, e));
+                }
+            }
+            "openrouter" => {
+                let mut r = Obj::new();
+                match effort {
+                    Some(e) => {
+                        r.set("effort", mapped(target, e));
+                        b.set("reasoning", Js::Obj(r));
+                    }
+                    None => match target.details.thinking_level_map.get("off") {
+                        Some(Value::Null) => {}
+                        Some(Value::String(s)) => {
+                            r.set("effort", Js::str(s));
+                            b.set("reasoning", Js::Obj(r));
+                        }
+                        _ => {
+                            r.set("effort", Js::str("none"));
+                            b.set("reasoning", Js::Obj(r));
+                        }
+                    },
+                }
+            }
+            _ if flags.supports_reasoning_effort => match effort {
+                Some(e) => b.set("reasoning_effort", mapped(target, e)),
+                None => {
+                    if let Some(Value::String(s)) = target.details.thinking_level_map.get("off") {
+                        b.set("reasoning_effort", Js::str(s));
+                    }
+                }
+            },
+            _ => {}
+        }
+    }
+    if model.base_url.contains("openrouter.ai")
+        && let Some(r) = model.compat.get("openRouterRouting")
+    {
+        b.set("provider", js(r));
+    }
+    if model.base_url.contains("ai-gateway.vercel.sh")
+        && let Some(r) = model.compat.get("vercelGatewayRouting")
+    {
+        let mut g = Obj::new();
+        if let Some(o) = r.get("only") {
+            g.set("only", js(o));
+        }
+        if let Some(o) = r.get("order") {
+            g.set("order", js(o));
+        }
+        if !g.is_empty() {
+            let mut po = Obj::new();
+            po.set("gateway", Js::Obj(g));
+            b.set("providerOptions", Js::Obj(po));
+        }
+    }
+    b.set("messages", Js::Arr(std::mem::take(&mut messages)));
+    Js::Obj(b).to_json()
+}
+
+/// The message of an HTTP error, as the OpenAI SDK words it: `STATUS MESSAGE`, where the
+/// message is `error.message` of a JSON body, else the JSON of `error`, else the text.
+pub fn http_error(status: u16, body: &str) -> String {
+    let msg = match serde_json::from_str::<Value>(body) {
+        Ok(v) => match v.get("error") {
+            Some(e) => match e.get("message") {
+                Some(Value::String(s)) if !s.is_empty() => s.clone(),
+                Some(m) if !m.is_null() && m != &Value::Bool(false) && m.as_str() != Some("") => {
+                    m.to_string()
+                }
+                _ => e.to_string(),
+            },
+            None => String::new(),
+        },
+        Err(_) => body.trim().to_owned(),
+    };
+    if msg.is_empty() {
+        format!("{status} status code (no body)")
+    } else {
+        format!("{status} {msg}")
+    }
+}
+
+/// The state of one streamed response.
+pub struct Stream {
+    pub msg: AssistantMessage,
+    text: Option<usize>,
+    thinking: Option<usize>,
+    by_index: HashMap<i64, usize>,
+    by_id: HashMap<String, usize>,
+    prices: crate::models::Prices,
+    model_id: String,
+    /// `data: [DONE]` arrived.
+    pub done: bool,
+    finish_seen: bool,
+}
+
+fn usage_from(raw: &Value, prices: &crate::models::Prices) -> super::message::Usage {
+    let n = |v: Option<&Value>| v.and_then(Value::as_f64).unwrap_or(0.0).max(0.0) as u64;
+    let details = raw.get("prompt_tokens_details");
+    let prompt = n(raw.get("prompt_tokens"));
+    let reported_cached = details
+        .and_then(|d| d.get("cached_tokens"))
+        .or_else(|| raw.get("prompt_cache_hit_tokens"));
+    let reported_cached = n(reported_cached);
+    let cache_write = n(details.and_then(|d| d.get("cache_write_tokens")));
+    let cache_read = if cache_write > 0 {
+        reported_cached.saturating_sub(cache_write)
+    } else {
+        reported_cached
+    };
+    let mut u = super::message::Usage {
+        input: prompt.saturating_sub(cache_read + cache_write),
+        output: n(raw.get("completion_tokens")),
+        cache_read,
+        cache_write,
+        ..Default::default()
+    };
+    u.settle(prices);
+    u
+}
+
+impl Stream {
+    pub fn new(target: &Target, timestamp: i64) -> Stream {
+        Stream {
+            msg: AssistantMessage::new(
+                target.wire.api(),
+                &target.model.provider,
+                &target.model.id,
+                timestamp,
+            ),
+            text: None,
+            thinking: None,
+            by_index: HashMap::new(),
+            by_id: HashMap::new(),
+            prices: target.details.prices,
+            model_id: target.model.id.clone(),
+            done: false,
+            finish_seen: false,
+        }
+    }
+
+    /// Handles the data of one SSE event.
+    pub fn data(&mut self, data: &str, sink: Sink) -> Result<(), String> {
+        if data.trim() == "[DONE]" {
+            self.done = true;
+            return Ok(());
+        }
+        let chunk: Value = match serde_json::from_str(data) {
+            Ok(v) => v,
+            Err(e) => return Err(format!("could not parse a stream chunk: {e}")),
+        };
+        if !chunk.is_object() {
+            return Ok(());
+        }
+        if let Some(e) = chunk.get("error").filter(|e| !e.is_null()) {
+            let m = match e.get("message").and_then(Value::as_str) {
+                Some(s) if !s.is_empty() => s.to_owned(),
+                _ => e.to_string(),
+            };
+            return Err(m);
+        }
+        if self.msg.response_id.is_none()
+            && let Some(id) = chunk.get("id").and_then(Value::as_str)
+            && !id.is_empty()
+        {
+            self.msg.response_id = Some(id.to_owned());
+        }
+        if self.msg.response_model.is_none()
+            && let Some(m) = chunk.get("model").and_then(Value::as_str)
+            && !m.is_empty()
+            && m != self.model_id
+        {
+            self.msg.response_model = Some(m.to_owned());
+        }
+        let usage = chunk.get("usage").filter(|u| u.is_object());
+        if let Some(u) = usage {
+            self.msg.usage = usage_from(u, &self.prices);
+            sink(&Event::Usage, &self.msg);
+        }
+        let Some(choice) = chunk
+            .get("choices")
+            .and_then(Value::as_array)
+            .and_then(|c| c.first())
+        else {
+            return Ok(());
+        };
+        if usage.is_none()
+            && let Some(u) = choice.get("usage").filter(|u| u.is_object())
+        {
+            self.msg.usage = usage_from(u, &self.prices);
+            sink(&Event::Usage, &self.msg);
+        }
+        if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str)
+            && !reason.is_empty()
+        {
+            self.finish_seen = true;
+            let (stop, err) = match reason {
+                "stop" | "end" => (StopReason::Stop, None),
+                "length" => (StopReason::Length, None),
+                "function_call" | "tool_calls" => (StopReason::ToolUse, None),
+                other => (
+                    StopReason::Error,
+                    Some(format!("Provider finish_reason: {other}")),
+                ),
+            };
+            self.msg.stop_reason = stop;
+            if err.is_some() {
+                self.msg.error_message = err;
+            }
+        }
+        let Some(delta) = choice.get("delta").filter(|d| d.is_object()) else {
+            return Ok(());
+        };
+        if let Some(text) = delta.get("content").and_then(Value::as_str)
+            && !text.is_empty()
+        {
+            let index = match self.text {
+                Some(i) => i,
+                None => {
+                    self.msg.content.push(Block::Text {
+                        text: String::new(),
+                    });
+                    let i = self.msg.content.len() - 1;
+                    self.text = Some(i);
+                    sink(&Event::TextStart { index: i }, &self.msg);
+                    i
+                }
+            };
+            if let Some(Block::Text { text: t }) = self.msg.content.get_mut(index) {
+                t.push_str(text);
+            }
+            sink(
+                &Event::TextDelta {
+                    index,
+                    delta: text.to_owned(),
+                },
+                &self.msg,
+            );
+        }
+        let reasoning = ["reasoning_content", "reasoning", "reasoning_text"]
+            .iter()
+            .find_map(|f| {
+                delta
+                    .get(*f)
+                    .and_then(Value::as_str)
+                    .filter(|s| !s.is_empty())
+                    .map(|s| (*f, s))
+            });
+        if let Some((field, text)) = reasoning {
+            let index = match self.thinking {
+                Some(i) => i,
+                None => {
+                    self.msg.content.push(Block::Thinking {
+                        thinking: String::new(),
+                        signature: Some(field.to_owned()),
+                        redacted: false,
+                    });
+                    let i = self.msg.content.len() - 1;
+                    self.thinking = Some(i);
+                    sink(&Event::ThinkingStart { index: i }, &self.msg);
+                    i
+                }
+            };
+            if let Some(Block::Thinking { thinking, .. }) = self.msg.content.get_mut(index) {
+                thinking.push_str(text);
+            }
+            sink(
+                &Event::ThinkingDelta {
+                    index,
+                    delta: text.to_owned(),
+                },
+                &self.msg,
+            );
+        }
+        if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
+            for call in calls {
+                self.tool_call_delta(call, sink);
+            }
+        }
+        if let Some(details) = delta.get("reasoning_details").and_then(Value::as_array) {
+            for d in details {
+                if d.get("type").and_then(Value::as_str) != Some("reasoning.encrypted")
+                    || d.get("data").is_none_or(|x| x.is_null())
+                {
+                    continue;
+                }
+                let Some(id) = d.get("id").and_then(Value::as_str) else {
+                    continue;
+                };
+                for b in &mut self.msg.content {
+                    if let Block::ToolCall {
+                        id: cid,
+                        thought_signature,
+                        ..
+                    } = b
+                        && cid == id
+                    {
+                        *thought_signature = Some(d.to_string());
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn tool_call_delta(&mut self, call: &Value, sink: Sink) {
+        let stream_index = call.get("index").and_then(Value::as_i64);
+        let id = call
+            .get("id")
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty());
+        let name = call
+            .get("function")
+            .and_then(|f| f.get("name"))
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty());
+        let mut index = stream_index.and_then(|k| self.by_index.get(&k).copied());
+        if index.is_none()
+            && let Some(id) = id
+        {
+            index = self.by_id.get(id).copied();
+        }
+        let index = match index {
+            Some(i) => i,
+            None => {
+                self.msg.content.push(Block::ToolCall {
+                    id: id.unwrap_or_default().to_owned(),
+                    name: name.unwrap_or_default().to_owned(),
+                    arguments: Value::Object(serde_json::Map::new()),
+                    partial: String::new(),
+                    thought_signature: None,
+                });
+                let i = self.msg.content.len() - 1;
+                sink(&Event::ToolCallStart { index: i }, &self.msg);
+                i
+            }
+        };
+        if let Some(k) = stream_index {
+            self.by_index.entry(k).or_insert(index);
+        }
+        if let Some(id) = id {
+            self.by_id.insert(id.to_owned(), index);
+        }
+        let mut delta = String::new();
+        if let Some(Block::ToolCall {
+            id: bid,
+            name: bname,
+            arguments,
+            partial,
+            ..
+        }) = self.msg.content.get_mut(index)
+        {
+            if bid.is_empty()
+                && let Some(id) = id
+            {
+                *bid = id.to_owned();
+            }
+            if bname.is_empty()
+                && let Some(n) = name
+            {
+                *bname = n.to_owned();
+            }
+            if let Some(a) = call
+                .get("function")
+                .and_then(|f| f.get("arguments"))
+                .and_then(Value::as_str)
+                .filter(|a| !a.is_empty())
+            {
+                delta = a.to_owned();
+                partial.push_str(a);
+                *arguments = json_partial::parse(partial);
+            }
+        }
+        sink(&Event::ToolCallDelta { index, delta }, &self.msg);
+    }
+
+    /// Ends the stream: closes the blocks and checks that the response is complete.
+    pub fn finish(&mut self, sink: Sink) -> Result<(), String> {
+        for i in 0..self.msg.content.len() {
+            let ev = match &mut self.msg.content[i] {
+                Block::Text { .. } => Event::TextEnd { index: i },
+                Block::Thinking { .. } => Event::ThinkingEnd { index: i },
+                Block::ToolCall {
+                    arguments, partial, ..
+                } => {
+                    *arguments = json_partial::parse(partial);
+                    partial.clear();
+                    Event::ToolCallEnd { index: i }
+                }
+            };
+            sink(&ev, &self.msg);
+        }
+        if !self.done && !self.finish_seen {
+            return Err(
+                "the stream ended before the response was complete (no finish_reason, no [DONE])"
+                    .into(),
+            );
+        }
+        match self.msg.stop_reason {
+            StopReason::Error => Err(self
+                .msg
+                .error_message
+                .clone()
+                .unwrap_or_else(|| "Provider returned an error stop reason".into())),
+            StopReason::Aborted => Err("Request was aborted".into()),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Text of a string-valued JS value, for tests and callers.
+pub fn text_of(v: &Js) -> Option<String> {
+    v.as_jstr().map(JStr::text).map(|t| t.into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::models::{Details, Registry};
+    use serde_json::json;
+
+    fn target(provider: &str, id: &str) -> Target {
+        let r = Registry::builtin();
+        let m = r.find(provider, id).unwrap().clone();
+        let d = r.details_of(provider, id);
+        Target::new(m, d).unwrap()
+    }
+
+    fn run(chunks: &[&str]) -> (AssistantMessage, Vec<Event>, Result<(), String>) {
+        let t = target("openai", "gpt-4o");
+        let mut s = Stream::new(&t, 1);
+        let mut events = Vec::new();
+        let mut sink = |e: &Event, _: &AssistantMessage| events.push(e.clone());
+        let mut res = Ok(());
+        for c in chunks {
+            if let Err(e) = s.data(c, &mut sink) {
+                res = Err(e);
+                break;
+            }
+        }
+        if res.is_ok() {
+            res = s.finish(&mut sink);
+        }
+        (s.msg, events, res)
+    }
+
+    #[test]
+    fn text_reasoning_tool_calls_and_usage() {
+        let (m, events, res) = run(&[
+            r#"{"id":"c1","model":"gpt-4o-2024","choices":[{"index":0,"delta":{"role":"assistant","reasoning_content":"think"}}]}"#,
+            r#"{"choices":[{"delta":{"content":"Hel"}}]}"#,
+            r#"{"choices":[{"delta":{"content":"lo"}}]}"#,
+            r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"read","arguments":"{\"pa"}}]}}]}"#,
+            r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"th\":\"a.ts\"}"}}]}}]}"#,
+            r#"{"choices":[{"delta":{"tool_calls":[{"index":1,"id":"call_2","function":{"name":"bash","arguments":"{}"}}]}}]}"#,
+            r#"{"choices":[{"delta":{},"finish_reason":"tool_calls"}]}"#,
+            r#"{"choices":[],"usage":{"prompt_tokens":100,"completion_tokens":20,"prompt_tokens_details":{"cached_tokens":30}}}"#,
+            "[DONE]",
+        ]);
+        assert_eq!(res, Ok(()));
+        assert_eq!(m.stop_reason, StopReason::ToolUse);
+        assert_eq!(m.response_id.as_deref(), Some("c1"));
+        assert_eq!(m.response_model.as_deref(), Some("gpt-4o-2024"));
+        assert_eq!(
+            serde_json::to_value(m.content.iter().map(Block::to_json).collect::<Vec<_>>()).unwrap(),
+            json!([
+                {"type":"thinking","thinking":"think","thinkingSignature":"reasoning_content"},
+                {"type":"text","text":"Hello"},
+                {"type":"toolCall","id":"call_1","name":"read","arguments":{"path":"a.ts"}},
+                {"type":"toolCall","id":"call_2","name":"bash","arguments":{}}
+            ])
+        );
+        assert_eq!(
+            (m.usage.input, m.usage.output, m.usage.cache_read),
+            (70, 20, 30)
+        );
+        assert_eq!(m.usage.total_tokens, 120);
+        // gpt-4o: $2.5 / $10 / $1.25 per million.
+        assert!(
+            (m.usage.cost.total - (70.0 * 2.5 + 20.0 * 10.0 + 30.0 * 1.25) / 1e6).abs() < 1e-12
+        );
+        assert!(events.contains(&Event::ToolCallDelta {
+            index: 2,
+            delta: "th\":\"a.ts\"}".into()
+        }));
+        assert_eq!(events.last(), Some(&Event::ToolCallEnd { index: 3 }));
+    }
+
+    #[test]
+    fn errors_in_stream() {
+        let (_, _, res) =
+            run(&[r#"{"choices":[{"delta":{"content":"x"},"finish_reason":"content_filter"}]}"#]);
+        assert_eq!(res, Err("Provider finish_reason: content_filter".into()));
+        let (m, _, res) = run(&[r#"{"choices":[{"delta":{"content":"partial"}}]}"#]);
+        assert!(
+            res.unwrap_err()
+                .contains("ended before the response was complete")
+        );
+        assert_eq!(m.text(), "partial");
+        let (_, _, res) = run(&[r#"{"error":{"message":"overloaded","type":"x"}}"#]);
+        assert_eq!(res, Err("overloaded".into()));
+    }
+
+    #[test]
+    fn http_errors_read_like_the_sdk() {
+        assert_eq!(
+            http_error(
+                400,
+                r#"{"error":{"message":"This model's maximum context length is 8192 tokens","type":"invalid"}}"#
+            ),
+            "400 This model's maximum context length is 8192 tokens"
+        );
+        assert_eq!(http_error(500, ""), "500 status code (no body)");
+        assert_eq!(http_error(502, "Bad gateway"), "502 Bad gateway");
+        assert_eq!(
+            http_error(429, r#"{"error":{"code":1}}"#),
+            r#"429 {"code":1}"#
+        );
+    }
+
+    #[test]
+    fn body_pr3_pr4_pr5() {
+        use crate::llm::request::Tool;
+        let t = target("openai", "gpt-4o");
+        let req = Request {
+            system_prompt: Some("sys".into()),
+            messages: vec![Js::parse(br#"{"role":"user","content":"hi","timestamp":1}"#).unwrap()],
+            tools: vec![Tool {
+                name: "read".into(),
+                description: "Read a file".into(),
+                parameters: json!({"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}),
+            }],
+        };
+        let opts = Options {
+            max_tokens: Some(100),
+            tool_choice: Some(ToolChoice::Required),
+            ..Options::default()
+        };
+        let b: Value = serde_json::from_slice(&body(&t, &req, &opts)).unwrap();
+        assert_eq!(b["tool_choice"], "required");
+        assert_eq!(b["tools"][0]["function"]["strict"], false);
+        assert_eq!(b["max_completion_tokens"], 100);
+        assert_eq!(b["stream_options"]["include_usage"], true);
+        assert_eq!(b["store"], false);
+        assert_eq!(b["messages"][0], json!({"role":"system","content":"sys"}));
+        // PR4: no strict key when the provider rejects it.
+        let mut t2 = t.clone();
+        t2.model
+            .compat
+            .insert("supportsStrictMode".into(), json!(false));
+        let b: Value = serde_json::from_slice(&body(&t2, &req, &opts)).unwrap();
+        assert!(b["tools"][0]["function"].get("strict").is_none());
+        // PR5: groq's qwen3 maps medium to "default"; gpt-oss keeps it.
+        let q = target("groq", "qwen/qwen3-32b");
+        let o = Options {
+            reasoning: Some("medium".into()),
+            ..Options::default()
+        };
+        let b: Value = serde_json::from_slice(&body(&q, &Request::default(), &o)).unwrap();
+        assert_eq!(b["reasoning_effort"], "default");
+        let g = target("groq", "openai/gpt-oss-20b");
+        let b: Value = serde_json::from_slice(&body(&g, &Request::default(), &o)).unwrap();
+        assert_eq!(b["reasoning_effort"], "medium");
+        let _ = Details::default();
+    }
+}

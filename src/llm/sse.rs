@@ -1,0 +1,177 @@
+//! Server-sent events (the `text/event-stream` format both providers stream in), parsed
+//! incrementally: bytes go in as they arrive, in chunks of any size (a line, a UTF-8
+//! character or a `\r\n` pair may be split between chunks), and complete events come out.
+//!
+//! The rules are the WHATWG ones that matter for model APIs: lines end in `\n`, `\r\n` or
+//! `\r`; a blank line ends an event; `field: value` with one optional space after the
+//! colon; several `data` lines are joined with `\n`; lines starting with `:` are comments;
+//! other fields (`id`, `retry`) are ignored. An event still open when the stream ends is
+//! delivered by [`Parser::finish`].
+
+/// One event: its `event` field (if any) and its data lines joined with `\n`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Event {
+    pub event: Option<String>,
+    pub data: String,
+}
+
+#[derive(Debug, Default)]
+pub struct Parser {
+    /// Bytes of the current, incomplete line.
+    line: Vec<u8>,
+    /// The previous chunk ended in `\r`: a `\n` starting the next one belongs to it.
+    after_cr: bool,
+    event: Option<String>,
+    data: Vec<String>,
+    /// Whether the current event has any field (so an empty `data:` still counts).
+    open: bool,
+}
+
+impl Parser {
+    pub fn new() -> Parser {
+        Parser::default()
+    }
+
+    /// Feeds bytes; returns the events completed by them.
+    pub fn feed(&mut self, bytes: &[u8]) -> Vec<Event> {
+        let mut out = Vec::new();
+        let mut i = 0;
+        if self.after_cr && bytes.first() == Some(&b'\n') {
+            i = 1;
+        }
+        self.after_cr = false;
+        while i < bytes.len() {
+            match memchr::memchr2(b'\n', b'\r', &bytes[i..]) {
+                None => {
+                    self.line.extend_from_slice(&bytes[i..]);
+                    break;
+                }
+                Some(k) => {
+                    self.line.extend_from_slice(&bytes[i..i + k]);
+                    let end = bytes[i + k];
+                    i += k + 1;
+                    if end == b'\r' {
+                        if i < bytes.len() {
+                            if bytes[i] == b'\n' {
+                                i += 1;
+                            }
+                        } else {
+                            self.after_cr = true;
+                        }
+                    }
+                    let line = std::mem::take(&mut self.line);
+                    if let Some(e) = self.line_done(&line) {
+                        out.push(e);
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Ends the stream: the last line (without a line break) and an event left open.
+    pub fn finish(&mut self) -> Option<Event> {
+        let line = std::mem::take(&mut self.line);
+        if !line.is_empty()
+            && let Some(e) = self.line_done(&line)
+        {
+            return Some(e);
+        }
+        self.dispatch()
+    }
+
+    fn dispatch(&mut self) -> Option<Event> {
+        if !self.open {
+            return None;
+        }
+        self.open = false;
+        let data = std::mem::take(&mut self.data).join("\n");
+        Some(Event {
+            event: self.event.take(),
+            data,
+        })
+    }
+
+    fn line_done(&mut self, line: &[u8]) -> Option<Event> {
+        if line.is_empty() {
+            return self.dispatch();
+        }
+        if line[0] == b':' {
+            return None;
+        }
+        let text = String::from_utf8_lossy(line);
+        let (field, value) = match text.find(':') {
+            Some(p) => {
+                let v = &text[p + 1..];
+                (&text[..p], v.strip_prefix(' ').unwrap_or(v))
+            }
+            None => (&text[..], ""),
+        };
+        match field {
+            "event" => {
+                self.event = Some(value.to_owned());
+                self.open = true;
+            }
+            "data" => {
+                self.data.push(value.to_owned());
+                self.open = true;
+            }
+            _ => {}
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn all(chunks: &[&[u8]]) -> Vec<Event> {
+        let mut p = Parser::new();
+        let mut out = Vec::new();
+        for c in chunks {
+            out.extend(p.feed(c));
+        }
+        out.extend(p.finish());
+        out
+    }
+
+    fn ev(event: Option<&str>, data: &str) -> Event {
+        Event {
+            event: event.map(str::to_owned),
+            data: data.to_owned(),
+        }
+    }
+
+    #[test]
+    fn events_split_anywhere() {
+        let text = "event: a\ndata: {\"x\":1}\n\n: comment\ndata: one\ndata:two\n\nevent: end\r\ndata: é\r\n\r\n";
+        let whole = all(&[text.as_bytes()]);
+        assert_eq!(
+            whole,
+            vec![
+                ev(Some("a"), "{\"x\":1}"),
+                ev(None, "one\ntwo"),
+                ev(Some("end"), "é")
+            ]
+        );
+        // Every split point, including inside `\r\n` and inside the two bytes of `é`.
+        let b = text.as_bytes();
+        for k in 0..b.len() {
+            assert_eq!(all(&[&b[..k], &b[k..]]), whole, "split at {k}");
+        }
+        // One byte at a time.
+        let bytes: Vec<&[u8]> = b.chunks(1).collect();
+        assert_eq!(all(&bytes), whole);
+    }
+
+    #[test]
+    fn lone_cr_and_unterminated_end() {
+        assert_eq!(
+            all(&[b"data: a\r\rdata: b"]),
+            vec![ev(None, "a"), ev(None, "b")]
+        );
+        assert_eq!(all(&[b"data\n\n"]), vec![ev(None, "")]);
+        assert_eq!(all(&[b"id: 1\nretry: 5\n\n"]), vec![]);
+    }
+}

@@ -1,0 +1,575 @@
+//! `bash {command, timeout?}`: runs `<shell> -c <command>` in the working directory, in a
+//! process group of its own, with stdin closed and stdout and stderr merged in arrival order.
+//!
+//! Output is kept in bounded memory: a decoded tail of about 100KB (enough for the last
+//! 2000 lines / 50KB shown to the model) plus running counts of all lines and bytes. Once the
+//! output passes either limit, everything (raw bytes, including what came before) goes to
+//! `<temp dir>/pi-bash-<16 hex>.log`, named in the truncation notice. Progress snapshots go to
+//! the update callback at most every 100 ms. After the shell exits, output still arriving is
+//! read for up to 100 ms (background jobs holding the pipes open do not delay the result).
+//! A timeout or cancellation kills the whole process group.
+
+use std::collections::HashSet;
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{ExitStatus, Stdio};
+use std::sync::{Mutex, OnceLock};
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+use tokio::io::AsyncReadExt;
+use tokio::time::Instant;
+
+use super::path::io_code;
+use super::text::Utf8Decoder;
+use super::truncate::{
+    DEFAULT_MAX_BYTES, Limits, TruncatedBy, Truncation, format_size, truncate_tail,
+};
+use super::validate::js_number;
+use super::{CancelToken, Content, ToolContext, ToolError, ToolOutput};
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct BashArgs {
+    pub command: String,
+    #[serde(default)]
+    pub timeout: Option<f64>,
+}
+
+const UPDATE_INTERVAL: Duration = Duration::from_millis(100);
+const EXIT_GRACE: Duration = Duration::from_millis(100);
+
+// ---------------------------------------------------------------------------------------
+// Process groups
+
+fn running() -> &'static Mutex<HashSet<i32>> {
+    static RUNNING: OnceLock<Mutex<HashSet<i32>>> = OnceLock::new();
+    RUNNING.get_or_init(|| Mutex::new(HashSet::new()))
+}
+
+fn kill_group(pid: i32) {
+    // SAFETY: kill(2) takes plain integers; a stale or invalid id only makes it fail.
+    unsafe {
+        if libc::kill(-pid, libc::SIGKILL) != 0 {
+            libc::kill(pid, libc::SIGKILL);
+        }
+    }
+}
+
+/// Kills the process groups of all commands still running (for the agent's SIGTERM /
+/// SIGHUP handling: upstream kills its detached children on those signals).
+pub fn kill_all_running() {
+    let pids: Vec<i32> = running()
+        .lock()
+        .map(|s| s.iter().copied().collect())
+        .unwrap_or_default();
+    for pid in pids {
+        kill_group(pid);
+    }
+}
+
+/// A running command's process group: killed if the run is abandoned (its future dropped)
+/// before the command finished.
+struct Group {
+    pid: i32,
+    armed: bool,
+}
+
+impl Group {
+    fn new(pid: i32) -> Group {
+        if let Ok(mut s) = running().lock() {
+            s.insert(pid);
+        }
+        Group { pid, armed: true }
+    }
+
+    fn kill(&self) {
+        kill_group(self.pid);
+    }
+}
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        if self.armed {
+            kill_group(self.pid);
+        }
+        if let Ok(mut s) = running().lock() {
+            s.remove(&self.pid);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Output
+
+/// Streamed output with bounded memory (upstream's output accumulator).
+pub struct Accumulator {
+    limits: Limits,
+    max_rolling: usize,
+    decoder: Utf8Decoder,
+    raw_chunks: Vec<Vec<u8>>,
+    tail: String,
+    tail_at_line_start: bool,
+    total_raw: usize,
+    total_bytes: usize,
+    total_lines: usize,
+    last_line_bytes: usize,
+    temp_dir: PathBuf,
+    temp: Option<Result<(PathBuf, Option<File>), String>>,
+}
+
+/// The output as it stands: the tail shown to the model and its truncation record.
+pub struct Snapshot {
+    pub content: String,
+    pub truncation: Truncation,
+    /// The temp file with the full output, or why it could not be made.
+    pub full_output: Option<Result<PathBuf, String>>,
+}
+
+impl Accumulator {
+    pub fn new(temp_dir: &Path) -> Accumulator {
+        let limits = Limits::default();
+        Accumulator {
+            limits,
+            max_rolling: (limits.max_bytes * 2).max(1),
+            decoder: Utf8Decoder::new(),
+            raw_chunks: Vec::new(),
+            tail: String::new(),
+            tail_at_line_start: true,
+            total_raw: 0,
+            total_bytes: 0,
+            total_lines: 1,
+            last_line_bytes: 0,
+            temp_dir: temp_dir.to_path_buf(),
+            temp: None,
+        }
+    }
+
+    pub fn append(&mut self, data: &[u8]) {
+        self.total_raw += data.len();
+        let mut text = String::new();
+        self.decoder.decode(data, &mut text);
+        self.append_text(&text);
+        if self.temp.is_some() || self.needs_temp() {
+            self.ensure_temp();
+            self.write_temp(data);
+        } else if !data.is_empty() {
+            self.raw_chunks.push(data.to_vec());
+        }
+    }
+
+    pub fn finish(&mut self) {
+        let mut text = String::new();
+        self.decoder.finish(&mut text);
+        self.append_text(&text);
+        if self.needs_temp() {
+            self.ensure_temp();
+        }
+        if let Some(Ok((_, Some(f)))) = &mut self.temp {
+            let _ = f.flush();
+        }
+    }
+
+    /// Bytes of the last line of the whole output (after the last newline).
+    pub fn last_line_bytes(&self) -> usize {
+        self.last_line_bytes
+    }
+
+    fn append_text(&mut self, text: &str) {
+        if text.is_empty() {
+            return;
+        }
+        self.total_bytes += text.len();
+        self.tail.push_str(text);
+        if self.tail.len() > self.max_rolling * 2 {
+            self.trim_tail();
+        }
+        let newlines = memchr::memchr_iter(b'\n', text.as_bytes()).count();
+        match text.rfind('\n') {
+            None => self.last_line_bytes += text.len(),
+            Some(i) => {
+                self.total_lines += newlines;
+                self.last_line_bytes = text.len() - i - 1;
+            }
+        }
+    }
+
+    fn trim_tail(&mut self) {
+        if self.tail.len() <= self.max_rolling {
+            return;
+        }
+        let mut start = self.tail.len() - self.max_rolling;
+        while !self.tail.is_char_boundary(start) {
+            start += 1;
+        }
+        if start > 0 {
+            self.tail_at_line_start = self.tail.as_bytes()[start - 1] == b'\n';
+        }
+        self.tail = self.tail[start..].to_owned();
+    }
+
+    fn snapshot_text(&self) -> &str {
+        if self.tail_at_line_start {
+            return &self.tail;
+        }
+        match self.tail.find('\n') {
+            Some(i) => &self.tail[i + 1..],
+            None => &self.tail,
+        }
+    }
+
+    fn needs_temp(&self) -> bool {
+        self.total_raw > self.limits.max_bytes
+            || self.total_bytes > self.limits.max_bytes
+            || self.total_lines > self.limits.max_lines
+    }
+
+    fn ensure_temp(&mut self) {
+        if self.temp.is_some() {
+            return;
+        }
+        let id = uuid::Uuid::new_v4().simple().to_string();
+        let path = self.temp_dir.join(format!("pi-bash-{}.log", &id[..16]));
+        let opened = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path);
+        self.temp = Some(match opened {
+            Ok(mut f) => {
+                let mut ok = true;
+                for chunk in self.raw_chunks.drain(..) {
+                    ok &= f.write_all(&chunk).is_ok();
+                }
+                Ok((path, ok.then_some(f)))
+            }
+            Err(e) => {
+                self.raw_chunks.clear();
+                Err(format!("{}: {e}", path.display()))
+            }
+        });
+    }
+
+    fn write_temp(&mut self, data: &[u8]) {
+        if let Some(Ok((_, slot))) = &mut self.temp
+            && let Some(f) = slot
+            && f.write_all(data).is_err()
+        {
+            *slot = None;
+        }
+    }
+
+    /// The tail cut to the limits, with counts for the whole output. With `persist`, a
+    /// truncated output gets its temp file now.
+    pub fn snapshot(&mut self, persist: bool) -> Snapshot {
+        let t = truncate_tail(self.snapshot_text(), self.limits);
+        let truncated =
+            self.total_lines > self.limits.max_lines || self.total_bytes > self.limits.max_bytes;
+        let by = if truncated {
+            Some(
+                t.truncated_by
+                    .unwrap_or(if self.total_bytes > self.limits.max_bytes {
+                        TruncatedBy::Bytes
+                    } else {
+                        TruncatedBy::Lines
+                    }),
+            )
+        } else {
+            None
+        };
+        let truncation = Truncation {
+            truncated,
+            truncated_by: by,
+            total_lines: self.total_lines,
+            total_bytes: self.total_bytes,
+            max_lines: self.limits.max_lines,
+            max_bytes: self.limits.max_bytes,
+            ..t
+        };
+        if persist && truncated {
+            self.ensure_temp();
+        }
+        let full_output = self.temp.as_ref().map(|t| match t {
+            Ok((p, _)) => Ok(p.clone()),
+            Err(e) => Err(e.clone()),
+        });
+        Snapshot {
+            content: truncation.content.clone(),
+            truncation,
+            full_output,
+        }
+    }
+}
+
+fn details_of(s: &Snapshot, always: bool) -> Option<Value> {
+    if !s.truncation.truncated && !always {
+        return None;
+    }
+    let mut m = Map::new();
+    if s.truncation.truncated {
+        m.insert("truncation".into(), s.truncation.to_json());
+    }
+    if let Some(Ok(p)) = &s.full_output {
+        m.insert("fullOutputPath".into(), json!(p.to_string_lossy()));
+    }
+    Some(Value::Object(m))
+}
+
+/// The text shown for a snapshot: the tail (or `empty`) and, when cut, the notice.
+fn format_output(s: &Snapshot, last_line_bytes: usize, empty: &str) -> String {
+    let t = &s.truncation;
+    let mut text = if s.content.is_empty() {
+        empty.to_owned()
+    } else {
+        s.content.clone()
+    };
+    if t.truncated {
+        let full = match &s.full_output {
+            Some(Ok(p)) => format!("Full output: {}", p.display()),
+            Some(Err(e)) => format!("Full output could not be saved ({e})"),
+            None => "Full output could not be saved".to_owned(),
+        };
+        let start = t.total_lines + 1 - t.output_lines.min(t.total_lines);
+        let end = t.total_lines;
+        if t.last_line_partial {
+            text.push_str(&format!(
+                "\n\n[Showing last {} of line {end} (line is {}). {full}]",
+                format_size(t.output_bytes),
+                format_size(last_line_bytes)
+            ));
+        } else if t.truncated_by == Some(TruncatedBy::Lines) {
+            text.push_str(&format!(
+                "\n\n[Showing lines {start}-{end} of {}. {full}]",
+                t.total_lines
+            ));
+        } else {
+            text.push_str(&format!(
+                "\n\n[Showing lines {start}-{end} of {} ({} limit). {full}]",
+                t.total_lines,
+                format_size(DEFAULT_MAX_BYTES)
+            ));
+        }
+    }
+    text
+}
+
+// ---------------------------------------------------------------------------------------
+// Shell
+
+fn find_on_path(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+}
+
+/// The shell: settings `shellPath` (must exist), else `/bin/bash`, `bash` on PATH, `sh`.
+fn shell(ctx: &ToolContext) -> Result<PathBuf, ToolError> {
+    if let Some(custom) = ctx.shell_path.as_deref().filter(|s| !s.is_empty()) {
+        if Path::new(custom).exists() {
+            return Ok(PathBuf::from(custom));
+        }
+        return Err(ToolError(format!("Custom shell path not found: {custom}")));
+    }
+    if Path::new("/bin/bash").exists() {
+        return Ok(PathBuf::from("/bin/bash"));
+    }
+    Ok(find_on_path("bash").unwrap_or_else(|| PathBuf::from("sh")))
+}
+
+/// `PATH` with the agent's bin directory first (unless it is already on it).
+fn path_env(bin_dir: Option<&Path>) -> Option<std::ffi::OsString> {
+    let current = std::env::var_os("PATH").unwrap_or_default();
+    let bin = bin_dir?;
+    if std::env::split_paths(&current).any(|p| p == bin) {
+        return Some(current);
+    }
+    let mut parts = vec![bin.to_path_buf()];
+    parts.extend(std::env::split_paths(&current).filter(|p| !p.as_os_str().is_empty()));
+    std::env::join_paths(parts).ok()
+}
+
+fn far_future() -> Instant {
+    Instant::now() + Duration::from_secs(86_400 * 365)
+}
+
+fn with_status(text: &str, status: &str) -> String {
+    if text.is_empty() {
+        status.to_owned()
+    } else {
+        format!("{text}\n\n{status}")
+    }
+}
+
+/// Runs the command. Progress goes to `on_update`: first an empty update, then tail
+/// snapshots at most every 100 ms.
+pub async fn run(
+    ctx: &ToolContext,
+    args: &BashArgs,
+    cancel: &CancelToken,
+    on_update: &mut (dyn FnMut(ToolOutput) + Send),
+) -> Result<ToolOutput, ToolError> {
+    let command = match ctx
+        .shell_command_prefix
+        .as_deref()
+        .filter(|p| !p.is_empty())
+    {
+        Some(prefix) => format!("{prefix}\n{}", args.command),
+        None => args.command.clone(),
+    };
+    on_update(ToolOutput::default());
+    let shell = shell(ctx)?;
+    if !ctx.cwd.exists() {
+        return Err(ToolError(format!(
+            "Working directory does not exist: {}\nCannot execute bash commands.",
+            ctx.cwd.display()
+        )));
+    }
+    if cancel.is_cancelled() {
+        return Err(ToolError::new("Command aborted"));
+    }
+
+    // One pipe for both stdout and stderr keeps their output in the order it was written.
+    let spawn_error = |e: std::io::Error| {
+        ToolError(match io_code(&e) {
+            Some(code) => format!("spawn {} {code}", shell.display()),
+            None => format!("spawn {}: {e}", shell.display()),
+        })
+    };
+    let (reader, writer) = std::io::pipe().map_err(spawn_error)?;
+    let writer2 = writer.try_clone().map_err(spawn_error)?;
+    let mut cmd = tokio::process::Command::new(&shell);
+    cmd.arg("-c")
+        .arg(&command)
+        .current_dir(&ctx.cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(writer))
+        .stderr(Stdio::from(writer2))
+        .process_group(0);
+    if let Some(p) = path_env(ctx.bin_dir.as_deref()) {
+        cmd.env("PATH", p);
+    }
+    let spawned = cmd.spawn();
+    // The command holds our copies of the pipe's write end: close them.
+    drop(cmd);
+    let mut child = spawned.map_err(spawn_error)?;
+    let Some(pid) = child.id().and_then(|p| i32::try_from(p).ok()) else {
+        return Err(ToolError::new("spawn failed: no process id"));
+    };
+    let mut group = Group::new(pid);
+    let mut output = match tokio::net::unix::pipe::Receiver::from_file(File::from(
+        std::os::fd::OwnedFd::from(reader),
+    )) {
+        Ok(r) => r,
+        Err(e) => {
+            group.kill();
+            return Err(spawn_error(e));
+        }
+    };
+
+    let mut acc = Accumulator::new(&ctx.temp_dir);
+    let timeout_at = args
+        .timeout
+        .filter(|t| *t > 0.0)
+        .and_then(|t| Duration::try_from_secs_f64(t).ok())
+        .map(|d| Instant::now() + d);
+    let mut open = true;
+    let mut status: Option<std::io::Result<ExitStatus>> = None;
+    let mut grace_until: Option<Instant> = None;
+    let mut timed_out = false;
+    let mut aborted = false;
+    let mut dirty = false;
+    let mut last_update: Option<Instant> = None;
+    let mut update_at: Option<Instant> = None;
+    let mut buf = vec![0u8; 64 * 1024];
+
+    let mut emit = |acc: &mut Accumulator, dirty: &mut bool, last: &mut Option<Instant>| {
+        if !*dirty {
+            return;
+        }
+        *dirty = false;
+        *last = Some(Instant::now());
+        let s = acc.snapshot(true);
+        on_update(ToolOutput {
+            content: vec![Content::text(s.content.clone())],
+            details: details_of(&s, true),
+        });
+    };
+
+    loop {
+        if status.is_some() && !open {
+            break;
+        }
+        tokio::select! {
+            r = output.read(&mut buf), if open => match r {
+                Ok(0) | Err(_) => open = false,
+                Ok(n) => { acc.append(&buf[..n]); dirty = true; }
+            },
+            s = child.wait(), if status.is_none() => {
+                status = Some(s);
+                grace_until = Some(Instant::now() + EXIT_GRACE);
+            },
+            () = tokio::time::sleep_until(timeout_at.unwrap_or_else(far_future)),
+                if timeout_at.is_some() && !timed_out && status.is_none() => {
+                timed_out = true;
+                group.kill();
+            },
+            () = cancel.cancelled(), if !aborted && status.is_none() => {
+                aborted = true;
+                group.kill();
+            },
+            () = tokio::time::sleep_until(update_at.unwrap_or_else(far_future)), if update_at.is_some() => {
+                update_at = None;
+                emit(&mut acc, &mut dirty, &mut last_update);
+            },
+            () = tokio::time::sleep_until(grace_until.unwrap_or_else(far_future)), if grace_until.is_some() => {
+                break;
+            },
+        }
+        // Throttle: emit now if the last update is 100 ms old, else once the 100 ms are up.
+        if dirty && update_at.is_none() {
+            match last_update {
+                Some(t) if t.elapsed() < UPDATE_INTERVAL => update_at = Some(t + UPDATE_INTERVAL),
+                _ => emit(&mut acc, &mut dirty, &mut last_update),
+            }
+        }
+    }
+    drop(output);
+    group.armed = false;
+    drop(group);
+
+    acc.finish();
+    emit(&mut acc, &mut dirty, &mut last_update);
+    let snapshot = acc.snapshot(true);
+    let last_line = acc.last_line_bytes();
+    drop(acc);
+
+    if aborted || cancel.is_cancelled() {
+        let text = format_output(&snapshot, last_line, "");
+        return Err(ToolError(with_status(&text, "Command aborted")));
+    }
+    if timed_out {
+        let text = format_output(&snapshot, last_line, "");
+        let secs = js_number(args.timeout.unwrap_or(0.0));
+        return Err(ToolError(with_status(
+            &text,
+            &format!("Command timed out after {secs} seconds"),
+        )));
+    }
+    let status = match status {
+        Some(Ok(s)) => s,
+        Some(Err(e)) => return Err(ToolError(e.to_string())),
+        None => return Err(ToolError::new("Command ended without a status")),
+    };
+    let text = format_output(&snapshot, last_line, "(no output)");
+    match status.code() {
+        Some(0) | None => Ok(ToolOutput {
+            content: vec![Content::text(text)],
+            details: details_of(&snapshot, false),
+        }),
+        Some(code) => Err(ToolError(with_status(
+            &text,
+            &format!("Command exited with code {code}"),
+        ))),
+    }
+}

@@ -1,0 +1,349 @@
+//! Output limits shared by the tools: at most [`DEFAULT_MAX_LINES`] lines and
+//! [`DEFAULT_MAX_BYTES`] bytes, whichever is reached first, keeping either the beginning
+//! ([`truncate_head`], for files and listings) or the end ([`truncate_tail`], for command
+//! output). Lines are the pieces between `\n` (a trailing newline gives a last empty line),
+//! sizes are UTF-8 bytes, and whole lines are kept except when the last line alone is over
+//! the byte limit in a tail cut.
+//!
+//! The [`Truncation`] record is stored in tool results (`details.truncation`), so its field
+//! names and order follow upstream's.
+
+use serde::Serialize;
+
+pub const DEFAULT_MAX_LINES: usize = 2000;
+pub const DEFAULT_MAX_BYTES: usize = 50 * 1024;
+/// Longest line (in UTF-16 code units, as upstream counts) that grep shows whole.
+pub const GREP_MAX_LINE_LENGTH: usize = 500;
+
+/// Which limit cut the text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TruncatedBy {
+    Lines,
+    Bytes,
+}
+
+/// What a cut kept and what the whole was.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Truncation {
+    pub content: String,
+    pub truncated: bool,
+    pub truncated_by: Option<TruncatedBy>,
+    pub total_lines: usize,
+    pub total_bytes: usize,
+    pub output_lines: usize,
+    pub output_bytes: usize,
+    pub last_line_partial: bool,
+    pub first_line_exceeds_limit: bool,
+    pub max_lines: usize,
+    pub max_bytes: usize,
+}
+
+impl Truncation {
+    /// The record as a JSON value (for `details`).
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::to_value(self).unwrap_or(serde_json::Value::Null)
+    }
+}
+
+/// The limits of one cut.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    pub max_lines: usize,
+    pub max_bytes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_lines: DEFAULT_MAX_LINES,
+            max_bytes: DEFAULT_MAX_BYTES,
+        }
+    }
+}
+
+impl Limits {
+    /// Only the byte limit (listings, whose entry count is already capped). The line limit
+    /// is JavaScript's largest safe integer, as upstream records it.
+    pub fn bytes_only() -> Limits {
+        Limits {
+            max_lines: 9_007_199_254_740_991,
+            max_bytes: DEFAULT_MAX_BYTES,
+        }
+    }
+}
+
+/// `1023B`, `50.0KB`, `1.5MB`: one decimal, halves rounded up (as JavaScript's `toFixed`
+/// does for these exact binary fractions).
+pub fn format_size(bytes: usize) -> String {
+    let b = bytes as u128;
+    if b < 1024 {
+        format!("{b}B")
+    } else if b < 1024 * 1024 {
+        let tenths = (b * 10 + 512) / 1024;
+        format!("{}.{}KB", tenths / 10, tenths % 10)
+    } else {
+        let tenths = (b * 10 + 524_288) / 1_048_576;
+        format!("{}.{}MB", tenths / 10, tenths % 10)
+    }
+}
+
+fn untouched(content: &str, total_lines: usize, limits: Limits) -> Truncation {
+    Truncation {
+        content: content.to_owned(),
+        truncated: false,
+        truncated_by: None,
+        total_lines,
+        total_bytes: content.len(),
+        output_lines: total_lines,
+        output_bytes: content.len(),
+        last_line_partial: false,
+        first_line_exceeds_limit: false,
+        max_lines: limits.max_lines,
+        max_bytes: limits.max_bytes,
+    }
+}
+
+/// Keeps the first lines that fit both limits; never a partial line. When the first line
+/// alone is over the byte limit the content is empty and `first_line_exceeds_limit` is set.
+pub fn truncate_head(content: &str, limits: Limits) -> Truncation {
+    let total_bytes = content.len();
+    let total_lines = content.split('\n').count();
+    if total_lines <= limits.max_lines && total_bytes <= limits.max_bytes {
+        return untouched(content, total_lines, limits);
+    }
+    let first_len = content.split('\n').next().map_or(0, str::len);
+    if first_len > limits.max_bytes {
+        return Truncation {
+            content: String::new(),
+            truncated: true,
+            truncated_by: Some(TruncatedBy::Bytes),
+            total_lines,
+            total_bytes,
+            output_lines: 0,
+            output_bytes: 0,
+            last_line_partial: false,
+            first_line_exceeds_limit: true,
+            max_lines: limits.max_lines,
+            max_bytes: limits.max_bytes,
+        };
+    }
+    let mut kept = 0usize;
+    let mut bytes = 0usize;
+    let mut by = TruncatedBy::Lines;
+    for (i, line) in content.split('\n').enumerate() {
+        if i >= limits.max_lines {
+            break;
+        }
+        let cost = line.len() + usize::from(i > 0);
+        if bytes + cost > limits.max_bytes {
+            by = TruncatedBy::Bytes;
+            break;
+        }
+        kept += 1;
+        bytes += cost;
+    }
+    if kept >= limits.max_lines && bytes <= limits.max_bytes {
+        by = TruncatedBy::Lines;
+    }
+    // `bytes` is exactly the length of the kept lines joined with `\n`.
+    let out = &content[..bytes];
+    Truncation {
+        content: out.to_owned(),
+        truncated: true,
+        truncated_by: Some(by),
+        total_lines,
+        total_bytes,
+        output_lines: kept,
+        output_bytes: out.len(),
+        last_line_partial: false,
+        first_line_exceeds_limit: false,
+        max_lines: limits.max_lines,
+        max_bytes: limits.max_bytes,
+    }
+}
+
+/// Keeps the last lines that fit both limits. When the last line alone is over the byte
+/// limit, its last `max_bytes` bytes are kept (from a character boundary) and
+/// `last_line_partial` is set.
+pub fn truncate_tail(content: &str, limits: Limits) -> Truncation {
+    let total_bytes = content.len();
+    let total_lines = content.split('\n').count();
+    if total_lines <= limits.max_lines && total_bytes <= limits.max_bytes {
+        return untouched(content, total_lines, limits);
+    }
+    let mut kept = 0usize;
+    let mut bytes = 0usize;
+    let mut by = TruncatedBy::Lines;
+    let mut partial: Option<&str> = None;
+    for line in content.rsplit('\n') {
+        if kept >= limits.max_lines {
+            break;
+        }
+        let cost = line.len() + usize::from(kept > 0);
+        if bytes + cost > limits.max_bytes {
+            by = TruncatedBy::Bytes;
+            if kept == 0 {
+                let tail = tail_bytes(line, limits.max_bytes);
+                bytes = tail.len();
+                kept = 1;
+                partial = Some(tail);
+            }
+            break;
+        }
+        kept += 1;
+        bytes += cost;
+    }
+    if kept >= limits.max_lines && bytes <= limits.max_bytes {
+        by = TruncatedBy::Lines;
+    }
+    let out = match partial {
+        Some(p) => p,
+        None => &content[content.len() - bytes..],
+    };
+    Truncation {
+        content: out.to_owned(),
+        truncated: true,
+        truncated_by: Some(by),
+        total_lines,
+        total_bytes,
+        output_lines: kept,
+        output_bytes: out.len(),
+        last_line_partial: partial.is_some(),
+        first_line_exceeds_limit: false,
+        max_lines: limits.max_lines,
+        max_bytes: limits.max_bytes,
+    }
+}
+
+/// The last `max` bytes of `s`, starting at a character boundary.
+fn tail_bytes(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut start = s.len() - max;
+    while !s.is_char_boundary(start) {
+        start += 1;
+    }
+    &s[start..]
+}
+
+/// Number of UTF-16 code units of `s` (JavaScript's `length`).
+pub fn utf16_len(s: &str) -> usize {
+    s.chars().map(char::len_utf16).sum()
+}
+
+/// A grep line longer than `max` UTF-16 code units becomes its first `max` units plus
+/// `... [truncated]`; the flag says whether that happened. (A surrogate pair that the cut
+/// would split is dropped whole.)
+pub fn truncate_line(line: &str, max: usize) -> (String, bool) {
+    if utf16_len(line) <= max {
+        return (line.to_owned(), false);
+    }
+    let mut units = 0usize;
+    let mut end = 0usize;
+    for (i, c) in line.char_indices() {
+        if units + c.len_utf16() > max {
+            break;
+        }
+        units += c.len_utf16();
+        end = i + c.len_utf8();
+    }
+    (format!("{}... [truncated]", &line[..end]), true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(format_size(0), "0B");
+        assert_eq!(format_size(1023), "1023B");
+        assert_eq!(format_size(1024), "1.0KB");
+        assert_eq!(format_size(1280), "1.3KB"); // 1.25 rounds up, as toFixed does
+        assert_eq!(format_size(51200), "50.0KB");
+        assert_eq!(format_size(1024 * 1024 - 1), "1024.0KB");
+        assert_eq!(format_size(1024 * 1024), "1.0MB");
+        assert_eq!(format_size(3 * 1024 * 1024 / 2), "1.5MB");
+    }
+
+    #[test]
+    fn head_fits() {
+        let t = truncate_head("a\nb\n", Limits::default());
+        assert!(!t.truncated);
+        assert_eq!(t.total_lines, 3);
+        assert_eq!(t.content, "a\nb\n");
+    }
+
+    #[test]
+    fn head_by_lines_and_bytes() {
+        let t = truncate_head(
+            "a\nb\nc\nd",
+            Limits {
+                max_lines: 2,
+                max_bytes: 100,
+            },
+        );
+        assert_eq!(t.content, "a\nb");
+        assert_eq!(t.truncated_by, Some(TruncatedBy::Lines));
+        assert_eq!((t.output_lines, t.output_bytes), (2, 3));
+        let t = truncate_head(
+            "aaa\nbbb\nccc",
+            Limits {
+                max_lines: 10,
+                max_bytes: 8,
+            },
+        );
+        assert_eq!(t.content, "aaa\nbbb");
+        assert_eq!(t.truncated_by, Some(TruncatedBy::Bytes));
+        let t = truncate_head(
+            "aaaaaaaaaa\nb",
+            Limits {
+                max_lines: 10,
+                max_bytes: 5,
+            },
+        );
+        assert!(t.first_line_exceeds_limit);
+        assert_eq!(t.content, "");
+    }
+
+    #[test]
+    fn tail_cuts() {
+        let t = truncate_tail(
+            "a\nb\nc\nd",
+            Limits {
+                max_lines: 2,
+                max_bytes: 100,
+            },
+        );
+        assert_eq!(t.content, "c\nd");
+        assert_eq!(t.truncated_by, Some(TruncatedBy::Lines));
+        let t = truncate_tail(
+            "x\néééé",
+            Limits {
+                max_lines: 10,
+                max_bytes: 5,
+            },
+        );
+        // 8 bytes of é; the last 5 start inside a character, so 4 bytes are kept.
+        assert_eq!(t.content, "éé");
+        assert!(t.last_line_partial);
+        assert_eq!(t.output_lines, 1);
+        assert_eq!(t.truncated_by, Some(TruncatedBy::Bytes));
+    }
+
+    #[test]
+    fn lines_cut_by_utf16_units() {
+        let (s, cut) = truncate_line(&"x".repeat(501), 500);
+        assert!(cut);
+        assert_eq!(s, format!("{}... [truncated]", "x".repeat(500)));
+        let (s, cut) = truncate_line(&"😀".repeat(250), 500);
+        assert!(!cut);
+        assert_eq!(s.chars().count(), 250);
+        let (s, cut) = truncate_line(&format!("{}😀", "x".repeat(499)), 500);
+        assert!(cut);
+        assert_eq!(s, format!("{}... [truncated]", "x".repeat(499)));
+    }
+}

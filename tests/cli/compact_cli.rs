@@ -1,0 +1,1036 @@
+//! `pi compact` and `pi session branch --summarize` against the scripted model server:
+//! requests as sent (the serialized conversation, the previous summary of an update, the
+//! split turn's prefix, token limits, keys), entries as written, retries, failures that
+//! write nothing, the threshold rule for cron, and sessions locked by a running writer.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use pi::compact::text;
+use pi::session::append::Appender;
+use serde_json::{Value, json};
+
+use crate::common::model_server::{ModelServer, Reply};
+use crate::common::*;
+
+const SECRET: &str = "sk-test-secret-4f8a9c";
+
+fn world(server: &ModelServer) -> World {
+    let w = World::new();
+    w.write(
+        "agent/models.json",
+        json!({"providers": {
+            "mock": {"baseUrl": format!("{}/v1", server.url()), "api": "openai-completions",
+                     "apiKey": SECRET,
+                     "models": [{"id": "m1", "contextWindow": 100000, "maxTokens": 4000},
+                                {"id": "bad", "contextWindow": 100000}]},
+            "mockant": {"baseUrl": server.url(), "api": "anthropic-messages", "apiKey": SECRET,
+                        "models": [{"id": "claude-mock", "reasoning": true,
+                                    "contextWindow": 200000, "maxTokens": 64000}]}
+        }})
+        .to_string(),
+    );
+    w
+}
+
+/// A copy of a case of tests/fixtures/compact/cases in the world.
+fn session(w: &World, case: &str) -> PathBuf {
+    let src = fixture(&format!("compact/cases/{case}.jsonl"));
+    w.write(&format!("s/{case}.jsonl"), std::fs::read(src).unwrap())
+}
+
+fn golden_case(name: &str) -> Value {
+    let g: Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture("compact/goldens.json")).unwrap())
+            .unwrap();
+    g["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == name)
+        .unwrap()
+        .clone()
+}
+
+fn run(w: &World, args: &[&str]) -> std::process::Output {
+    w.pi().args(args).output().unwrap()
+}
+
+fn out(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn err(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn lines(p: &Path) -> Vec<Value> {
+    jsonl(&std::fs::read_to_string(p).unwrap())
+}
+
+/// The user text of a summary request.
+fn prompt(r: &Value) -> String {
+    let msgs = r["messages"].as_array().unwrap();
+    let user = msgs.iter().find(|m| m["role"] == "user").unwrap();
+    match &user["content"] {
+        Value::String(s) => s.clone(),
+        c => c[0]["text"].as_str().unwrap().to_owned(),
+    }
+}
+
+#[test]
+fn dry_run_prints_the_plan_and_writes_nothing() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    let s = session(&w, "co-c3");
+    let before = std::fs::read(&s).unwrap();
+    let o = run(
+        &w,
+        &[
+            "compact",
+            s.to_str().unwrap(),
+            "--dry-run",
+            "--keep-recent-tokens",
+            "5",
+        ],
+    );
+    assert!(o.status.success(), "{}", err(&o));
+    let r = &jsonl(&out(&o))[0];
+    assert_eq!(r["dryRun"], true);
+    assert_eq!(r["firstKeptEntryId"], "e18");
+    assert_eq!(r["splitTurn"], true);
+    assert_eq!(r["turnStartEntryId"], "e17");
+    assert_eq!(r["tokensBefore"], 900);
+    assert_eq!(r["previousCompactionId"], "e10");
+    assert_eq!(r["previousSummary"], "S1");
+    assert_eq!(r["boundaryStartEntryId"], "e8");
+    assert_eq!(
+        r["summarize"]["entries"],
+        json!(["e8", "e9", "e11", "e12", "e13", "e14", "e15", "e16"])
+    );
+    assert_eq!(r["turnPrefix"]["entries"], json!(["e17"]));
+    assert_eq!(r["keptEntries"], 1);
+    assert_eq!(r["readFiles"], json!(["src/a.ts"]));
+    assert_eq!(r["modifiedFiles"], json!(["src/b.ts", "src/c.ts"]));
+    assert_eq!(r["keepRecentTokens"], 5);
+    assert!(server.requests().is_empty());
+    assert_eq!(std::fs::read(&s).unwrap(), before);
+}
+
+#[test]
+fn summary_file_appends_the_entry_without_a_model() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    let s = session(&w, "co-c1");
+    let o = w
+        .pi()
+        .args([
+            "compact",
+            s.to_str().unwrap(),
+            "--summary-file",
+            "-",
+            "--keep-recent-tokens",
+            "15",
+        ])
+        .write_stdin("## Goal\nFix it\n")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", err(&o));
+    let printed = jsonl(&out(&o));
+    let all = lines(&s);
+    let e = all.last().unwrap();
+    assert_eq!(&printed[0], e, "prints the entry it wrote");
+    assert_eq!(e["type"], "compaction");
+    assert_eq!(e["parentId"], "e9");
+    assert_eq!(e["firstKeptEntryId"], "e8");
+    assert_eq!(e["tokensBefore"], 500);
+    assert_eq!(
+        e["summary"],
+        "## Goal\nFix it\n\n<read-files>\nsrc/a.ts\n</read-files>\n\n<modified-files>\nsrc/b.ts\n</modified-files>"
+    );
+    assert_eq!(
+        e["details"],
+        json!({"readFiles": ["src/a.ts"], "modifiedFiles": ["src/b.ts"]})
+    );
+    assert_eq!(e["fromHook"], false);
+    let keys: Vec<&str> = e.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(
+        keys,
+        [
+            "type",
+            "id",
+            "parentId",
+            "timestamp",
+            "summary",
+            "firstKeptEntryId",
+            "tokensBefore",
+            "details",
+            "fromHook"
+        ]
+    );
+    assert!(server.requests().is_empty());
+    // The context now starts with the summary, then the kept messages.
+    let ctx = jsonl(&w.ok(&["context", "build", s.to_str().unwrap()]));
+    assert_eq!(ctx[0]["role"], "compactionSummary");
+    assert_eq!(ctx.len(), 3);
+    // Compacting again right away: nothing to do.
+    let o = run(
+        &w,
+        &[
+            "compact",
+            s.to_str().unwrap(),
+            "--summary-file",
+            "/dev/null",
+        ],
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "an empty summary is invalid input"
+    );
+    let o = w
+        .pi()
+        .args(["compact", s.to_str().unwrap(), "--summary-file", "-"])
+        .write_stdin("x")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(err(&o).contains("already compacted"), "{}", err(&o));
+}
+
+#[test]
+fn openai_update_summary_request_and_entry() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    let s = session(&w, "co-c3");
+    server.push(Reply::openai_text(&["## Goal\n", "Ship ", "it"]));
+    let o = run(
+        &w,
+        &[
+            "compact",
+            s.to_str().unwrap(),
+            "--model",
+            "mock/m1",
+            "--keep-recent-tokens",
+            "15",
+            "--instructions",
+            "the parser",
+        ],
+    );
+    assert!(o.status.success(), "{}", err(&o));
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 1);
+    let r = &reqs[0];
+    assert_eq!(r.method, "POST");
+    assert_eq!(r.path, "/v1/chat/completions");
+    assert_eq!(
+        r.header("authorization"),
+        Some(format!("Bearer {SECRET}").as_str())
+    );
+    let b = r.json();
+    assert_eq!(b["model"], "m1");
+    assert_eq!(b["stream"], true);
+    assert_eq!(b["stream_options"], json!({"include_usage": true}));
+    assert_eq!(b["max_completion_tokens"], 13107, "80% of the reserve");
+    assert!(b.get("reasoning_effort").is_none());
+    assert_eq!(
+        b["messages"][0],
+        json!({"role": "system", "content": text::SYSTEM_PROMPT})
+    );
+    // The update prompt: the new messages, the previous summary, our instructions.
+    let conv = golden_case("co-c3")["plans"][0]["conversationText"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let want = text::request_text(
+        &conv,
+        Some("S1"),
+        &format!("{}{}the parser", text::UPDATE_PROMPT, text::FOCUS_PREFIX),
+    );
+    assert_eq!(prompt(&b), want);
+    assert!(conv.starts_with("[User]: xxxx"));
+    assert!(conv.contains("[Assistant tool calls]: write(path=\"src/c.ts\", content=\"c\")"));
+    // The entry.
+    let e = lines(&s).last().unwrap().clone();
+    assert_eq!(jsonl(&out(&o))[0], e);
+    assert_eq!(e["type"], "compaction");
+    assert_eq!(e["parentId"], "e18");
+    assert_eq!(e["firstKeptEntryId"], "e17");
+    assert_eq!(e["tokensBefore"], 900);
+    assert_eq!(
+        e["summary"],
+        "## Goal\nShip it\n\n<read-files>\nsrc/a.ts\n</read-files>\n\n<modified-files>\nsrc/b.ts\nsrc/c.ts\n</modified-files>"
+    );
+    assert_eq!(
+        e["details"],
+        json!({"readFiles": ["src/a.ts"], "modifiedFiles": ["src/b.ts", "src/c.ts"]})
+    );
+    assert!(!std::fs::read_to_string(&s).unwrap().contains(SECRET));
+}
+
+#[test]
+fn split_turn_prefix_is_summarized_at_the_same_time() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    let s = session(&w, "co-c3");
+    // Both answers are slow: the second request must arrive before the first answer ends.
+    server.push(
+        Reply::openai_text(&["PREFIX SUMMARY"])
+            .when("first part of a turn")
+            .delay(Duration::from_millis(600)),
+    );
+    server.push(
+        Reply::openai_text(&["HISTORY SUMMARY"])
+            .when("<previous-summary>")
+            .delay(Duration::from_millis(600)),
+    );
+    let o = run(
+        &w,
+        &[
+            "compact",
+            s.to_str().unwrap(),
+            "--model",
+            "mock/m1",
+            "--keep-recent-tokens",
+            "5",
+        ],
+    );
+    assert!(o.status.success(), "{}", err(&o));
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 2);
+    let gap = reqs[1].at.saturating_sub(reqs[0].at);
+    assert!(
+        gap < Duration::from_millis(500),
+        "requests {gap:?} apart: not concurrent"
+    );
+    let prefix = reqs
+        .iter()
+        .find(|r| r.text().contains("first part of a turn"))
+        .unwrap()
+        .json();
+    let history = reqs
+        .iter()
+        .find(|r| r.text().contains("<previous-summary>"))
+        .unwrap()
+        .json();
+    let case = golden_case("co-c3");
+    let plan = &case["plans"][1];
+    assert_eq!(plan["keep"], 5);
+    assert_eq!(
+        prompt(&prefix),
+        text::request_text(
+            plan["prefixTextFull"].as_str().unwrap(),
+            None,
+            text::TURN_PREFIX_PROMPT
+        )
+    );
+    assert_eq!(
+        prompt(&prefix),
+        format!(
+            "<conversation>\n[User]: {}\n</conversation>\n\n{}",
+            "x".repeat(40),
+            text::TURN_PREFIX_PROMPT
+        )
+    );
+    assert_eq!(prefix["max_completion_tokens"], 8192, "half the reserve");
+    assert_eq!(
+        prompt(&history),
+        text::request_text(
+            plan["conversationText"].as_str().unwrap(),
+            Some("S1"),
+            text::UPDATE_PROMPT
+        )
+    );
+    let e = lines(&s).last().unwrap().clone();
+    assert_eq!(e["firstKeptEntryId"], "e18");
+    assert!(
+        e["summary"].as_str().unwrap().starts_with(&format!(
+            "HISTORY SUMMARY{}PREFIX SUMMARY\n\n<read-files>",
+            text::SPLIT_TURN_SEPARATOR
+        )),
+        "{}",
+        e["summary"]
+    );
+}
+
+#[test]
+fn anthropic_summary_with_the_sessions_thinking_level() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    let s = session(&w, "changes-3.1-repeated");
+    // The session's thinking level: appended as an entry.
+    w.ok_in(
+        &["session", "append", s.to_str().unwrap()],
+        r#"{"type":"thinking_level_change","thinkingLevel":"high"}"#,
+    );
+    w.ok_in(
+        &["session", "append", s.to_str().unwrap()],
+        &user("one more"),
+    );
+    server.push(Reply::anthropic_text(&["## Goal\n", "Anthropic"]).split(7));
+    let o = run(
+        &w,
+        &[
+            "compact",
+            s.to_str().unwrap(),
+            "--model",
+            "mockant/claude-mock",
+            "--keep-recent-tokens",
+            "150",
+        ],
+    );
+    assert!(o.status.success(), "{}", err(&o));
+    let r = &server.requests()[0];
+    assert_eq!(r.path, "/v1/messages");
+    assert_eq!(r.header("x-api-key"), Some(SECRET));
+    assert_eq!(r.header("anthropic-version"), Some("2023-06-01"));
+    assert!(r.header("authorization").is_none());
+    let b = r.json();
+    assert_eq!(b["model"], "claude-mock");
+    assert_eq!(b["system"][0]["text"], text::SYSTEM_PROMPT);
+    // reasoning = the session's level (high: a 16384 budget on top of 80% of the reserve).
+    assert_eq!(
+        b["thinking"],
+        json!({"type": "enabled", "budget_tokens": 16384, "display": "summarized"})
+    );
+    assert_eq!(b["max_tokens"], 13107 + 16384);
+    let p = prompt(&b);
+    assert!(
+        p.contains("[User]: U2 ") && p.contains("[Assistant]: A3 "),
+        "{p}"
+    );
+    assert!(p.contains("<previous-summary>\nC1 summary\n</previous-summary>"));
+    let e = lines(&s).last().unwrap().clone();
+    assert_eq!(e["summary"], "## Goal\nAnthropic");
+    assert_eq!(e["type"], "compaction");
+}
+
+#[test]
+fn retries_429_after_the_delay_the_server_asks_for() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    let s = session(&w, "co-c1");
+    server.push(
+        Reply::status(429, r#"{"error":{"message":"Rate limit reached"}}"#)
+            .header("retry-after", "1"),
+    );
+    server.push(Reply::openai_text(&["done"]).split(5));
+    let start = Instant::now();
+    let o = run(
+        &w,
+        &[
+            "compact",
+            s.to_str().unwrap(),
+            "--model",
+            "mock/m1",
+            "--keep-recent-tokens",
+            "15",
+        ],
+    );
+    assert!(o.status.success(), "{}", err(&o));
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 2);
+    assert!(
+        reqs[1].at - reqs[0].at >= Duration::from_millis(990),
+        "waited {:?}",
+        reqs[1].at - reqs[0].at
+    );
+    assert!(start.elapsed() >= Duration::from_secs(1));
+    assert!(
+        err(&o).contains("retrying (1/2) in 1.0 s after: 429 Rate limit reached"),
+        "{}",
+        err(&o)
+    );
+    assert!(
+        lines(&s).last().unwrap()["summary"]
+            .as_str()
+            .unwrap()
+            .starts_with("done")
+    );
+}
+
+#[test]
+fn server_errors_are_retried_then_fail_writing_nothing() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    let s = session(&w, "co-c1");
+    let before = std::fs::read(&s).unwrap();
+    for _ in 0..3 {
+        server.push(Reply::status(500, "").header("retry-after-ms", "10"));
+    }
+    let o = run(
+        &w,
+        &[
+            "compact",
+            s.to_str().unwrap(),
+            "--model",
+            "mock/m1",
+            "--keep-recent-tokens",
+            "15",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(server.requests().len(), 3, "one request and two retries");
+    assert!(
+        err(&o).contains(
+            "pi: error: Summarization failed: 500 status code (no body); nothing was written"
+        ),
+        "{}",
+        err(&o)
+    );
+    assert_eq!(std::fs::read(&s).unwrap(), before);
+    // retry.provider.maxRetries from settings.
+    w.write(
+        "agent/settings.json",
+        r#"{"retry":{"provider":{"maxRetries":0}}}"#,
+    );
+    server.push(Reply::status(503, r#"{"error":{"message":"down"}}"#));
+    let o = run(
+        &w,
+        &[
+            "compact",
+            s.to_str().unwrap(),
+            "--model",
+            "mock/m1",
+            "--keep-recent-tokens",
+            "15",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(server.requests().len(), 4);
+    assert!(err(&o).contains("503 down"), "{}", err(&o));
+}
+
+#[test]
+fn client_errors_and_overflow_are_not_retried() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    let s = session(&w, "co-c1");
+    let before = std::fs::read(&s).unwrap();
+    server.push(Reply::status(
+        400,
+        r#"{"error":{"code":400,"message":"request (9000 tokens) exceeds the available context size (8192 tokens), try increasing it","type":"exceed_context_size_error"}}"#,
+    ));
+    let o = run(
+        &w,
+        &[
+            "compact",
+            s.to_str().unwrap(),
+            "--model",
+            "mock/m1",
+            "--keep-recent-tokens",
+            "15",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(server.requests().len(), 1);
+    let e = err(&o);
+    assert!(
+        e.contains("400 request (9000 tokens) exceeds the available context size"),
+        "{e}"
+    );
+    assert!(
+        e.contains("hint: the summary request is larger than mock/m1 accepts"),
+        "{e}"
+    );
+    assert_eq!(std::fs::read(&s).unwrap(), before);
+}
+
+#[test]
+fn a_stream_cut_off_midway_writes_nothing() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    let s = session(&w, "co-c1");
+    let before = std::fs::read(&s).unwrap();
+    server.push(Reply::openai_text(&["a long answer that never ends"]).cut_after(300));
+    let o = run(
+        &w,
+        &[
+            "compact",
+            s.to_str().unwrap(),
+            "--model",
+            "mock/m1",
+            "--keep-recent-tokens",
+            "15",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    assert!(err(&o).contains("Summarization failed: "), "{}", err(&o));
+    assert_eq!(std::fs::read(&s).unwrap(), before);
+    // Anthropic: a stream that ends (cleanly) without message_stop is incomplete too.
+    let full = Reply::anthropic_text(&["partial"]);
+    let body = match &full.steps[0] {
+        crate::common::model_server::Step::Bytes(b) => String::from_utf8(b.clone()).unwrap(),
+        _ => unreachable!(),
+    };
+    let mut truncated = full.clone();
+    truncated.steps = vec![crate::common::model_server::Step::Bytes(
+        body.as_bytes()[..body.find("event: message_delta").unwrap()].to_vec(),
+    )];
+    server.push(truncated);
+    let o = run(
+        &w,
+        &[
+            "compact",
+            s.to_str().unwrap(),
+            "--model",
+            "mockant/claude-mock",
+            "--keep-recent-tokens",
+            "15",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        err(&o).contains("Anthropic stream ended before message_stop"),
+        "{}",
+        err(&o)
+    );
+    assert_eq!(std::fs::read(&s).unwrap(), before);
+}
+
+#[test]
+fn keys_never_appear_in_output_or_errors() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    let s = session(&w, "co-c1");
+    server.push(Reply::status(
+        401,
+        &format!(r#"{{"error":{{"message":"Incorrect API key provided: {SECRET}"}}}}"#),
+    ));
+    let o = run(
+        &w,
+        &[
+            "compact",
+            s.to_str().unwrap(),
+            "--model",
+            "mock/m1",
+            "--keep-recent-tokens",
+            "15",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let e = err(&o);
+    assert!(
+        e.contains("401 Incorrect API key provided: [redacted]"),
+        "{e}"
+    );
+    assert!(
+        e.contains("hint: check the API key of provider \"mock\""),
+        "{e}"
+    );
+    assert!(!e.contains(SECRET) && !out(&o).contains(SECRET));
+    // A key in the base URL (some gateways take one there) is cut out of connection errors.
+    let w2 = World::new();
+    w2.write(
+        "agent/models.json",
+        json!({"providers": {"gw": {"baseUrl": format!("http://127.0.0.1:9/{SECRET}"), "api": "openai-completions",
+            "apiKey": SECRET, "models": [{"id": "x"}]}}})
+        .to_string(),
+    );
+    w2.write(
+        "agent/settings.json",
+        r#"{"retry":{"provider":{"maxRetries":0}}}"#,
+    );
+    let s2 = session(&w2, "co-c1");
+    let o = run(
+        &w2,
+        &[
+            "compact",
+            s2.to_str().unwrap(),
+            "--model",
+            "gw/x",
+            "--keep-recent-tokens",
+            "15",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(err(&o).contains("Connection error."), "{}", err(&o));
+    assert!(!err(&o).contains(SECRET), "{}", err(&o));
+    let m = run(&w, &["models", "--json"]);
+    assert!(!out(&m).contains(SECRET));
+}
+
+#[test]
+fn missing_key_and_unknown_model() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    let s = session(&w, "co-c1");
+    let o = run(
+        &w,
+        &["compact", s.to_str().unwrap(), "--model", "openai/gpt-4o"],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        err(&o).contains("no API key for provider \"openai\""),
+        "{}",
+        err(&o)
+    );
+    assert!(err(&o).contains("hint: set OPENAI_API_KEY"), "{}", err(&o));
+    let o = run(&w, &["compact", s.to_str().unwrap(), "--model", "nope/x"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(err(&o).contains("unknown model nope/x"), "{}", err(&o));
+    // No --model: the session's model (anthropic) has no key, and no default is set.
+    let o = run(&w, &["compact", s.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        err(&o).contains("hint: pass --model PROVIDER/ID"),
+        "{}",
+        err(&o)
+    );
+    // defaultProvider/defaultModel from settings.json.
+    w.write(
+        "agent/settings.json",
+        r#"{"defaultProvider":"mock","defaultModel":"m1"}"#,
+    );
+    server.push(Reply::openai_text(&["by default"]));
+    let o = run(
+        &w,
+        &["compact", s.to_str().unwrap(), "--keep-recent-tokens", "15"],
+    );
+    assert!(o.status.success(), "{}", err(&o));
+    assert_eq!(server.requests()[0].json()["model"], "m1");
+    assert!(
+        server
+            .requests()
+            .iter()
+            .all(|r| r.path == "/v1/chat/completions")
+    );
+}
+
+#[test]
+fn if_needed_follows_the_threshold_rule() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    let s = session(&w, "co-c1");
+    // The last usage is 500 tokens: below the session's model's window (anthropic's
+    // claude-sonnet-4-5, 200000) − 16384.
+    let o = run(
+        &w,
+        &[
+            "compact",
+            s.to_str().unwrap(),
+            "--if-needed",
+            "--model",
+            "mock/m1",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let r = &jsonl(&out(&o))[0];
+    assert_eq!(r["compacted"], false);
+    assert_eq!(r["reason"], "below-threshold");
+    assert_eq!(r["tokens"], 500);
+    assert_eq!(r["contextWindow"], 200000);
+    assert_eq!(r["threshold"], 200000 - 16384);
+    let o = run(
+        &w,
+        &[
+            "compact",
+            s.to_str().unwrap(),
+            "--if-needed",
+            "--exit-code",
+            "--model",
+            "mock/m1",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(3));
+    // 500 > 1000 − 600: compact.
+    server.push(Reply::openai_text(&["needed"]));
+    let o = run(
+        &w,
+        &[
+            "compact",
+            s.to_str().unwrap(),
+            "--if-needed",
+            "--model",
+            "mock/m1",
+            "--context-window",
+            "1000",
+            "--reserve-tokens",
+            "600",
+            "--keep-recent-tokens",
+            "15",
+        ],
+    );
+    assert!(o.status.success(), "{}", err(&o));
+    let e = &jsonl(&out(&o))[0];
+    assert_eq!(e["type"], "compaction");
+    assert_eq!(server.requests()[0].json()["max_completion_tokens"], 480);
+    // Right after a compaction the usage predates it: not needed.
+    let o = run(
+        &w,
+        &[
+            "compact",
+            s.to_str().unwrap(),
+            "--if-needed",
+            "--context-window",
+            "1000",
+            "--reserve-tokens",
+            "600",
+        ],
+    );
+    assert_eq!(jsonl(&out(&o))[0]["reason"], "already-compacted");
+    w.ok_in(&["session", "append", s.to_str().unwrap()], &user("next"));
+    let o = run(
+        &w,
+        &[
+            "compact",
+            s.to_str().unwrap(),
+            "--if-needed",
+            "--context-window",
+            "1000",
+            "--reserve-tokens",
+            "600",
+        ],
+    );
+    assert_eq!(
+        jsonl(&out(&o))[0]["reason"],
+        "usage-predates-compaction",
+        "{}",
+        out(&o)
+    );
+    // The window is needed: a session without any model has none.
+    let bare = w.new_session();
+    w.ok_in(&["session", "append", bare.to_str().unwrap()], &user("hi"));
+    let o = run(&w, &["compact", bare.to_str().unwrap(), "--if-needed"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(err(&o).contains("--if-needed needs a context window"));
+}
+
+#[test]
+fn all_if_needed_skips_locked_sessions_and_reports_each() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    w.write(
+        "agent/settings.json",
+        r#"{"defaultProvider":"mock","defaultModel":"m1","compaction":{"keepRecentTokens":15}}"#,
+    );
+    let dir = w.agent().join("sessions").join("--tmp-proj--");
+    let copy = |case: &str, name: &str| {
+        let p = dir.join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::copy(fixture(&format!("compact/cases/{case}.jsonl")), &p).unwrap();
+        p
+    };
+    let a = copy("co-c1", "a.jsonl");
+    let b = copy("co-c1", "b.jsonl");
+    let c = copy("co-c1", "c.jsonl");
+    let d = copy("co-c2", "d.jsonl");
+    // b's summary fails; c is held by a running writer.
+    server.push(Reply::openai_text(&["summary of a"]).when("[User]"));
+    server.push(Reply::status(400, r#"{"error":{"message":"bad request"}}"#));
+    let lock = Appender::open(&c, None).unwrap();
+    let before_c = std::fs::read(&c).unwrap();
+    let o = run(
+        &w,
+        &[
+            "compact",
+            "--all",
+            "--if-needed",
+            "--context-window",
+            "1000",
+            "--reserve-tokens",
+            "600",
+        ],
+    );
+    drop(lock);
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    let recs = jsonl(&out(&o));
+    assert_eq!(recs.len(), 4, "{}", out(&o));
+    let by = |p: &Path| {
+        recs.iter()
+            .find(|r| r["session"] == p.to_str().unwrap())
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(by(&a)["compacted"], true);
+    assert_eq!(by(&a)["entry"]["type"], "compaction");
+    assert_eq!(by(&a)["entry"], lines(&a).last().unwrap().clone());
+    assert_eq!(by(&b)["compacted"], false);
+    assert!(
+        by(&b)["error"]
+            .as_str()
+            .unwrap()
+            .contains("400 bad request")
+    );
+    assert_eq!(lines(&b).len(), 11, "b unchanged");
+    assert_eq!(by(&c)["reason"], "locked");
+    assert_eq!(std::fs::read(&c).unwrap(), before_c);
+    assert_eq!(by(&d)["reason"], "already-compacted");
+    assert_eq!(server.requests().len(), 2);
+    assert!(err(&o).contains("1 of 4 sessions failed"));
+}
+
+#[test]
+fn a_session_that_moves_on_meanwhile_is_not_written() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    let s = session(&w, "co-c1");
+    server.push(Reply::openai_text(&["late"]).delay(Duration::from_millis(1500)));
+    let child = w
+        .std_cmd()
+        .args([
+            "compact",
+            s.to_str().unwrap(),
+            "--model",
+            "mock/m1",
+            "--keep-recent-tokens",
+            "15",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    server.wait_for(1);
+    // The lock is free while the model writes: another writer appends.
+    w.ok_in(
+        &["session", "append", s.to_str().unwrap()],
+        &user("meanwhile"),
+    );
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let e = err(&o);
+    assert!(
+        e.contains("the session changed while the summary was written: its leaf moved from e9 to "),
+        "{e}"
+    );
+    assert!(e.contains("nothing was written"), "{e}");
+    let all = lines(&s);
+    assert_eq!(all.len(), 12);
+    assert_eq!(all.last().unwrap()["message"]["content"], "meanwhile");
+}
+
+#[test]
+fn an_interrupted_summary_writes_nothing() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    let s = session(&w, "co-c1");
+    let before = std::fs::read(&s).unwrap();
+    server.push(Reply::openai_text(&["never"]).delay(Duration::from_secs(10)));
+    let child = w
+        .std_cmd()
+        .args([
+            "compact",
+            s.to_str().unwrap(),
+            "--model",
+            "mock/m1",
+            "--keep-recent-tokens",
+            "15",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    server.wait_for(1);
+    let killed = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", err(&o));
+    assert!(err(&o).contains("interrupted; nothing was written"));
+    assert_eq!(std::fs::read(&s).unwrap(), before);
+}
+
+#[test]
+fn leaf_option_compacts_another_branch() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    let s = session(&w, "co-f-tree");
+    let o = w
+        .pi()
+        .args([
+            "compact",
+            s.to_str().unwrap(),
+            "--leaf",
+            "b3",
+            "--summary-file",
+            "-",
+            "--keep-recent-tokens",
+            "1",
+        ])
+        .write_stdin("S")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", err(&o));
+    let e = lines(&s).last().unwrap().clone();
+    assert_eq!(e["parentId"], "b3", "appended under the compacted leaf");
+    assert_eq!(e["firstKeptEntryId"], "b3");
+    assert_eq!(e["details"]["modifiedFiles"], json!([]));
+}
+
+#[test]
+fn branch_summarize_writes_the_branch_summary() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    let s = session(&w, "co-f-tree");
+    server.push(Reply::openai_text(&["## Goal\nbranch"]));
+    let o = run(
+        &w,
+        &[
+            "session",
+            "branch",
+            s.to_str().unwrap(),
+            "b3",
+            "--summarize",
+            "--model",
+            "mock/m1",
+            "--instructions",
+            "files",
+        ],
+    );
+    assert!(o.status.success(), "{}", err(&o));
+    let b = server.requests()[0].json();
+    assert_eq!(b["max_completion_tokens"], 2048);
+    let case = golden_case("co-f-tree");
+    let br = case["branches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["oldLeaf"] == "b11" && b["target"] == "b3")
+        .unwrap()
+        .clone();
+    // Budget: the model's window (100000) − branchSummary.reserveTokens: everything fits.
+    let conv = br["budgets"][0]["conversationText"].as_str().unwrap();
+    assert_eq!(
+        prompt(&b),
+        text::request_text(
+            conv,
+            None,
+            &format!("{}{}files", text::BRANCH_PROMPT, text::FOCUS_PREFIX)
+        )
+    );
+    let e = lines(&s).last().unwrap().clone();
+    assert_eq!(jsonl(&out(&o))[0], e);
+    assert_eq!(e["type"], "branch_summary");
+    assert_eq!(e["parentId"], "b3");
+    assert_eq!(e["fromId"], "b3");
+    assert_eq!(
+        e["summary"],
+        format!(
+            "{}## Goal\nbranch\n\n<read-files>\nr.ts\n</read-files>\n\n<modified-files>\nm.ts\nw2.ts\n</modified-files>",
+            text::BRANCH_PREAMBLE
+        )
+    );
+    assert_eq!(
+        e["details"],
+        json!({"readFiles": ["r.ts"], "modifiedFiles": ["m.ts", "w2.ts"]})
+    );
+    assert_eq!(e["fromHook"], false);
+    // Moving to a descendant of the leaf leaves nothing behind: a plain branch entry.
+    let o = run(
+        &w,
+        &[
+            "session",
+            "branch",
+            s.to_str().unwrap(),
+            e["id"].as_str().unwrap(),
+            "--summarize",
+            "--model",
+            "mock/m1",
+        ],
+    );
+    assert!(o.status.success(), "{}", err(&o));
+    assert_eq!(lines(&s).last().unwrap()["customType"], "branch");
+    assert_eq!(server.requests().len(), 1);
+}
