@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod deflate;
+
 pub mod model_server;
 
 use std::path::{Path, PathBuf};
