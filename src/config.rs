@@ -3,6 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
+use serde_json::{Map, Value};
+
 /// Expands a leading `~` or `~/` to the home directory.
 pub fn expand_tilde(s: &str) -> PathBuf {
     let home = || std::env::var_os("HOME").map(PathBuf::from);
@@ -60,12 +62,12 @@ impl Dirs {
         {
             Some(launch_cwd.join(expand_tilde(&v)))
         } else {
-            let project = launch_cwd.join(".pi").join("settings.json");
-            let global = agent_dir.join("settings.json");
-            [project, global].iter().find_map(|p| {
-                setting_str(p, "sessionDir", &mut warnings)
-                    .map(|v| launch_cwd.join(expand_tilde(&v)))
-            })
+            let (merged, w) = settings(&agent_dir, launch_cwd);
+            warnings.extend(w);
+            merged
+                .get("sessionDir")
+                .and_then(Value::as_str)
+                .map(|v| launch_cwd.join(expand_tilde(v)))
         };
         Dirs {
             agent_dir,
@@ -87,16 +89,40 @@ impl Dirs {
     }
 }
 
-/// A string setting from a settings file, if the file exists and has it.
-fn setting_str(path: &Path, key: &str, warnings: &mut Vec<String>) -> Option<String> {
-    let text = std::fs::read(path).ok()?;
-    match serde_json::from_slice::<serde_json::Value>(&text) {
-        Ok(v) => v.get(key)?.as_str().map(str::to_owned),
-        Err(e) => {
-            warnings.push(format!("ignoring {}: {e}", path.display()));
-            None
+/// The settings as upstream reads them: `<agent dir>/settings.json`, then
+/// `<cwd>/.pi/settings.json` merged over it (nested objects one level deep). Files that
+/// cannot be read or parsed are skipped, with a warning each.
+pub fn settings(agent_dir: &Path, cwd: &Path) -> (Map<String, Value>, Vec<String>) {
+    let mut merged = Map::new();
+    let mut warnings = Vec::new();
+    for path in [
+        agent_dir.join("settings.json"),
+        cwd.join(".pi").join("settings.json"),
+    ] {
+        let text = match std::fs::read(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => {
+                warnings.push(format!("ignoring {}: cannot read it: {e}", path.display()));
+                continue;
+            }
+        };
+        match serde_json::from_slice::<Value>(&text) {
+            Ok(Value::Object(o)) => {
+                for (k, v) in o {
+                    match (merged.get_mut(&k), v) {
+                        (Some(Value::Object(base)), Value::Object(over)) => base.extend(over),
+                        (_, v) => {
+                            merged.insert(k, v);
+                        }
+                    }
+                }
+            }
+            Ok(_) => warnings.push(format!("ignoring {}: not a JSON object", path.display())),
+            Err(e) => warnings.push(format!("ignoring {}: {e}", path.display())),
         }
     }
+    (merged, warnings)
 }
 
 /// The process's working directory as upstream sees it (`process.cwd()`).

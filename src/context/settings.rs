@@ -33,37 +33,8 @@ impl Default for Settings {
 impl Settings {
     pub fn load(agent_dir: &Path, cwd: &Path) -> Settings {
         let mut s = Settings::default();
-        let mut merged = serde_json::Map::new();
-        for path in [
-            agent_dir.join("settings.json"),
-            cwd.join(".pi").join("settings.json"),
-        ] {
-            let text = match std::fs::read(&path) {
-                Ok(t) => t,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-                Err(e) => {
-                    s.warnings
-                        .push(format!("ignoring {}: cannot read it: {e}", path.display()));
-                    continue;
-                }
-            };
-            match serde_json::from_slice::<Value>(&text) {
-                Ok(Value::Object(o)) => {
-                    for (k, v) in o {
-                        match (merged.get_mut(&k), v) {
-                            (Some(Value::Object(base)), Value::Object(over)) => base.extend(over),
-                            (_, v) => {
-                                merged.insert(k, v);
-                            }
-                        }
-                    }
-                }
-                Ok(_) => s
-                    .warnings
-                    .push(format!("ignoring {}: not a JSON object", path.display())),
-                Err(e) => s.warnings.push(format!("ignoring {}: {e}", path.display())),
-            }
-        }
+        let (merged, warnings) = crate::config::settings(agent_dir, cwd);
+        s.warnings = warnings;
         let get = |a: &str, b: &str| merged.get(a).and_then(|v| v.get(b));
         if let Some(b) = get("compaction", "enabled").and_then(Value::as_bool) {
             s.compaction_enabled = b;

@@ -36,36 +36,7 @@ pub const DEFAULT_BRANCH_RESERVE_TOKENS: u64 = 16_384;
 
 /// The merged settings object.
 pub fn merged(agent_dir: &Path, cwd: &Path) -> (Map<String, Value>, Vec<String>) {
-    let mut merged = Map::new();
-    let mut warnings = Vec::new();
-    for path in [
-        agent_dir.join("settings.json"),
-        cwd.join(".pi").join("settings.json"),
-    ] {
-        let text = match std::fs::read(&path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(e) => {
-                warnings.push(format!("ignoring {}: cannot read it: {e}", path.display()));
-                continue;
-            }
-        };
-        match serde_json::from_slice::<Value>(&text) {
-            Ok(Value::Object(o)) => {
-                for (k, v) in o {
-                    match (merged.get_mut(&k), v) {
-                        (Some(Value::Object(base)), Value::Object(over)) => base.extend(over),
-                        (_, v) => {
-                            merged.insert(k, v);
-                        }
-                    }
-                }
-            }
-            Ok(_) => warnings.push(format!("ignoring {}: not a JSON object", path.display())),
-            Err(e) => warnings.push(format!("ignoring {}: {e}", path.display())),
-        }
-    }
-    (merged, warnings)
+    crate::config::settings(agent_dir, cwd)
 }
 
 fn count(v: Option<&Value>) -> Option<u64> {
