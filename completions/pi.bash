@@ -31,6 +31,9 @@ _pi() {
             pi,prompt)
                 cmd="pi__subcmd__prompt"
                 ;;
+            pi,run)
+                cmd="pi__subcmd__run"
+                ;;
             pi,session)
                 cmd="pi__subcmd__session"
                 ;;
@@ -92,7 +95,7 @@ _pi() {
 
     case "${cmd}" in
         pi)
-            opts="-h -V --session-dir --help --version session prompt context compact models generate"
+            opts="-h -V --session-dir --help --version session prompt context compact models run generate"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -439,6 +442,64 @@ _pi() {
                     return 0
                     ;;
                 --append-system-prompt)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --session-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        pi__subcmd__run)
+            opts="-p -h -V --prompt --model --thinking --tools --no-tools --leaf --no-session --max-turns --system-prompt-file --append-system-prompt --no-context-files --tool-choice --json --session-dir --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --prompt)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --model)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --thinking)
+                    COMPREPLY=($(compgen -W "off minimal low medium high xhigh" -- "${cur}"))
+                    return 0
+                    ;;
+                --tools)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --leaf)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-turns)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --system-prompt-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --append-system-prompt)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tool-choice)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -32,6 +32,7 @@ complete -c pi -n "__fish_pi_needs_command" -f -a "prompt" -d 'Expand prompt tem
 complete -c pi -n "__fish_pi_needs_command" -f -a "context" -d 'Build the context a model sees from a session, and measure it'
 complete -c pi -n "__fish_pi_needs_command" -f -a "compact" -d 'Summarize older entries of a session with a model, from the shell or cron'
 complete -c pi -n "__fish_pi_needs_command" -f -a "models" -d 'List the configured models'
+complete -c pi -n "__fish_pi_needs_command" -f -a "run" -d 'Run the agent: send a prompt, let the model use tools, and record it all in a session'
 complete -c pi -n "__fish_pi_needs_command" -f -a "generate" -d 'Write the man pages and shell completions (for packagers and the repository)'
 complete -c pi -n "__fish_pi_using_subcommand session; and not __fish_seen_subcommand_from new list log append branch tree resume label name fork check migrate" -l session-dir -d 'Keep sessions in DIR instead of the per-project directory under the agent directory' -r -F
 complete -c pi -n "__fish_pi_using_subcommand session; and not __fish_seen_subcommand_from new list log append branch tree resume label name fork check migrate" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -215,6 +216,27 @@ complete -c pi -n "__fish_pi_using_subcommand models" -l all -d 'Also list model
 complete -c pi -n "__fish_pi_using_subcommand models" -l json -d 'Same as --format json'
 complete -c pi -n "__fish_pi_using_subcommand models" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c pi -n "__fish_pi_using_subcommand models" -s V -l version -d 'Print version'
+complete -c pi -n "__fish_pi_using_subcommand run" -s p -l prompt -d 'The prompt; `/template args` and `/skill:name args` are expanded [default: read from stdin]' -r
+complete -c pi -n "__fish_pi_using_subcommand run" -l model -d 'The model, as PROVIDER/ID [default: the session\'s model if it has a key, else defaultProvider/defaultModel from settings.json]' -r
+complete -c pi -n "__fish_pi_using_subcommand run" -l thinking -d 'Thinking level [default: the session\'s, else defaultThinkingLevel, else medium]; lowered or raised to the nearest level the model supports' -r -f -a "off\t''
+minimal\t''
+low\t''
+medium\t''
+high\t''
+xhigh\t''"
+complete -c pi -n "__fish_pi_using_subcommand run" -l tools -d 'Active tools, comma-separated, in this order [default: read,bash,edit,write]' -r
+complete -c pi -n "__fish_pi_using_subcommand run" -l leaf -d 'Continue from this entry (id or unique prefix) instead of the leaf; the first new entry becomes its child' -r
+complete -c pi -n "__fish_pi_using_subcommand run" -l max-turns -d 'Stop after N answers of the model (the tools of the last one still run)' -r
+complete -c pi -n "__fish_pi_using_subcommand run" -l system-prompt-file -d 'Use the contents of FILE instead of the default system prompt and SYSTEM.md' -r -F
+complete -c pi -n "__fish_pi_using_subcommand run" -l append-system-prompt -d 'Append TEXT to the system prompt (if it names an existing file, its contents); repeatable, joined by blank lines; replaces APPEND_SYSTEM.md' -r
+complete -c pi -n "__fish_pi_using_subcommand run" -l tool-choice -d 'Which tool the model must call: auto, none, required (some tool), or a tool\'s name [default: the provider\'s, auto]' -r
+complete -c pi -n "__fish_pi_using_subcommand run" -l session-dir -d 'Keep sessions in DIR instead of the per-project directory under the agent directory' -r -F
+complete -c pi -n "__fish_pi_using_subcommand run" -l no-tools -d 'No tools'
+complete -c pi -n "__fish_pi_using_subcommand run" -l no-session -d 'Record nothing: no session file is created or written (a SESSION given is only read)'
+complete -c pi -n "__fish_pi_using_subcommand run" -l no-context-files -d 'Leave out the AGENTS.md / CLAUDE.md context files'
+complete -c pi -n "__fish_pi_using_subcommand run" -l json -d 'Print the event stream as JSON lines (the reference\'s JSON mode) instead of the assistant\'s text'
+complete -c pi -n "__fish_pi_using_subcommand run" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c pi -n "__fish_pi_using_subcommand run" -s V -l version -d 'Print version'
 complete -c pi -n "__fish_pi_using_subcommand generate" -l out -d 'Directory that receives man/ and completions/' -r -F
 complete -c pi -n "__fish_pi_using_subcommand generate" -l session-dir -d 'Keep sessions in DIR instead of the per-project directory under the agent directory' -r -F
 complete -c pi -n "__fish_pi_using_subcommand generate" -l check -d 'Compare with the files in DIR instead of writing; exit 1 if they differ'

@@ -60,6 +60,9 @@ pub enum Command {
     /// List the configured models
     #[command(after_long_help = EXIT_STATUS)]
     Models(cmd::models::ModelsArgs),
+    /// Run the agent: send a prompt, let the model use tools, and record it all in a session
+    #[command(after_long_help = cmd::run::EXIT_STATUS)]
+    Run(cmd::run::RunArgs),
     /// Write the man pages and shell completions (for packagers and the repository)
     #[command(hide = true)]
     Generate(cmd::generate::GenerateArgs),
@@ -108,6 +111,12 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Compact(args) => {
             let mut ctx = cmd::Ctx::new(cli.session_dir.as_deref())?;
             let code = cmd::compact::run(args, &mut ctx)?;
+            ctx.out.flush()?;
+            Ok(code)
+        }
+        Command::Run(args) => {
+            let mut ctx = cmd::Ctx::new(cli.session_dir.as_deref())?;
+            let code = cmd::run::run(args, &mut ctx)?;
             ctx.out.flush()?;
             Ok(code)
         }

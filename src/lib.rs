@@ -3,6 +3,7 @@
 //! The library holds the domain (`session`, `json`, …) and the command layer (`cli`, `cmd`);
 //! the binary is a thin wrapper around [`cli::main`].
 
+pub mod agent;
 pub mod cli;
 pub mod clock;
 pub mod cmd;

@@ -27,7 +27,7 @@ pub fn run(args: Vec<OsString>) -> anyhow::Result<u8> {
         return Err(
             Exit::new(USAGE, anyhow::anyhow!("unknown command '{name}'"))
                 .hint(format!(
-                    "built-in commands: session, prompt, context, compact, models; `{program}` was not found on PATH either"
+                    "built-in commands: session, prompt, context, compact, models, run; `{program}` was not found on PATH either"
                 ))
                 .into(),
         );

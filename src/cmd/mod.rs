@@ -6,6 +6,7 @@ pub mod external;
 pub mod generate;
 pub mod models;
 pub mod prompt;
+pub mod run;
 pub mod session;
 
 use std::path::{Path, PathBuf};

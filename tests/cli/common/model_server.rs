@@ -212,6 +212,22 @@ impl Reply {
         self
     }
 
+    /// Sends the body up to the first occurrence of `marker`, waits `d`, then sends the
+    /// rest (a stream that stalls in the middle).
+    pub fn stall_at(mut self, marker: &str, d: Duration) -> Reply {
+        let body = self.body();
+        let at = body
+            .windows(marker.len().max(1))
+            .position(|w| w == marker.as_bytes())
+            .unwrap_or(body.len());
+        self.steps = vec![
+            Step::Bytes(body[..at].to_vec()),
+            Step::Wait(d),
+            Step::Bytes(body[at..].to_vec()),
+        ];
+        self
+    }
+
     /// Sends only the first `n` bytes of the body, then closes the connection.
     pub fn cut_after(mut self, n: usize) -> Reply {
         let body = self.body();

@@ -1,0 +1,210 @@
+//! Where other programs can take part in a run: hooks that may change or stop what the loop
+//! does (upstream's extension events `input`, `before_agent_start`, `context`, `tool_call`,
+//! `tool_result`, `message_end`, `session_before_compact`), and the queue of messages typed
+//! while the agent works (steering and follow-up, as an RPC mode feeds them).
+//!
+//! `pi run` uses [`NoHooks`] and an empty queue; the loop already calls both at the points
+//! upstream does. Events (`turn_end`, `agent_end`, …) reach observers, not hooks.
+
+use std::collections::VecDeque;
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value as Json;
+
+use super::Message;
+use super::event::CompactionResult;
+use crate::compact::Plan;
+use crate::tools::ToolResult;
+
+/// What the `input` hook does with a prompt.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Input {
+    /// Go on with this text (the original or a replacement).
+    Continue(String),
+    /// The hook took care of it: nothing is sent.
+    Handled,
+}
+
+/// What the `tool_call` hook decides about a call (upstream's `beforeToolCall`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolCall {
+    Allow,
+    /// Run it with these arguments instead (they are checked like the model's).
+    Modify(Json),
+    /// Do not run it: an error result with this reason (default `Tool execution was
+    /// blocked`).
+    Block(Option<String>),
+}
+
+/// What the `session_before_compact` hook decides about an automatic compaction.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Compact {
+    Proceed,
+    /// Do not compact (`compaction_end` says `aborted`).
+    Cancel,
+    /// Use this summary instead of asking the model.
+    Use(CompactionResult),
+}
+
+/// Hooks into the loop. Every method has a default that changes nothing.
+#[allow(clippy::manual_async_fn)]
+pub trait Hooks {
+    /// A prompt as given, before templates and skills are expanded.
+    fn input(&mut self, text: String) -> impl Future<Output = Input> {
+        async move { Input::Continue(text) }
+    }
+
+    /// Before a prompt starts a run: may change the system prompt of this run and add
+    /// messages after the user's.
+    fn before_agent_start(
+        &mut self,
+        prompt: &str,
+        system_prompt: &mut String,
+        extra: &mut Vec<Message>,
+    ) -> impl Future<Output = ()> {
+        let _ = (prompt, system_prompt, extra);
+        async {}
+    }
+
+    /// The agent messages about to be sent (before conversion to LLM messages).
+    fn context(&mut self, messages: Vec<Message>) -> impl Future<Output = Vec<Message>> {
+        async move { messages }
+    }
+
+    /// A tool call whose arguments passed the checks, before it runs.
+    fn tool_call(&mut self, id: &str, name: &str, args: &Json) -> impl Future<Output = ToolCall> {
+        let _ = (id, name, args);
+        async { ToolCall::Allow }
+    }
+
+    /// A finished tool call (upstream's `afterToolCall`): may replace the result.
+    fn tool_result(
+        &mut self,
+        id: &str,
+        name: &str,
+        args: &Json,
+        result: ToolResult,
+    ) -> impl Future<Output = ToolResult> {
+        let _ = (id, name, args);
+        async move { result }
+    }
+
+    /// A finished message, before it is recorded: may replace it.
+    fn message_end(&mut self, message: Message) -> impl Future<Output = Message> {
+        async move { message }
+    }
+
+    /// Before an automatic compaction asks the model for a summary.
+    fn session_before_compact(&mut self, plan: &Plan) -> impl Future<Output = Compact> {
+        let _ = plan;
+        async { Compact::Proceed }
+    }
+}
+
+/// No hooks.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct NoHooks;
+
+impl Hooks for NoHooks {}
+
+/// How a queue hands out its messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Mode {
+    /// One message per poll (upstream's default).
+    #[default]
+    OneAtATime,
+    /// Everything queued.
+    All,
+}
+
+#[derive(Debug, Default)]
+struct Queues {
+    steering: VecDeque<Message>,
+    follow_up: VecDeque<Message>,
+    steering_mode: Mode,
+    follow_up_mode: Mode,
+}
+
+/// Messages waiting for the loop: *steering* messages are delivered after the current
+/// turn's tools finish, *follow-up* messages when the agent would otherwise stop. Clones
+/// share the queue, so another task (an RPC reader) can feed a running loop.
+#[derive(Debug, Clone, Default)]
+pub struct Queue(Arc<Mutex<Queues>>);
+
+impl Queue {
+    fn with<T>(&self, f: impl FnOnce(&mut Queues) -> T) -> T {
+        match self.0.lock() {
+            Ok(mut q) => f(&mut q),
+            Err(poisoned) => f(&mut poisoned.into_inner()),
+        }
+    }
+
+    pub fn steer(&self, m: Message) {
+        self.with(|q| q.steering.push_back(m));
+    }
+
+    pub fn follow_up(&self, m: Message) {
+        self.with(|q| q.follow_up.push_back(m));
+    }
+
+    pub fn set_modes(&self, steering: Mode, follow_up: Mode) {
+        self.with(|q| {
+            q.steering_mode = steering;
+            q.follow_up_mode = follow_up;
+        });
+    }
+
+    fn take(q: &mut VecDeque<Message>, mode: Mode) -> Vec<Message> {
+        match mode {
+            Mode::All => q.drain(..).collect(),
+            Mode::OneAtATime => q.pop_front().into_iter().collect(),
+        }
+    }
+
+    /// The steering messages to deliver now.
+    pub fn take_steering(&self) -> Vec<Message> {
+        self.with(|q| Self::take(&mut q.steering, q.steering_mode))
+    }
+
+    /// The follow-up messages to deliver now.
+    pub fn take_follow_up(&self) -> Vec<Message> {
+        self.with(|q| Self::take(&mut q.follow_up, q.follow_up_mode))
+    }
+
+    pub fn has_queued(&self) -> bool {
+        self.with(|q| !q.steering.is_empty() || !q.follow_up.is_empty())
+    }
+
+    /// Empties both queues, returning what was in them (steering, then follow-up).
+    pub fn clear(&self) -> (Vec<Message>, Vec<Message>) {
+        self.with(|q| {
+            (
+                q.steering.drain(..).collect(),
+                q.follow_up.drain(..).collect(),
+            )
+        })
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::context::value::Value;
+
+    #[test]
+    fn queue_modes() {
+        let q = Queue::default();
+        for t in ["a", "b"] {
+            q.steer(Value::str(t));
+            q.follow_up(Value::str(t));
+        }
+        assert_eq!(q.take_steering(), vec![Value::str("a")]);
+        q.set_modes(Mode::All, Mode::All);
+        assert_eq!(q.take_steering(), vec![Value::str("b")]);
+        assert!(q.take_steering().is_empty());
+        assert_eq!(q.take_follow_up().len(), 2);
+        assert!(!q.has_queued());
+    }
+}

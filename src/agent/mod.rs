@@ -1,0 +1,58 @@
+//! The agent: a model and its tools working in a session, as the reference's newest release
+//! (0.73) runs it, with every finished message recorded as it completes.
+//!
+//! - [`session::AgentSession`]: the state of a run and what happens around the loop:
+//!   prompts (templates and skills expanded), recording, automatic retries of transient
+//!   provider errors (`retry.*`), automatic compaction at the threshold (before a prompt and
+//!   after a run) and after a context overflow (compact, then retry once).
+//! - [`turns`]: the loop itself: streamed answers, tool calls run at the same time with
+//!   their results recorded in call order, steering and follow-up messages, `max_turns`,
+//!   cancellation (the aborted answer is recorded as upstream records it).
+//! - [`event::Event`]: what happens, with the JSON form of upstream's JSON mode; an
+//!   [`Observer`] sees every event ([`render`] has the JSON and the human view).
+//! - [`hooks`]: where other programs can take part (upstream's extension events that change
+//!   behaviour), and the queue of steering and follow-up messages.
+//! - [`store`]: the session file, locked for the whole run.
+//! - [`setup`] and [`settings`]: what a run starts from.
+//!
+//! No command-line concerns here; `pi run` (`crate::cmd::run`) builds the runtime, handles
+//! signals and picks the view.
+
+pub mod event;
+pub mod hooks;
+pub mod render;
+pub mod session;
+pub mod settings;
+pub mod setup;
+pub mod store;
+pub mod turns;
+
+pub use event::Event;
+pub use session::{AgentSession, Config, Credentials, Outcome, ToolExecution};
+
+/// An agent message (user, assistant, tool result, or a summary/custom message from the
+/// session), as JavaScript holds it.
+pub type Message = crate::context::value::Value;
+
+/// Sees every event of a run, in order.
+pub trait Observer {
+    fn event(&mut self, e: &Event<'_>);
+}
+
+impl<T: Observer + ?Sized> Observer for &mut T {
+    fn event(&mut self, e: &Event<'_>) {
+        (**self).event(e);
+    }
+}
+
+/// Collects events as JSON lines (for tests and embedding).
+#[derive(Debug, Default)]
+pub struct Recorder(pub Vec<String>);
+
+impl Observer for Recorder {
+    fn event(&mut self, e: &Event<'_>) {
+        if let Some(l) = e.to_json() {
+            self.0.push(String::from_utf8_lossy(&l).into_owned());
+        }
+    }
+}

@@ -1,0 +1,318 @@
+//! The two views of a run: the JSON event stream (one event per line on stdout, as the
+//! reference's JSON mode prints it), and the human view (the assistant's text streamed to
+//! stdout; on a terminal, a spinner with the running tool or the wait on stderr).
+
+use std::io::{IsTerminal, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use super::Observer;
+use super::event::Event;
+use crate::llm;
+
+/// JSON mode: every event as a line. A closed output stops the printing, not the run.
+pub struct JsonLines<W: Write> {
+    w: W,
+    closed: bool,
+}
+
+impl<W: Write> JsonLines<W> {
+    pub fn new(w: W) -> JsonLines<W> {
+        JsonLines { w, closed: false }
+    }
+
+    /// Writes a line as it is (the session header that starts the stream).
+    pub fn line(&mut self, bytes: &[u8]) {
+        if self.closed {
+            return;
+        }
+        let ok = self
+            .w
+            .write_all(bytes)
+            .and_then(|()| self.w.write_all(b"\n"))
+            .and_then(|()| self.w.flush());
+        if ok.is_err() {
+            self.closed = true;
+        }
+    }
+}
+
+impl<W: Write> Observer for JsonLines<W> {
+    fn event(&mut self, e: &Event<'_>) {
+        if let Some(line) = e.to_json() {
+            self.line(&line);
+        }
+    }
+}
+
+#[derive(Default)]
+struct SpinState {
+    status: Option<String>,
+    /// Whether the spinner line is on screen.
+    drawn: bool,
+}
+
+/// A status line on stderr, redrawn every 100 ms while there is a status.
+struct Spinner {
+    state: Arc<Mutex<SpinState>>,
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+fn clear(state: &mut SpinState, err: &mut impl Write) {
+    if state.drawn {
+        let _ = write!(err, "\r\x1b[2K");
+        let _ = err.flush();
+        state.drawn = false;
+    }
+}
+
+impl Spinner {
+    fn start() -> Spinner {
+        let state = Arc::new(Mutex::new(SpinState::default()));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (st, sp) = (state.clone(), stop.clone());
+        let thread = std::thread::spawn(move || {
+            let frames = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
+            let mut k = 0usize;
+            let width = crate::output::term_width().max(20);
+            while !sp.load(Ordering::Relaxed) {
+                if let Ok(mut s) = st.lock() {
+                    let mut err = std::io::stderr().lock();
+                    match s.status.clone() {
+                        Some(text) => {
+                            let text = crate::output::truncate(&text, width - 3);
+                            let _ = write!(err, "\r\x1b[2K{} {text}", frames[k % frames.len()]);
+                            let _ = err.flush();
+                            s.drawn = true;
+                        }
+                        None => clear(&mut s, &mut err),
+                    }
+                }
+                k += 1;
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            if let Ok(mut s) = st.lock() {
+                clear(&mut s, &mut std::io::stderr().lock());
+            }
+        });
+        Spinner {
+            state,
+            stop,
+            thread: Some(thread),
+        }
+    }
+
+    fn with<T>(&self, f: impl FnOnce(&mut SpinState, &mut std::io::StderrLock<'_>) -> T) -> T {
+        let mut guard = match self.state.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        };
+        f(&mut guard, &mut std::io::stderr().lock())
+    }
+
+    fn set(&self, status: Option<String>) {
+        self.with(|s, err| {
+            if status.is_none() {
+                clear(s, err);
+            }
+            s.status = status;
+        });
+    }
+
+    /// Prints a line on stderr above the spinner.
+    fn println(&self, line: &str) {
+        self.with(|s, err| {
+            clear(s, err);
+            let _ = writeln!(err, "{line}");
+            let _ = err.flush();
+        });
+    }
+}
+
+impl Drop for Spinner {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// The human view.
+pub struct Human {
+    spinner: Option<Spinner>,
+    style: crate::output::Style,
+    /// `provider/id` of the model, for the waiting status.
+    model: String,
+    /// Whether stdout is at the start of a line.
+    at_line_start: bool,
+    closed: bool,
+}
+
+/// A short form of a tool call's arguments for the tool line.
+fn call_summary(name: &str, args: &serde_json::Value) -> String {
+    let s = |k: &str| args.get(k).and_then(serde_json::Value::as_str);
+    let text = match name {
+        "bash" => s("command").map(str::to_owned),
+        "grep" | "find" => s("pattern").map(|p| match s("path") {
+            Some(path) => format!("{p} in {path}"),
+            None => p.to_owned(),
+        }),
+        _ => s("path").map(str::to_owned),
+    };
+    text.unwrap_or_default()
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+impl Human {
+    /// `spinner`: show progress on stderr (when it is a terminal).
+    pub fn new(model: String) -> Human {
+        let tty = std::io::stderr().is_terminal();
+        let color = tty && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+        Human {
+            spinner: tty.then(Spinner::start),
+            style: crate::output::Style { on: color },
+            model,
+            at_line_start: true,
+            closed: false,
+        }
+    }
+
+    fn status(&self, s: Option<String>) {
+        if let Some(sp) = &self.spinner {
+            sp.set(s);
+        }
+    }
+
+    /// A line on stderr: above the spinner on a terminal, else as a `pi:` note.
+    fn note(&self, line: &str) {
+        match &self.spinner {
+            Some(sp) => sp.println(&self.style.dim(line)),
+            None => crate::error::note(line),
+        }
+    }
+
+    fn out(&mut self, text: &str) {
+        if self.closed || text.is_empty() {
+            return;
+        }
+        let mut o = std::io::stdout().lock();
+        if o.write_all(text.as_bytes())
+            .and_then(|()| o.flush())
+            .is_err()
+        {
+            self.closed = true;
+        }
+        self.at_line_start = text.ends_with('\n');
+    }
+
+    fn end_line(&mut self) {
+        if !self.at_line_start {
+            self.out("\n");
+        }
+    }
+}
+
+impl Observer for Human {
+    fn event(&mut self, e: &Event<'_>) {
+        match e {
+            Event::AgentStart | Event::TurnStart => {
+                self.status(Some(format!("waiting for {}", self.model)));
+            }
+            Event::MessageUpdate { event, .. } => match event {
+                llm::Event::TextDelta { delta, .. } => {
+                    self.status(None);
+                    self.out(delta);
+                }
+                llm::Event::ThinkingStart { .. } => self.status(Some("thinking".into())),
+                llm::Event::ToolCallStart { .. } => {
+                    self.status(Some("preparing a tool call".into()));
+                }
+                _ => {}
+            },
+            Event::MessageEnd { message } if super::store::is_assistant(message) => {
+                self.end_line();
+            }
+            Event::ToolExecutionStart { name, args, .. } => {
+                let line = format!("→ {name} {}", call_summary(name, args));
+                if let Some(sp) = &self.spinner {
+                    sp.println(&self.style.cyan(line.trim_end()));
+                }
+                self.status(Some(format!("running {name}")));
+            }
+            Event::ToolExecutionEnd {
+                name,
+                result,
+                is_error,
+                ..
+            } => {
+                if *is_error && let Some(sp) = &self.spinner {
+                    let text = result.text();
+                    let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+                    sp.println(&self.style.red(&format!("  ✗ {name}: {first}")));
+                }
+            }
+            Event::AgentEnd { .. } => self.status(None),
+            Event::CompactionStart { reason } => {
+                self.note(&format!("compacting the session ({})", reason.as_str()));
+                self.status(Some("compacting".into()));
+            }
+            Event::CompactionEnd {
+                result,
+                aborted,
+                error_message,
+                ..
+            } => {
+                self.status(None);
+                if let Some(r) = result {
+                    self.note(&format!(
+                        "compacted: {} tokens before; kept from entry {}",
+                        crate::context::value::js_number(r.tokens_before),
+                        r.first_kept_entry_id
+                    ));
+                } else if let Some(e) = error_message {
+                    crate::error::warn(e);
+                } else if *aborted {
+                    self.note("compaction cancelled");
+                } else {
+                    self.note("nothing to compact");
+                }
+            }
+            Event::AutoRetryStart {
+                attempt,
+                max_attempts,
+                delay_ms,
+                error_message,
+            } => {
+                self.note(&format!(
+                    "retrying in {:.1} s (attempt {attempt}/{max_attempts}) after: {error_message}",
+                    *delay_ms as f64 / 1000.0
+                ));
+            }
+            Event::ProviderRetry {
+                attempt,
+                max_retries,
+                delay_ms,
+                error,
+            } => {
+                self.note(&format!(
+                    "sending the request again in {:.1} s ({attempt}/{max_retries}) after: {error}",
+                    *delay_ms as f64 / 1000.0
+                ));
+            }
+            _ => {}
+        }
+    }
+}
+
+impl Drop for Human {
+    fn drop(&mut self) {
+        self.status(None);
+        self.spinner = None;
+    }
+}

@@ -1,0 +1,673 @@
+//! The agent session: the state of a run (the context's agent messages, the model, the
+//! tools, the session file) and what happens around the loop, as upstream's `AgentSession`
+//! does it: prompts, recording every finished message, automatic retries of transient
+//! provider errors, and automatic compaction (before a prompt and after a run, at the
+//! threshold; after a context overflow, with one retry).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::event::{CompactionReason, CompactionResult, Event, assistant_value};
+use super::hooks::{self, Hooks, Queue};
+use super::settings::Settings;
+use super::store::{FileStore, file_details, is_assistant, role};
+use super::{Message, Observer};
+use crate::compact::{Budget, Summarizer};
+use crate::context::tokens;
+use crate::context::value::{Obj, Value};
+use crate::llm::{
+    AssistantMessage, Client, Options, StopReason, Target, ToolChoice, Usage, auth, overflow,
+};
+use crate::models::Registry;
+use crate::tools::{CancelToken, ToolContext, ToolName};
+
+/// The text of `compaction_end.errorMessage` when an overflow comes back after one
+/// compaction and retry.
+pub const OVERFLOW_RECOVERY_FAILED: &str = "Context overflow recovery failed after one compact-and-retry attempt. Try reducing context or switching to a larger-context model.";
+
+/// Keys and headers, resolved for every request (upstream re-reads them each time, so
+/// `!command` keys and headers may change between requests).
+pub struct Credentials {
+    pub agent_dir: PathBuf,
+    pub registry: Registry,
+}
+
+impl Credentials {
+    /// `base` with the key, headers and secrets of a request to `target`.
+    pub fn options(&self, target: &Target, base: &Options) -> Result<Options, String> {
+        let a = auth::resolve(
+            &self.agent_dir,
+            &self.registry,
+            &target.model,
+            &target.details,
+        )?;
+        let mut o = base.clone();
+        o.api_key = a.api_key;
+        o.headers = a.headers;
+        o.secrets = a.secrets;
+        Ok(o)
+    }
+}
+
+/// How tool calls of one response run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ToolExecution {
+    /// All at once (each reports its end when it finishes; results are recorded in call
+    /// order).
+    #[default]
+    Parallel,
+    /// One after another.
+    Sequential,
+}
+
+/// What a run works with.
+pub struct Config {
+    pub target: Target,
+    /// The effective thinking level (`off` … `xhigh`).
+    pub thinking_level: String,
+    pub system_prompt: String,
+    /// The active tools, in order.
+    pub tools: Vec<ToolName>,
+    pub tool_ctx: Arc<ToolContext>,
+    pub tool_execution: ToolExecution,
+    pub settings: Settings,
+    /// Options of every request (retries, thinking budgets); key and headers are added per
+    /// request from `credentials`.
+    pub options: Options,
+    pub credentials: Credentials,
+    /// Stop after this many answers (the tools of the last one still run).
+    pub max_turns: Option<u32>,
+    /// Sent with every request (`None`: the provider's default, `auto`).
+    pub tool_choice: Option<ToolChoice>,
+}
+
+/// Expands templates and skills in a prompt (an error stops the prompt).
+pub type Expander = Box<dyn Fn(&str) -> Result<String, String>>;
+
+/// How a prompt (or a continuation) ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// The model finished.
+    Done,
+    /// The last answer failed (after any retries and compaction): its error.
+    Failed(String),
+    /// Stopped by the cancel token (Ctrl-C).
+    Aborted,
+    /// Stopped after `max_turns` answers.
+    MaxTurns,
+    /// The `input` hook handled the prompt; nothing was sent.
+    Handled,
+}
+
+/// A run's state: upstream's `AgentSession` around the loop of [`super::turns`].
+pub struct AgentSession<'c, H: Hooks, O: Observer> {
+    pub config: Config,
+    pub(super) client: &'c Client,
+    /// The context: agent messages as the model will see them next.
+    pub messages: Vec<Message>,
+    pub(super) store: Option<FileStore>,
+    pub observer: O,
+    pub(super) hooks: H,
+    pub(super) cancel: CancelToken,
+    pub queue: Queue,
+    /// The system prompt of the current run (`before_agent_start` may change it).
+    pub(super) system_prompt: String,
+    /// Expands templates and skills in a prompt.
+    expand: Option<Expander>,
+    pub(super) retry_attempt: u32,
+    pub(super) overflow_attempted: bool,
+    /// The time of the latest compaction on the path (Unix ms).
+    pub(super) last_compaction_ms: Option<i64>,
+    /// Answers so far (for `max_turns`).
+    pub(super) turns: u32,
+    pub(super) max_turns_hit: bool,
+    /// The last assistant message of the current run (upstream's `_lastAssistantMessage`).
+    pub(super) last_assistant: Option<Message>,
+    /// The failure of a run that threw (no message was recorded).
+    pub(super) thrown: Option<String>,
+}
+
+/// A number field of a message.
+fn num(m: &Message, k: &str) -> f64 {
+    m.get(k).and_then(Value::as_f64).unwrap_or(0.0)
+}
+
+fn text_of(m: &Message, k: &str) -> Option<String> {
+    m.get(k)
+        .and_then(Value::as_jstr)
+        .map(|s| s.text().into_owned())
+}
+
+/// What the overflow and retry rules look at in a recorded assistant message.
+pub fn assistant_facts(m: &Message) -> AssistantMessage {
+    let mut a = AssistantMessage::new(
+        "",
+        &text_of(m, "provider").unwrap_or_default(),
+        &text_of(m, "model").unwrap_or_default(),
+        num(m, "timestamp") as i64,
+    );
+    a.stop_reason = match m.get("stopReason").and_then(Value::as_jstr) {
+        Some(s) if s.eq_str("error") => StopReason::Error,
+        Some(s) if s.eq_str("aborted") => StopReason::Aborted,
+        Some(s) if s.eq_str("length") => StopReason::Length,
+        Some(s) if s.eq_str("toolUse") => StopReason::ToolUse,
+        _ => StopReason::Stop,
+    };
+    a.error_message = text_of(m, "errorMessage");
+    if let Some(u) = m.get("usage") {
+        let n = |k: &str| {
+            let v = num(u, k);
+            if v.is_finite() && v > 0.0 {
+                v as u64
+            } else {
+                0
+            }
+        };
+        a.usage = Usage {
+            input: n("input"),
+            output: n("output"),
+            cache_read: n("cacheRead"),
+            cache_write: n("cacheWrite"),
+            ..Usage::default()
+        };
+    }
+    a
+}
+
+/// A user message with one text block.
+pub fn user_message(text: &str) -> Message {
+    let mut block = Obj::new();
+    block.set("type", Value::str("text"));
+    block.set("text", Value::str(text));
+    let mut m = Obj::new();
+    m.set("role", Value::str("user"));
+    m.set("content", Value::Arr(vec![Value::Obj(block)]));
+    m.set("timestamp", Value::Num(crate::clock::now_ms() as f64));
+    Value::Obj(m)
+}
+
+fn set_modes(queue: &Queue, settings: &Settings) {
+    let mode = |all: bool| {
+        if all {
+            hooks::Mode::All
+        } else {
+            hooks::Mode::OneAtATime
+        }
+    };
+    queue.set_modes(mode(settings.steering_all), mode(settings.follow_up_all));
+}
+
+fn stop_reason(m: &Message) -> Option<std::borrow::Cow<'_, str>> {
+    m.get("stopReason")
+        .and_then(Value::as_jstr)
+        .map(|s| s.text())
+}
+
+impl<'c, H: Hooks, O: Observer> AgentSession<'c, H, O> {
+    /// A session over `messages` (the context of the path being continued), recording to
+    /// `store` (none: nothing is recorded). `last_compaction_ms` is the time of the latest
+    /// compaction on the path.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        config: Config,
+        client: &'c Client,
+        messages: Vec<Message>,
+        store: Option<FileStore>,
+        last_compaction_ms: Option<i64>,
+        observer: O,
+        hooks: H,
+        cancel: CancelToken,
+    ) -> AgentSession<'c, H, O> {
+        let queue = Queue::default();
+        set_modes(&queue, &config.settings);
+        AgentSession {
+            system_prompt: config.system_prompt.clone(),
+            config,
+            client,
+            messages,
+            store,
+            observer,
+            hooks,
+            cancel,
+            queue,
+            expand: None,
+            retry_attempt: 0,
+            overflow_attempted: false,
+            last_compaction_ms,
+            turns: 0,
+            max_turns_hit: false,
+            last_assistant: None,
+            thrown: None,
+        }
+    }
+
+    /// Uses `queue` for steering and follow-up messages (keep a clone to feed the run from
+    /// elsewhere); its modes are set from `steeringMode` / `followUpMode`.
+    pub fn set_queue(&mut self, queue: Queue) {
+        set_modes(&queue, &self.config.settings);
+        self.queue = queue;
+    }
+
+    /// Expands templates and skills in prompts with `f` (an error stops the prompt).
+    pub fn set_expander(&mut self, f: Expander) {
+        self.expand = Some(f);
+    }
+
+    /// The session file, if the run records one.
+    pub fn store(&self) -> Option<&FileStore> {
+        self.store.as_ref()
+    }
+
+    pub(super) fn emit(&mut self, e: Event<'_>) {
+        self.observer.event(&e);
+    }
+
+    /// Sends a prompt and runs until the model stops (with retries and compaction).
+    pub async fn prompt(&mut self, text: &str) -> anyhow::Result<Outcome> {
+        let text = match self.hooks.input(text.to_owned()).await {
+            hooks::Input::Continue(t) => t,
+            hooks::Input::Handled => return Ok(Outcome::Handled),
+        };
+        let text = match &self.expand {
+            Some(f) => f(&text).map_err(|e| anyhow::anyhow!(e))?,
+            None => text,
+        };
+        // Compact first when the last answer (aborted ones included) passed the threshold.
+        if let Some(last) = self
+            .messages
+            .iter()
+            .rev()
+            .find(|m| is_assistant(m))
+            .cloned()
+        {
+            self.check_compaction(&last, false).await?;
+        }
+        if self.cancel.is_cancelled() {
+            return Ok(Outcome::Aborted);
+        }
+        let mut system_prompt = self.config.system_prompt.clone();
+        let mut extra = Vec::new();
+        self.hooks
+            .before_agent_start(&text, &mut system_prompt, &mut extra)
+            .await;
+        self.system_prompt = system_prompt;
+        let mut prompts = vec![user_message(&text)];
+        prompts.extend(extra);
+        self.run(Some(prompts)).await
+    }
+
+    /// Continues from the context as it is (its last message must be a user message or
+    /// tool results: an interrupted run), upstream's `continue()`.
+    pub async fn resume(&mut self) -> anyhow::Result<Outcome> {
+        match self.messages.last() {
+            None => anyhow::bail!("Cannot continue: no messages in context"),
+            Some(m) if is_assistant(m) => {
+                anyhow::bail!("Cannot continue from message role: assistant")
+            }
+            Some(_) => {}
+        }
+        self.system_prompt = self.config.system_prompt.clone();
+        self.run(None).await
+    }
+
+    /// Runs the loop, then retries and compacts as upstream does after `agent_end`.
+    async fn run(&mut self, prompts: Option<Vec<Message>>) -> anyhow::Result<Outcome> {
+        let mut next = prompts;
+        loop {
+            self.last_assistant = None;
+            self.thrown = None;
+            self.agent_loop(next.take().unwrap_or_default()).await?;
+            if self.cancel.is_cancelled() {
+                return Ok(Outcome::Aborted);
+            }
+            if self.max_turns_hit {
+                return Ok(Outcome::MaxTurns);
+            }
+            if let Some(e) = self.thrown.take() {
+                return Ok(Outcome::Failed(e));
+            }
+            let Some(msg) = self.last_assistant.take() else {
+                return Ok(Outcome::Done);
+            };
+            if self.retryable(&msg) && self.retry(&msg).await {
+                continue;
+            }
+            if self.cancel.is_cancelled() {
+                return Ok(Outcome::Aborted);
+            }
+            if self.check_compaction(&msg, true).await? {
+                if !self.pause(Duration::from_millis(100)).await {
+                    return Ok(Outcome::Aborted);
+                }
+                continue;
+            }
+            if self.cancel.is_cancelled() {
+                return Ok(Outcome::Aborted);
+            }
+            return Ok(match stop_reason(&msg).as_deref() {
+                Some("error") => Outcome::Failed(
+                    text_of(&msg, "errorMessage").unwrap_or_else(|| "Request error".into()),
+                ),
+                Some("aborted") => Outcome::Aborted,
+                _ => Outcome::Done,
+            });
+        }
+    }
+
+    /// Sleeps unless cancelled first; `false` when cancelled.
+    async fn pause(&self, d: Duration) -> bool {
+        tokio::select! {
+            () = tokio::time::sleep(d) => true,
+            () = self.cancel.cancelled() => false,
+        }
+    }
+
+    fn window(&self) -> u64 {
+        self.config.target.model.context_window
+    }
+
+    fn retryable(&self, msg: &Message) -> bool {
+        self.config.settings.retry_enabled
+            && overflow::is_retryable(&assistant_facts(msg), self.window())
+    }
+
+    /// Drops a trailing assistant message from the context (it stays in the file).
+    fn drop_trailing_assistant(&mut self, only_errors: bool) {
+        if let Some(last) = self.messages.last()
+            && is_assistant(last)
+            && (!only_errors || stop_reason(last).as_deref() == Some("error"))
+        {
+            self.messages.pop();
+        }
+    }
+
+    /// Upstream's `_handleRetryableError`: `true` when the run is to be continued.
+    async fn retry(&mut self, msg: &Message) -> bool {
+        let error = text_of(msg, "errorMessage").unwrap_or_else(|| "Unknown error".into());
+        self.retry_attempt += 1;
+        let max = self.config.settings.max_retries;
+        if self.retry_attempt > max {
+            let attempt = self.retry_attempt - 1;
+            self.emit(Event::AutoRetryEnd {
+                success: false,
+                attempt,
+                final_error: Some(&error),
+            });
+            self.retry_attempt = 0;
+            return false;
+        }
+        let delay_ms = self.config.settings.retry_delay_ms(self.retry_attempt);
+        self.emit(Event::AutoRetryStart {
+            attempt: self.retry_attempt,
+            max_attempts: max,
+            delay_ms,
+            error_message: &error,
+        });
+        self.drop_trailing_assistant(false);
+        if !self.pause(Duration::from_millis(delay_ms)).await {
+            let attempt = self.retry_attempt;
+            self.retry_attempt = 0;
+            self.emit(Event::AutoRetryEnd {
+                success: false,
+                attempt,
+                final_error: Some("Retry cancelled"),
+            });
+            return false;
+        }
+        true
+    }
+
+    /// Upstream's `_checkCompaction`: compacts when `msg` shows an overflow or a context
+    /// above the threshold. `true` when the run is to be continued (after an overflow, or
+    /// with queued messages).
+    pub(super) async fn check_compaction(
+        &mut self,
+        msg: &Message,
+        skip_aborted: bool,
+    ) -> anyhow::Result<bool> {
+        let settings = &self.config.settings;
+        if !settings.compaction_enabled {
+            return Ok(false);
+        }
+        let facts = assistant_facts(msg);
+        if skip_aborted && facts.stop_reason == StopReason::Aborted {
+            return Ok(false);
+        }
+        let model = &self.config.target.model;
+        let window = model.context_window;
+        let same_model = facts.provider == model.provider && facts.model == model.id;
+        if let Some(t) = self.last_compaction_ms
+            && facts.timestamp <= t
+        {
+            return Ok(false);
+        }
+        if same_model && overflow::is_context_overflow(&facts, window) {
+            if self.overflow_attempted {
+                self.emit(Event::CompactionEnd {
+                    reason: CompactionReason::Overflow,
+                    result: None,
+                    aborted: false,
+                    will_retry: false,
+                    error_message: Some(OVERFLOW_RECOVERY_FAILED),
+                });
+                return Ok(false);
+            }
+            self.overflow_attempted = true;
+            self.drop_trailing_assistant(false);
+            return self.compact(CompactionReason::Overflow, true).await;
+        }
+        let tokens = if facts.stop_reason == StopReason::Error {
+            let est = tokens::estimate_context(&self.messages);
+            let Some(k) = est.last_usage_index else {
+                return Ok(false);
+            };
+            let source = &self.messages[k];
+            if let Some(t) = self.last_compaction_ms
+                && is_assistant(source)
+                && num(source, "timestamp") as i64 <= t
+            {
+                return Ok(false);
+            }
+            est.tokens
+        } else {
+            match msg.get("usage") {
+                Some(u) => tokens::context_tokens(u).0,
+                None => 0.0,
+            }
+        };
+        if window > 0 && tokens::should_compact(tokens, window, settings.reserve_tokens, true) {
+            return self.compact(CompactionReason::Threshold, false).await;
+        }
+        Ok(false)
+    }
+
+    fn compaction_end(
+        &mut self,
+        reason: CompactionReason,
+        result: Option<&CompactionResult>,
+        aborted: bool,
+        will_retry: bool,
+        error: Option<&str>,
+    ) {
+        self.emit(Event::CompactionEnd {
+            reason,
+            result,
+            aborted,
+            will_retry,
+            error_message: error,
+        });
+    }
+
+    /// Upstream's `_runAutoCompaction`.
+    async fn compact(
+        &mut self,
+        reason: CompactionReason,
+        will_retry: bool,
+    ) -> anyhow::Result<bool> {
+        self.emit(Event::CompactionStart { reason });
+        let failed = |e: &str| match reason {
+            CompactionReason::Overflow => format!("Context overflow recovery failed: {e}"),
+            _ => format!("Auto-compaction failed: {e}"),
+        };
+        let Some(store) = self.store.as_ref() else {
+            let e = failed("there is no session file to compact (--no-session)");
+            self.compaction_end(reason, None, false, false, Some(&e));
+            return Ok(false);
+        };
+        let options = match self
+            .config
+            .credentials
+            .options(&self.config.target, &self.config.options)
+        {
+            Ok(o) if o.api_key.is_some() => o,
+            _ => {
+                self.compaction_end(reason, None, false, false, None);
+                return Ok(false);
+            }
+        };
+        let budget = Budget {
+            reserve_tokens: self.config.settings.reserve_tokens,
+            keep_recent_tokens: self.config.settings.keep_recent_tokens,
+        };
+        let plan = match store.compaction_plan(budget) {
+            Ok(Ok(p)) => p,
+            Ok(Err(_)) => {
+                self.compaction_end(reason, None, false, false, None);
+                return Ok(false);
+            }
+            Err(e) => {
+                let e = failed(&format!("{e:#}"));
+                self.compaction_end(reason, None, false, false, Some(&e));
+                return Ok(false);
+            }
+        };
+        let (result, from_hook) = match self.hooks.session_before_compact(&plan).await {
+            hooks::Compact::Cancel => {
+                self.compaction_end(reason, None, true, false, None);
+                return Ok(false);
+            }
+            hooks::Compact::Use(r) => (r, true),
+            hooks::Compact::Proceed => {
+                let level = self.config.thinking_level.clone();
+                let progress = |_: &crate::llm::Event| {};
+                let summarizer = Summarizer {
+                    client: self.client,
+                    target: &self.config.target,
+                    options,
+                    thinking_level: Some(level),
+                    progress: &progress,
+                };
+                let cancel = self.cancel.clone();
+                let outcome = tokio::select! {
+                    r = summarizer.compact(&plan, None) => Some(r),
+                    () = cancel.cancelled() => None,
+                };
+                match outcome {
+                    None => {
+                        self.compaction_end(reason, None, true, false, None);
+                        return Ok(false);
+                    }
+                    Some(Err(e)) => {
+                        let e = failed(&e);
+                        self.compaction_end(reason, None, false, false, Some(&e));
+                        return Ok(false);
+                    }
+                    Some(Ok(c)) => (
+                        CompactionResult {
+                            details: file_details(&c.read_files, &c.modified_files),
+                            summary: c.summary,
+                            first_kept_entry_id: c.first_kept_entry_id,
+                            tokens_before: c.tokens_before,
+                        },
+                        false,
+                    ),
+                }
+            }
+        };
+        let Some(store) = self.store.as_mut() else {
+            return Ok(false);
+        };
+        store.append_compaction(&result, from_hook)?;
+        let (messages, t) = store.context()?;
+        self.messages = messages;
+        self.last_compaction_ms = t.or(Some(crate::clock::now_ms()));
+        self.compaction_end(reason, Some(&result), false, will_retry, None);
+        if will_retry {
+            self.drop_trailing_assistant(true);
+            return Ok(true);
+        }
+        Ok(self.queue.has_queued())
+    }
+
+    /// Bookkeeping of a finished message (upstream's `_processAgentEvent` on
+    /// `message_end`), after hooks and recording.
+    pub(super) fn after_message_end(&mut self, m: &Message) {
+        if !is_assistant(m) {
+            return;
+        }
+        self.last_assistant = Some(m.clone());
+        let error = stop_reason(m).as_deref() == Some("error");
+        if !error {
+            self.overflow_attempted = false;
+            if self.retry_attempt > 0 {
+                let attempt = self.retry_attempt;
+                self.retry_attempt = 0;
+                self.emit(Event::AutoRetryEnd {
+                    success: true,
+                    attempt,
+                    final_error: None,
+                });
+            }
+        }
+    }
+
+    /// Records a finished message (user, assistant, tool result) and tells observers.
+    pub(super) async fn finish_message(&mut self, m: Message) -> anyhow::Result<Message> {
+        let m = self.hooks.message_end(m).await;
+        if let Some(store) = self.store.as_mut() {
+            // Other roles (summaries, shell commands) are recorded by what makes them.
+            match role(&m).as_deref() {
+                Some("user" | "assistant" | "toolResult") => store.append_message(&m)?,
+                Some("custom") => store.append_custom_message(&m)?,
+                _ => {}
+            }
+        }
+        self.emit(Event::MessageEnd { message: &m });
+        self.after_message_end(&m);
+        Ok(m)
+    }
+
+    /// Announces a message that starts (a user message resets the overflow flag).
+    pub(super) fn start_message(&mut self, m: &Message) {
+        if role(m).as_deref() == Some("user") {
+            self.overflow_attempted = false;
+        }
+        self.emit(Event::MessageStart { message: m });
+    }
+
+    /// The synthetic message of a run that failed before producing one (upstream's
+    /// `handleRunFailure`): not recorded; only `agent_end` carries it.
+    pub(super) fn thrown_message(&self, error: &str) -> Message {
+        let model = &self.config.target.model;
+        let mut m = AssistantMessage::new(
+            &model.api,
+            &model.provider,
+            &model.id,
+            crate::clock::now_ms(),
+        );
+        m.content.push(crate::llm::Block::Text {
+            text: String::new(),
+        });
+        let aborted = self.cancel.is_cancelled();
+        m.fail(
+            if aborted {
+                StopReason::Aborted
+            } else {
+                StopReason::Error
+            },
+            error.to_owned(),
+        );
+        assistant_value(&m)
+    }
+}

@@ -1,0 +1,237 @@
+//! Recording a run: one writer lock on the session file for the whole run, and every
+//! finished message appended through it as it completes (one write and one `fsync` each),
+//! so an interrupted run leaves a valid file that resumes where it stopped. Entries chain
+//! from the run's own leaf (the leaf of the file, or `--leaf`).
+//!
+//! A run without a session (`--no-session`) records nothing.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::Context as _;
+use serde_json::json;
+
+use super::Message;
+use super::event::CompactionResult;
+use crate::compact::{self, Budget, NoPlan, Plan};
+use crate::context::value::{Value, js_number};
+use crate::session::Session;
+use crate::session::append::{self, AppendError, Appender, NewEntry, Parent};
+use crate::session::entry::jstr;
+use crate::{clock, json, rng};
+
+/// Why the session could not be opened for the run.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    #[error("{} is in use by another process (another `pi run`?)", .0.display())]
+    Busy(PathBuf),
+    #[error(transparent)]
+    Append(#[from] AppendError),
+}
+
+/// The session file a run writes to, locked while the run lasts.
+pub struct FileStore {
+    appender: Appender,
+    path: PathBuf,
+    agent_dir: PathBuf,
+    /// The entry new entries attach to.
+    leaf: Option<String>,
+}
+
+impl FileStore {
+    /// Locks the session for writing. Another writer's short append is waited for (up to
+    /// `wait`); a file held longer (another run) is [`OpenError::Busy`].
+    pub fn open(path: &Path, agent_dir: &Path, wait: Duration) -> Result<FileStore, OpenError> {
+        let start = Instant::now();
+        loop {
+            if let Some(appender) = Appender::try_open(path, Some(agent_dir))? {
+                let leaf = appender.leaf.as_ref().map(|l| l.as_str().to_owned());
+                return Ok(FileStore {
+                    appender,
+                    path: path.to_owned(),
+                    agent_dir: agent_dir.to_owned(),
+                    leaf,
+                });
+            }
+            if start.elapsed() >= wait {
+                return Err(OpenError::Busy(path.to_owned()));
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn leaf(&self) -> Option<&str> {
+        self.leaf.as_deref()
+    }
+
+    /// Attaches the next entries to `leaf` (`None`: a new root).
+    pub fn set_leaf(&mut self, leaf: Option<String>) {
+        self.leaf = leaf;
+    }
+
+    /// Appends one entry under the leaf, which it becomes; returns the line written.
+    pub fn append(&mut self, ty: &str, fields: Vec<(&str, Vec<u8>)>) -> anyhow::Result<Vec<u8>> {
+        let parent = match &self.leaf {
+            Some(l) => Parent::Id(l.clone()),
+            None => Parent::Root,
+        };
+        let mut e = NewEntry::new(ty, parent);
+        for (k, v) in fields {
+            e = e.field(k, v);
+        }
+        let mut lines = self
+            .appender
+            .append(&[e])
+            .with_context(|| format!("cannot record the run in {}", self.path.display()))?;
+        self.leaf = self.appender.leaf.as_ref().map(|l| l.as_str().to_owned());
+        Ok(lines.pop().unwrap_or_default())
+    }
+
+    pub fn append_message(&mut self, m: &Message) -> anyhow::Result<()> {
+        self.append("message", vec![("message", m.to_json())])
+            .map(drop)
+    }
+
+    /// Records a `custom` agent message (one a hook added) as a `custom_message` entry.
+    pub fn append_custom_message(&mut self, m: &Message) -> anyhow::Result<()> {
+        let mut fields = Vec::new();
+        for k in ["customType", "content", "display", "details"] {
+            if let Some(v) = m.get(k) {
+                fields.push((k, v.to_json()));
+            }
+        }
+        self.append("custom_message", fields).map(drop)
+    }
+
+    pub fn append_model_change(&mut self, provider: &str, model_id: &str) -> anyhow::Result<()> {
+        self.append(
+            "model_change",
+            vec![("provider", jstr(provider)), ("modelId", jstr(model_id))],
+        )
+        .map(drop)
+    }
+
+    pub fn append_thinking_level(&mut self, level: &str) -> anyhow::Result<()> {
+        self.append(
+            "thinking_level_change",
+            vec![("thinkingLevel", jstr(level))],
+        )
+        .map(drop)
+    }
+
+    /// The session as it is on disk now.
+    fn session(&self) -> anyhow::Result<Session> {
+        Session::open(&self.path).with_context(|| format!("cannot read {}", self.path.display()))
+    }
+
+    /// The index of the run's leaf in `s`.
+    fn leaf_index(&self, s: &Session) -> Option<u32> {
+        self.leaf.as_deref().and_then(|l| s.get(l))
+    }
+
+    /// The compaction plan for the path to the run's leaf.
+    pub fn compaction_plan(&self, budget: Budget) -> anyhow::Result<Result<Plan, NoPlan>> {
+        let s = self.session()?;
+        let Some(leaf) = self.leaf_index(&s) else {
+            return Ok(Err(NoPlan::TooSmall));
+        };
+        compact::prepare(&s, leaf, budget)
+            .with_context(|| format!("cannot read {}", self.path.display()))
+    }
+
+    /// Appends a `compaction` entry under the leaf.
+    pub fn append_compaction(
+        &mut self,
+        c: &CompactionResult,
+        from_hook: bool,
+    ) -> anyhow::Result<()> {
+        self.append(
+            "compaction",
+            vec![
+                ("summary", jstr(&c.summary)),
+                ("firstKeptEntryId", jstr(&c.first_kept_entry_id)),
+                ("tokensBefore", js_number(c.tokens_before).into_bytes()),
+                ("details", super::event::js(&c.details)),
+                (
+                    "fromHook",
+                    if from_hook {
+                        b"true".to_vec()
+                    } else {
+                        b"false".to_vec()
+                    },
+                ),
+            ],
+        )
+        .map(drop)
+    }
+
+    /// The agent messages of the path to the leaf (after a compaction), and the time of the
+    /// latest compaction on it.
+    pub fn context(&self) -> anyhow::Result<(Vec<Message>, Option<i64>)> {
+        let s = self.session()?;
+        let leaf = self.leaf_index(&s);
+        let c = crate::context::build(&s, leaf)
+            .with_context(|| format!("cannot read {}", self.path.display()))?;
+        let t = c.info.compaction.and_then(|i| compaction_time(&s, i));
+        Ok((c.messages, t))
+    }
+
+    pub fn agent_dir(&self) -> &Path {
+        &self.agent_dir
+    }
+}
+
+/// The time of a compaction entry (`timestamp`, Unix milliseconds).
+pub fn compaction_time(s: &Session, entry: u32) -> Option<i64> {
+    let line = s.line(entry).ok()?;
+    let ts = json::get_str(&line, "timestamp")?;
+    clock::parse_iso(&ts)
+}
+
+/// The header of a new session of `cwd` (version 3, a new v7 id, now).
+pub fn new_header(cwd: &str) -> (String, Vec<u8>, i64) {
+    let now = clock::now_ms();
+    let mut rng = rng::Rng::new(|| now as u64);
+    let id = rng.uuid_v7(now);
+    let mut header = Vec::new();
+    header.extend_from_slice(b"{\"type\":\"session\",\"version\":3,\"id\":");
+    json::write_str(&mut header, &id);
+    header.extend_from_slice(b",\"timestamp\":");
+    json::write_str(&mut header, &clock::format_iso(now));
+    header.extend_from_slice(b",\"cwd\":");
+    json::write_str(&mut header, cwd);
+    header.push(b'}');
+    (id, header, now)
+}
+
+/// Creates a new session file of `cwd` in `dir` (the header only, written at once) and
+/// returns its path and header line.
+pub fn create(dir: &Path, cwd: &str) -> anyhow::Result<(PathBuf, Vec<u8>)> {
+    let (id, header, now) = new_header(cwd);
+    let path = dir.join(format!("{}_{id}.jsonl", clock::file_stamp(now)));
+    append::write_new_file(&path, false, |w| {
+        w.write_all(&header)?;
+        w.write_all(b"\n")
+    })
+    .with_context(|| format!("cannot create {}", path.display()))?;
+    Ok((path, header))
+}
+
+/// A `details` object for a compaction's file lists.
+pub fn file_details(read: &[String], modified: &[String]) -> serde_json::Value {
+    json!({"readFiles": read, "modifiedFiles": modified})
+}
+
+/// Whether a message is an assistant message.
+pub fn is_assistant(m: &Message) -> bool {
+    m.get("role").is_some_and(|r| r.is_str("assistant"))
+}
+
+/// `role` of a message.
+pub fn role(m: &Message) -> Option<std::borrow::Cow<'_, str>> {
+    m.get("role").and_then(Value::as_jstr).map(|r| r.text())
+}

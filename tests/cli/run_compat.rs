@@ -1,0 +1,283 @@
+//! Session files written by `pi run` open in the reference with the same context.
+//!
+//! tests/fixtures/run/*.jsonl are written by `pi run` itself, in the scenarios below (tool
+//! calls run in parallel with an unknown tool, a retried rate limit, a multi-edit, an
+//! overflow recovered by compaction, a branch from an earlier answer with a new thinking
+//! level; and runs interrupted by Ctrl-C while a tool runs and while the answer streams),
+//! with the clock and ids fixed. `scenarios_write_the_committed_files` runs them again and
+//! compares (set `PI_UPDATE_RUN_FIXTURES=1` to rewrite the files instead).
+//!
+//! scripts/goldens/run.mjs opened those files with the reference (0.73.1:
+//! `SessionManager.open`, `buildSessionContext`, for every leaf), continued them with an
+//! appended message, and recorded what it saw in tests/fixtures/run/<name>.golden.json;
+//! `the_reference_builds_the_same_context` checks `pi context build` against it.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::common::model_server::{ModelServer, Reply};
+use crate::common::*;
+use crate::run_support::*;
+
+const NOW: &str = "2026-01-02T03:04:05.678Z";
+const SEED: &str = "7";
+/// The working directory recorded in the committed files.
+const CWD: &str = "/home/user/project";
+
+fn dir() -> PathBuf {
+    fixture("run")
+}
+
+fn compat_world(server: &ModelServer) -> World {
+    let w = world(server);
+    w.write(
+        "agent/models.json",
+        json!({"providers": {"mock": {"baseUrl": format!("{}/v1", server.url()),
+            "api": "openai-completions", "apiKey": KEY,
+            "models": [{"id": "m1", "reasoning": true, "contextWindow": 100000, "maxTokens": 4000}]}}})
+        .to_string(),
+    );
+    settings(&w, json!({"compaction": {"keepRecentTokens": 30}}));
+    w.write("proj/notes.txt", "alpha\nbeta\ngamma\n");
+    w
+}
+
+fn run_fixed(w: &World, args: &[&str]) -> std::process::Output {
+    w.pi()
+        .env("PI_NOW", NOW)
+        .env("PI_SEED", SEED)
+        .arg("run")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+const OVERFLOW: &str = r#"{"error":{"message":"This model's maximum context length is 100000 tokens. However, your messages resulted in 100500 tokens.","type":"invalid_request_error"}}"#;
+
+/// Tools, a retry, a multi-edit, an overflow recovered by compaction, a branch.
+fn scenario_tools(w: &World, server: &ModelServer) -> PathBuf {
+    server.push(tool_calls(&[
+        ("call_ls", "ls", r#"{"path":"."}"#),
+        ("call_read", "read", r#"{"path":"notes.txt"}"#),
+        ("call_fly", "fly", r#"{"to":"the moon"}"#),
+    ]));
+    server.push(answer_with_usage(
+        "There is notes.txt: alpha, beta, gamma.",
+        900,
+    ));
+    let o = run_fixed(
+        w,
+        &[
+            "--thinking",
+            "low",
+            "--tools",
+            "read,bash,edit,write,ls",
+            "-p",
+            "What is here?",
+        ],
+    );
+    status(&o, 0);
+    let f = session_file(w);
+    let first_answer = lines(&f).last().unwrap()["id"].as_str().unwrap().to_owned();
+
+    server.push(Reply::status(
+        429,
+        r#"{"error":{"message":"Rate limit reached"}}"#,
+    ));
+    server.push(tool_calls(&[(
+        "call_edit",
+        "edit",
+        r#"{"path":"notes.txt","edits":[{"oldText":"alpha","newText":"ALPHA"},{"oldText":"gamma","newText":"GAMMA"}]}"#,
+    )]));
+    server.push(answer_with_usage("Capitalized two words.", 1200));
+    status(
+        &run_fixed(
+            w,
+            &[f.to_str().unwrap(), "-p", "Capitalize alpha and gamma."],
+        ),
+        0,
+    );
+
+    server.push(Reply::status(400, OVERFLOW));
+    server.push(
+        Reply::openai_text(&["## Original Request\nEdit notes.txt."]).when("first part of a turn"),
+    );
+    server.push(
+        Reply::openai_text(&["## Goal\nLook at notes.txt and edit it."]).when("<conversation>"),
+    );
+    server.push(answer_with_usage(
+        "The file now reads ALPHA, beta, GAMMA.",
+        400,
+    ));
+    status(
+        &run_fixed(w, &[f.to_str().unwrap(), "-p", "What does it say now?"]),
+        0,
+    );
+
+    server.push(answer_with_usage("On this branch nothing was edited.", 950));
+    let o = run_fixed(
+        w,
+        &[
+            f.to_str().unwrap(),
+            "--leaf",
+            &first_answer,
+            "--thinking",
+            "high",
+            "-p",
+            "Forget the edits: what was there first?",
+        ],
+    );
+    status(&o, 0);
+    f
+}
+
+/// Ctrl-C while a tool runs, then while an answer streams, then a finished answer.
+fn scenario_interrupted(w: &World, server: &ModelServer) -> PathBuf {
+    let env = [("PI_NOW", NOW), ("PI_SEED", SEED)];
+    server.push(tool_calls(&[(
+        "call_long",
+        "bash",
+        r#"{"command":"echo begun; sleep 30"}"#,
+    )]));
+    let (child, mut out) = spawn_env(w, &["--json", "-p", "Run the long job."], &env);
+    read_until(&mut out, |e| {
+        e["type"] == "tool_execution_update"
+            && e["partialResult"]["content"][0]["text"]
+                .as_str()
+                .is_some_and(|t| t.contains("begun"))
+    });
+    signal(&child, libc::SIGINT);
+    assert_eq!(finish(child, out).0, 130);
+    let f = session_file(w);
+
+    server.push(Reply::openai_text(&["Hel", "lo"]).stall_at("\"lo\"", Duration::from_secs(30)));
+    let (child, mut out) = spawn_env(
+        w,
+        &[f.to_str().unwrap(), "--json", "-p", "Say hello."],
+        &env,
+    );
+    read_until(&mut out, |e| e["assistantMessageEvent"]["delta"] == "Hel");
+    signal(&child, libc::SIGINT);
+    assert_eq!(finish(child, out).0, 130);
+
+    server.push(answer_with_usage("Hello.", 300));
+    status(&run_fixed(w, &[f.to_str().unwrap(), "-p", "Try again."]), 0);
+    f
+}
+
+/// The file with the world's directory replaced by [`CWD`].
+fn normalized(w: &World, f: &Path) -> String {
+    let text = std::fs::read_to_string(f).unwrap();
+    let mut proj = Vec::new();
+    pi::json::write_str(&mut proj, w.proj().to_str().unwrap());
+    let mut cwd = Vec::new();
+    pi::json::write_str(&mut cwd, CWD);
+    text.replace(
+        std::str::from_utf8(&proj).unwrap(),
+        std::str::from_utf8(&cwd).unwrap(),
+    )
+}
+
+fn compare_or_update(name: &str, actual: &str) {
+    let path = dir().join(format!("{name}.jsonl"));
+    if std::env::var_os("PI_UPDATE_RUN_FIXTURES").is_some() {
+        std::fs::create_dir_all(dir()).unwrap();
+        std::fs::write(&path, actual).unwrap();
+        return;
+    }
+    let expected = std::fs::read_to_string(&path).unwrap();
+    for (k, (a, e)) in actual.lines().zip(expected.lines()).enumerate() {
+        assert_eq!(
+            a,
+            e,
+            "{name}.jsonl line {} differs from what pi run writes",
+            k + 1
+        );
+    }
+    assert_eq!(
+        actual.lines().count(),
+        expected.lines().count(),
+        "{name}.jsonl"
+    );
+}
+
+#[test]
+fn scenarios_write_the_committed_files() {
+    let server = ModelServer::start();
+    let w = compat_world(&server);
+    let f = scenario_tools(&w, &server);
+    check(&w, &f);
+    compare_or_update("tools", &normalized(&w, &f));
+    let server = ModelServer::start();
+    let w = compat_world(&server);
+    let f = scenario_interrupted(&w, &server);
+    check(&w, &f);
+    compare_or_update("interrupted", &normalized(&w, &f));
+}
+
+fn golden(name: &str) -> Value {
+    let p = dir().join(format!("{name}.golden.json"));
+    serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap()
+}
+
+#[test]
+fn the_reference_builds_the_same_context() {
+    for name in ["tools", "interrupted"] {
+        let g = golden(name);
+        let w = World::new();
+        let f = w.write(
+            &format!("s/{name}.jsonl"),
+            std::fs::read(dir().join(format!("{name}.jsonl"))).unwrap(),
+        );
+        assert_eq!(
+            g["leaf"].as_str(),
+            lines(&f).last().unwrap()["id"].as_str(),
+            "{name}: the reference's leaf"
+        );
+        let leaves = g["leaves"].as_array().unwrap();
+        assert!(!leaves.is_empty());
+        for l in leaves {
+            let leaf = l["leaf"].as_str().unwrap();
+            let out = w.ok(&[
+                "context",
+                "build",
+                f.to_str().unwrap(),
+                "--leaf",
+                leaf,
+                "--with-settings",
+            ]);
+            let mut got: Vec<&str> = out.lines().collect();
+            let settings: Value = serde_json::from_str(got.remove(0)).unwrap();
+            let want: Vec<&str> = l["agent"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_str().unwrap())
+                .collect();
+            assert_eq!(got, want, "{name}, leaf {leaf}: agent messages");
+            assert_eq!(
+                settings["thinkingLevel"], l["thinkingLevel"],
+                "{name} {leaf}"
+            );
+            assert_eq!(settings["model"], l["model"], "{name} {leaf}");
+        }
+        // The reference continued the file by appending, under the leaf.
+        assert_eq!(g["continued"]["prefixKept"], true, "{name}");
+        assert_eq!(g["continued"]["parentId"], g["leaf"], "{name}");
+    }
+    // The interesting parts are there: an aborted tool run and answer, a compaction, a
+    // branch with its own thinking level.
+    let t = golden("tools");
+    assert!(t["leaves"].as_array().unwrap().len() >= 2);
+    let all: String = t.to_string() + &golden("interrupted").to_string();
+    for needle in [
+        "compactionSummary",
+        "Tool fly not found",
+        "Command aborted",
+        "\\\"stopReason\\\":\\\"aborted\\\"",
+    ] {
+        assert!(all.contains(needle), "the goldens lack {needle}");
+    }
+}
