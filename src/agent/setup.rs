@@ -7,43 +7,8 @@ use std::path::{Path, PathBuf};
 use crate::models::{Details, Model, clamp_thinking_level};
 use crate::prompt::resources::Resources;
 use crate::prompt::skills::{self, ExpandError};
-use crate::prompt::{context, system, templates, tz};
+use crate::prompt::{context, discover, file_or_literal, system, templates, tz};
 use crate::tools::ToolName;
-
-/// A value that names an existing file stands for the file's contents (upstream's rule);
-/// an empty value is no value.
-fn file_or_literal(v: &str, base: &Path, warnings: &mut Vec<String>) -> Option<String> {
-    if v.is_empty() {
-        return None;
-    }
-    let p = base.join(v);
-    if p.is_file() {
-        match crate::prompt::read_text(&p) {
-            Ok(s) => return Some(s),
-            Err(e) => warnings.push(format!("cannot read {v}: {e}")),
-        }
-    }
-    Some(v.to_owned())
-}
-
-/// The first of `<cwd>/.pi/NAME` and `<agent dir>/NAME` that exists, read.
-fn discover(
-    cwd: &Path,
-    agent_dir: &Path,
-    name: &str,
-    warnings: &mut Vec<String>,
-) -> Option<String> {
-    let p = [cwd.join(".pi").join(name), agent_dir.join(name)]
-        .into_iter()
-        .find(|p| p.exists())?;
-    match crate::prompt::read_text(&p) {
-        Ok(s) => Some(s),
-        Err(e) => {
-            warnings.push(format!("cannot read {}: {e}", p.display()));
-            None
-        }
-    }
-}
 
 /// What the system prompt is built from.
 pub struct SystemPrompt<'a> {

@@ -252,3 +252,39 @@ pub(crate) mod fsx {
         }
     }
 }
+
+/// A value that names an existing file stands for the file's contents (upstream's rule for
+/// `--system-prompt` and `--append-system-prompt`); an empty value is no value.
+pub fn file_or_literal(v: &str, base: &Path, warnings: &mut Vec<String>) -> Option<String> {
+    if v.is_empty() {
+        return None;
+    }
+    let p = base.join(v);
+    if p.is_file() {
+        match read_text(&p) {
+            Ok(s) => return Some(s),
+            Err(e) => warnings.push(format!("cannot read {v}: {e}")),
+        }
+    }
+    Some(v.to_owned())
+}
+
+/// The first of `<cwd>/.pi/NAME` and `<agent dir>/NAME` that exists, read (`SYSTEM.md`,
+/// `APPEND_SYSTEM.md`).
+pub fn discover(
+    cwd: &Path,
+    agent_dir: &Path,
+    name: &str,
+    warnings: &mut Vec<String>,
+) -> Option<String> {
+    let p = [cwd.join(".pi").join(name), agent_dir.join(name)]
+        .into_iter()
+        .find(|p| p.exists())?;
+    match read_text(&p) {
+        Ok(s) => Some(s),
+        Err(e) => {
+            warnings.push(format!("cannot read {}: {e}", p.display()));
+            None
+        }
+    }
+}

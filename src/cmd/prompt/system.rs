@@ -10,7 +10,7 @@ use super::DiscoveryArgs;
 use crate::clock;
 use crate::cmd::Ctx;
 use crate::prompt::system::{self, DEFAULT_TOOLS, Tool};
-use crate::prompt::{context, tz};
+use crate::prompt::{context, discover, file_or_literal, tz};
 
 #[derive(Debug, Args)]
 pub struct SystemArgs {
@@ -50,36 +50,6 @@ pub struct SystemArgs {
     /// Print {"text", "tools", "contextFiles", "skills"} as JSON instead of the text
     #[arg(long)]
     pub json: bool,
-}
-
-/// A value that is a path to an existing file stands for the file's contents (upstream's
-/// rule); an empty value is no value.
-fn file_or_literal(v: &str, base: &Path, what: &str) -> Option<String> {
-    if v.is_empty() {
-        return None;
-    }
-    let p = base.join(v);
-    if p.exists() {
-        match crate::prompt::read_text(&p) {
-            Ok(s) => return Some(s),
-            Err(e) => crate::error::warn(&format!("cannot read {what} file {v}: {e}")),
-        }
-    }
-    Some(v.to_owned())
-}
-
-/// The first of `<cwd>/.pi/NAME` and `<agent dir>/NAME` that exists, read.
-fn discover(cwd: &Path, agent_dir: &Path, name: &str) -> Option<String> {
-    let p = [cwd.join(".pi").join(name), agent_dir.join(name)]
-        .into_iter()
-        .find(|p| p.exists())?;
-    match crate::prompt::read_text(&p) {
-        Ok(s) => Some(s),
-        Err(e) => {
-            crate::error::warn(&format!("cannot read {}: {e}", p.display()));
-            None
-        }
-    }
 }
 
 fn split_def(def: &str, flag: &str) -> anyhow::Result<(String, String)> {
@@ -169,25 +139,25 @@ pub fn run(args: SystemArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
     super::warn_missing_paths(&res);
     let agent_dir = ctx.dirs.agent_dir.clone();
 
+    let mut warnings = Vec::new();
     let custom_prompt = if let Some(f) = &args.system_prompt_file {
         let p = ctx.cwd.join(f);
         Some(crate::prompt::read_text(&p).with_context(|| format!("cannot read {}", f.display()))?)
     } else if let Some(v) = &args.system_prompt {
-        file_or_literal(v, &ctx.cwd, "system prompt")
+        file_or_literal(v, &ctx.cwd, &mut warnings)
     } else {
-        discover(&cwd, &agent_dir, "SYSTEM.md")
+        discover(&cwd, &agent_dir, "SYSTEM.md", &mut warnings)
     };
     let append: Vec<String> = if args.append_system_prompt.is_empty() {
-        discover(&cwd, &agent_dir, "APPEND_SYSTEM.md")
+        discover(&cwd, &agent_dir, "APPEND_SYSTEM.md", &mut warnings)
             .into_iter()
             .collect()
     } else {
         args.append_system_prompt
             .iter()
-            .filter_map(|v| file_or_literal(v, &ctx.cwd, "append system prompt"))
+            .filter_map(|v| file_or_literal(v, &ctx.cwd, &mut warnings))
             .collect()
     };
-    let mut warnings = Vec::new();
     let context_files = if args.no_context_files {
         Vec::new()
     } else {
