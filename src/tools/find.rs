@@ -10,11 +10,9 @@
 use globset::GlobBuilder;
 use ignore::WalkBuilder;
 use serde::Deserialize;
-use serde_json::{Map, Value};
 
 use super::path::resolve_to_cwd;
-use super::truncate::{DEFAULT_MAX_BYTES, Limits, format_size, truncate_head};
-use super::validate::{js_number, number_value};
+use super::validate::js_number;
 use super::{CancelToken, ToolContext, ToolError, ToolOutput};
 
 pub const DEFAULT_LIMIT: usize = 1000;
@@ -133,27 +131,14 @@ pub fn run(
         return Ok(ToolOutput::text("No files found matching pattern"));
     }
     let limit_reached = results.len() as f64 >= limit_value;
-    let truncation = truncate_head(&results.join("\n"), Limits::bytes_only());
-    let mut output = truncation.content.clone();
-    let mut details = Map::new();
-    let mut notices = Vec::new();
-    if limit_reached {
-        notices.push(format!(
-            "{} results limit reached. Use limit={} for more, or refine pattern",
-            js_number(limit_value),
-            js_number(limit_value * 2.0)
-        ));
-        details.insert("resultLimitReached".into(), number_value(limit_value));
-    }
-    if truncation.truncated {
-        notices.push(format!("{} limit reached", format_size(DEFAULT_MAX_BYTES)));
-        details.insert("truncation".into(), truncation.to_json());
-    }
-    if !notices.is_empty() {
-        output.push_str(&format!("\n\n[{}]", notices.join(". ")));
-    }
-    Ok(ToolOutput {
-        content: vec![super::Content::text(output)],
-        details: (!details.is_empty()).then_some(Value::Object(details)),
-    })
+    Ok(super::truncate::listing_output(
+        &results,
+        limit_reached.then_some((
+            "results",
+            ", or refine pattern",
+            "resultLimitReached",
+            limit_value,
+        )),
+        Vec::new(),
+    ))
 }

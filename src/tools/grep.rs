@@ -17,13 +17,10 @@ use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkMatch}
 use ignore::WalkBuilder;
 use ignore::overrides::OverrideBuilder;
 use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use serde_json::json;
 
 use super::path::resolve_to_cwd;
-use super::truncate::{
-    DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH, Limits, format_size, truncate_head, truncate_line,
-};
-use super::validate::{js_number, number_value};
+use super::truncate::{GREP_MAX_LINE_LENGTH, truncate_line};
 use super::{CancelToken, ToolContext, ToolError, ToolOutput, js_int};
 
 pub const DEFAULT_LIMIT: usize = 100;
@@ -239,35 +236,22 @@ pub fn run(
         }
     }
 
-    let truncation = truncate_head(&out.join("\n"), Limits::bytes_only());
-    let mut output = truncation.content.clone();
-    let mut details = Map::new();
-    let mut notices = Vec::new();
-    if limit_reached {
-        notices.push(format!(
-            "{} matches limit reached. Use limit={} for more, or refine pattern",
-            js_number(limit),
-            js_number(limit * 2.0)
-        ));
-        details.insert("matchLimitReached".into(), number_value(limit));
-    }
-    if truncation.truncated {
-        notices.push(format!("{} limit reached", format_size(DEFAULT_MAX_BYTES)));
-        details.insert("truncation".into(), truncation.to_json());
-    }
-    if lines_truncated {
-        notices.push(format!(
-            "Some lines truncated to {GREP_MAX_LINE_LENGTH} chars. Use read tool to see full lines"
-        ));
-        details.insert("linesTruncated".into(), json!(true));
-    }
-    if !notices.is_empty() {
-        output.push_str(&format!("\n\n[{}]", notices.join(". ")));
-    }
-    Ok(ToolOutput {
-        content: vec![super::Content::text(output)],
-        details: (!details.is_empty()).then_some(Value::Object(details)),
-    })
+    let extra = if lines_truncated {
+        vec![(
+            format!(
+                "Some lines truncated to {GREP_MAX_LINE_LENGTH} chars. Use read tool to see full lines"
+            ),
+            "linesTruncated",
+            json!(true),
+        )]
+    } else {
+        Vec::new()
+    };
+    Ok(super::truncate::listing_output(
+        &out,
+        limit_reached.then_some(("matches", ", or refine pattern", "matchLimitReached", limit)),
+        extra,
+    ))
 }
 
 /// The wanted lines of a file (numbered from 1, line breaks `\r\n`, `\r` or `\n` as upstream

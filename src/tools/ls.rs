@@ -6,13 +6,10 @@
 use std::cmp::Ordering;
 
 use serde::Deserialize;
-use serde_json::{Map, Value};
 use unicode_normalization::UnicodeNormalization;
 use unicode_normalization::char::is_combining_mark;
 
 use super::path::{io_message, resolve_to_cwd};
-use super::truncate::{DEFAULT_MAX_BYTES, Limits, format_size, truncate_head};
-use super::validate::{js_number, number_value};
 use super::{ToolContext, ToolError, ToolOutput};
 
 pub const DEFAULT_LIMIT: usize = 500;
@@ -74,29 +71,11 @@ pub fn run(ctx: &ToolContext, args: &LsArgs) -> Result<ToolOutput, ToolError> {
     if results.is_empty() {
         return Ok(ToolOutput::text("(empty directory)"));
     }
-    let truncation = truncate_head(&results.join("\n"), Limits::bytes_only());
-    let mut output = truncation.content.clone();
-    let mut details = Map::new();
-    let mut notices = Vec::new();
-    if limit_reached {
-        notices.push(format!(
-            "{} entries limit reached. Use limit={} for more",
-            js_number(limit),
-            js_number(limit * 2.0)
-        ));
-        details.insert("entryLimitReached".into(), number_value(limit));
-    }
-    if truncation.truncated {
-        notices.push(format!("{} limit reached", format_size(DEFAULT_MAX_BYTES)));
-        details.insert("truncation".into(), truncation.to_json());
-    }
-    if !notices.is_empty() {
-        output.push_str(&format!("\n\n[{}]", notices.join(". ")));
-    }
-    Ok(ToolOutput {
-        content: vec![super::Content::text(output)],
-        details: (!details.is_empty()).then_some(Value::Object(details)),
-    })
+    Ok(super::truncate::listing_output(
+        &results,
+        limit_reached.then_some(("entries", "", "entryLimitReached", limit)),
+        Vec::new(),
+    ))
 }
 
 /// Primary order of the ASCII characters in the root collation (lower case).

@@ -253,6 +253,45 @@ pub fn truncate_line(line: &str, max: usize) -> (String, bool) {
     (format!("{}... [truncated]", &line[..end]), true)
 }
 
+/// The output of a listing tool (find, grep, ls): the lines cut to the byte limit, then the
+/// notices in brackets, with the matching `details`. `limit` is set when the result limit was
+/// reached: (what is counted, the hint after "Use limit=N for more", the details key, the
+/// limit); `extra` are further notices after the byte-limit one, with their details.
+pub(crate) fn listing_output(
+    lines: &[String],
+    limit: Option<(&str, &str, &str, f64)>,
+    extra: Vec<(String, &str, serde_json::Value)>,
+) -> super::ToolOutput {
+    use super::validate::{js_number, number_value};
+    let truncation = truncate_head(&lines.join("\n"), Limits::bytes_only());
+    let mut output = truncation.content.clone();
+    let mut details = serde_json::Map::new();
+    let mut notices = Vec::new();
+    if let Some((what, hint, key, n)) = limit {
+        notices.push(format!(
+            "{} {what} limit reached. Use limit={} for more{hint}",
+            js_number(n),
+            js_number(n * 2.0)
+        ));
+        details.insert(key.into(), number_value(n));
+    }
+    if truncation.truncated {
+        notices.push(format!("{} limit reached", format_size(DEFAULT_MAX_BYTES)));
+        details.insert("truncation".into(), truncation.to_json());
+    }
+    for (notice, key, value) in extra {
+        notices.push(notice);
+        details.insert(key.into(), value);
+    }
+    if !notices.is_empty() {
+        output.push_str(&format!("\n\n[{}]", notices.join(". ")));
+    }
+    super::ToolOutput {
+        content: vec![super::Content::text(output)],
+        details: (!details.is_empty()).then_some(serde_json::Value::Object(details)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
