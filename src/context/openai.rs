@@ -19,19 +19,36 @@ pub struct Compat {
     pub supports_long_cache_retention: bool,
 }
 
-impl Compat {
-    pub fn of(model: &Model) -> Compat {
+/// Which OpenAI-compatible service a model is served by, from its provider and base URL:
+/// the defaults of the compatibility flags depend on it (upstream's detection).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Service {
+    pub zai: bool,
+    pub moonshot: bool,
+    pub cf_workers: bool,
+    pub cf_gateway: bool,
+    pub grok: bool,
+    pub deepseek: bool,
+    pub openrouter: bool,
+    pub chutes: bool,
+    /// Not OpenAI's own API, as far as its message and request flags go.
+    pub non_standard: bool,
+}
+
+impl Service {
+    pub fn of(model: &Model) -> Service {
         let p = model.provider.as_str();
         let url = model.base_url.as_str();
         let zai = p == "zai" || url.contains("api.z.ai");
         let moonshot = p == "moonshotai" || p == "moonshotai-cn" || url.contains("api.moonshot.");
         let cf_workers = p == "cloudflare-workers-ai" || url.contains("api.cloudflare.com");
         let cf_gateway = p == "cloudflare-ai-gateway" || url.contains("gateway.ai.cloudflare.com");
+        let grok = p == "xai" || url.contains("api.x.ai");
+        let chutes = url.contains("chutes.ai");
         let non_standard = p == "cerebras"
             || url.contains("cerebras.ai")
-            || p == "xai"
-            || url.contains("api.x.ai")
-            || url.contains("chutes.ai")
+            || grok
+            || chutes
             || url.contains("deepseek.com")
             || zai
             || moonshot
@@ -39,7 +56,30 @@ impl Compat {
             || url.contains("opencode.ai")
             || cf_workers
             || cf_gateway;
-        let deepseek = p == "deepseek" || url.contains("deepseek.com");
+        Service {
+            zai,
+            moonshot,
+            cf_workers,
+            cf_gateway,
+            grok,
+            deepseek: p == "deepseek" || url.contains("deepseek.com"),
+            openrouter: p == "openrouter" || url.contains("openrouter.ai"),
+            chutes,
+            non_standard,
+        }
+    }
+}
+
+impl Compat {
+    pub fn of(model: &Model) -> Compat {
+        let p = model.provider.as_str();
+        let Service {
+            cf_workers,
+            cf_gateway,
+            deepseek,
+            non_standard,
+            ..
+        } = Service::of(model);
         let b = |k: &str, d: bool| model.compat_bool(k).unwrap_or(d);
         let cache = match model.compat_str("cacheControlFormat") {
             Some(f) => f == "anthropic",

@@ -34,32 +34,23 @@ pub struct Flags {
 
 impl Flags {
     pub fn of(model: &Model) -> Flags {
-        let p = model.provider.as_str();
-        let url = model.base_url.as_str();
-        let zai = p == "zai" || url.contains("api.z.ai");
-        let moonshot = p == "moonshotai" || p == "moonshotai-cn" || url.contains("api.moonshot.");
-        let cf_workers = p == "cloudflare-workers-ai" || url.contains("api.cloudflare.com");
-        let cf_gateway = p == "cloudflare-ai-gateway" || url.contains("gateway.ai.cloudflare.com");
-        let non_standard = p == "cerebras"
-            || url.contains("cerebras.ai")
-            || p == "xai"
-            || url.contains("api.x.ai")
-            || url.contains("chutes.ai")
-            || url.contains("deepseek.com")
-            || zai
-            || moonshot
-            || p == "opencode"
-            || url.contains("opencode.ai")
-            || cf_workers
-            || cf_gateway;
-        let use_max_tokens = url.contains("chutes.ai") || moonshot || cf_gateway;
-        let grok = p == "xai" || url.contains("api.x.ai");
-        let deepseek = p == "deepseek" || url.contains("deepseek.com");
+        let wire_messages::Service {
+            zai,
+            moonshot,
+            cf_workers,
+            cf_gateway,
+            grok,
+            deepseek,
+            openrouter,
+            chutes,
+            non_standard,
+        } = wire_messages::Service::of(model);
+        let use_max_tokens = chutes || moonshot || cf_gateway;
         let thinking = if deepseek {
             "deepseek"
         } else if zai {
             "zai"
-        } else if p == "openrouter" || url.contains("openrouter.ai") {
+        } else if openrouter {
             "openrouter"
         } else {
             "openai"
