@@ -113,7 +113,7 @@ _pi() {
             return 0
             ;;
         pi__subcmd__compact)
-            opts="-h -V --leaf --all --cwd --if-needed --exit-code --dry-run --summary-file --instructions --model --reserve-tokens --keep-recent-tokens --context-window --session-dir --help --version"
+            opts="-h -V --leaf --all --cwd --if-needed --exit-code --dry-run --summary-file --instructions --model --reserve-tokens --keep-recent-tokens --context-window --hook --session-dir --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -148,6 +148,10 @@ _pi() {
                     return 0
                     ;;
                 --context-window)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --hook)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -395,7 +399,7 @@ _pi() {
             return 0
             ;;
         pi__subcmd__prompt__subcmd__system)
-            opts="-h -V --cwd --prompt-template --prompt-dir --skill --skill-dir --no-prompt-templates --no-skills --tools --no-tools --tool-snippet --tool-guideline --system-prompt --system-prompt-file --append-system-prompt --no-context-files --json --session-dir --help --version"
+            opts="-h -V --cwd --prompt-template --prompt-dir --skill --skill-dir --no-prompt-templates --no-skills --tools --no-tools --tool --tool-snippet --tool-guideline --system-prompt --system-prompt-file --append-system-prompt --no-context-files --json --session-dir --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -422,6 +426,10 @@ _pi() {
                     return 0
                     ;;
                 --tools)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tool)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -457,7 +465,7 @@ _pi() {
             return 0
             ;;
         pi__subcmd__run)
-            opts="-p -h -V --prompt --model --thinking --tools --no-tools --leaf --no-session --max-turns --system-prompt-file --append-system-prompt --no-context-files --tool-choice --json --session-dir --help --version"
+            opts="-p -h -V --prompt --model --thinking --tools --no-tools --no-builtin-tools --tool --hook --leaf --no-session --max-turns --system-prompt-file --append-system-prompt --no-context-files --tool-choice --json --rpc --session-dir --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -480,6 +488,14 @@ _pi() {
                     return 0
                     ;;
                 --tools)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tool)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --hook)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -555,7 +571,7 @@ _pi() {
             return 0
             ;;
         pi__subcmd__session__subcmd__branch)
-            opts="-h -V --summary --summary-file --summarize --model --instructions --session-dir --help --version"
+            opts="-h -V --summary --summary-file --summarize --model --instructions --hook --session-dir --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -574,6 +590,10 @@ _pi() {
                     return 0
                     ;;
                 --instructions)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --hook)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

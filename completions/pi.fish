@@ -84,6 +84,7 @@ complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcomman
 complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from branch" -l summary-file -d 'Read the summary from a file (`-` for stdin)' -r -F
 complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from branch" -l model -d 'With --summarize: the model, as PROVIDER/ID [default: the session\'s model if it has a key, else defaultProvider/defaultModel from settings.json]' -r
 complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from branch" -l instructions -d 'With --summarize: what the summary should focus on' -r
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from branch" -l hook -d 'Run COMMAND before the leaf moves, after the session_before_tree hooks of settings.json; EVENT must be session_before_tree (repeatable)' -r
 complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from branch" -l session-dir -d 'Keep sessions in DIR instead of the per-project directory under the agent directory' -r -F
 complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from branch" -l summarize -d 'Have a model summarize the path being left (the entries from the leaf back to the common ancestor with ENTRY), as the agent does when it leaves a branch'
 complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from branch" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -153,6 +154,7 @@ complete -c pi -n "__fish_pi_using_subcommand prompt; and __fish_seen_subcommand
 complete -c pi -n "__fish_pi_using_subcommand prompt; and __fish_seen_subcommand_from system" -l prompt-dir -l prompt-template -d 'Also load templates from PATH, a .md file or a directory of them (repeatable; they lose name collisions with discovered ones). Relative to the current directory' -r
 complete -c pi -n "__fish_pi_using_subcommand prompt; and __fish_seen_subcommand_from system" -l skill-dir -l skill -d 'Also load skills from PATH, a skill file or a directory (repeatable; they lose name collisions with discovered ones). Relative to the current directory' -r
 complete -c pi -n "__fish_pi_using_subcommand prompt; and __fish_seen_subcommand_from system" -l tools -d 'Active tools, comma-separated, in this order [default: read,bash,edit,write and the tools given by --tool-snippet/--tool-guideline]' -r
+complete -c pi -n "__fish_pi_using_subcommand prompt; and __fish_seen_subcommand_from system" -l tool -d 'A program tool, as `pi run --tool` takes it (repeatable); the program tools of <agent dir>/tools/ and .pi/tools/ are always included' -r -F
 complete -c pi -n "__fish_pi_using_subcommand prompt; and __fish_seen_subcommand_from system" -l tool-snippet -d 'Define a tool\'s one-line summary for the tool list, as NAME=TEXT (repeatable); a name that is not built in adds a custom tool' -r
 complete -c pi -n "__fish_pi_using_subcommand prompt; and __fish_seen_subcommand_from system" -l tool-guideline -d 'Add a guideline that applies while tool NAME is active, as NAME=TEXT (repeatable)' -r
 complete -c pi -n "__fish_pi_using_subcommand prompt; and __fish_seen_subcommand_from system" -l system-prompt -d 'Use TEXT instead of the default prompt and SYSTEM.md (if TEXT names an existing file, its contents)' -r
@@ -201,6 +203,7 @@ complete -c pi -n "__fish_pi_using_subcommand compact" -l model -d 'The model th
 complete -c pi -n "__fish_pi_using_subcommand compact" -l reserve-tokens -d 'Tokens kept free below the context window; the summary may use 80% of it [default: compaction.reserveTokens from settings.json, else 16384]' -r
 complete -c pi -n "__fish_pi_using_subcommand compact" -l keep-recent-tokens -d 'Tokens of recent messages kept as they are [default: compaction.keepRecentTokens from settings.json, else 20000]' -r
 complete -c pi -n "__fish_pi_using_subcommand compact" -l context-window -d 'The context window for --if-needed [default: the session\'s model\'s, else the summary model\'s]' -r
+complete -c pi -n "__fish_pi_using_subcommand compact" -l hook -d 'Run COMMAND before the summary is written, after the session_before_compact hooks of settings.json; EVENT must be session_before_compact (repeatable)' -r
 complete -c pi -n "__fish_pi_using_subcommand compact" -l session-dir -d 'Keep sessions in DIR instead of the per-project directory under the agent directory' -r -F
 complete -c pi -n "__fish_pi_using_subcommand compact" -l all -d 'Compact every session under the sessions directory (with --cwd: of that directory), printing one outcome record per session; sessions locked by a running writer are skipped'
 complete -c pi -n "__fish_pi_using_subcommand compact" -l if-needed -d 'Compact only when the context is above the threshold the agent compacts at (contextWindow − reserveTokens); otherwise print {"compacted":false,…} and exit 0'
@@ -224,17 +227,21 @@ low\t''
 medium\t''
 high\t''
 xhigh\t''"
-complete -c pi -n "__fish_pi_using_subcommand run" -l tools -d 'Active tools, comma-separated, in this order [default: read,bash,edit,write]' -r
+complete -c pi -n "__fish_pi_using_subcommand run" -l tools -d 'Active tools, comma-separated, in this order [default: read,bash,edit,write, then every program tool]' -r
+complete -c pi -n "__fish_pi_using_subcommand run" -l tool -d 'A program tool: an executable that prints its description when run with --describe and takes a call\'s arguments as JSON on stdin (repeatable)' -r -F
+complete -c pi -n "__fish_pi_using_subcommand run" -l hook -d 'Run COMMAND (a shell command line) at EVENT, after the hooks of settings.json (repeatable)' -r
 complete -c pi -n "__fish_pi_using_subcommand run" -l leaf -d 'Continue from this entry (id or unique prefix) instead of the leaf; the first new entry becomes its child' -r
 complete -c pi -n "__fish_pi_using_subcommand run" -l max-turns -d 'Stop after N answers of the model (the tools of the last one still run)' -r
 complete -c pi -n "__fish_pi_using_subcommand run" -l system-prompt-file -d 'Use the contents of FILE instead of the default system prompt and SYSTEM.md' -r -F
 complete -c pi -n "__fish_pi_using_subcommand run" -l append-system-prompt -d 'Append TEXT to the system prompt (if it names an existing file, its contents); repeatable, joined by blank lines; replaces APPEND_SYSTEM.md' -r
 complete -c pi -n "__fish_pi_using_subcommand run" -l tool-choice -d 'Which tool the model must call: auto, none, required (some tool), or a tool\'s name [default: the provider\'s, auto]' -r
 complete -c pi -n "__fish_pi_using_subcommand run" -l session-dir -d 'Keep sessions in DIR instead of the per-project directory under the agent directory' -r -F
-complete -c pi -n "__fish_pi_using_subcommand run" -l no-tools -d 'No tools'
+complete -c pi -n "__fish_pi_using_subcommand run" -l no-tools -d 'No tools at all (program tools included)'
+complete -c pi -n "__fish_pi_using_subcommand run" -l no-builtin-tools -d 'No built-in tools; program tools stay active'
 complete -c pi -n "__fish_pi_using_subcommand run" -l no-session -d 'Record nothing: no session file is created or written (a SESSION given is only read)'
 complete -c pi -n "__fish_pi_using_subcommand run" -l no-context-files -d 'Leave out the AGENTS.md / CLAUDE.md context files'
 complete -c pi -n "__fish_pi_using_subcommand run" -l json -d 'Print the event stream as JSON lines (the reference\'s JSON mode) instead of the assistant\'s text'
+complete -c pi -n "__fish_pi_using_subcommand run" -l rpc -d 'Take commands as JSON lines on stdin and answer on stdout (the reference\'s RPC mode): prompt, steer, follow_up, abort, compact, get_state, get_messages, …'
 complete -c pi -n "__fish_pi_using_subcommand run" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c pi -n "__fish_pi_using_subcommand run" -s V -l version -d 'Print version'
 complete -c pi -n "__fish_pi_using_subcommand generate" -l out -d 'Directory that receives man/ and completions/' -r -F

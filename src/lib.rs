@@ -11,6 +11,7 @@ pub mod compact;
 pub mod config;
 pub mod context;
 pub mod error;
+pub mod extensions;
 pub mod jq;
 pub mod json;
 pub mod llm;

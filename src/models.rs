@@ -206,6 +206,35 @@ pub fn thinking_levels(model: &Model, details: &Details) -> Vec<&'static str> {
         .collect()
 }
 
+/// A model as upstream's RPC mode shows it (`get_state.model`, `set_model`): id, name, api,
+/// provider, baseUrl, reasoning, input, cost, contextWindow, maxTokens.
+pub fn model_json(m: &Model, d: &Details) -> Value {
+    let num = |n: f64| -> Value {
+        if n.fract() == 0.0 && n.abs() < 9e15 {
+            Value::from(n as i64)
+        } else {
+            serde_json::json!(n)
+        }
+    };
+    serde_json::json!({
+        "id": m.id,
+        "name": d.name.clone().unwrap_or_else(|| m.id.clone()),
+        "api": m.api,
+        "provider": m.provider,
+        "baseUrl": m.base_url,
+        "reasoning": m.reasoning,
+        "input": m.input,
+        "cost": {
+            "input": num(d.prices.input),
+            "output": num(d.prices.output),
+            "cacheRead": num(d.prices.cache_read),
+            "cacheWrite": num(d.prices.cache_write),
+        },
+        "contextWindow": m.context_window,
+        "maxTokens": m.max_tokens,
+    })
+}
+
 /// The nearest supported level: the level itself, else the next higher, else the next lower
 /// (upstream's `clampThinkingLevel`).
 pub fn clamp_thinking_level(model: &Model, details: &Details, level: &str) -> &'static str {

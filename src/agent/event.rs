@@ -1,6 +1,7 @@
 //! The events of a run, as the reference's JSON mode prints them (0.73): the agent loop's
 //! (`agent_start` … `agent_end`, `message_*`, `tool_execution_*`) and the session's
-//! (`compaction_start/end`, `auto_retry_start/end`), with upstream's field names and order.
+//! (`compaction_start/end`, `auto_retry_start/end`, `extension_error`), with upstream's field
+//! names and order.
 //!
 //! Events borrow what they describe; [`Event::to_json`] writes one as the line JSON mode
 //! prints (messages as JavaScript's `JSON.stringify` writes them).
@@ -104,6 +105,12 @@ pub enum Event<'a> {
         success: bool,
         attempt: u32,
         final_error: Option<&'a str>,
+    },
+    /// A hook failed (upstream's `extension_error`; `extensionPath` is the hook's command).
+    ExtensionError {
+        hook: &'a str,
+        event: &'a str,
+        error: &'a str,
     },
     /// The HTTP client sends a failed request again (429, 5xx, no answer) before anything
     /// streamed, as the providers' SDKs do upstream, where it is invisible. Not part of the
@@ -248,6 +255,7 @@ impl Event<'_> {
             Event::AutoRetryStart { .. } => "auto_retry_start",
             Event::AutoRetryEnd { .. } => "auto_retry_end",
             Event::ProviderRetry { .. } => "provider_retry",
+            Event::ExtensionError { .. } => "extension_error",
         }
     }
 
@@ -348,6 +356,11 @@ impl Event<'_> {
                 }
                 o.done()
             }
+            Event::ExtensionError { hook, event, error } => o
+                .str("extensionPath", hook)
+                .str("event", event)
+                .str("error", error)
+                .done(),
             Event::ProviderRetry { .. } => return None,
         })
     }

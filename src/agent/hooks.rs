@@ -3,8 +3,10 @@
 //! `tool_result`, `message_end`, `session_before_compact`), and the queue of messages typed
 //! while the agent works (steering and follow-up, as an RPC mode feeds them).
 //!
-//! `pi run` uses [`NoHooks`] and an empty queue; the loop already calls both at the points
-//! upstream does. Events (`turn_end`, `agent_end`, …) reach observers, not hooks.
+//! Hooks are also told about `turn_end` and `agent_end`, and may ask for more than their
+//! answers ([`Effects`]: entries to record, custom messages, failures to report), which the
+//! session collects after every call. `crate::extensions::hooks` runs programs for them;
+//! [`NoHooks`] changes nothing.
 
 use std::collections::VecDeque;
 use std::future::Future;
@@ -13,7 +15,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::Value as Json;
 
 use super::Message;
-use super::event::CompactionResult;
+use super::event::{CompactionReason, CompactionResult};
 use crate::compact::Plan;
 use crate::tools::ToolResult;
 
@@ -47,9 +49,50 @@ pub enum Compact {
     Use(CompactionResult),
 }
 
+/// A hook that failed (it is reported as an `extension_error` event).
+#[derive(Debug, Clone, PartialEq)]
+pub struct HookError {
+    /// The hook (its command).
+    pub hook: String,
+    /// The event it was run for.
+    pub event: String,
+    pub error: String,
+}
+
+/// What hooks asked for besides their answers; the session takes it after every call.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Effects {
+    /// `custom` entries to record now: `(customType, data)`.
+    pub entries: Vec<(String, Json)>,
+    /// Custom messages (`role: "custom"`) to add to the context and record as
+    /// `custom_message` entries, at the next point where a message may be added (before the
+    /// next request, or when the run ends). They never make the model answer by themselves.
+    pub messages: Vec<Message>,
+    /// Hooks that failed.
+    pub errors: Vec<HookError>,
+    /// A failed hook whose `onError` is `block` stops what it guards (the prompt, the
+    /// request): why.
+    pub stop: Option<String>,
+}
+
+impl Effects {
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+            && self.messages.is_empty()
+            && self.errors.is_empty()
+            && self.stop.is_none()
+    }
+}
+
 /// Hooks into the loop. Every method has a default that changes nothing.
 #[allow(clippy::manual_async_fn)]
 pub trait Hooks {
+    /// The token that cancels the run (hooks still running are stopped with it); told
+    /// again whenever the session gets a new one.
+    fn use_cancel(&mut self, cancel: &crate::tools::CancelToken) {
+        let _ = cancel;
+    }
+
     /// A prompt as given, before templates and skills are expanded.
     fn input(&mut self, text: String) -> impl Future<Output = Input> {
         async move { Input::Continue(text) }
@@ -95,10 +138,36 @@ pub trait Hooks {
         async move { message }
     }
 
-    /// Before an automatic compaction asks the model for a summary.
-    fn session_before_compact(&mut self, plan: &Plan) -> impl Future<Output = Compact> {
-        let _ = plan;
+    /// A turn ended (notification).
+    fn turn_end(
+        &mut self,
+        message: &Message,
+        tool_results: &[Message],
+    ) -> impl Future<Output = ()> {
+        let _ = (message, tool_results);
+        async {}
+    }
+
+    /// A run of the loop ended (notification).
+    fn agent_end(&mut self, messages: &[Message]) -> impl Future<Output = ()> {
+        let _ = messages;
+        async {}
+    }
+
+    /// Before a compaction asks the model for a summary.
+    fn session_before_compact(
+        &mut self,
+        plan: &Plan,
+        reason: CompactionReason,
+        instructions: Option<&str>,
+    ) -> impl Future<Output = Compact> {
+        let _ = (plan, reason, instructions);
         async { Compact::Proceed }
+    }
+
+    /// What the hooks asked for since the last call (taken, so the next call starts empty).
+    fn take_effects(&mut self) -> Effects {
+        Effects::default()
     }
 }
 
@@ -116,6 +185,24 @@ pub enum Mode {
     OneAtATime,
     /// Everything queued.
     All,
+}
+
+impl Mode {
+    /// `one-at-a-time` or `all`, as settings and RPC name them.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::OneAtATime => "one-at-a-time",
+            Mode::All => "all",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Mode> {
+        match s {
+            "one-at-a-time" => Some(Mode::OneAtATime),
+            "all" => Some(Mode::All),
+            _ => None,
+        }
+    }
 }
 
 #[derive(Debug, Default)]
@@ -170,6 +257,16 @@ impl Queue {
     /// The follow-up messages to deliver now.
     pub fn take_follow_up(&self) -> Vec<Message> {
         self.with(|q| Self::take(&mut q.follow_up, q.follow_up_mode))
+    }
+
+    /// How many messages wait: (steering, follow-up).
+    pub fn counts(&self) -> (usize, usize) {
+        self.with(|q| (q.steering.len(), q.follow_up.len()))
+    }
+
+    /// The modes: (steering, follow-up).
+    pub fn modes(&self) -> (Mode, Mode) {
+        self.with(|q| (q.steering_mode, q.follow_up_mode))
     }
 
     pub fn has_queued(&self) -> bool {

@@ -12,6 +12,7 @@
 //!   [`Observer`] sees every event ([`render`] has the JSON and the human view).
 //! - [`hooks`]: where other programs can take part (upstream's extension events that change
 //!   behaviour), and the queue of steering and follow-up messages.
+//! - [`rpc`]: RPC mode, where another program drives the session with JSON commands.
 //! - [`store`]: the session file, locked for the whole run.
 //! - [`setup`] and [`settings`]: what a run starts from.
 //!
@@ -21,6 +22,7 @@
 pub mod event;
 pub mod hooks;
 pub mod render;
+pub mod rpc;
 pub mod session;
 pub mod settings;
 pub mod setup;
@@ -34,14 +36,35 @@ pub use session::{AgentSession, Config, Credentials, Outcome, ToolExecution};
 /// session), as JavaScript holds it.
 pub type Message = crate::context::value::Value;
 
+/// A message from serde JSON (numbers and key order as JavaScript keeps them).
+pub fn message_from_json(j: &serde_json::Value) -> Message {
+    Message::parse(&event::js(j)).unwrap_or_default()
+}
+
+/// A message as serde JSON.
+pub fn message_to_json(m: &Message) -> serde_json::Value {
+    serde_json::from_slice(&m.to_json()).unwrap_or(serde_json::Value::Null)
+}
+
 /// Sees every event of a run, in order.
 pub trait Observer {
     fn event(&mut self, e: &Event<'_>);
+
+    /// The context changed other than by a message that ended (`message_end` adds that
+    /// one): after a compaction, a retry dropping a failed answer, or a failure that made no
+    /// message. `messages` is the whole context now.
+    fn messages_changed(&mut self, messages: &[Message]) {
+        let _ = messages;
+    }
 }
 
 impl<T: Observer + ?Sized> Observer for &mut T {
     fn event(&mut self, e: &Event<'_>) {
         (**self).event(e);
+    }
+
+    fn messages_changed(&mut self, messages: &[Message]) {
+        (**self).messages_changed(messages);
     }
 }
 

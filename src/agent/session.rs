@@ -2,7 +2,8 @@
 //! tools, the session file) and what happens around the loop, as upstream's `AgentSession`
 //! does it: prompts, recording every finished message, automatic retries of transient
 //! provider errors, and automatic compaction (before a prompt and after a run, at the
-//! threshold; after a context overflow, with one retry).
+//! threshold; after a context overflow, with one retry), manual compaction (RPC
+//! `compact`), and what hooks ask for besides their answers (entries, custom messages).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -13,14 +14,15 @@ use super::hooks::{self, Hooks, Queue};
 use super::settings::Settings;
 use super::store::{FileStore, file_details, is_assistant, role};
 use super::{Message, Observer};
-use crate::compact::{Budget, Summarizer};
+use crate::compact::{Budget, NoPlan, Summarizer};
 use crate::context::tokens;
 use crate::context::value::{Obj, Value};
 use crate::llm::{
     AssistantMessage, Client, Options, StopReason, Target, ToolChoice, Usage, auth, overflow,
 };
 use crate::models::Registry;
-use crate::tools::{CancelToken, ToolContext, ToolName};
+use crate::session::entry::jstr;
+use crate::tools::{CancelToken, Tool, ToolContext};
 
 /// The text of `compaction_end.errorMessage` when an overflow comes back after one
 /// compaction and retry.
@@ -67,8 +69,8 @@ pub struct Config {
     /// The effective thinking level (`off` … `xhigh`).
     pub thinking_level: String,
     pub system_prompt: String,
-    /// The active tools, in order.
-    pub tools: Vec<ToolName>,
+    /// The active tools (built-in and program tools), in order.
+    pub tools: Vec<Tool>,
     pub tool_ctx: Arc<ToolContext>,
     pub tool_execution: ToolExecution,
     pub settings: Settings,
@@ -100,10 +102,35 @@ pub enum Outcome {
     Handled,
 }
 
+/// A prompt after the `input` hook and expansion (upstream's preflight).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Accepted {
+    /// The text to send.
+    Prompt(String),
+    /// The `input` hook handled it: nothing is sent.
+    Handled,
+}
+
+/// Why a compaction made nothing.
+enum Unmade {
+    /// No session file (`--no-session`).
+    NoStore,
+    /// No API key for the model.
+    NoKey(String),
+    NoPlan(NoPlan),
+    /// A hook, or the cancel token.
+    Cancelled,
+    Failed(String),
+}
+
 /// A run's state: upstream's `AgentSession` around the loop of [`super::turns`].
 pub struct AgentSession<'c, H: Hooks, O: Observer> {
     pub config: Config,
     pub(super) client: &'c Client,
+    /// The active tools, in order.
+    pub(super) tools: Vec<Tool>,
+    /// Custom messages from hooks, waiting for a point where they may be added.
+    pub(super) pending_custom: Vec<Message>,
     /// The context: agent messages as the model will see them next.
     pub messages: Vec<Message>,
     pub(super) store: Option<FileStore>,
@@ -177,12 +204,19 @@ pub fn assistant_facts(m: &Message) -> AssistantMessage {
 
 /// A user message with one text block.
 pub fn user_message(text: &str) -> Message {
+    user_message_with(text, Vec::new())
+}
+
+/// A user message with a text block, then these blocks (images).
+pub fn user_message_with(text: &str, images: Vec<Message>) -> Message {
     let mut block = Obj::new();
     block.set("type", Value::str("text"));
     block.set("text", Value::str(text));
+    let mut content = vec![Value::Obj(block)];
+    content.extend(images);
     let mut m = Obj::new();
     m.set("role", Value::str("user"));
-    m.set("content", Value::Arr(vec![Value::Obj(block)]));
+    m.set("content", Value::Arr(content));
     m.set("timestamp", Value::Num(crate::clock::now_ms() as f64));
     Value::Obj(m)
 }
@@ -221,8 +255,12 @@ impl<'c, H: Hooks, O: Observer> AgentSession<'c, H, O> {
     ) -> AgentSession<'c, H, O> {
         let queue = Queue::default();
         set_modes(&queue, &config.settings);
+        let mut hooks = hooks;
+        hooks.use_cancel(&cancel);
         AgentSession {
             system_prompt: config.system_prompt.clone(),
+            tools: config.tools.clone(),
+            pending_custom: Vec::new(),
             config,
             client,
             messages,
@@ -254,6 +292,45 @@ impl<'c, H: Hooks, O: Observer> AgentSession<'c, H, O> {
         self.expand = Some(f);
     }
 
+    /// Expands templates and skills in `text` as prompts are expanded.
+    pub fn expand(&self, text: &str) -> Result<String, String> {
+        match &self.expand {
+            Some(f) => f(text),
+            None => Ok(text.to_owned()),
+        }
+    }
+
+    /// Makes these the active tools, in this order (built-in and program tools).
+    pub fn set_tools(&mut self, tools: Vec<Tool>) {
+        self.tools = tools;
+    }
+
+    /// The active tools.
+    pub fn tools(&self) -> &[Tool] {
+        &self.tools
+    }
+
+    /// Uses a new cancel token (a cancelled run leaves the old one cancelled).
+    pub fn set_cancel(&mut self, cancel: CancelToken) {
+        self.hooks.use_cancel(&cancel);
+        self.cancel = cancel;
+    }
+
+    pub fn cancel_token(&self) -> &CancelToken {
+        &self.cancel
+    }
+
+    /// The time of the latest compaction on the path (Unix ms).
+    pub fn last_compaction_ms(&self) -> Option<i64> {
+        self.last_compaction_ms
+    }
+
+    /// Records a setting change of the session (`model_change`, `thinking_level_change`)
+    /// through the run's writer.
+    pub fn store_mut(&mut self) -> Option<&mut FileStore> {
+        self.store.as_mut()
+    }
+
     /// The session file, if the run records one.
     pub fn store(&self) -> Option<&FileStore> {
         self.store.as_ref()
@@ -265,14 +342,40 @@ impl<'c, H: Hooks, O: Observer> AgentSession<'c, H, O> {
 
     /// Sends a prompt and runs until the model stops (with retries and compaction).
     pub async fn prompt(&mut self, text: &str) -> anyhow::Result<Outcome> {
-        let text = match self.hooks.input(text.to_owned()).await {
+        match self.accept(text).await? {
+            Accepted::Handled => Ok(Outcome::Handled),
+            Accepted::Prompt(t) => self.start(&t, Vec::new()).await,
+        }
+    }
+
+    /// The preflight of a prompt: the `input` hook, then template and skill expansion. An
+    /// error refuses the prompt (nothing was sent or recorded, except what hooks asked for).
+    pub async fn accept(&mut self, text: &str) -> anyhow::Result<Accepted> {
+        let input = self.hooks.input(text.to_owned()).await;
+        if let Some(stop) = self.apply_effects()? {
+            self.flush_custom(None)?;
+            anyhow::bail!(stop);
+        }
+        let text = match input {
             hooks::Input::Continue(t) => t,
-            hooks::Input::Handled => return Ok(Outcome::Handled),
+            hooks::Input::Handled => {
+                self.flush_custom(None)?;
+                return Ok(Accepted::Handled);
+            }
         };
-        let text = match &self.expand {
-            Some(f) => f(&text).map_err(|e| anyhow::anyhow!(e))?,
-            None => text,
-        };
+        let text = self.expand(&text).map_err(|e| anyhow::anyhow!(e))?;
+        Ok(Accepted::Prompt(text))
+    }
+
+    /// Runs an accepted prompt (with images: content blocks after the text) until the model
+    /// stops, with retries and compaction.
+    pub async fn start(&mut self, text: &str, images: Vec<Message>) -> anyhow::Result<Outcome> {
+        let outcome = self.start_inner(text, images).await;
+        self.flush_custom(None)?;
+        outcome
+    }
+
+    async fn start_inner(&mut self, text: &str, images: Vec<Message>) -> anyhow::Result<Outcome> {
         // Compact first when the last answer (aborted ones included) passed the threshold.
         if let Some(last) = self
             .messages
@@ -289,10 +392,13 @@ impl<'c, H: Hooks, O: Observer> AgentSession<'c, H, O> {
         let mut system_prompt = self.config.system_prompt.clone();
         let mut extra = Vec::new();
         self.hooks
-            .before_agent_start(&text, &mut system_prompt, &mut extra)
+            .before_agent_start(text, &mut system_prompt, &mut extra)
             .await;
+        if let Some(stop) = self.apply_effects()? {
+            anyhow::bail!(stop);
+        }
         self.system_prompt = system_prompt;
-        let mut prompts = vec![user_message(&text)];
+        let mut prompts = vec![user_message_with(text, images)];
         prompts.extend(extra);
         self.run(Some(prompts)).await
     }
@@ -308,7 +414,9 @@ impl<'c, H: Hooks, O: Observer> AgentSession<'c, H, O> {
             Some(_) => {}
         }
         self.system_prompt = self.config.system_prompt.clone();
-        self.run(None).await
+        let outcome = self.run(None).await;
+        self.flush_custom(None)?;
+        outcome
     }
 
     /// Runs the loop, then retries and compacts as upstream does after `agent_end`.
@@ -379,6 +487,7 @@ impl<'c, H: Hooks, O: Observer> AgentSession<'c, H, O> {
             && (!only_errors || stop_reason(last).as_deref() == Some("error"))
         {
             self.messages.pop();
+            self.observer.messages_changed(&self.messages);
         }
     }
 
@@ -510,10 +619,76 @@ impl<'c, H: Hooks, O: Observer> AgentSession<'c, H, O> {
             CompactionReason::Overflow => format!("Context overflow recovery failed: {e}"),
             _ => format!("Auto-compaction failed: {e}"),
         };
+        let result = match self.make_compaction(reason, None).await? {
+            Ok(r) => r,
+            Err(Unmade::NoStore) => {
+                let e = failed("there is no session file to compact (--no-session)");
+                self.compaction_end(reason, None, false, false, Some(&e));
+                return Ok(false);
+            }
+            Err(Unmade::NoKey(_) | Unmade::NoPlan(_)) => {
+                self.compaction_end(reason, None, false, false, None);
+                return Ok(false);
+            }
+            Err(Unmade::Cancelled) => {
+                self.compaction_end(reason, None, true, false, None);
+                return Ok(false);
+            }
+            Err(Unmade::Failed(e)) => {
+                let e = failed(&e);
+                self.compaction_end(reason, None, false, false, Some(&e));
+                return Ok(false);
+            }
+        };
+        self.compaction_end(reason, Some(&result), false, will_retry, None);
+        if will_retry {
+            self.drop_trailing_assistant(true);
+            return Ok(true);
+        }
+        Ok(self.queue.has_queued())
+    }
+
+    /// A compaction asked for (upstream's `compact()`, RPC `compact`): `compaction_start`
+    /// and `compaction_end` with reason `manual`. `Err` is the error text for the caller
+    /// (upstream's messages: `Nothing to compact (session too small)`, `Already compacted`,
+    /// `Compaction cancelled`, …).
+    pub async fn compact_manual(
+        &mut self,
+        instructions: Option<&str>,
+    ) -> anyhow::Result<Result<CompactionResult, String>> {
+        let reason = CompactionReason::Manual;
+        self.emit(Event::CompactionStart { reason });
+        let error = match self.make_compaction(reason, instructions).await? {
+            Ok(r) => {
+                self.compaction_end(reason, Some(&r), false, false, None);
+                return Ok(Ok(r));
+            }
+            Err(Unmade::Cancelled) => {
+                self.compaction_end(reason, None, true, false, None);
+                return Ok(Err("Compaction cancelled".to_owned()));
+            }
+            Err(Unmade::NoStore) => "there is no session file to compact (--no-session)".to_owned(),
+            Err(Unmade::NoKey(provider)) => format!("No API key for provider \"{provider}\""),
+            Err(Unmade::NoPlan(NoPlan::TooSmall)) => {
+                "Nothing to compact (session too small)".to_owned()
+            }
+            Err(Unmade::NoPlan(NoPlan::AlreadyCompacted)) => "Already compacted".to_owned(),
+            Err(Unmade::Failed(e)) => e,
+        };
+        let shown = format!("Compaction failed: {error}");
+        self.compaction_end(reason, None, false, false, Some(&shown));
+        Ok(Err(error))
+    }
+
+    /// Plans a compaction of the path to the leaf, has it summarized (by a
+    /// `session_before_compact` hook or the model), records it and rebuilds the context.
+    async fn make_compaction(
+        &mut self,
+        reason: CompactionReason,
+        instructions: Option<&str>,
+    ) -> anyhow::Result<Result<CompactionResult, Unmade>> {
         let Some(store) = self.store.as_ref() else {
-            let e = failed("there is no session file to compact (--no-session)");
-            self.compaction_end(reason, None, false, false, Some(&e));
-            return Ok(false);
+            return Ok(Err(Unmade::NoStore));
         };
         let options = match self
             .config
@@ -522,8 +697,9 @@ impl<'c, H: Hooks, O: Observer> AgentSession<'c, H, O> {
         {
             Ok(o) if o.api_key.is_some() => o,
             _ => {
-                self.compaction_end(reason, None, false, false, None);
-                return Ok(false);
+                return Ok(Err(Unmade::NoKey(
+                    self.config.target.model.provider.clone(),
+                )));
             }
         };
         let budget = Budget {
@@ -532,21 +708,16 @@ impl<'c, H: Hooks, O: Observer> AgentSession<'c, H, O> {
         };
         let plan = match store.compaction_plan(budget) {
             Ok(Ok(p)) => p,
-            Ok(Err(_)) => {
-                self.compaction_end(reason, None, false, false, None);
-                return Ok(false);
-            }
-            Err(e) => {
-                let e = failed(&format!("{e:#}"));
-                self.compaction_end(reason, None, false, false, Some(&e));
-                return Ok(false);
-            }
+            Ok(Err(e)) => return Ok(Err(Unmade::NoPlan(e))),
+            Err(e) => return Ok(Err(Unmade::Failed(format!("{e:#}")))),
         };
-        let (result, from_hook) = match self.hooks.session_before_compact(&plan).await {
-            hooks::Compact::Cancel => {
-                self.compaction_end(reason, None, true, false, None);
-                return Ok(false);
-            }
+        let answer = self
+            .hooks
+            .session_before_compact(&plan, reason, instructions)
+            .await;
+        self.apply_effects()?;
+        let (result, from_hook) = match answer {
+            hooks::Compact::Cancel => return Ok(Err(Unmade::Cancelled)),
             hooks::Compact::Use(r) => (r, true),
             hooks::Compact::Proceed => {
                 let level = self.config.thinking_level.clone();
@@ -560,19 +731,12 @@ impl<'c, H: Hooks, O: Observer> AgentSession<'c, H, O> {
                 };
                 let cancel = self.cancel.clone();
                 let outcome = tokio::select! {
-                    r = summarizer.compact(&plan, None) => Some(r),
+                    r = summarizer.compact(&plan, instructions) => Some(r),
                     () = cancel.cancelled() => None,
                 };
                 match outcome {
-                    None => {
-                        self.compaction_end(reason, None, true, false, None);
-                        return Ok(false);
-                    }
-                    Some(Err(e)) => {
-                        let e = failed(&e);
-                        self.compaction_end(reason, None, false, false, Some(&e));
-                        return Ok(false);
-                    }
+                    None => return Ok(Err(Unmade::Cancelled)),
+                    Some(Err(e)) => return Ok(Err(Unmade::Failed(e))),
                     Some(Ok(c)) => (
                         CompactionResult {
                             details: file_details(&c.read_files, &c.modified_files),
@@ -586,18 +750,61 @@ impl<'c, H: Hooks, O: Observer> AgentSession<'c, H, O> {
             }
         };
         let Some(store) = self.store.as_mut() else {
-            return Ok(false);
+            return Ok(Err(Unmade::NoStore));
         };
         store.append_compaction(&result, from_hook)?;
         let (messages, t) = store.context()?;
         self.messages = messages;
         self.last_compaction_ms = t.or(Some(crate::clock::now_ms()));
-        self.compaction_end(reason, Some(&result), false, will_retry, None);
-        if will_retry {
-            self.drop_trailing_assistant(true);
-            return Ok(true);
+        self.observer.messages_changed(&self.messages);
+        Ok(Ok(result))
+    }
+
+    /// Takes what hooks asked for: failures are reported (`extension_error`), `custom`
+    /// entries recorded, custom messages kept for the next point where they may be added.
+    /// Returns why a failed hook stops what it guards, if one does.
+    pub(super) fn apply_effects(&mut self) -> anyhow::Result<Option<String>> {
+        let fx = self.hooks.take_effects();
+        if fx.is_empty() {
+            return Ok(None);
         }
-        Ok(self.queue.has_queued())
+        for e in &fx.errors {
+            self.emit(Event::ExtensionError {
+                hook: &e.hook,
+                event: &e.event,
+                error: &e.error,
+            });
+        }
+        if let Some(store) = self.store.as_mut() {
+            for (ty, data) in &fx.entries {
+                store.append(
+                    "custom",
+                    vec![("customType", jstr(ty)), ("data", super::event::js(data))],
+                )?;
+            }
+        }
+        self.pending_custom.extend(fx.messages);
+        Ok(fx.stop)
+    }
+
+    /// Adds the custom messages hooks asked for to the context and records them
+    /// (`custom_message` entries), with `message_start` / `message_end`.
+    pub(super) fn flush_custom(
+        &mut self,
+        mut produced: Option<&mut Vec<Message>>,
+    ) -> anyhow::Result<()> {
+        for m in std::mem::take(&mut self.pending_custom) {
+            self.emit(Event::MessageStart { message: &m });
+            if let Some(store) = self.store.as_mut() {
+                store.append_custom_message(&m)?;
+            }
+            self.emit(Event::MessageEnd { message: &m });
+            self.messages.push(m.clone());
+            if let Some(p) = produced.as_deref_mut() {
+                p.push(m);
+            }
+        }
+        Ok(())
     }
 
     /// Bookkeeping of a finished message (upstream's `_processAgentEvent` on
@@ -635,6 +842,7 @@ impl<'c, H: Hooks, O: Observer> AgentSession<'c, H, O> {
         }
         self.emit(Event::MessageEnd { message: &m });
         self.after_message_end(&m);
+        self.apply_effects()?;
         Ok(m)
     }
 

@@ -8,7 +8,7 @@ use crate::models::{Details, Model, clamp_thinking_level};
 use crate::prompt::resources::Resources;
 use crate::prompt::skills::{self, ExpandError};
 use crate::prompt::{context, discover, file_or_literal, system, templates, tz};
-use crate::tools::ToolName;
+use crate::tools::Tool;
 
 /// What the system prompt is built from.
 pub struct SystemPrompt<'a> {
@@ -23,7 +23,8 @@ pub struct SystemPrompt<'a> {
     /// not used.
     pub append: &'a [String],
     pub context_files: bool,
-    pub tools: &'a [ToolName],
+    /// The active tools (built-in and program tools), in order.
+    pub tools: &'a [Tool],
     pub resources: &'a Resources,
     pub now_ms: i64,
 }

@@ -17,7 +17,7 @@ use super::{Message, Observer};
 use crate::context::llm as llm_messages;
 use crate::context::value::Value;
 use crate::llm::{self, AssistantMessage, Block, Request, StopReason};
-use crate::tools::{self, OnUpdate, Prepared, ToolName, ToolOutput, ToolResult};
+use crate::tools::{OnUpdate, Ready, ToolOutput, ToolResult};
 
 /// How a loop ended early.
 pub(super) enum Stop {
@@ -94,13 +94,33 @@ impl<H: Hooks, O: Observer> AgentSession<'_, H, O> {
             Err(Stop::Thrown(e)) => {
                 let m = self.thrown_message(&e);
                 self.messages.push(m.clone());
+                self.observer.messages_changed(&self.messages);
                 self.thrown = Some(e);
-                self.emit(Event::AgentEnd {
-                    messages: std::slice::from_ref(&m),
-                });
-                Ok(())
+                match self.end(std::slice::from_ref(&m)).await {
+                    Err(Stop::Fatal(e)) => Err(e),
+                    _ => Ok(()),
+                }
             }
         }
+    }
+
+    /// `agent_end`, and the `agent_end` hooks.
+    async fn end(&mut self, produced: &[Message]) -> Result<(), Stop> {
+        self.emit(Event::AgentEnd { messages: produced });
+        self.hooks.agent_end(produced).await;
+        self.apply_effects()?;
+        Ok(())
+    }
+
+    /// `turn_end`, and the `turn_end` hooks.
+    async fn turn_end(&mut self, message: &Message, tool_results: &[Message]) -> Result<(), Stop> {
+        self.emit(Event::TurnEnd {
+            message,
+            tool_results,
+        });
+        self.hooks.turn_end(message, tool_results).await;
+        self.apply_effects()?;
+        Ok(())
     }
 
     async fn turns_loop(&mut self, produced: &mut Vec<Message>) -> Result<(), Stop> {
@@ -113,6 +133,7 @@ impl<H: Hooks, O: Observer> AgentSession<'_, H, O> {
                     self.emit(Event::TurnStart);
                 }
                 first = false;
+                self.flush_custom(Some(produced))?;
                 for m in std::mem::take(&mut pending) {
                     self.start_message(&m);
                     let m = self.finish_message(m).await?;
@@ -122,12 +143,8 @@ impl<H: Hooks, O: Observer> AgentSession<'_, H, O> {
                 let (answer, message) = self.stream_answer().await?;
                 produced.push(message.clone());
                 if answer.stop_reason.is_failure() {
-                    self.emit(Event::TurnEnd {
-                        message: &message,
-                        tool_results: &[],
-                    });
-                    self.emit(Event::AgentEnd { messages: produced });
-                    return Ok(());
+                    self.turn_end(&message, &[]).await?;
+                    return self.end(produced).await;
                 }
                 let calls = tool_calls(&answer);
                 let results = if calls.is_empty() {
@@ -137,16 +154,12 @@ impl<H: Hooks, O: Observer> AgentSession<'_, H, O> {
                 };
                 more_tools = !results.is_empty();
                 produced.extend(results.iter().cloned());
-                self.emit(Event::TurnEnd {
-                    message: &message,
-                    tool_results: &results,
-                });
+                self.turn_end(&message, &results).await?;
                 self.turns += 1;
                 let go_on = more_tools || self.queue.has_queued();
                 if go_on && self.config.max_turns.is_some_and(|n| self.turns >= n) {
                     self.max_turns_hit = true;
-                    self.emit(Event::AgentEnd { messages: produced });
-                    return Ok(());
+                    return self.end(produced).await;
                 }
                 pending = self.queue.take_steering();
             }
@@ -156,19 +169,20 @@ impl<H: Hooks, O: Observer> AgentSession<'_, H, O> {
             }
             pending = follow;
         }
-        self.emit(Event::AgentEnd { messages: produced });
-        Ok(())
+        self.end(produced).await
     }
 
     /// Streams one answer: `message_start`, `message_update`s, then `message_end` (the
     /// answer recorded). Cancelling ends it as `aborted`, keeping what had streamed.
     async fn stream_answer(&mut self) -> Result<(AssistantMessage, Message), Stop> {
         let messages = self.hooks.context(self.messages.clone()).await;
+        if let Some(stop) = self.apply_effects()? {
+            return Err(Stop::Thrown(stop));
+        }
         let request = Request {
             system_prompt: Some(self.system_prompt.clone()),
             messages: llm_messages::convert(&messages, self.config.settings.block_images),
             tools: self
-                .config
                 .tools
                 .iter()
                 .map(|t| {
@@ -255,23 +269,27 @@ impl<H: Hooks, O: Observer> AgentSession<'_, H, O> {
     }
 
     /// Checks a call (upstream's `prepareToolCall`): the tool must be active, the arguments
-    /// valid, and the `tool_call` hook must allow it. `Err` is the immediate result.
-    async fn prepare_call(&mut self, call: &Call) -> Result<Prepared, ToolResult> {
-        let tool = ToolName::from_name(&call.name)
-            .filter(|t| self.config.tools.contains(t))
-            .ok_or_else(|| ToolResult::not_found(&call.name))?;
-        let prepared = tools::prepare_tool(tool, &call.args)?;
-        match self
+    /// valid, and the `tool_call` hook must allow it. `Ok(Err)` is the immediate result.
+    async fn prepare_call(&mut self, call: &Call) -> Result<Result<Ready, ToolResult>, Stop> {
+        let Some(tool) = self.tools.iter().find(|t| t.name() == call.name).cloned() else {
+            return Ok(Err(ToolResult::not_found(&call.name)));
+        };
+        let prepared = match tool.prepare(&call.args) {
+            Ok(p) => p,
+            Err(r) => return Ok(Err(r)),
+        };
+        let decision = self
             .hooks
-            .tool_call(&call.id, &call.name, &prepared.args)
-            .await
-        {
+            .tool_call(&call.id, &call.name, prepared.args())
+            .await;
+        self.apply_effects()?;
+        Ok(match decision {
             hooks::ToolCall::Allow => Ok(prepared),
-            hooks::ToolCall::Modify(args) => tools::prepare_tool(tool, &args),
+            hooks::ToolCall::Modify(args) => tool.prepare(&args),
             hooks::ToolCall::Block(reason) => Err(ToolResult::error(
                 reason.unwrap_or_else(|| "Tool execution was blocked".to_owned()),
             )),
-        }
+        })
     }
 
     fn tool_end(&mut self, call: &Call, r: &ToolResult) {
@@ -289,21 +307,21 @@ impl<H: Hooks, O: Observer> AgentSession<'_, H, O> {
         let mut results: Vec<Option<ToolResult>> = vec![None; calls.len()];
         let sequential = self.config.tool_execution == ToolExecution::Sequential;
         let mut out = Vec::with_capacity(calls.len());
-        let mut ready: Vec<(usize, Prepared)> = Vec::new();
+        let mut ready: Vec<(usize, Ready)> = Vec::new();
         for (i, call) in calls.iter().enumerate() {
             self.emit(Event::ToolExecutionStart {
                 id: &call.id,
                 name: &call.name,
                 args: &call.args,
             });
-            match self.prepare_call(call).await {
+            match self.prepare_call(call).await? {
                 Err(r) => {
                     self.tool_end(call, &r);
                     results[i] = Some(r);
                 }
                 Ok(p) if sequential => {
-                    let r = self.execute(&calls, vec![(i, p)]).await;
-                    results[i] = r.into_iter().next().flatten();
+                    let r = self.execute(&calls, vec![(i, p)]).await?;
+                    results[i] = r.into_iter().nth(i).flatten();
                 }
                 Ok(p) => ready.push((i, p)),
             }
@@ -314,7 +332,7 @@ impl<H: Hooks, O: Observer> AgentSession<'_, H, O> {
         if sequential {
             return Ok(out);
         }
-        for (i, r) in self.execute(&calls, ready).await.into_iter().enumerate() {
+        for (i, r) in self.execute(&calls, ready).await?.into_iter().enumerate() {
             if r.is_some() {
                 results[i] = r;
             }
@@ -340,12 +358,13 @@ impl<H: Hooks, O: Observer> AgentSession<'_, H, O> {
     async fn execute(
         &mut self,
         calls: &[Call],
-        ready: Vec<(usize, Prepared)>,
-    ) -> Vec<Option<ToolResult>> {
+        ready: Vec<(usize, Ready)>,
+    ) -> Result<Vec<Option<ToolResult>>, Stop> {
         let mut results: Vec<Option<ToolResult>> = vec![None; calls.len()];
         if ready.is_empty() {
-            return results;
+            return Ok(results);
         }
+        let mut fatal: Option<anyhow::Error> = None;
         let (tx, mut rx) = mpsc::unbounded_channel::<Report>();
         let started: Vec<usize> = ready.iter().map(|(i, _)| *i).collect();
         // Started in call order: edits and writes of one file queue in that order.
@@ -383,6 +402,9 @@ impl<H: Hooks, O: Observer> AgentSession<'_, H, O> {
                         .hooks
                         .tool_result(&call.id, &call.name, &call.args, r)
                         .await;
+                    if let Err(e) = self.apply_effects() {
+                        fatal.get_or_insert(e);
+                    }
                     self.tool_end(call, &r);
                     results[i] = Some(r);
                 }
@@ -396,6 +418,9 @@ impl<H: Hooks, O: Observer> AgentSession<'_, H, O> {
                 results[i] = Some(r);
             }
         }
-        results
+        match fatal {
+            Some(e) => Err(Stop::Fatal(e)),
+            None => Ok(results),
+        }
     }
 }

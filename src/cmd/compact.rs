@@ -81,6 +81,13 @@ pub struct CompactArgs {
     /// summary model's]
     #[arg(long, value_name = "N")]
     pub context_window: Option<u64>,
+    /// Run COMMAND before the summary is written, after the session_before_compact hooks
+    /// of settings.json; EVENT must be session_before_compact (repeatable)
+    ///
+    /// The hook reads the plan as JSON on stdin and may answer {"cancel":true} or
+    /// {"summary":"…"} (used instead of a model's). See `commands/pi-extensions.md`.
+    #[arg(long = "hook", value_name = "EVENT=COMMAND")]
+    pub hook: Vec<String>,
 }
 
 /// What happened to one session.
@@ -164,7 +171,28 @@ fn read_summary(path: &Path) -> anyhow::Result<String> {
     Ok(text.trim_end().to_owned())
 }
 
+/// Checks `--hook` flags of a command that runs only the hooks of `event`.
+pub fn check_hook_flags(
+    flags: &[String],
+    event: crate::extensions::config::HookEvent,
+) -> anyhow::Result<()> {
+    crate::extensions::config::check_flags(flags).map_err(crate::error::usage)?;
+    for f in flags {
+        let name = f.split_once('=').map_or(f.as_str(), |(n, _)| n.trim());
+        if name != event.as_str() {
+            return Err(crate::error::usage(format!(
+                "invalid --hook '{f}': this command runs only {event} hooks"
+            )));
+        }
+    }
+    Ok(())
+}
+
 pub fn run(args: CompactArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
+    check_hook_flags(
+        &args.hook,
+        crate::extensions::config::HookEvent::SessionBeforeCompact,
+    )?;
     if args.reserve_tokens == Some(0) || args.keep_recent_tokens == Some(0) {
         return Err(crate::error::usage(
             "--reserve-tokens and --keep-recent-tokens must be positive",
@@ -309,9 +337,16 @@ fn finish_one(
             Ok(0)
         }
         Outcome::Not(mut m) => {
+            let cancelled = m.get("reason").and_then(Json::as_str) == Some("cancelled");
             m.insert("session".into(), path.to_string_lossy().into_owned().into());
             ctx.out.json(&Json::Object(m))?;
-            Ok(if args.exit_code { 3 } else { 0 })
+            Ok(if cancelled && !args.if_needed {
+                FAILURE
+            } else if args.exit_code {
+                3
+            } else {
+                0
+            })
         }
         Outcome::Interrupted => {
             crate::error::note("interrupted; nothing was written");
@@ -493,9 +528,68 @@ fn compact_one(
         }
         .into());
     }
-    let compaction = match &shared.summary {
-        Some(text) => compact::summarize::finish(&plan, text.clone()),
-        None => {
+    // The session_before_compact hooks may cancel it or supply the summary.
+    let cwd = s
+        .header
+        .as_ref()
+        .map_or_else(|| ctx.cwd.clone(), |h| PathBuf::from(&h.cwd));
+    let (set, warnings) = crate::extensions::config::load(&ctx.dirs.agent_dir, &cwd, &args.hook);
+    for w in &warnings {
+        crate::error::warn(w);
+    }
+    let mut hooked: Option<Compaction> = None;
+    let mut hook_details: Option<Json> = None;
+    let mut extra = Vec::new();
+    use crate::extensions::config::HookEvent;
+    if set.has(HookEvent::SessionBeforeCompact) {
+        use crate::extensions::hooks::{ProgramHooks, Runner, before_compact, effect_entries};
+        let runner_cwd = if cwd.is_dir() {
+            cwd.clone()
+        } else {
+            ctx.cwd.clone()
+        };
+        let mut ph = ProgramHooks::new(Runner::new(set, runner_cwd, Some(path.to_owned())));
+        let reason = if args.if_needed {
+            crate::agent::event::CompactionReason::Threshold
+        } else {
+            crate::agent::event::CompactionReason::Manual
+        };
+        let (rt, _) = shared.runtime()?;
+        let decision = match block_on(
+            rt,
+            before_compact(&mut ph, &plan, reason, args.instructions.as_deref()),
+        ) {
+            Some(d) => d,
+            None => return Ok(Outcome::Interrupted),
+        };
+        extra = effect_entries(&ph.take());
+        match decision {
+            crate::agent::hooks::Compact::Cancel => {
+                let mut m = not(
+                    "cancelled",
+                    "a session_before_compact hook cancelled the compaction".into(),
+                );
+                m.insert("leaf".into(), leaf_id.into());
+                return Ok(Outcome::Not(m));
+            }
+            crate::agent::hooks::Compact::Use(r) => {
+                let (read, modified) = plan.file_ops.lists();
+                hook_details = Some(r.details);
+                hooked = Some(Compaction {
+                    summary: r.summary,
+                    first_kept_entry_id: r.first_kept_entry_id,
+                    tokens_before: r.tokens_before,
+                    read_files: read,
+                    modified_files: modified,
+                });
+            }
+            crate::agent::hooks::Compact::Proceed => {}
+        }
+    }
+    let compaction = match (hooked, &shared.summary) {
+        (Some(c), _) => c,
+        (None, Some(text)) => compact::summarize::finish(&plan, text.clone()),
+        (None, None) => {
             let level = thinking_level(&s, leaf, &cplan, &shared.llm);
             match summarize(
                 ctx,
@@ -511,7 +605,11 @@ fn compact_one(
         }
     };
     drop(s);
-    match write(ctx, path, &leaf_id, &compaction, args.leaf.is_some(), wait)? {
+    let written = Written {
+        details: hook_details,
+        extra,
+    };
+    match write(ctx, path, &leaf_id, &compaction, &written, args.leaf.is_some(), wait)? {
         Some(line) => Ok(Outcome::Compacted(line)),
         None => Ok(Outcome::Not(not(
             "locked",
@@ -741,11 +839,19 @@ fn progress(e: &Event, chars: &AtomicUsize, spinner: Option<&Spinner>) {
 /// Appends the compaction entry, under the lock, if the session is still where the plan was
 /// made (its leaf unmoved, unless an explicit --leaf was compacted). Without `wait`, `None`
 /// when another process holds the lock.
+/// What a hook added to a compaction: its `details` (the entry is then `fromHook`), and
+/// entries to append after it.
+struct Written {
+    details: Option<Json>,
+    extra: Vec<NewEntry>,
+}
+
 fn write(
     ctx: &Ctx,
     path: &Path,
     leaf_id: &str,
     c: &Compaction,
+    w: &Written,
     explicit_leaf: bool,
     wait: bool,
 ) -> anyhow::Result<Option<Vec<u8>>> {
@@ -770,7 +876,10 @@ fn write(
         .hint("run pi compact again")
         .into());
     }
-    let details = json!({"readFiles": c.read_files, "modifiedFiles": c.modified_files});
+    let details = match &w.details {
+        Some(d) => d.clone(),
+        None => json!({"readFiles": c.read_files, "modifiedFiles": c.modified_files}),
+    };
     let parent = if explicit_leaf {
         Parent::Id(leaf_id.to_owned())
     } else {
@@ -780,10 +889,19 @@ fn write(
         .field("summary", jstr(&c.summary))
         .field("firstKeptEntryId", jstr(&c.first_kept_entry_id))
         .field("tokensBefore", js_number(c.tokens_before).into_bytes())
-        .field("details", serde_json::to_vec(&details)?)
-        .field("fromHook", b"false".to_vec());
-    let mut lines = ap.append(&[entry])?;
-    Ok(lines.pop())
+        .field("details", crate::agent::event::js(&details))
+        .field(
+            "fromHook",
+            if w.details.is_some() {
+                b"true".to_vec()
+            } else {
+                b"false".to_vec()
+            },
+        );
+    let mut batch = vec![entry];
+    batch.extend(w.extra.iter().cloned());
+    let lines = ap.append(&batch)?;
+    Ok(lines.into_iter().next())
 }
 
 /// The `--dry-run` record.
@@ -862,6 +980,7 @@ pub fn summarize_branch(
     entry: &str,
     model: Option<&str>,
     instructions: Option<&str>,
+    extra: Vec<NewEntry>,
     ctx: &mut Ctx,
 ) -> anyhow::Result<u8> {
     let path = ctx.session_path(Some(session))?;
@@ -973,7 +1092,9 @@ pub fn summarize_branch(
         .hint("run the command again")
         .into());
     }
-    let lines = ap.append(&[new_entry])?;
+    let mut batch = vec![new_entry];
+    batch.extend(extra);
+    let lines = ap.append(&batch)?;
     drop(ap);
     for l in &lines {
         ctx.out.line(l)?;

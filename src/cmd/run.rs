@@ -1,7 +1,9 @@
 //! `pi run`: the agent loop on a session, from the shell.
 
+use std::cell::RefCell;
 use std::io::{IsTerminal, Read};
 use std::path::PathBuf;
+use std::rc::Rc;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::Duration;
@@ -10,20 +12,20 @@ use anyhow::Context as _;
 use clap::{Args, ValueEnum};
 
 use crate::agent::render::{Human, JsonLines};
+use crate::agent::rpc::{self, Mirror, RpcObserver, Server};
 use crate::agent::setup::{self, PromptError, SystemPrompt};
 use crate::agent::store::{self, FileStore};
-use crate::agent::{
-    AgentSession, Config, Credentials, Message, Observer, Outcome, ToolExecution, hooks,
-};
+use crate::agent::{AgentSession, Config, Credentials, Message, Observer, Outcome, ToolExecution};
 use crate::cmd::Ctx;
 use crate::context::value::Value;
 use crate::error::{Exit, FAILURE, USAGE};
+use crate::extensions::hooks::{ProgramHooks, Runner};
 use crate::llm::config::{self, SelectError, Settings as LlmSettings};
 use crate::llm::{Client, Options, ToolChoice, auth};
 use crate::models::Registry;
 use crate::prompt::resources;
 use crate::session::{Kind, Session};
-use crate::tools::{CancelToken, ToolContext, ToolName};
+use crate::tools::{CancelToken, Tool, ToolContext, ToolName};
 
 pub const EXIT_STATUS: &str = "\
 Exit status:
@@ -76,15 +78,35 @@ pub struct RunArgs {
     /// lowered or raised to the nearest level the model supports
     #[arg(long, value_enum, value_name = "LEVEL")]
     pub thinking: Option<Thinking>,
-    /// Active tools, comma-separated, in this order [default: read,bash,edit,write]
+    /// Active tools, comma-separated, in this order [default: read,bash,edit,write, then
+    /// every program tool]
     ///
-    /// Built-in tools: read, bash, edit, write, grep, find, ls. Unknown names are ignored
-    /// with a warning.
+    /// Built-in tools: read, bash, edit, write, grep, find, ls; program tools go by the name
+    /// they describe. Unknown names are ignored with a warning.
     #[arg(long, value_name = "LIST", conflicts_with = "no_tools")]
     pub tools: Option<String>,
-    /// No tools
+    /// No tools at all (program tools included)
     #[arg(long)]
     pub no_tools: bool,
+    /// No built-in tools; program tools stay active
+    #[arg(long, conflicts_with = "no_tools")]
+    pub no_builtin_tools: bool,
+    /// A program tool: an executable that prints its description when run with --describe
+    /// and takes a call's arguments as JSON on stdin (repeatable)
+    ///
+    /// Program tools are also found in <agent dir>/tools/ and .pi/tools/ of the session's
+    /// directory. See `commands/pi-extensions.md`.
+    #[arg(long = "tool", value_name = "PATH")]
+    pub tool: Vec<PathBuf>,
+    /// Run COMMAND (a shell command line) at EVENT, after the hooks of settings.json
+    /// (repeatable)
+    ///
+    /// Events: input, before_agent_start, context, tool_call, tool_result, message_end,
+    /// turn_end, agent_end, session_before_compact. The event is a JSON object on the
+    /// command's stdin; what it prints (a JSON object, or nothing) is its answer. See
+    /// `commands/pi-extensions.md`.
+    #[arg(long = "hook", value_name = "EVENT=COMMAND")]
+    pub hook: Vec<String>,
     /// Continue from this entry (id or unique prefix) instead of the leaf; the first new
     /// entry becomes its child
     #[arg(long, value_name = "ID", requires = "session")]
@@ -116,6 +138,13 @@ pub struct RunArgs {
     /// assistant's text
     #[arg(long)]
     pub json: bool,
+    /// Take commands as JSON lines on stdin and answer on stdout (the reference's RPC
+    /// mode): prompt, steer, follow_up, abort, compact, get_state, get_messages, …
+    ///
+    /// The events of every run are written as with --json. End of input finishes the
+    /// running prompt, then exits 0. See `commands/pi-run-rpc.md`.
+    #[arg(long, conflicts_with_all = ["prompt", "json", "max_turns"])]
+    pub rpc: bool,
 }
 
 /// The prompt: `-p`, else stdin (trimmed); `None` when empty.
@@ -137,7 +166,7 @@ fn read_prompt(args: &RunArgs) -> anyhow::Result<Option<String>> {
     Ok((!text.is_empty()).then(|| text.to_owned()))
 }
 
-fn tool_choice(arg: &str, tools: &[ToolName]) -> anyhow::Result<ToolChoice> {
+fn tool_choice(arg: &str, tools: &[Tool]) -> anyhow::Result<ToolChoice> {
     Ok(match arg {
         "auto" => ToolChoice::Auto,
         "none" => ToolChoice::None,
@@ -147,7 +176,7 @@ fn tool_choice(arg: &str, tools: &[ToolName]) -> anyhow::Result<ToolChoice> {
             ));
         }
         "required" | "any" => ToolChoice::Required,
-        name if tools.iter().any(|t| t.as_str() == name) => ToolChoice::Tool(name.to_owned()),
+        name if tools.iter().any(|t| t.name() == name) => ToolChoice::Tool(name.to_owned()),
         name => {
             return Err(
                 Exit::new(USAGE, anyhow::anyhow!("invalid --tool-choice '{name}'"))
@@ -158,19 +187,27 @@ fn tool_choice(arg: &str, tools: &[ToolName]) -> anyhow::Result<ToolChoice> {
     })
 }
 
-fn select_tools(args: &RunArgs) -> Vec<ToolName> {
+fn select_tools(args: &RunArgs, programs: &[Arc<dyn crate::tools::CustomTool>]) -> Vec<Tool> {
     if let Some(list) = &args.tools {
         for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
-            if ToolName::from_name(name).is_none() {
-                let known: Vec<&str> = ToolName::ALL.iter().map(|t| t.as_str()).collect();
+            if ToolName::from_name(name).is_none()
+                && !programs.iter().any(|p| p.definition().name == name)
+            {
+                let mut known: Vec<&str> = ToolName::ALL.iter().map(|t| t.as_str()).collect();
+                known.extend(programs.iter().map(|p| p.definition().name.as_str()));
                 crate::error::warn(&format!(
-                    "unknown tool '{name}' ignored (built-in tools: {})",
+                    "unknown tool '{name}' ignored (tools: {})",
                     known.join(", ")
                 ));
             }
         }
     }
-    crate::tools::select_tools(args.tools.as_deref(), args.no_tools, false)
+    crate::tools::select_active(
+        args.tools.as_deref(),
+        args.no_tools,
+        args.no_builtin_tools,
+        programs,
+    )
 }
 
 fn model_error(e: SelectError) -> anyhow::Error {
@@ -231,12 +268,7 @@ pub fn run(args: RunArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
         .map(crate::cmd::context::parse_model_arg)
         .transpose()?;
     let agent_dir = ctx.dirs.agent_dir.clone();
-    let tools = select_tools(&args);
-    let choice = args
-        .tool_choice
-        .as_deref()
-        .map(|c| tool_choice(c, &tools))
-        .transpose()?;
+    crate::extensions::config::check_flags(&args.hook).map_err(crate::error::usage)?;
     let custom_prompt = args
         .system_prompt_file
         .as_ref()
@@ -296,8 +328,24 @@ pub fn run(args: RunArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
         crate::error::warn(w);
     }
 
+    // Program tools and hooks.
+    let mut warnings = Vec::new();
+    let programs =
+        crate::extensions::tools::discover(&agent_dir, &cwd, &ctx.cwd, &args.tool, &mut warnings)
+            .map_err(crate::error::usage)?;
+    let (hook_set, hook_warnings) = crate::extensions::config::load(&agent_dir, &cwd, &args.hook);
+    for w in warnings.iter().chain(&hook_warnings) {
+        crate::error::warn(w);
+    }
+    let tools = select_tools(&args, &programs);
+    let choice = args
+        .tool_choice
+        .as_deref()
+        .map(|c| tool_choice(c, &tools))
+        .transpose()?;
+
     // The prompt, expanded once now so that a bad one writes nothing.
-    let prompt = read_prompt(&args)?;
+    let prompt = if args.rpc { None } else { read_prompt(&args)? };
     if let Some(p) = &prompt {
         match setup::expand_prompt(p, &res) {
             Ok((_, warning)) => {
@@ -349,7 +397,7 @@ pub fn run(args: RunArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
         }
         None => (Vec::new(), None, None),
     };
-    if prompt.is_none() {
+    if prompt.is_none() && !args.rpc {
         match messages.last() {
             Some(m) if !store::is_assistant(m) => {}
             _ => {
@@ -463,6 +511,8 @@ pub fn run(args: RunArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
     tool_ctx.bin_dir = Some(agent_dir.join("bin"));
     tool_ctx.auto_resize_images = settings.auto_resize_images;
     tool_ctx.model_accepts_images = Some(target.model.accepts_images());
+    tool_ctx.session_file = file.as_ref().map(|f| f.path().to_owned());
+    let session_file = tool_ctx.session_file.clone();
     let model_name = format!("{}/{}", target.model.provider, target.model.id);
     let config = Config {
         target,
@@ -492,13 +542,50 @@ pub fn run(args: RunArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
         .context("cannot start the async runtime")?;
     let cancel = CancelToken::new();
     let signalled = Arc::new(AtomicU8::new(0));
-    let expander_res = res;
-    let expander: crate::agent::session::Expander = Box::new(move |text: &str| {
-        setup::expand_prompt(text, &expander_res)
-            .map(|(t, _)| t)
-            .map_err(|e| e.to_string())
-    });
+    let res = Arc::new(res);
+    let expander = |res: &Arc<resources::Resources>| -> crate::agent::session::Expander {
+        let res = res.clone();
+        Box::new(move |text: &str| {
+            setup::expand_prompt(text, &res)
+                .map(|(t, _)| t)
+                .map_err(|e| e.to_string())
+        })
+    };
+    let hooks = ProgramHooks::new(Runner::new(hook_set, cwd.clone(), session_file.clone()));
+    let run = Run {
+        rt: &rt,
+        client: &client,
+        config,
+        messages,
+        file,
+        last_compaction,
+        hooks,
+        expander: expander(&res),
+        cancel: &cancel,
+        signalled: &signalled,
+    };
 
+    if args.rpc {
+        let info = rpc::Info {
+            session_id: header
+                .as_deref()
+                .and_then(|h| crate::json::get_str(h, "id"))
+                .map(|s| s.into_owned())
+                .unwrap_or_default(),
+            session_file,
+            session_name: opened
+                .as_ref()
+                .and_then(|o| o.session.name())
+                .map(str::to_owned),
+        };
+        let stop = run.rpc(expander(&res), info)?;
+        let signal = signalled.load(Ordering::SeqCst);
+        return Ok(match stop {
+            rpc::Stop::Signal if signal != 0 => signal,
+            rpc::Stop::Signal => 130,
+            rpc::Stop::Eof => 0,
+        });
+    }
     let outcome = if args.json {
         let mut out = JsonLines::new(std::io::stdout());
         if let Some(h) = &header {
@@ -507,33 +594,9 @@ pub fn run(args: RunArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
                 .unwrap_or_else(|| h.clone());
             out.line(&line);
         }
-        drive(
-            &rt,
-            &client,
-            config,
-            messages,
-            file,
-            last_compaction,
-            out,
-            expander,
-            prompt,
-            &cancel,
-            &signalled,
-        )
+        run.drive(out, prompt)
     } else {
-        drive(
-            &rt,
-            &client,
-            config,
-            messages,
-            file,
-            last_compaction,
-            Human::new(model_name),
-            expander,
-            prompt,
-            &cancel,
-            &signalled,
-        )
+        run.drive(Human::new(model_name), prompt)
     };
     let signal = signalled.load(Ordering::SeqCst);
     let outcome = outcome?;
@@ -555,42 +618,94 @@ pub fn run(args: RunArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
     }
 }
 
-/// Runs the prompt (or the continuation) on the runtime, with Ctrl-C, SIGTERM and SIGHUP
-/// cancelling the run (a second Ctrl-C exits at once).
-#[allow(clippy::too_many_arguments)]
-fn drive<O: Observer>(
-    rt: &tokio::runtime::Runtime,
-    client: &Client,
+/// What a run is driven with.
+struct Run<'a> {
+    rt: &'a tokio::runtime::Runtime,
+    client: &'a Client,
     config: Config,
     messages: Vec<Message>,
     file: Option<FileStore>,
     last_compaction: Option<i64>,
-    observer: O,
+    hooks: ProgramHooks,
     expander: crate::agent::session::Expander,
-    prompt: Option<String>,
-    cancel: &CancelToken,
-    signalled: &Arc<AtomicU8>,
-) -> anyhow::Result<Outcome> {
-    let mut session = AgentSession::new(
-        config,
-        client,
-        messages,
-        file,
-        last_compaction,
-        observer,
-        hooks::NoHooks,
-        cancel.clone(),
-    );
-    session.set_expander(expander);
-    rt.block_on(async {
-        let watcher = watch_signals(cancel.clone(), signalled.clone())?;
-        let r = match &prompt {
-            Some(p) => session.prompt(p).await,
-            None => session.resume().await,
-        };
-        watcher.abort();
-        r
-    })
+    cancel: &'a CancelToken,
+    signalled: &'a Arc<AtomicU8>,
+}
+
+impl<'a> Run<'a> {
+    fn session<O: Observer>(self, observer: O) -> (AgentSession<'a, ProgramHooks, O>, Parts<'a>) {
+        let mut session = AgentSession::new(
+            self.config,
+            self.client,
+            self.messages,
+            self.file,
+            self.last_compaction,
+            observer,
+            self.hooks,
+            self.cancel.clone(),
+        );
+        session.set_expander(self.expander);
+        (
+            session,
+            Parts {
+                rt: self.rt,
+                cancel: self.cancel,
+                signalled: self.signalled,
+            },
+        )
+    }
+
+    /// Runs the prompt (or the continuation) on the runtime, with Ctrl-C, SIGTERM and
+    /// SIGHUP cancelling the run (a second Ctrl-C exits at once).
+    fn drive<O: Observer>(self, observer: O, prompt: Option<String>) -> anyhow::Result<Outcome> {
+        let (mut session, p) = self.session(observer);
+        p.rt.block_on(async {
+            let watcher = watch_signals(p.cancel.clone(), p.signalled.clone())?;
+            let r = match &prompt {
+                Some(text) => session.prompt(text).await,
+                None => session.resume().await,
+            };
+            watcher.abort();
+            r
+        })
+    }
+
+    /// Serves RPC commands from stdin until its end or a signal.
+    fn rpc(
+        self,
+        expand: crate::agent::session::Expander,
+        info: rpc::Info,
+    ) -> anyhow::Result<rpc::Stop> {
+        let out: rpc::Out = Rc::new(RefCell::new(JsonLines::new(
+            Box::new(std::io::stdout()) as Box<dyn std::io::Write>
+        )));
+        let mirror = Rc::new(RefCell::new(Mirror::default()));
+        let observer = RpcObserver::new(out.clone(), mirror.clone());
+        let (mut session, p) = self.session(observer);
+        let signals = p.cancel.clone();
+        session.set_cancel(CancelToken::new());
+        p.rt.block_on(async {
+            let watcher = watch_signals(signals.clone(), p.signalled.clone())?;
+            let mut server = Server {
+                session: &mut session,
+                out,
+                mirror,
+                expand,
+                info,
+                signals,
+            };
+            let r = server.serve(rpc::stdin_lines()).await;
+            watcher.abort();
+            r
+        })
+    }
+}
+
+/// What stays of [`Run`] once the session is made.
+struct Parts<'a> {
+    rt: &'a tokio::runtime::Runtime,
+    cancel: &'a CancelToken,
+    signalled: &'a Arc<AtomicU8>,
 }
 
 /// Listens for signals: the first cancels the run (recording its exit status), a second

@@ -43,6 +43,7 @@ pub mod write;
 use std::fmt;
 use std::future::Future;
 use std::path::PathBuf;
+use std::pin::Pin;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
@@ -292,6 +293,9 @@ pub struct ToolContext {
     pub model_accepts_images: Option<bool>,
     /// Where `bash` saves the full output of commands whose output was cut.
     pub temp_dir: PathBuf,
+    /// The session file of the run, if it records one (given to program tools as
+    /// `PI_SESSION_FILE`).
+    pub session_file: Option<PathBuf>,
 }
 
 impl ToolContext {
@@ -306,6 +310,7 @@ impl ToolContext {
             auto_resize_images: true,
             model_accepts_images: None,
             temp_dir: std::env::temp_dir(),
+            session_file: None,
         }
     }
 }
@@ -670,6 +675,154 @@ pub fn select_tools(list: Option<&str>, no_tools: bool, no_builtin_tools: bool) 
         None if no_tools || no_builtin_tools => Vec::new(),
         None => ToolName::DEFAULT.to_vec(),
     }
+}
+
+/// A tool defined outside pi (a program tool, `crate::extensions::tools`): what the agent
+/// loop needs of it. Its arguments are checked against [`CustomTool::definition`]'s schema
+/// like a built-in tool's before [`CustomTool::run`] is called.
+pub trait CustomTool: Send + Sync + fmt::Debug {
+    /// Name, description and parameters, as declared to the model.
+    fn definition(&self) -> &ToolDefinition;
+    /// The one-line summary and guidelines for the system prompt.
+    fn prompt(&self) -> crate::prompt::system::Tool;
+    /// Runs the tool with checked arguments; cancelling ends it with an error result.
+    fn run(
+        &self,
+        args: Value,
+        ctx: Arc<ToolContext>,
+        cancel: CancelToken,
+    ) -> Pin<Box<dyn Future<Output = ToolResult> + Send + 'static>>;
+}
+
+/// An active tool: built in, or a program.
+#[derive(Debug, Clone)]
+pub enum Tool {
+    Builtin(ToolName),
+    Custom(Arc<dyn CustomTool>),
+}
+
+impl Tool {
+    pub fn name(&self) -> &str {
+        match self {
+            Tool::Builtin(t) => t.as_str(),
+            Tool::Custom(c) => &c.definition().name,
+        }
+    }
+
+    pub fn definition(&self) -> ToolDefinition {
+        match self {
+            Tool::Builtin(t) => t.definition(),
+            Tool::Custom(c) => c.definition().clone(),
+        }
+    }
+
+    /// What the system prompt lists for the tool.
+    pub fn prompt(&self) -> crate::prompt::system::Tool {
+        match self {
+            Tool::Builtin(t) => t.prompt(),
+            Tool::Custom(c) => c.prompt(),
+        }
+    }
+
+    /// Checks a call's arguments (upstream's `prepareToolCall` after the lookup); `Err` is
+    /// the immediate error result.
+    pub fn prepare(&self, args: &Value) -> Result<Ready, ToolResult> {
+        match self {
+            Tool::Builtin(t) => prepare_tool(*t, args).map(Ready::Builtin),
+            Tool::Custom(c) => {
+                let d = c.definition();
+                let args = validate::validate_arguments(&d.name, &d.parameters, args)
+                    .map_err(ToolResult::error)?;
+                Ok(Ready::Custom(c.clone(), args))
+            }
+        }
+    }
+}
+
+impl From<ToolName> for Tool {
+    fn from(t: ToolName) -> Tool {
+        Tool::Builtin(t)
+    }
+}
+
+/// A checked call of any tool, ready to run.
+#[derive(Debug, Clone)]
+pub enum Ready {
+    Builtin(Prepared),
+    Custom(Arc<dyn CustomTool>, Value),
+}
+
+impl Ready {
+    /// The arguments the call runs with.
+    pub fn args(&self) -> &Value {
+        match self {
+            Ready::Builtin(p) => &p.args,
+            Ready::Custom(_, a) => a,
+        }
+    }
+
+    /// Runs the call (see [`Prepared::execute`]); the future can be spawned.
+    pub fn execute(
+        self,
+        ctx: Arc<ToolContext>,
+        cancel: CancelToken,
+        on_update: Option<OnUpdate>,
+    ) -> Pin<Box<dyn Future<Output = ToolResult> + Send + 'static>> {
+        match self {
+            Ready::Builtin(p) => Box::pin(p.execute(ctx, cancel, on_update)),
+            Ready::Custom(c, args) => c.run(args, ctx, cancel),
+        }
+    }
+}
+
+/// The active tools for the command-line flags, over built-in and program tools (0.73
+/// §12.3): `--tools a,b` (`list`) is an allowlist in the order given (blanks dropped,
+/// unknown and repeated names ignored) and wins over the other flags; `--no-tools` leaves
+/// no tool at all, `--no-builtin-tools` only the program tools; with no flag,
+/// `read, bash, edit, write`, then every program tool. A program tool with a built-in
+/// tool's name takes its place.
+pub fn select_active(
+    list: Option<&str>,
+    no_tools: bool,
+    no_builtin_tools: bool,
+    custom: &[Arc<dyn CustomTool>],
+) -> Vec<Tool> {
+    let by_name = |name: &str| -> Option<Tool> {
+        custom
+            .iter()
+            .find(|c| c.definition().name == name)
+            .map(|c| Tool::Custom(c.clone()))
+            .or_else(|| ToolName::from_name(name).map(Tool::Builtin))
+    };
+    let mut out: Vec<Tool> = Vec::new();
+    let push = |t: Tool, out: &mut Vec<Tool>| {
+        if !out.iter().any(|o| o.name() == t.name()) {
+            out.push(t);
+        }
+    };
+    match list {
+        Some(list) => {
+            for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+                if let Some(t) = by_name(name) {
+                    push(t, &mut out);
+                }
+            }
+        }
+        None if no_tools => {}
+        None => {
+            if !no_builtin_tools {
+                for t in ToolName::DEFAULT {
+                    if let Some(t) = by_name(t.as_str()) {
+                        push(t, &mut out);
+                    }
+                }
+            }
+            for c in custom {
+                push(Tool::Custom(c.clone()), &mut out);
+            }
+        }
+    }
+    out
 }
 
 /// A JavaScript number used as a count (`slice` semantics): the integer part, saturated.

@@ -30,7 +30,7 @@ fn config(w: &World) -> Config {
         target,
         thinking_level: "off".into(),
         system_prompt: "You are a test.".into(),
-        tools: ToolName::DEFAULT.to_vec(),
+        tools: ToolName::DEFAULT.iter().map(|&t| t.into()).collect(),
         tool_ctx: Arc::new(ToolContext::new(w.proj())),
         tool_execution: ToolExecution::Parallel,
         settings: Settings::default(),

@@ -26,6 +26,10 @@ pub struct SystemArgs {
     /// No tools at all (unless --tools is also given)
     #[arg(long)]
     pub no_tools: bool,
+    /// A program tool, as `pi run --tool` takes it (repeatable); the program tools of
+    /// <agent dir>/tools/ and .pi/tools/ are always included
+    #[arg(long = "tool", value_name = "PATH")]
+    pub tool: Vec<PathBuf>,
     /// Define a tool's one-line summary for the tool list, as NAME=TEXT (repeatable); a name
     /// that is not built in adds a custom tool
     #[arg(long, value_name = "NAME=TEXT")]
@@ -62,10 +66,22 @@ fn split_def(def: &str, flag: &str) -> anyhow::Result<(String, String)> {
 }
 
 /// The active tools: built-ins and custom tools, filtered and ordered by --tools.
-fn active_tools(args: &SystemArgs) -> anyhow::Result<Vec<Tool>> {
+fn active_tools(
+    args: &SystemArgs,
+    programs: &[std::sync::Arc<dyn crate::tools::CustomTool>],
+) -> anyhow::Result<Vec<Tool>> {
     let mut registry = system::builtin_tools();
     let builtin_count = registry.len();
     let mut custom_names: Vec<String> = Vec::new();
+    let mut program_names: Vec<String> = Vec::new();
+    for p in programs {
+        let t = p.prompt();
+        program_names.push(t.name.clone());
+        match registry.iter_mut().find(|r| r.name == t.name) {
+            Some(r) => *r = t,
+            None => registry.push(t),
+        }
+    }
     for def in &args.tool_snippet {
         let (name, text) = split_def(def, "--tool-snippet")?;
         let snippet = Tool::custom(&name, Some(&text), &[]).snippet;
@@ -108,6 +124,7 @@ fn active_tools(args: &SystemArgs) -> anyhow::Result<Vec<Tool>> {
         None => DEFAULT_TOOLS
             .iter()
             .map(|s| (*s).to_owned())
+            .chain(program_names)
             .chain(custom_names)
             .collect(),
     };
@@ -119,12 +136,13 @@ fn active_tools(args: &SystemArgs) -> anyhow::Result<Vec<Tool>> {
         match registry.iter().find(|t| t.name == n) {
             Some(t) => out.push(t.clone()),
             None => {
-                let known: Vec<&str> = registry[..builtin_count]
+                let mut known: Vec<&str> = registry[..builtin_count]
                     .iter()
                     .map(|t| t.name.as_str())
                     .collect();
+                known.extend(programs.iter().map(|p| p.definition().name.as_str()));
                 crate::error::warn(&format!(
-                    "unknown tool '{n}' ignored (built-in tools: {})",
+                    "unknown tool '{n}' ignored (tools: {})",
                     known.join(", ")
                 ));
             }
@@ -134,10 +152,22 @@ fn active_tools(args: &SystemArgs) -> anyhow::Result<Vec<Tool>> {
 }
 
 pub fn run(args: SystemArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
-    let tools = active_tools(&args)?;
     let (cwd, res) = args.discovery.load(ctx)?;
     super::warn_missing_paths(&res);
     let agent_dir = ctx.dirs.agent_dir.clone();
+    let mut tool_warnings = Vec::new();
+    let programs = crate::extensions::tools::discover(
+        &agent_dir,
+        &cwd,
+        &ctx.cwd,
+        &args.tool,
+        &mut tool_warnings,
+    )
+    .map_err(crate::error::usage)?;
+    for w in &tool_warnings {
+        crate::error::warn(w);
+    }
+    let tools = active_tools(&args, &programs)?;
 
     let mut warnings = Vec::new();
     let custom_prompt = if let Some(f) = &args.system_prompt_file {

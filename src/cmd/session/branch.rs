@@ -33,20 +33,126 @@ pub struct BranchArgs {
     /// With --summarize: what the summary should focus on
     #[arg(long, value_name = "TEXT", requires = "summarize")]
     pub instructions: Option<String>,
+    /// Run COMMAND before the leaf moves, after the session_before_tree hooks of
+    /// settings.json; EVENT must be session_before_tree (repeatable)
+    ///
+    /// The hook reads the move as JSON on stdin and may answer {"cancel":true} or
+    /// {"summary":"…"} (written as the branch summary). See `commands/pi-extensions.md`.
+    #[arg(long = "hook", value_name = "EVENT=COMMAND")]
+    pub hook: Vec<String>,
+}
+
+/// What the session_before_tree hooks decided.
+pub struct Hooked {
+    /// A summary a hook supplied, with its details.
+    pub summary: Option<(String, Option<serde_json::Value>)>,
+    /// Entries to append after the branch entry.
+    pub extra: Vec<NewEntry>,
+}
+
+/// Runs the session_before_tree hooks for moving the leaf of `path` to `entry`. `Ok(None)`:
+/// a hook cancelled the move (reported).
+fn run_hooks(
+    args: &BranchArgs,
+    ctx: &Ctx,
+    path: &std::path::Path,
+) -> anyhow::Result<Option<Hooked>> {
+    use crate::extensions::config::{self, HookEvent};
+    use crate::extensions::hooks::{ProgramHooks, Runner, Tree, before_tree, effect_entries};
+    let s = ctx.open(path)?;
+    let cwd = s
+        .header
+        .as_ref()
+        .map(|h| PathBuf::from(&h.cwd))
+        .filter(|d| d.is_dir())
+        .unwrap_or_else(|| ctx.cwd.clone());
+    let (set, warnings) = config::load(&ctx.dirs.agent_dir, &cwd, &args.hook);
+    for w in &warnings {
+        crate::error::warn(w);
+    }
+    let none = Hooked {
+        summary: None,
+        extra: Vec::new(),
+    };
+    if !set.has(HookEvent::SessionBeforeTree) {
+        return Ok(Some(none));
+    }
+    let target = match s.resolve_entry(&args.entry) {
+        Ok(i) => Some(i),
+        Err(_) if args.entry == "root" => None,
+        Err(e) => return Err(e.into()),
+    };
+    let old_leaf = s.leaf();
+    let (entries, ancestor) = crate::compact::branch::collect(&s, old_leaf, target);
+    let id = |i: Option<u32>| match i {
+        Some(i) => serde_json::Value::from(s.entries[i as usize].id.to_string()),
+        None => serde_json::Value::Null,
+    };
+    let mut list = Vec::new();
+    s.for_each_line(&entries, |_, line| {
+        list.push(serde_json::from_slice(line).unwrap_or(serde_json::Value::Null));
+        Ok(())
+    })
+    .with_context(|| format!("cannot read {}", path.display()))?;
+    let preparation = serde_json::json!({
+        "targetId": id(target),
+        "oldLeafId": id(old_leaf),
+        "commonAncestorId": id(ancestor),
+        "entriesToSummarize": list,
+        "userWantsSummary": args.summary.is_some() || args.summary_file.is_some() || args.summarize,
+    });
+    drop(s);
+    let mut ph = ProgramHooks::new(Runner::new(set, cwd, Some(path.to_owned())));
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let decision = rt.block_on(before_tree(&mut ph, preparation));
+    let extra = effect_entries(&ph.take());
+    match decision {
+        Tree::Cancel(why) => {
+            crate::error::note(&format!(
+                "the move was cancelled by a session_before_tree hook{}; nothing was written",
+                why.map(|w| format!(" ({w})")).unwrap_or_default()
+            ));
+            Ok(None)
+        }
+        Tree::Summary(text, details) => Ok(Some(Hooked {
+            summary: Some((text, details)),
+            extra,
+        })),
+        Tree::Proceed => Ok(Some(Hooked {
+            summary: None,
+            extra,
+        })),
+    }
 }
 
 pub fn run(args: BranchArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
-    if args.summarize {
+    crate::cmd::compact::check_hook_flags(
+        &args.hook,
+        crate::extensions::config::HookEvent::SessionBeforeTree,
+    )?;
+    let path = ctx.session_path(Some(&args.session))?;
+    let Some(hooked) = run_hooks(&args, ctx, &path)? else {
+        return Ok(crate::error::FAILURE);
+    };
+    if args.summarize && hooked.summary.is_none() {
         return crate::cmd::compact::summarize_branch(
             &args.session,
             &args.entry,
             args.model.as_deref(),
             args.instructions.as_deref(),
+            hooked.extra,
             ctx,
         );
     }
-    let path = ctx.session_path(Some(&args.session))?;
+    let mut details = None;
     let summary = match (&args.summary, &args.summary_file) {
+        _ if hooked.summary.is_some() => hooked.summary.map(|(text, d)| {
+            details = Some(d.unwrap_or_else(|| serde_json::json!({})));
+            text
+        }),
         (Some(s), _) => Some(s.clone()),
         (None, Some(f)) if f.as_os_str() == "-" => {
             let mut s = String::new();
@@ -71,10 +177,22 @@ pub fn run(args: BranchArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
         None => Parent::Root,
     };
     let entry = match summary {
-        Some(text) => NewEntry::new("branch_summary", parent)
-            .field("fromId", jstr(target.as_deref().unwrap_or("root")))
-            .field("summary", jstr(&text))
-            .field("fromHook", b"false".to_vec()),
+        Some(text) => {
+            let mut e = NewEntry::new("branch_summary", parent)
+                .field("fromId", jstr(target.as_deref().unwrap_or("root")))
+                .field("summary", jstr(&text));
+            if let Some(d) = &details {
+                e = e.field("details", crate::agent::event::js(d));
+            }
+            e.field(
+                "fromHook",
+                if details.is_some() {
+                    b"true".to_vec()
+                } else {
+                    b"false".to_vec()
+                },
+            )
+        }
         None => {
             let from = match &ap.leaf {
                 Some(l) => jstr(l.as_str()),
@@ -88,7 +206,9 @@ pub fn run(args: BranchArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
                 .field("data", data)
         }
     };
-    let lines = ap.append(&[entry])?;
+    let mut batch = vec![entry];
+    batch.extend(hooked.extra);
+    let lines = ap.append(&batch)?;
     drop(ap);
     for l in &lines {
         ctx.out.line(l)?;

@@ -1,0 +1,785 @@
+//! RPC mode (`pi run --rpc`): other programs drive the agent with JSON commands on stdin,
+//! one per line, as the reference's RPC mode (0.73) takes them. Every command may carry an
+//! `id`, echoed in its one response (`{"id"?, "type":"response", "command", "success",
+//! "data"?|"error"}`); the events of the run (the same lines as `--json`) are written as they
+//! happen, interleaved with the responses.
+//!
+//! While a prompt runs, the queue (`steer`, `follow_up`, `prompt` with a
+//! `streamingBehavior`), `abort` and the read-only commands are served at once; commands that
+//! change the session (`compact`, `set_model`, …) wait for nothing: they are refused until
+//! the run ends. End of input finishes the running prompt (and what is queued), then ends
+//! the mode with exit status 0.
+//!
+//! Framing: lines end with LF (a trailing CR is dropped; U+2028 and U+2029 do not end a
+//! line); a last line without LF is still read; blank lines are skipped.
+
+use std::cell::RefCell;
+use std::io::{BufRead, Write};
+use std::path::PathBuf;
+use std::rc::Rc;
+
+use serde_json::{Map, Value as Json, json};
+use tokio::sync::mpsc;
+
+use super::event::Event;
+use super::hooks::{Hooks, Mode, Queue};
+use super::render::JsonLines;
+use super::session::{AgentSession, Expander, user_message_with};
+use super::store::role;
+use super::{Message, Observer};
+use crate::context::value::Value;
+use crate::llm::{Target, auth};
+use crate::models::{self, THINKING_LEVELS};
+use crate::session::entry::jstr;
+use crate::tools::CancelToken;
+
+/// Where responses and events go (shared by the server and the session's observer).
+pub type Out = Rc<RefCell<JsonLines<Box<dyn Write>>>>;
+
+/// What the server knows of a run while the session is busy with it.
+#[derive(Debug, Default)]
+pub struct Mirror {
+    /// The context, as the session holds it.
+    pub messages: Vec<Message>,
+    pub streaming: bool,
+    pub compacting: bool,
+    /// The texts of queued steering and follow-up messages, as `queue_update` shows them.
+    pub steering: Vec<String>,
+    pub follow_up: Vec<String>,
+}
+
+impl Mirror {
+    fn queue_update(&self) -> Json {
+        json!({"type": "queue_update", "steering": self.steering, "followUp": self.follow_up})
+    }
+}
+
+/// The observer of a session in RPC mode: writes every event and keeps the [`Mirror`].
+pub struct RpcObserver {
+    out: Out,
+    mirror: Rc<RefCell<Mirror>>,
+}
+
+impl RpcObserver {
+    pub fn new(out: Out, mirror: Rc<RefCell<Mirror>>) -> RpcObserver {
+        RpcObserver { out, mirror }
+    }
+}
+
+fn write(out: &Out, v: &Json) {
+    out.borrow_mut().line(&super::event::js(v));
+}
+
+/// The text blocks of a message, concatenated.
+fn text_of(m: &Message) -> String {
+    match m.get("content") {
+        Some(c) if c.as_jstr().is_some() => c
+            .as_jstr()
+            .map(|s| s.text().into_owned())
+            .unwrap_or_default(),
+        Some(Value::Arr(blocks)) => blocks
+            .iter()
+            .filter(|b| b.get("type").is_some_and(|t| t.is_str("text")))
+            .filter_map(|b| b.get("text").and_then(Value::as_jstr))
+            .map(|t| t.text().into_owned())
+            .collect(),
+        _ => String::new(),
+    }
+}
+
+impl Observer for RpcObserver {
+    fn event(&mut self, e: &Event<'_>) {
+        if let Some(line) = e.to_json() {
+            self.out.borrow_mut().line(&line);
+        }
+        let mut m = self.mirror.borrow_mut();
+        match e {
+            Event::MessageStart { message } if role(message).as_deref() == Some("user") => {
+                // A queued message being delivered leaves the visible queue.
+                let text = text_of(message);
+                let removed = if let Some(k) = m.steering.iter().position(|t| *t == text) {
+                    m.steering.remove(k);
+                    true
+                } else if let Some(k) = m.follow_up.iter().position(|t| *t == text) {
+                    m.follow_up.remove(k);
+                    true
+                } else {
+                    false
+                };
+                if removed {
+                    let u = m.queue_update();
+                    drop(m);
+                    write(&self.out, &u);
+                }
+            }
+            Event::MessageEnd { message } => m.messages.push((*message).clone()),
+            Event::CompactionStart { .. } => m.compacting = true,
+            Event::CompactionEnd { .. } => m.compacting = false,
+            _ => {}
+        }
+    }
+
+    fn messages_changed(&mut self, messages: &[Message]) {
+        self.mirror.borrow_mut().messages = messages.to_vec();
+    }
+}
+
+/// The session's facts the server keeps for answers while a run holds the session.
+#[derive(Debug, Clone)]
+pub struct Info {
+    pub session_id: String,
+    pub session_file: Option<PathBuf>,
+    pub session_name: Option<String>,
+}
+
+/// What `get_state` and `get_session_stats` show of the configuration (refreshed when
+/// idle).
+#[derive(Debug, Clone, Default)]
+struct Snapshot {
+    model: Json,
+    thinking_level: String,
+    auto_compaction: bool,
+    context_window: u64,
+    last_compaction_ms: Option<i64>,
+    models: Vec<Json>,
+}
+
+/// Reads stdin on a thread of its own, one record per line (cancel-safe to receive).
+pub fn stdin_lines() -> mpsc::UnboundedReceiver<Vec<u8>> {
+    let (tx, rx) = mpsc::unbounded_channel();
+    std::thread::spawn(move || {
+        let stdin = std::io::stdin();
+        let mut r = stdin.lock();
+        loop {
+            let mut buf = Vec::new();
+            match r.read_until(b'\n', &mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {
+                    if buf.last() == Some(&b'\n') {
+                        buf.pop();
+                    }
+                    if buf.last() == Some(&b'\r') {
+                        buf.pop();
+                    }
+                    if tx.send(buf).is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+    });
+    rx
+}
+
+/// A parsed command.
+struct Command {
+    id: Option<Json>,
+    ty: String,
+    body: Map<String, Json>,
+}
+
+type Reply = Result<Option<Json>, String>;
+
+/// Why the server stops.
+pub enum Stop {
+    /// End of input: exit status 0.
+    Eof,
+    /// A signal (its exit status).
+    Signal,
+}
+
+/// The RPC server over a session.
+pub struct Server<'a, 'c, H: Hooks> {
+    pub session: &'a mut AgentSession<'c, H, RpcObserver>,
+    pub out: Out,
+    pub mirror: Rc<RefCell<Mirror>>,
+    /// Expands templates and skills in steering and follow-up texts.
+    pub expand: Expander,
+    pub info: Info,
+    /// Cancelled by SIGINT, SIGTERM or SIGHUP.
+    pub signals: CancelToken,
+}
+
+fn respond(out: &Out, id: &Option<Json>, command: &str, reply: Reply) {
+    let mut o = Map::new();
+    if let Some(id) = id {
+        o.insert("id".into(), id.clone());
+    }
+    o.insert("type".into(), json!("response"));
+    o.insert("command".into(), json!(command));
+    match reply {
+        Ok(data) => {
+            o.insert("success".into(), json!(true));
+            if let Some(d) = data {
+                o.insert("data".into(), d);
+            }
+        }
+        Err(e) => {
+            o.insert("success".into(), json!(false));
+            o.insert("error".into(), json!(e));
+        }
+    }
+    write(out, &Json::Object(o));
+}
+
+fn parse(line: &[u8]) -> Result<Command, String> {
+    let v: Json =
+        serde_json::from_slice(line).map_err(|e| format!("Failed to parse command: {e}"))?;
+    let Json::Object(mut body) = v else {
+        return Err("Failed to parse command: a command is a JSON object".into());
+    };
+    let ty = match body.remove("type") {
+        Some(Json::String(t)) => t,
+        _ => {
+            return Err("Failed to parse command: a command needs \"type\" (a string)".into());
+        }
+    };
+    let id = body.remove("id");
+    Ok(Command { id, ty, body })
+}
+
+fn text_field<'b>(body: &'b Map<String, Json>, key: &str) -> Result<&'b str, String> {
+    body.get(key)
+        .and_then(Json::as_str)
+        .ok_or_else(|| format!("\"{key}\" must be a string"))
+}
+
+/// `images` of a prompt: image blocks `{type: "image", data, mimeType}`.
+fn images(body: &Map<String, Json>) -> Result<Vec<Message>, String> {
+    let Some(v) = body.get("images") else {
+        return Ok(Vec::new());
+    };
+    let list = v
+        .as_array()
+        .ok_or("\"images\" must be a list of image blocks")?;
+    let mut out = Vec::new();
+    for i in list {
+        let ok = i.get("type").and_then(Json::as_str) == Some("image")
+            && i.get("data").is_some_and(Json::is_string)
+            && i.get("mimeType").is_some_and(Json::is_string);
+        if !ok {
+            return Err(
+                "an image is {\"type\": \"image\", \"data\": <base64>, \"mimeType\": <type>}"
+                    .into(),
+            );
+        }
+        out.push(super::message_from_json(i));
+    }
+    Ok(out)
+}
+
+/// Counts and totals of a context (`get_session_stats`).
+fn stats(messages: &[Message], info: &Info, snap: &Snapshot) -> Json {
+    let (mut users, mut assistants, mut calls, mut results) = (0u64, 0u64, 0u64, 0u64);
+    let mut tokens = [0f64; 4];
+    let mut cost = 0f64;
+    let mut last_usage: Option<(usize, f64)> = None;
+    for (k, m) in messages.iter().enumerate() {
+        match role(m).as_deref() {
+            Some("user") => users += 1,
+            Some("toolResult") => results += 1,
+            Some("assistant") => {
+                assistants += 1;
+                if let Some(Value::Arr(blocks)) = m.get("content") {
+                    calls += blocks
+                        .iter()
+                        .filter(|b| b.get("type").is_some_and(|t| t.is_str("toolCall")))
+                        .count() as u64;
+                }
+                if let Some(u) = m.get("usage") {
+                    let f = |k: &str| u.get(k).and_then(Value::as_f64).unwrap_or(0.0);
+                    for (slot, key) in
+                        tokens
+                            .iter_mut()
+                            .zip(["input", "output", "cacheRead", "cacheWrite"])
+                    {
+                        *slot += f(key);
+                    }
+                    cost += u
+                        .get("cost")
+                        .and_then(|c| c.get("total"))
+                        .and_then(Value::as_f64)
+                        .unwrap_or(0.0);
+                    let ts = m.get("timestamp").and_then(Value::as_f64).unwrap_or(0.0) as i64;
+                    if snap.last_compaction_ms.is_none_or(|t| ts > t) {
+                        last_usage = Some((k, ts as f64));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    let total: f64 = tokens.iter().sum();
+    let mut o = json!({
+        "sessionFile": info.session_file.as_ref().map(|p| p.to_string_lossy().into_owned()),
+        "sessionId": info.session_id,
+        "userMessages": users,
+        "assistantMessages": assistants,
+        "toolCalls": calls,
+        "toolResults": results,
+        "totalMessages": messages.len(),
+        "tokens": {"input": tokens[0], "output": tokens[1], "cacheRead": tokens[2],
+                   "cacheWrite": tokens[3], "total": total},
+        "cost": cost,
+    });
+    if snap.context_window > 0 {
+        // Unknown right after a compaction, until the model answers again.
+        let usage = match last_usage {
+            Some(_) => {
+                let t = crate::context::tokens::estimate_context(messages).tokens;
+                json!({"tokens": t, "contextWindow": snap.context_window,
+                       "percent": t / snap.context_window as f64 * 100.0})
+            }
+            None => json!({"tokens": null, "contextWindow": snap.context_window, "percent": null}),
+        };
+        o["contextUsage"] = usage;
+    }
+    o
+}
+
+fn last_assistant_text(messages: &[Message]) -> Json {
+    messages
+        .iter()
+        .rev()
+        .find(|m| role(m).as_deref() == Some("assistant"))
+        .map(|m| json!(text_of(m)))
+        .unwrap_or(Json::Null)
+}
+
+fn state(info: &Info, snap: &Snapshot, mirror: &Mirror, queue: &Queue) -> Json {
+    let (steering, follow_up) = queue.modes();
+    let (s, f) = queue.counts();
+    json!({
+        "model": snap.model,
+        "thinkingLevel": snap.thinking_level,
+        "isStreaming": mirror.streaming,
+        "isCompacting": mirror.compacting,
+        "steeringMode": steering.as_str(),
+        "followUpMode": follow_up.as_str(),
+        "sessionFile": info.session_file.as_ref().map(|p| p.to_string_lossy().into_owned()),
+        "sessionId": info.session_id,
+        "sessionName": info.session_name,
+        "autoCompactionEnabled": snap.auto_compaction,
+        "messageCount": mirror.messages.len(),
+        "pendingMessageCount": s + f,
+    })
+}
+
+/// Queues a steering or follow-up message (expanded like a prompt).
+fn enqueue(
+    out: &Out,
+    mirror: &Rc<RefCell<Mirror>>,
+    queue: &Queue,
+    expand: &Expander,
+    body: &Map<String, Json>,
+    steer: bool,
+) -> Reply {
+    let text = text_field(body, "message")?;
+    let imgs = images(body)?;
+    let text = expand(text)?;
+    let m = user_message_with(&text, imgs);
+    let update = {
+        let mut mi = mirror.borrow_mut();
+        if steer {
+            queue.steer(m);
+            mi.steering.push(text);
+        } else {
+            queue.follow_up(m);
+            mi.follow_up.push(text);
+        }
+        mi.queue_update()
+    };
+    write(out, &update);
+    Ok(None)
+}
+
+fn set_mode(queue: &Queue, body: &Map<String, Json>, steering: bool) -> Reply {
+    let mode = text_field(body, "mode")
+        .ok()
+        .and_then(Mode::parse)
+        .ok_or("\"mode\" must be \"all\" or \"one-at-a-time\"")?;
+    let (s, f) = queue.modes();
+    if steering {
+        queue.set_modes(mode, f);
+    } else {
+        queue.set_modes(s, mode);
+    }
+    Ok(None)
+}
+
+impl<H: Hooks> Server<'_, '_, H> {
+    fn snapshot(&self) -> Snapshot {
+        let c = &self.session.config;
+        let reg = &c.credentials.registry;
+        let models = reg
+            .models
+            .iter()
+            .filter(|m| crate::llm::Wire::for_api(&m.api).is_some())
+            .filter(|m| auth::source(&c.credentials.agent_dir, reg, &m.provider).is_some())
+            .map(|m| models::model_json(m, &reg.details_of(&m.provider, &m.id)))
+            .collect();
+        Snapshot {
+            model: models::model_json(&c.target.model, &c.target.details),
+            thinking_level: c.thinking_level.clone(),
+            auto_compaction: c.settings.compaction_enabled,
+            context_window: c.target.model.context_window,
+            last_compaction_ms: self.session.last_compaction_ms(),
+            models,
+        }
+    }
+
+    /// Serves commands until end of input or a signal.
+    pub async fn serve(
+        &mut self,
+        mut input: mpsc::UnboundedReceiver<Vec<u8>>,
+    ) -> anyhow::Result<Stop> {
+        self.mirror.borrow_mut().messages = self.session.messages.clone();
+        let mut snap = self.snapshot();
+        loop {
+            let line = tokio::select! {
+                l = input.recv() => l,
+                () = self.signals.cancelled() => return Ok(Stop::Signal),
+            };
+            let Some(line) = line else {
+                return Ok(Stop::Eof);
+            };
+            if line.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            let cmd = match parse(&line) {
+                Ok(c) => c,
+                Err(e) => {
+                    respond(&self.out, &None, "parse", Err(e));
+                    continue;
+                }
+            };
+            if cmd.ty == "prompt" {
+                if let Some(stop) = self.prompt(cmd, &mut input, &snap).await? {
+                    return Ok(stop);
+                }
+            } else {
+                let reply = self.idle(&cmd).await?;
+                respond(&self.out, &cmd.id, &cmd.ty, reply);
+            }
+            snap = self.snapshot();
+        }
+    }
+
+    /// A prompt while idle: the preflight answers, then the run is served until it ends.
+    async fn prompt(
+        &mut self,
+        cmd: Command,
+        input: &mut mpsc::UnboundedReceiver<Vec<u8>>,
+        snap: &Snapshot,
+    ) -> anyhow::Result<Option<Stop>> {
+        let (text, imgs) = match (text_field(&cmd.body, "message"), images(&cmd.body)) {
+            (Ok(t), Ok(i)) => (t.to_owned(), i),
+            (Err(e), _) | (_, Err(e)) => {
+                respond(&self.out, &cmd.id, "prompt", Err(e));
+                return Ok(None);
+            }
+        };
+        let accepted = match self.session.accept(&text).await {
+            Ok(a) => a,
+            Err(e) => {
+                respond(&self.out, &cmd.id, "prompt", Err(format!("{e:#}")));
+                return Ok(None);
+            }
+        };
+        let text = match accepted {
+            super::session::Accepted::Handled => {
+                respond(&self.out, &cmd.id, "prompt", Ok(None));
+                return Ok(None);
+            }
+            super::session::Accepted::Prompt(t) => t,
+        };
+        respond(&self.out, &cmd.id, "prompt", Ok(None));
+
+        let run_cancel = CancelToken::new();
+        self.session.set_cancel(run_cancel.clone());
+        let queue = self.session.queue.clone();
+        self.mirror.borrow_mut().streaming = true;
+        let Server {
+            session,
+            out,
+            mirror,
+            expand,
+            info,
+            signals,
+        } = self;
+        let mut aborts: Vec<Option<Json>> = Vec::new();
+        let mut eof = false;
+        let mut signalled = false;
+        let result = {
+            let run = session.start(&text, imgs);
+            tokio::pin!(run);
+            loop {
+                tokio::select! {
+                    r = &mut run => break r,
+                    l = input.recv(), if !eof => {
+                        let Some(line) = l else {
+                            eof = true;
+                            continue;
+                        };
+                        if line.iter().all(u8::is_ascii_whitespace) {
+                            continue;
+                        }
+                        let cmd = match parse(&line) {
+                            Ok(c) => c,
+                            Err(e) => {
+                                respond(out, &None, "parse", Err(e));
+                                continue;
+                            }
+                        };
+                        let reply: Reply = match cmd.ty.as_str() {
+                            "abort" => {
+                                run_cancel.cancel();
+                                aborts.push(cmd.id);
+                                continue;
+                            }
+                            "steer" => enqueue(out, mirror, &queue, expand, &cmd.body, true),
+                            "follow_up" => enqueue(out, mirror, &queue, expand, &cmd.body, false),
+                            "prompt" => match cmd.body.get("streamingBehavior").and_then(Json::as_str) {
+                                Some("steer") => enqueue(out, mirror, &queue, expand, &cmd.body, true),
+                                Some("followUp") => enqueue(out, mirror, &queue, expand, &cmd.body, false),
+                                _ => Err("Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message.".into()),
+                            },
+                            "get_state" => Ok(Some(state(info, snap, &mirror.borrow(), &queue))),
+                            "get_messages" => Ok(Some(json!({"messages": messages_json(&mirror.borrow().messages)}))),
+                            "get_session_stats" => Ok(Some(stats(&mirror.borrow().messages, info, snap))),
+                            "get_last_assistant_text" => Ok(Some(json!({"text": last_assistant_text(&mirror.borrow().messages)}))),
+                            "get_available_models" => Ok(Some(json!({"models": snap.models}))),
+                            "set_steering_mode" => set_mode(&queue, &cmd.body, true),
+                            "set_follow_up_mode" => set_mode(&queue, &cmd.body, false),
+                            t if KNOWN.contains(&t) => Err(format!(
+                                "Agent is busy: \"{t}\" waits until the run ends (agent_end); send abort to stop it"
+                            )),
+                            t => Err(format!("Unknown command: {t}")),
+                        };
+                        respond(out, &cmd.id, &cmd.ty, reply);
+                    }
+                    () = signals.cancelled(), if !signalled => {
+                        signalled = true;
+                        run_cancel.cancel();
+                    }
+                }
+            }
+        };
+        {
+            let mut m = mirror.borrow_mut();
+            m.streaming = false;
+            m.compacting = false;
+            m.messages = session.messages.clone();
+        }
+        result?;
+        for id in aborts {
+            respond(out, &id, "abort", Ok(None));
+        }
+        Ok(if signalled {
+            Some(Stop::Signal)
+        } else if eof {
+            Some(Stop::Eof)
+        } else {
+            None
+        })
+    }
+
+    /// A command while no prompt runs.
+    async fn idle(&mut self, cmd: &Command) -> anyhow::Result<Reply> {
+        let snap = self.snapshot();
+        let queue = self.session.queue.clone();
+        let b = &cmd.body;
+        Ok(match cmd.ty.as_str() {
+            "abort" | "abort_retry" => Ok(None),
+            "steer" => enqueue(&self.out, &self.mirror, &queue, &self.expand, b, true),
+            "follow_up" => enqueue(&self.out, &self.mirror, &queue, &self.expand, b, false),
+            "get_state" => Ok(Some(state(
+                &self.info,
+                &snap,
+                &self.mirror.borrow(),
+                &queue,
+            ))),
+            "get_messages" => Ok(Some(
+                json!({"messages": messages_json(&self.session.messages)}),
+            )),
+            "get_session_stats" => Ok(Some(stats(&self.session.messages, &self.info, &snap))),
+            "get_last_assistant_text" => Ok(Some(
+                json!({"text": last_assistant_text(&self.session.messages)}),
+            )),
+            "get_available_models" => Ok(Some(json!({"models": snap.models}))),
+            "set_steering_mode" => set_mode(&queue, b, true),
+            "set_follow_up_mode" => set_mode(&queue, b, false),
+            "set_auto_compaction" => match b.get("enabled").and_then(Json::as_bool) {
+                Some(e) => {
+                    self.session.config.settings.compaction_enabled = e;
+                    Ok(None)
+                }
+                None => Err("\"enabled\" must be true or false".into()),
+            },
+            "set_auto_retry" => match b.get("enabled").and_then(Json::as_bool) {
+                Some(e) => {
+                    self.session.config.settings.retry_enabled = e;
+                    Ok(None)
+                }
+                None => Err("\"enabled\" must be true or false".into()),
+            },
+            "set_thinking_level" => match text_field(b, "level") {
+                Ok(l) if THINKING_LEVELS.contains(&l) => {
+                    self.thinking(l)?;
+                    Ok(None)
+                }
+                _ => Err(format!(
+                    "\"level\" must be one of {}",
+                    THINKING_LEVELS.join(", ")
+                )),
+            },
+            "cycle_thinking_level" => {
+                let c = &self.session.config;
+                let levels = models::thinking_levels(&c.target.model, &c.target.details);
+                if levels.len() <= 1 {
+                    Ok(Some(Json::Null))
+                } else {
+                    let k = levels
+                        .iter()
+                        .position(|l| *l == c.thinking_level)
+                        .map_or(0, |k| (k + 1) % levels.len());
+                    let next = levels[k];
+                    self.thinking(next)?;
+                    Ok(Some(json!({"level": next})))
+                }
+            }
+            "set_model" => self.set_model(b)?,
+            "set_session_name" => match text_field(b, "name") {
+                Ok(n) if !n.trim().is_empty() => {
+                    let name = n.trim().to_owned();
+                    if let Some(store) = self.session.store_mut() {
+                        store.append("session_info", vec![("name", jstr(&name))])?;
+                    }
+                    self.info.session_name = Some(name.clone());
+                    write(
+                        &self.out,
+                        &json!({"type": "session_info_changed", "name": name}),
+                    );
+                    Ok(None)
+                }
+                Ok(_) => Err("Session name cannot be empty".into()),
+                Err(e) => Err(e),
+            },
+            "compact" => {
+                let instructions = match b.get("customInstructions") {
+                    None | Some(Json::Null) => None,
+                    Some(Json::String(s)) => Some(s.clone()),
+                    Some(_) => {
+                        return Ok(Err("\"customInstructions\" must be a string".into()));
+                    }
+                };
+                self.mirror.borrow_mut().compacting = true;
+                let r = self.session.compact_manual(instructions.as_deref()).await;
+                {
+                    let mut m = self.mirror.borrow_mut();
+                    m.compacting = false;
+                    m.messages = self.session.messages.clone();
+                }
+                match r? {
+                    Ok(c) => Ok(Some(json!({
+                        "summary": c.summary,
+                        "firstKeptEntryId": c.first_kept_entry_id,
+                        "tokensBefore": c.tokens_before,
+                        "details": c.details,
+                    }))),
+                    Err(e) => Err(e),
+                }
+            }
+            t if KNOWN.contains(&t) => Err(format!("\"{t}\" is not supported by pi's RPC mode")),
+            t => Err(format!("Unknown command: {t}")),
+        })
+    }
+
+    /// Sets the thinking level (clamped to the model), recording a change.
+    fn thinking(&mut self, level: &str) -> anyhow::Result<()> {
+        let c = &self.session.config;
+        let level = models::clamp_thinking_level(&c.target.model, &c.target.details, level);
+        if level == self.session.config.thinking_level {
+            return Ok(());
+        }
+        self.session.config.thinking_level = level.to_owned();
+        if let Some(store) = self.session.store_mut() {
+            store.append_thinking_level(level)?;
+        }
+        write(
+            &self.out,
+            &json!({"type": "thinking_level_changed", "level": level}),
+        );
+        Ok(())
+    }
+
+    fn set_model(&mut self, b: &Map<String, Json>) -> anyhow::Result<Reply> {
+        let (provider, id) = match (text_field(b, "provider"), text_field(b, "modelId")) {
+            (Ok(p), Ok(i)) => (p.to_owned(), i.to_owned()),
+            (Err(e), _) | (_, Err(e)) => return Ok(Err(e)),
+        };
+        let c = &self.session.config;
+        let reg = &c.credentials.registry;
+        let Some(m) = reg.find(&provider, &id) else {
+            return Ok(Err(format!("Model not found: {provider}/{id}")));
+        };
+        let details = reg.details_of(&provider, &id);
+        let Some(target) = Target::new(m.clone(), details) else {
+            return Ok(Err(format!(
+                "Model {provider}/{id} uses the API \"{}\", which pi does not speak",
+                m.api
+            )));
+        };
+        if auth::source(&c.credentials.agent_dir, reg, &provider).is_none() {
+            return Ok(Err(format!("No API key for provider \"{provider}\"")));
+        }
+        let data = models::model_json(&target.model, &target.details);
+        let accepts_images = target.model.accepts_images();
+        let level = self.session.config.thinking_level.clone();
+        self.session.config.target = target;
+        std::sync::Arc::make_mut(&mut self.session.config.tool_ctx).model_accepts_images =
+            Some(accepts_images);
+        if let Some(store) = self.session.store_mut() {
+            store.append_model_change(&provider, &id)?;
+        }
+        self.thinking(&level)?;
+        Ok(Ok(Some(data)))
+    }
+}
+
+/// Commands of the reference's RPC mode (those pi does not serve are refused by name).
+const KNOWN: &[&str] = &[
+    "prompt",
+    "steer",
+    "follow_up",
+    "abort",
+    "new_session",
+    "get_state",
+    "set_model",
+    "cycle_model",
+    "get_available_models",
+    "set_thinking_level",
+    "cycle_thinking_level",
+    "set_steering_mode",
+    "set_follow_up_mode",
+    "compact",
+    "set_auto_compaction",
+    "set_auto_retry",
+    "abort_retry",
+    "bash",
+    "abort_bash",
+    "get_session_stats",
+    "export_html",
+    "switch_session",
+    "fork",
+    "clone",
+    "get_fork_messages",
+    "get_last_assistant_text",
+    "set_session_name",
+    "get_messages",
+    "get_commands",
+];
+
+fn messages_json(ms: &[Message]) -> Json {
+    Json::Array(ms.iter().map(super::message_to_json).collect())
+}

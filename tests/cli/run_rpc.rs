@@ -1,0 +1,502 @@
+//! `pi run --rpc`: a test client drives the agent over stdin/stdout JSONL against the
+//! scripted model server: prompts, steering mid-run, follow-ups, abort, compaction, state
+//! and messages, model and thinking changes, errors, and end of input.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::common::model_server::{ModelServer, Reply};
+use crate::common::*;
+use crate::run_support::*;
+
+struct Client {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    out: BufReader<ChildStdout>,
+    /// Every line read so far.
+    seen: Vec<Value>,
+}
+
+impl Client {
+    fn start(w: &World, args: &[&str]) -> Client {
+        let mut child = w
+            .std_cmd()
+            .arg("run")
+            .arg("--rpc")
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take();
+        let out = BufReader::new(child.stdout.take().unwrap());
+        Client {
+            child,
+            stdin,
+            out,
+            seen: Vec::new(),
+        }
+    }
+
+    fn send(&mut self, v: Value) {
+        let s = self.stdin.as_mut().unwrap();
+        writeln!(s, "{v}").unwrap();
+        s.flush().unwrap();
+    }
+
+    fn send_raw(&mut self, raw: &[u8]) {
+        let s = self.stdin.as_mut().unwrap();
+        s.write_all(raw).unwrap();
+        s.flush().unwrap();
+    }
+
+    /// Reads lines until one satisfies `f`; returns it.
+    fn until(&mut self, f: impl Fn(&Value) -> bool) -> Value {
+        loop {
+            let mut line = String::new();
+            let n = self.out.read_line(&mut line).unwrap();
+            assert!(n > 0, "the output ended; seen: {:#?}", self.seen);
+            let v: Value = serde_json::from_str(line.trim())
+                .unwrap_or_else(|e| panic!("not JSON: {line:?}: {e}"));
+            self.seen.push(v.clone());
+            if f(&v) {
+                return v;
+            }
+        }
+    }
+
+    /// The response to the command with this id.
+    fn response(&mut self, id: &str) -> Value {
+        self.until(|v| v["type"] == "response" && v["id"] == id)
+    }
+
+    /// Sends a command and waits for its response.
+    fn call(&mut self, id: &str, mut cmd: Value) -> Value {
+        cmd["id"] = json!(id);
+        self.send(cmd);
+        self.response(id)
+    }
+
+    fn agent_end(&mut self) -> Value {
+        self.until(|v| v["type"] == "agent_end")
+    }
+
+    /// Closes stdin and waits for the exit status; returns it and the rest of the output.
+    fn close(mut self) -> (i32, Vec<Value>) {
+        drop(self.stdin.take());
+        let start = Instant::now();
+        loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                let mut rest = String::new();
+                std::io::Read::read_to_string(&mut self.out, &mut rest).unwrap();
+                return (s.code().unwrap_or(-1), jsonl(&rest));
+            }
+            assert!(start.elapsed() < Duration::from_secs(10), "pi did not exit");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+#[test]
+fn prompt_state_messages_and_end_of_input() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    server.push(Reply::openai_text(&["Hello ", "there."]));
+    let mut c = Client::start(&w, &[]);
+    let state = c.call("s0", json!({"type": "get_state"}));
+    assert_eq!(state["success"], true);
+    assert_eq!(state["command"], "get_state");
+    let d = &state["data"];
+    assert_eq!(d["model"]["provider"], "mock");
+    assert_eq!(d["model"]["id"], "m1");
+    assert_eq!(d["isStreaming"], false);
+    assert_eq!(d["messageCount"], 0);
+    assert_eq!(d["steeringMode"], "one-at-a-time");
+    let file = d["sessionFile"].as_str().unwrap().to_owned();
+    assert!(d["sessionId"].as_str().unwrap().len() == 36);
+
+    let r = c.call("p1", json!({"type": "prompt", "message": "hi"}));
+    assert_eq!(
+        r,
+        json!({"id": "p1", "type": "response", "command": "prompt", "success": true})
+    );
+    let end = c.agent_end();
+    assert_eq!(end["messages"].as_array().unwrap().len(), 2);
+    let kinds = kinds(&c.seen);
+    let first_event = kinds.iter().position(|k| k == "agent_start").unwrap();
+    let response = kinds.iter().position(|k| k == "response").unwrap();
+    assert!(response < first_event + 2, "{kinds:?}");
+    assert!(kinds.contains(&"message_update".to_owned()));
+
+    let m = c.call("m", json!({"type": "get_messages"}));
+    let msgs = m["data"]["messages"].as_array().unwrap();
+    assert_eq!(roles(msgs), ["user", "assistant"]);
+    assert_eq!(text(&msgs[1]), "Hello there.");
+    let stats = c.call("st", json!({"type": "get_session_stats"}));
+    let d = &stats["data"];
+    assert_eq!(
+        (
+            d["userMessages"].clone(),
+            d["assistantMessages"].clone(),
+            d["totalMessages"].clone()
+        ),
+        (json!(1), json!(1), json!(2))
+    );
+    assert_eq!(d["sessionFile"], file.as_str());
+    assert_eq!(d["contextUsage"]["contextWindow"], 100000);
+    let t = c.call("t", json!({"type": "get_last_assistant_text"}));
+    assert_eq!(t["data"]["text"], "Hello there.");
+    let (code, rest) = c.close();
+    assert_eq!(code, 0, "{rest:?}");
+    let f = std::path::PathBuf::from(file);
+    assert_eq!(roles(&messages(&f)), ["user", "assistant"]);
+    check(&w, &f);
+}
+
+/// A steering message sent while a tool runs is delivered after the tool batch and
+/// `turn_end`, before the next answer; a follow-up waits until the agent would stop.
+#[test]
+fn steer_and_follow_up_mid_run() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    server.push(tool_calls(&[(
+        "c1",
+        "bash",
+        r#"{"command":"sleep 0.8; echo slow"}"#,
+    )]));
+    server.push(Reply::openai_text(&["Steered."]).when("STEER: check b too"));
+    server.push(Reply::openai_text(&["Followed."]).when("FOLLOW: then stop"));
+    let mut c = Client::start(&w, &[]);
+    c.call(
+        "p",
+        json!({"type": "prompt", "message": "run the slow thing"}),
+    );
+    c.until(|v| v["type"] == "tool_execution_start");
+    let r = c.call(
+        "s",
+        json!({"type": "steer", "message": "STEER: check b too"}),
+    );
+    assert_eq!(r["success"], true);
+    let r = c.call(
+        "f",
+        json!({"type": "follow_up", "message": "FOLLOW: then stop"}),
+    );
+    assert_eq!(r["success"], true);
+    let busy = c.call("st", json!({"type": "get_state"}));
+    assert_eq!(busy["data"]["isStreaming"], true);
+    assert_eq!(busy["data"]["pendingMessageCount"], 2);
+    // A prompt without a streaming behaviour is refused while busy; with one it queues.
+    let r = c.call("p2", json!({"type": "prompt", "message": "again"}));
+    assert_eq!(r["success"], false);
+    assert!(r["error"].as_str().unwrap().contains("streamingBehavior"));
+    let r = c.call("cmp", json!({"type": "compact"}));
+    assert_eq!(r["success"], false);
+    assert!(r["error"].as_str().unwrap().contains("busy"));
+    c.agent_end();
+    let order: Vec<String> = kinds(&c.seen)
+        .into_iter()
+        .filter(|k| {
+            k.starts_with("tool_execution_end")
+                || k == "turn_end"
+                || k == "message_start:user"
+                || k == "queue_update"
+        })
+        .collect();
+    assert_eq!(
+        order,
+        [
+            "message_start:user", // the prompt
+            "queue_update",       // steer queued
+            "queue_update",       // follow-up queued
+            "tool_execution_end",
+            "turn_end",
+            "message_start:user", // STEER
+            "queue_update",
+            "turn_end",
+            "message_start:user", // FOLLOW
+            "queue_update",
+            "turn_end"
+        ]
+    );
+    let last_update = c
+        .seen
+        .iter()
+        .rev()
+        .find(|v| v["type"] == "queue_update")
+        .unwrap();
+    assert_eq!(last_update["steering"], json!([]));
+    assert_eq!(last_update["followUp"], json!([]));
+    let (code, _) = c.close();
+    assert_eq!(code, 0);
+    let f = session_file(&w);
+    let texts: Vec<String> = messages(&f).iter().map(text).collect();
+    assert_eq!(
+        texts,
+        [
+            "run the slow thing",
+            "",
+            "slow\n",
+            "STEER: check b too",
+            "Steered.",
+            "FOLLOW: then stop",
+            "Followed."
+        ]
+    );
+    check(&w, &f);
+}
+
+/// `abort` stops the streaming answer (recorded as aborted) and is answered when the run
+/// has stopped; the next prompt works.
+#[test]
+fn abort_then_prompt_again() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    server.push(
+        Reply::openai_text(&["Partial ", "answer ", "that never ends"])
+            .stall_at("that never ends", Duration::from_secs(20)),
+    );
+    server.push(Reply::openai_text(&["Second answer."]));
+    let mut c = Client::start(&w, &[]);
+    c.call("p", json!({"type": "prompt", "message": "write a lot"}));
+    c.until(|v| v["type"] == "message_update");
+    let t = Instant::now();
+    c.send(json!({"type": "abort", "id": "a"}));
+    let r = c.response("a");
+    assert!(t.elapsed() < Duration::from_secs(5));
+    assert_eq!(r["success"], true);
+    // The answer to abort comes after the run's end.
+    let end_at = c
+        .seen
+        .iter()
+        .position(|v| v["type"] == "agent_end")
+        .unwrap();
+    let resp_at = c.seen.iter().position(|v| v["id"] == "a").unwrap();
+    assert!(end_at < resp_at);
+    let aborted = c.seen[end_at]["messages"][1].clone();
+    assert_eq!(aborted["stopReason"], "aborted");
+    c.call("p2", json!({"type": "prompt", "message": "try again"}));
+    let end = c.agent_end();
+    assert_eq!(text(&end["messages"][1]), "Second answer.");
+    let (code, _) = c.close();
+    assert_eq!(code, 0);
+    let f = session_file(&w);
+    let ms = messages(&f);
+    assert_eq!(roles(&ms), ["user", "assistant", "user", "assistant"]);
+    assert_eq!(ms[1]["stopReason"], "aborted");
+    assert_eq!(text(&ms[1]), "Partial answer ");
+    check(&w, &f);
+}
+
+/// `compact` summarizes with the model, emits compaction events, answers with the result,
+/// and the context shrinks to the summary and kept messages.
+#[test]
+fn compact_command() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    settings(&w, json!({"compaction": {"keepRecentTokens": 100}}));
+    let f = w.new_session();
+    let mut stdin = String::new();
+    for k in 0..5 {
+        stdin.push_str(&format!(
+            "{}\n{}\n",
+            user(&format!("question {k} {}", "x".repeat(300))),
+            assistant(&format!("answer {k} {}", "y".repeat(300)))
+        ));
+    }
+    w.ok_in(&["session", "append", f.to_str().unwrap()], &stdin);
+    server.push(Reply::openai_text(&["## Goal\nAnswer five questions."]));
+    let mut c = Client::start(&w, &[f.to_str().unwrap()]);
+    let r = c.call(
+        "c",
+        json!({"type": "compact", "customInstructions": "focus on the questions"}),
+    );
+    assert_eq!(r["success"], true, "{r}");
+    assert!(
+        r["data"]["summary"]
+            .as_str()
+            .unwrap()
+            .starts_with("## Goal\nAnswer five questions.")
+    );
+    // The last reported usage (2 tokens: the test messages report tiny usage).
+    assert_eq!(r["data"]["tokensBefore"], 2);
+    assert_eq!(r["data"]["details"]["readFiles"], json!([]));
+    let start = c
+        .seen
+        .iter()
+        .find(|v| v["type"] == "compaction_start")
+        .unwrap();
+    assert_eq!(start["reason"], "manual");
+    let body = server.requests()[0].text();
+    assert!(body.contains("focus on the questions"));
+    let m = c.call("m", json!({"type": "get_messages"}));
+    let msgs = m["data"]["messages"].as_array().unwrap();
+    assert_eq!(msgs[0]["role"], "compactionSummary");
+    assert!(msgs.len() < 10);
+    // Nothing left to compact: an error answer.
+    let r = c.call("c2", json!({"type": "compact"}));
+    assert_eq!(r["success"], false);
+    assert_eq!(r["error"], "Already compacted");
+    let (code, _) = c.close();
+    assert_eq!(code, 0);
+    let last = lines(&f).pop().unwrap();
+    assert_eq!(last["type"], "compaction");
+    check(&w, &f);
+}
+
+#[test]
+fn model_thinking_name_and_errors() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    w.write(
+        "agent/models.json",
+        json!({"providers": {
+            "mock": {"baseUrl": format!("{}/v1", server.url()), "api": "openai-completions",
+                     "apiKey": KEY,
+                     "models": [{"id": "m1", "contextWindow": 100000},
+                                {"id": "thinker", "reasoning": true, "contextWindow": 50000}]}
+        }})
+        .to_string(),
+    );
+    let mut c = Client::start(&w, &[]);
+    // Framing: CRLF, blank lines, a U+2028 inside a string, garbage, unknown commands.
+    c.send_raw(b"\r\n\n{\"type\":\"get_state\",\"id\":\"crlf\"}\r\n");
+    assert_eq!(c.response("crlf")["success"], true);
+    c.send_raw(b"{not json}\n");
+    let r = c.until(|v| v["command"] == "parse");
+    assert_eq!(r["success"], false);
+    assert!(
+        r["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("Failed to parse command")
+    );
+    assert!(r.get("id").is_none());
+    let r = c.call("u", json!({"type": "dance"}));
+    assert_eq!(r["error"], "Unknown command: dance");
+    let r = c.call("n", json!({"type": "new_session"}));
+    assert_eq!(r["success"], false);
+    assert!(r["error"].as_str().unwrap().contains("not supported"));
+    let r = c.call(
+        "bad",
+        json!({"type": "set_model", "provider": "mock", "modelId": "nope"}),
+    );
+    assert_eq!(r["error"], "Model not found: mock/nope");
+
+    let r = c.call(
+        "sm",
+        json!({"type": "set_model", "provider": "mock", "modelId": "thinker"}),
+    );
+    assert_eq!(r["success"], true);
+    assert_eq!(r["data"]["id"], "thinker");
+    assert_eq!(r["data"]["contextWindow"], 50000);
+    let r = c.call("tl", json!({"type": "set_thinking_level", "level": "high"}));
+    assert_eq!(r["success"], true);
+    assert!(
+        c.seen
+            .iter()
+            .any(|v| v["type"] == "thinking_level_changed" && v["level"] == "high")
+    );
+    let r = c.call("cy", json!({"type": "cycle_thinking_level"}));
+    assert_eq!(r["data"]["level"], "off");
+    let r = c.call(
+        "tl2",
+        json!({"type": "set_thinking_level", "level": "loud"}),
+    );
+    assert_eq!(r["success"], false);
+    let r = c.call(
+        "nm",
+        json!({"type": "set_session_name", "name": "  Refactor  "}),
+    );
+    assert_eq!(r["success"], true);
+    let r = c.call("nm2", json!({"type": "set_session_name", "name": " "}));
+    assert_eq!(r["error"], "Session name cannot be empty");
+    let st = c.call("st", json!({"type": "get_state"}));
+    assert_eq!(st["data"]["model"]["id"], "thinker");
+    assert_eq!(st["data"]["thinkingLevel"], "off");
+    assert_eq!(st["data"]["sessionName"], "Refactor");
+    server.push(Reply::openai_text(&["thinking model here"]));
+    c.send_raw(
+        "{\"type\":\"prompt\",\"id\":\"p\",\"message\":\"line\u{2028}separator\"}\n".as_bytes(),
+    );
+    assert_eq!(c.response("p")["success"], true);
+    c.agent_end();
+    let (code, _) = c.close();
+    assert_eq!(code, 0);
+    let sent = request_messages(&server.requests()[0]);
+    assert_eq!(text(sent.last().unwrap()), "line\u{2028}separator");
+    assert_eq!(server.requests()[0].json()["model"], "thinker");
+    let f = session_file(&w);
+    let entries = lines(&f);
+    let kinds: Vec<&str> = entries
+        .iter()
+        .map(|e| e["type"].as_str().unwrap())
+        .collect();
+    assert!(kinds.contains(&"session_info"));
+    let changes: Vec<&Value> = entries
+        .iter()
+        .filter(|e| e["type"] == "model_change")
+        .collect();
+    assert_eq!(changes.last().unwrap()["modelId"], "thinker");
+    let levels: Vec<&str> = entries
+        .iter()
+        .filter(|e| e["type"] == "thinking_level_change")
+        .map(|e| e["thinkingLevel"].as_str().unwrap())
+        .collect();
+    assert_eq!(levels.last(), Some(&"off"));
+    assert!(levels.contains(&"high"));
+    check(&w, &f);
+}
+
+/// End of input while a prompt runs: the run finishes (and is recorded), then exit 0. A
+/// prompt that cannot be expanded is refused in its response.
+#[test]
+fn end_of_input_finishes_the_running_prompt() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    server.push(Reply::openai_text(&["slow ", "answer"]).pace(Duration::from_millis(200)));
+    let mut c = Client::start(&w, &[]);
+    let r = c.call(
+        "bad",
+        json!({"type": "prompt", "message": "/skill:nope do it"}),
+    );
+    assert_eq!(r["success"], false);
+    assert!(r["error"].as_str().unwrap().contains("nope"), "{r}");
+    c.send(json!({"type": "prompt", "message": "go"}));
+    let (code, rest) = c.close();
+    assert_eq!(code, 0);
+    assert!(rest.iter().any(|v| v["type"] == "agent_end"), "{rest:?}");
+    let f = session_file(&w);
+    assert_eq!(text(&messages(&f)[1]), "slow answer");
+}
+
+/// SIGTERM in RPC mode stops the running prompt (recorded) and exits 143.
+#[test]
+fn sigterm_stops_the_run() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    server.push(
+        Reply::openai_text(&["Some ", "text ", "and more"])
+            .stall_at("and more", Duration::from_secs(20)),
+    );
+    let mut c = Client::start(&w, &[]);
+    c.call("p", json!({"type": "prompt", "message": "go"}));
+    c.until(|v| v["type"] == "message_update");
+    signal(&c.child, libc::SIGTERM);
+    let start = Instant::now();
+    let code = loop {
+        if let Some(s) = c.child.try_wait().unwrap() {
+            break s.code().unwrap_or(-1);
+        }
+        assert!(start.elapsed() < Duration::from_secs(10));
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(code, 143);
+    let f = session_file(&w);
+    let ms = messages(&f);
+    assert_eq!(ms[1]["stopReason"], "aborted");
+    check(&w, &f);
+}
