@@ -152,6 +152,31 @@ pub fn parse_iso(s: &str) -> Option<i64> {
 }
 
 /// A short human age such as `5m ago` or `3d ago`.
+/// Parses an HTTP date (`Wed, 21 Oct 2015 07:28:00 GMT`, RFC 9110's preferred form) to
+/// Unix milliseconds.
+pub fn parse_http_date(s: &str) -> Option<i64> {
+    let mut it = s.split_whitespace();
+    let _weekday = it.next()?.strip_suffix(',')?;
+    let day: i64 = it.next()?.parse().ok()?;
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let month = it.next()?;
+    let month = MONTHS.iter().position(|m| m.eq_ignore_ascii_case(month))? as i64 + 1;
+    let year: i64 = it.next()?.parse().ok()?;
+    let mut hms = it.next()?.split(':');
+    let mut part = |max: i64| -> Option<i64> {
+        let v: i64 = hms.next()?.parse().ok()?;
+        (0..=max).contains(&v).then_some(v)
+    };
+    let (h, m, sec) = (part(23)?, part(59)?, part(60)?);
+    if it.next()? != "GMT" || it.next().is_some() || !(1..=31).contains(&day) {
+        return None;
+    }
+    let days = days_from_civil(year, month, day);
+    Some(((days * 24 + h) * 60 + m) * 60_000 + sec * 1000)
+}
+
 pub fn age(now_ms: i64, then_ms: i64) -> String {
     let secs = (now_ms - then_ms).max(0) / 1000;
     match secs {
@@ -166,6 +191,25 @@ pub fn age(now_ms: i64, then_ms: i64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn http_dates() {
+        assert_eq!(
+            parse_http_date("Wed, 21 Oct 2015 07:28:00 GMT"),
+            parse_iso("2015-10-21T07:28:00.000Z")
+        );
+        assert_eq!(parse_http_date("Thu, 01 Jan 1970 00:00:01 GMT"), Some(1000));
+        for bad in [
+            "",
+            "21 Oct 2015 07:28:00 GMT",
+            "Wed, 21 Foo 2015 07:28:00 GMT",
+            "Wed, 21 Oct 2015 25:28:00 GMT",
+            "Wed, 21 Oct 2015 07:28:00 PST",
+            "Wed, 21 Oct 2015 07:28:00 GMT extra",
+        ] {
+            assert_eq!(parse_http_date(bad), None, "{bad}");
+        }
+    }
 
     #[test]
     fn iso_round_trip() {

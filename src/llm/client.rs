@@ -54,10 +54,13 @@ fn retry_after(h: &reqwest::header::HeaderMap) -> Option<f64> {
     {
         return Some(ms);
     }
-    get("retry-after")
-        .and_then(|v| v.parse::<f64>().ok())
-        .filter(|s| s.is_finite() && *s >= 0.0)
-        .map(|s| s * 1000.0)
+    let v = get("retry-after")?;
+    if let Ok(s) = v.parse::<f64>() {
+        return (s.is_finite() && s >= 0.0).then_some(s * 1000.0);
+    }
+    // An HTTP date: the wait until then.
+    let at = crate::clock::parse_http_date(v)?;
+    Some((at - crate::clock::now_ms()).max(0) as f64)
 }
 
 /// The text of an error and its sources (reqwest puts the useful part in the sources).
@@ -246,7 +249,8 @@ impl Client {
                     };
                     Failed {
                         message,
-                        retryable: should.unwrap_or(status == 429 || status >= 500),
+                        // Never another 4xx than 429, whatever the server says.
+                        retryable: (status == 429 || status >= 500) && should != Some(false),
                         retry_after: after,
                     }
                 }

@@ -1034,3 +1034,79 @@ fn branch_summarize_writes_the_branch_summary() {
     assert_eq!(lines(&s).last().unwrap()["customType"], "branch");
     assert_eq!(server.requests().len(), 1);
 }
+
+#[test]
+fn branch_summarize_failure_writes_nothing() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    w.write(
+        "agent/settings.json",
+        r#"{"retry":{"provider":{"maxRetries":0}}}"#,
+    );
+    let s = session(&w, "co-f-tree");
+    let before = std::fs::read(&s).unwrap();
+    server.push(Reply::status(
+        500,
+        r#"{"error":{"message":"the model is down"}}"#,
+    ));
+    let o = run(
+        &w,
+        &[
+            "session",
+            "branch",
+            s.to_str().unwrap(),
+            "b3",
+            "--summarize",
+            "--model",
+            "mock/m1",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    assert!(err(&o).contains("the model is down"), "{}", err(&o));
+    assert!(!err(&o).contains(SECRET));
+    assert_eq!(std::fs::read(&s).unwrap(), before);
+    assert!(out(&o).is_empty());
+}
+
+/// `--all --cwd DIR` walks only the sessions of that directory.
+#[test]
+fn all_with_cwd_walks_one_directory() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    let here = w.path("here");
+    let there = w.path("there");
+    std::fs::create_dir_all(&here).unwrap();
+    std::fs::create_dir_all(&there).unwrap();
+    let mk = |dir: &Path| {
+        PathBuf::from(
+            w.ok(&["session", "new", "--cwd", dir.to_str().unwrap()])
+                .trim(),
+        )
+    };
+    let a = mk(&here);
+    let b = mk(&there);
+    let o = run(
+        &w,
+        &[
+            "compact",
+            "--all",
+            "--cwd",
+            here.to_str().unwrap(),
+            "--dry-run",
+            "--model",
+            "mock/m1",
+        ],
+    );
+    let recs = jsonl(&out(&o));
+    assert_eq!(recs.len(), 1, "{}", out(&o));
+    assert_eq!(recs[0]["session"], a.to_str().unwrap());
+    assert_eq!(recs[0]["reason"], "too-small");
+    let o = run(&w, &["compact", "--all", "--dry-run", "--model", "mock/m1"]);
+    let sessions: Vec<String> = jsonl(&out(&o))
+        .iter()
+        .map(|r| r["session"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(sessions.contains(&b.to_string_lossy().into_owned()));
+    assert_eq!(sessions.len(), 2);
+    assert!(server.requests().is_empty());
+}

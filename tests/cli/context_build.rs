@@ -105,9 +105,9 @@ fn formats_differ_as_documented() {
     );
     // The last user message carries the cache marker; a3 is the last message here.
     assert_eq!(anthropic.len(), 5);
-    // A request body is the lines as an array.
-    let body: Vec<Value> = openai;
-    assert!(json!({"model": "m", "messages": body})["messages"].is_array());
+    // The lines, as an array, are a valid request's messages.
+    crate::context_goldens::valid_openai(&openai).unwrap();
+    crate::context_goldens::valid_anthropic(&anthropic).unwrap();
 }
 
 #[test]

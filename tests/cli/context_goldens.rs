@@ -12,7 +12,7 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::common::*;
 
@@ -66,6 +66,158 @@ fn with_leaf<'a>(args: &mut Vec<&'a str>, leaf: &'a Value) {
 }
 
 const FORMATS: [&str; 4] = ["agent", "llm", "openai", "anthropic"];
+
+/// Checks that `messages` would be accepted as the `messages` of a Chat Completions
+/// request: known roles, content of the right shapes, and every tool call answered by a
+/// `tool` message (and every `tool` message answering a call) before the next turn.
+pub fn valid_openai(messages: &[Value]) -> Result<(), String> {
+    let text_parts = |c: &Value| {
+        c.as_array().is_some_and(|a| {
+            a.iter()
+                .all(|p| p["type"] == "text" && p["text"].is_string())
+        })
+    };
+    let mut open: Vec<String> = Vec::new();
+    for (k, m) in messages.iter().enumerate() {
+        let bad = |why: &str| Err(format!("message {k}: {why}: {m}"));
+        let role = m["role"].as_str().unwrap_or("");
+        if role != "tool" && !open.is_empty() {
+            return bad(&format!("tool calls {open:?} are not answered"));
+        }
+        match role {
+            "system" | "developer" => {
+                if !m["content"].is_string() && !text_parts(&m["content"]) {
+                    return bad("system content");
+                }
+            }
+            "user" => {
+                let c = &m["content"];
+                let ok = c.is_string()
+                    || c.as_array().is_some_and(|a| {
+                        !a.is_empty()
+                            && a.iter().all(|p| {
+                                (p["type"] == "text" && p["text"].is_string())
+                                    || (p["type"] == "image_url"
+                                        && p["image_url"]["url"].is_string())
+                            })
+                    });
+                if !ok {
+                    return bad("user content");
+                }
+            }
+            "assistant" => {
+                let c = &m["content"];
+                let calls = m.get("tool_calls");
+                if !(c.is_string() || c.is_null() || text_parts(c)) {
+                    return bad("assistant content");
+                }
+                if c.is_null() && calls.is_none() {
+                    return bad("an assistant message needs content or tool calls");
+                }
+                if let Some(calls) = calls {
+                    let Some(calls) = calls.as_array().filter(|a| !a.is_empty()) else {
+                        return bad("tool_calls must be a non-empty list");
+                    };
+                    for c in calls {
+                        let ok = c["id"].as_str().is_some_and(|i| !i.is_empty())
+                            && c["type"] == "function"
+                            && c["function"]["name"]
+                                .as_str()
+                                .is_some_and(|n| !n.is_empty())
+                            && c["function"]["arguments"].is_string();
+                        if !ok {
+                            return bad("tool call shape");
+                        }
+                        open.push(c["id"].as_str().unwrap().to_owned());
+                    }
+                }
+            }
+            "tool" => {
+                let id = m["tool_call_id"].as_str().unwrap_or("");
+                let Some(pos) = open.iter().position(|o| o == id) else {
+                    return bad("a tool message answers no open tool call");
+                };
+                open.remove(pos);
+                if !m["content"].is_string() && !text_parts(&m["content"]) {
+                    return bad("tool content");
+                }
+            }
+            _ => return bad("unknown role"),
+        }
+    }
+    if open.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("tool calls {open:?} are not answered at the end"))
+    }
+}
+
+/// Checks that `messages` would be accepted as the `messages` of a Messages API request:
+/// user and assistant roles, known block types, every `tool_use` answered by a
+/// `tool_result` in the next user message, and no result without its call.
+pub fn valid_anthropic(messages: &[Value]) -> Result<(), String> {
+    let mut open: Vec<String> = Vec::new();
+    for (k, m) in messages.iter().enumerate() {
+        let bad = |why: &str| Err(format!("message {k}: {why}: {m}"));
+        let role = m["role"].as_str().unwrap_or("");
+        let blocks: Vec<Value> = match &m["content"] {
+            Value::String(s) if !s.is_empty() => vec![json!({"type": "text", "text": s})],
+            Value::Array(a) if !a.is_empty() => a.clone(),
+            _ => return bad("content must be a non-empty string or block list"),
+        };
+        match role {
+            "user" => {
+                let mut answered = Vec::new();
+                for b in &blocks {
+                    match b["type"].as_str() {
+                        Some("text") if b["text"].is_string() => {}
+                        Some("image") if b["source"]["data"].is_string() => {}
+                        Some("tool_result") => {
+                            let id = b["tool_use_id"].as_str().unwrap_or("");
+                            if !open.iter().any(|o| o == id) {
+                                return bad(
+                                    "a tool_result answers no tool_use of the previous message",
+                                );
+                            }
+                            answered.push(id.to_owned());
+                        }
+                        _ => return bad("user block type"),
+                    }
+                }
+                if let Some(missing) = open.iter().find(|o| !answered.contains(o)) {
+                    return bad(&format!("tool_use {missing} is not answered"));
+                }
+                open.clear();
+            }
+            "assistant" => {
+                if !open.is_empty() {
+                    return bad(&format!("tool uses {open:?} are not answered"));
+                }
+                for b in &blocks {
+                    match b["type"].as_str() {
+                        Some("text") if b["text"].is_string() => {}
+                        Some("thinking") if b["thinking"].is_string() => {}
+                        Some("redacted_thinking") if b["data"].is_string() => {}
+                        Some("tool_use")
+                            if b["id"].as_str().is_some_and(|i| !i.is_empty())
+                                && b["name"].is_string()
+                                && b["input"].is_object() =>
+                        {
+                            open.push(b["id"].as_str().unwrap().to_owned());
+                        }
+                        _ => return bad("assistant block"),
+                    }
+                }
+            }
+            _ => return bad("unknown role"),
+        }
+    }
+    if open.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("tool uses {open:?} are not answered at the end"))
+    }
+}
 
 /// Compares an output with its recorded hashes; names the first line that differs.
 fn check_hashed(what: &str, out: &str, g: &Value) {
@@ -158,6 +310,15 @@ fn check_file(name: &str) {
                 out
             };
             check_hashed(&format!("{what} --format {fmt}"), &out, &leaf_g[fmt]);
+            let items = jsonl(&out);
+            let valid = match fmt {
+                "openai" => valid_openai(&items),
+                "anthropic" => valid_anthropic(&items),
+                _ => Ok(()),
+            };
+            if let Err(e) = valid {
+                panic!("{what} --format {fmt} is not a valid request: {e}");
+            }
         }
         let (window, expected) = stats_expectation(&leaf_g["stats"]);
         let mut args = vec!["context", "stats", f, "--json"];
@@ -366,4 +527,24 @@ fn hand_written_cases() {
         failures.len(),
         failures.join("\n\n")
     );
+}
+
+/// The request checks above reject what a provider would.
+#[test]
+fn request_checks_reject_invalid_messages() {
+    let call = json!({"role": "assistant", "content": null, "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "read", "arguments": "{}"}}]});
+    let answer = json!({"role": "tool", "tool_call_id": "c1", "content": "x"});
+    let user = json!({"role": "user", "content": "q"});
+    assert!(valid_openai(&[user.clone(), call.clone(), answer.clone(), user.clone()]).is_ok());
+    assert!(valid_openai(&[user.clone(), call.clone(), user.clone()]).is_err());
+    assert!(valid_openai(&[user.clone(), answer.clone()]).is_err());
+    assert!(valid_openai(&[json!({"role": "robot", "content": "x"})]).is_err());
+    assert!(valid_openai(&[json!({"role": "assistant", "content": null})]).is_err());
+    let tu = json!({"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "read", "input": {}}]});
+    let tr = json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "x"}]});
+    assert!(valid_anthropic(&[user.clone(), tu.clone(), tr.clone()]).is_ok());
+    assert!(valid_anthropic(&[user.clone(), tu.clone(), user.clone()]).is_err());
+    assert!(valid_anthropic(&[user.clone(), tr.clone()]).is_err());
+    assert!(valid_anthropic(&[json!({"role": "user", "content": ""})]).is_err());
 }

@@ -259,3 +259,36 @@ fn prompt_system_lists_program_tools() {
     let text = w.ok(&["prompt", "system", "--tools", "read"]);
     assert!(!text.contains("todo"));
 }
+
+/// SP9 (test-cases.md): a tool added from outside with a snippet and guidelines is listed,
+/// active, and its guideline is in the system prompt, as the reference does for an
+/// extension's tool.
+#[test]
+fn sp9_an_added_tool_is_listed_with_its_guidelines() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    script(
+        &w,
+        "agent/tools/dynamic_tool",
+        r#"if [ "$1" = --describe ]; then
+  echo '{"name":"dynamic_tool","description":"Dynamic test behaviour","promptSnippet":"Run dynamic test behavior","promptGuidelines":["Use dynamic_tool when the user asks for dynamic behavior tests."]}'
+  exit 0
+fi
+cat > /dev/null; echo dynamic"#,
+    );
+    let text = w.ok(&["prompt", "system"]);
+    assert!(
+        text.contains("- dynamic_tool: Run dynamic test behavior"),
+        "{text}"
+    );
+    assert!(text.contains("- Use dynamic_tool when the user asks for dynamic behavior tests."));
+    server.push(Reply::openai_text(&["ok"]));
+    let o = run(&w, &["--no-session", "-p", "x"]);
+    status(&o, 0);
+    let req = server.requests()[0].json();
+    assert!(tool_names(&req).contains(&"dynamic_tool".to_owned()));
+    assert_eq!(req["messages"][0]["content"].as_str().unwrap(), {
+        // The run's system prompt is `pi prompt system`'s, date and all.
+        text.trim_end_matches('\n')
+    });
+}

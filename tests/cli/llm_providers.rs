@@ -165,13 +165,19 @@ fn anthropic_stream_with_thinking_and_tool_use() {
     server.push(
         Reply::anthropic_events(&[
             ("message_start", json!({"type": "message_start", "message": {"id": "msg_9", "usage": {"input_tokens": 2000, "output_tokens": 1, "cache_read_input_tokens": 1000, "cache_creation_input_tokens": 10}}})),
-            ("content_block_start", json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})),
-            ("content_block_delta", json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Sure, é 😀"}})),
+            ("content_block_start", json!({"type": "content_block_start", "index": 0, "content_block": {"type": "thinking", "thinking": ""}})),
+            ("content_block_delta", json!({"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": "The user wants "}})),
+            ("content_block_delta", json!({"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": "b.ts."}})),
+            ("content_block_delta", json!({"type": "content_block_delta", "index": 0, "delta": {"type": "signature_delta", "signature": "sig-1"}})),
+            ("content_block_delta", json!({"type": "content_block_delta", "index": 0, "delta": {"type": "signature_delta", "signature": "23"}})),
             ("content_block_stop", json!({"type": "content_block_stop", "index": 0})),
-            ("content_block_start", json!({"type": "content_block_start", "index": 1, "content_block": {"type": "tool_use", "id": "toolu_1", "name": "read", "input": {}}})),
-            ("content_block_delta", json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": "{\"path\":"}})),
-            ("content_block_delta", json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": " \"b.ts\"}"}})),
+            ("content_block_start", json!({"type": "content_block_start", "index": 1, "content_block": {"type": "text", "text": ""}})),
+            ("content_block_delta", json!({"type": "content_block_delta", "index": 1, "delta": {"type": "text_delta", "text": "Sure, é 😀"}})),
             ("content_block_stop", json!({"type": "content_block_stop", "index": 1})),
+            ("content_block_start", json!({"type": "content_block_start", "index": 2, "content_block": {"type": "tool_use", "id": "toolu_1", "name": "read", "input": {}}})),
+            ("content_block_delta", json!({"type": "content_block_delta", "index": 2, "delta": {"type": "input_json_delta", "partial_json": "{\"path\":"}})),
+            ("content_block_delta", json!({"type": "content_block_delta", "index": 2, "delta": {"type": "input_json_delta", "partial_json": " \"b.ts\"}"}})),
+            ("content_block_stop", json!({"type": "content_block_stop", "index": 2})),
             ("message_delta", json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 40}})),
             ("message_stop", json!({"type": "message_stop"})),
         ])
@@ -183,10 +189,12 @@ fn anthropic_stream_with_thinking_and_tool_use() {
     assert_eq!(
         m.to_json()["content"],
         json!([
+            {"type": "thinking", "thinking": "The user wants b.ts.", "thinkingSignature": "sig-123"},
             {"type": "text", "text": "Sure, é 😀"},
             {"type": "toolCall", "id": "toolu_1", "name": "read", "arguments": {"path": "b.ts"}}
         ])
     );
+    assert!(events.contains(&Event::ThinkingEnd { index: 0 }));
     assert_eq!(
         (
             m.usage.input,
@@ -196,7 +204,7 @@ fn anthropic_stream_with_thinking_and_tool_use() {
         ),
         (2000, 40, 1000, 10)
     );
-    assert!(events.contains(&Event::ToolCallEnd { index: 1 }));
+    assert!(events.contains(&Event::ToolCallEnd { index: 2 }));
     let req = &server.requests()[0];
     assert_eq!(req.header("x-api-key"), Some("sk-abcdef-123"));
     let b = req.json();
@@ -278,4 +286,131 @@ fn a_long_retry_after_is_not_waited_for() {
     );
     assert_eq!(server.requests().len(), 1);
     let _: Value = Value::Null;
+}
+
+/// `retry-after` as an HTTP date is waited for (until that time); a 4xx other than 429 is
+/// never sent again, even when the server says `x-should-retry: true`; `x-should-retry:
+/// false` stops a retry of a 5xx.
+#[test]
+fn retry_after_dates_and_which_statuses_are_retried() {
+    let server = ModelServer::start();
+    let r = registry(&server);
+    let t = target(&r, "mock", "m1");
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    // Two seconds from now (whole seconds: the date has no fraction).
+    let at = now + 2;
+    let days = at.div_euclid(86_400);
+    let secs = at.rem_euclid(86_400);
+    let (y, m, d) = {
+        // Civil from days (Howard Hinnant's algorithm).
+        let z = days + 719_468;
+        let era = z.div_euclid(146_097);
+        let doe = z - era * 146_097;
+        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+        let mp = (5 * doy + 2) / 153;
+        let d = doy - (153 * mp + 2) / 5 + 1;
+        let m = if mp < 10 { mp + 3 } else { mp - 9 };
+        (yoe + era * 400 + i64::from(m <= 2), m, d)
+    };
+    let months = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let date = format!(
+        "Mon, {d:02} {} {y} {:02}:{:02}:{:02} GMT",
+        months[(m - 1) as usize],
+        secs / 3600,
+        secs / 60 % 60,
+        secs % 60
+    );
+    server.push(
+        Reply::status(429, r#"{"error":{"message":"slow down"}}"#).header("retry-after", &date),
+    );
+    server.push(Reply::openai_text(&["after the wait"]));
+    let started = std::time::Instant::now();
+    let (m, _) = call(&t, &request(), &opts());
+    assert_eq!(m.text(), "after the wait", "{:?}", m.error_message);
+    let waited = server.requests()[1].at - server.requests()[0].at;
+    assert!(
+        waited >= Duration::from_millis(900),
+        "waited {waited:?} for {date}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(6));
+
+    for (status, should, sent) in [
+        (400, "true", 1),
+        (404, "true", 1),
+        (500, "false", 1),
+        (503, "true", 2),
+    ] {
+        let server = ModelServer::start();
+        let r = registry(&server);
+        let t = target(&r, "mock", "m1");
+        server.push(
+            Reply::status(status, r#"{"error":{"message":"nope"}}"#)
+                .header("x-should-retry", should),
+        );
+        server.push(Reply::openai_text(&["second try"]));
+        let (m, _) = call(&t, &request(), &opts());
+        assert_eq!(
+            server.requests().len(),
+            sent,
+            "status {status}, x-should-retry {should}"
+        );
+        if sent == 1 {
+            assert_eq!(m.stop_reason, StopReason::Error);
+            assert!(
+                m.error_message
+                    .unwrap()
+                    .starts_with(&format!("{status} nope"))
+            );
+        } else {
+            assert_eq!(m.text(), "second try");
+        }
+    }
+}
+
+/// The Anthropic format over HTTP: 429 with `retry-after`, 500, then success; a stream cut
+/// off midway is an error that keeps what streamed.
+#[test]
+fn anthropic_retries_and_cut_streams() {
+    let server = ModelServer::start();
+    let r = registry(&server);
+    let t = target(&r, "mockant", "claude-mock");
+    server.push(
+        Reply::status(
+            429,
+            r#"{"type":"error","error":{"type":"rate_limit_error","message":"slow"}}"#,
+        )
+        .header("retry-after", "0"),
+    );
+    server.push(Reply::status(
+        500,
+        r#"{"type":"error","error":{"type":"api_error","message":"boom"}}"#,
+    ));
+    server.push(Reply::anthropic_text(&["Third ", "time lucky."]));
+    let (m, events) = call(&t, &request(), &opts());
+    assert_eq!(m.text(), "Third time lucky.", "{:?}", m.error_message);
+    assert_eq!(server.requests().len(), 3);
+    let retries: Vec<u32> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Retry { attempt, .. } => Some(*attempt),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(retries, [1, 2]);
+    for req in server.requests() {
+        assert_eq!(req.path, "/v1/messages");
+        assert_eq!(req.header("x-api-key"), Some("sk-abcdef-123"));
+    }
+    server.push(Reply::anthropic_text(&["Half ", "of it, then the rest"]).cut_after(600));
+    let (m, _) = call(&t, &request(), &opts());
+    assert_eq!(m.stop_reason, StopReason::Error, "{:?}", m.to_json());
+    assert!(m.error_message.is_some());
+    assert!("Half of it, then the rest".starts_with(&m.text()));
+    assert_eq!(server.requests().len(), 4, "a cut stream is not sent again");
 }

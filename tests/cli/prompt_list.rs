@@ -478,3 +478,14 @@ fn explicit_paths_are_relative_to_where_pi_runs() {
     assert_eq!(names(&r, "skill"), ["s"]);
     assert!(kind(&r, "diagnostic").is_empty());
 }
+
+/// SK14: skill folders that do not exist (the default ones here) give no skills and no
+/// diagnostics; only an explicit path that does not exist is reported (SK18).
+#[test]
+fn sk14_missing_default_folders_are_silent() {
+    let w = World::new();
+    assert!(!w.agent().join("skills").exists());
+    let r = list(&w, &[]);
+    assert!(kind(&r, "skill").is_empty(), "{r:?}");
+    assert!(kind(&r, "diagnostic").is_empty(), "{r:?}");
+}

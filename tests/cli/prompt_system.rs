@@ -317,3 +317,23 @@ fn json_output() {
     assert_eq!(v["skills"], serde_json::json!(["alpha"]));
     assert_eq!(v["contextFiles"].as_array().unwrap().len(), 1);
 }
+
+/// A `SYSTEM.md` that cannot be read is a warning and is ignored (the reference would use
+/// its path as the prompt).
+#[test]
+fn unreadable_system_md_is_a_warning() {
+    let w = World::new();
+    std::fs::create_dir_all(w.path("proj/.pi/SYSTEM.md")).unwrap();
+    let o = w.pi().args(["prompt", "system"]).output().unwrap();
+    assert!(o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("pi: warning:") && err.contains("SYSTEM.md"),
+        "{err}"
+    );
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(!text.contains(".pi/SYSTEM.md"), "{text}");
+    // The same as without the file: the default prompt.
+    std::fs::remove_dir(w.path("proj/.pi/SYSTEM.md")).unwrap();
+    assert_eq!(text, w.ok(&["prompt", "system"]));
+}

@@ -298,6 +298,65 @@ proptest! {
     }
 }
 
+/// The tree of whatever a reader accepts from arbitrary bytes, torn and broken lines: no
+/// panic, each entry shown at most once, valid nested JSON, a finite path to the leaf.
+fn tree_survives(bytes: &[u8]) {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("t.jsonl");
+    std::fs::write(&f, bytes).unwrap();
+    let Ok(s) = Session::open(Path::new(&f)) else {
+        return;
+    };
+    let t = Tree::build(&s, &vec![0; s.entries.len()]);
+    let mut active = vec![false; s.entries.len()];
+    if let Some(leaf) = s.leaf() {
+        let path = s.path_to(leaf);
+        assert!(path.len() <= s.entries.len());
+        for i in path {
+            active[i as usize] = true;
+        }
+    }
+    let mut seen = vec![0u32; s.entries.len()];
+    tree::layout(&t, &active, |row| {
+        seen[row.idx as usize] += 1;
+        Ok(())
+    })
+    .unwrap();
+    assert!(seen.iter().all(|&n| n <= 1), "{seen:?}");
+    let mut out = Vec::new();
+    tree::write_nested(&t, &mut out, |w, i| write!(w, "\"i\":{i}")).unwrap();
+    for line in String::from_utf8(out).unwrap().lines() {
+        serde_json::from_str::<serde_json::Value>(line).unwrap();
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    #[test]
+    fn tree_survives_arbitrary_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..400)) {
+        let mut text = b"{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"t\",\"cwd\":\"/\"}\n".to_vec();
+        text.extend_from_slice(&bytes);
+        tree_survives(&text);
+        tree_survives(&bytes);
+    }
+
+    #[test]
+    fn tree_survives_broken_lines(lines in proptest::collection::vec(
+        prop_oneof![
+            entry_line(),
+            Just(String::new()),
+            "[ -~]{0,30}",
+            entry_line().prop_map(|l| l[..l.len() / 2].to_owned()),
+            entry_line().prop_map(|l| l.replace("\"parentId\"", "\"parent\"")),
+        ], 0..15), end_nl in any::<bool>()) {
+        let mut text = String::from("{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"t\",\"cwd\":\"/\"}\n");
+        text.push_str(&lines.join("\n"));
+        if end_nl { text.push('\n'); }
+        tree_survives(text.as_bytes());
+    }
+}
+
 /// JSON-ish text: valid values, then random edits.
 fn jsonish() -> impl Strategy<Value = Vec<u8>> {
     let leaf = prop_oneof![

@@ -125,19 +125,29 @@ fn bad_input_is_rejected_whole_with_line_and_column() {
     let before = std::fs::read(s).unwrap();
     let good = user("ok");
     let cases: Vec<(String, &str)> = vec![
-        (format!("{good}\n{good}\n{{\"role\":\"user\",\"content\":\"x\"\n"), "stdin:3:"),
+        (format!("{good}\n{good}\n{{\"role\":\"user\",\"content\":\"x\"\n"), "stdin:3:29: invalid JSON: the input ends inside the value that starts at 3:1 (expected ',' or '}')"),
         (format!("{good}\n{{\"role\":\"user\",\"content\":42}}\n"), "stdin:2:26: content must be a string or an array, not a number"),
         (format!("{good}\n[1,2]\n"), "stdin:2:1: expected an entry object"),
         (r#"{"role":"assistant","content":"plain"}"#.to_owned(), "stdin:1:31: content must be an array, not a string"),
-        (r#"{"role":"assistant","content":[],"api":"a","provider":"p","model":"m","usage":{"input":1,"output":1,"cacheRead":0,"cacheWrite":0},"stopReason":"done"}"#.to_owned(), "stopReason must be one of stop, length, toolUse, error, aborted"),
-        (r#"{"role":"user","content":[{"type":"video","url":"x"}]}"#.to_owned(), "content[0].type must be one of text, image"),
-        (r#"{"role":"compactionSummary","summary":"s"}"#.to_owned(), "append a compaction entry instead"),
-        (r#"{"type":"message","message":{"role":"user"}}"#.to_owned(), "message.content is missing"),
-        (r#"{"type":"thinking_level_change","thinkingLevel":"max"}"#.to_owned(), "thinkingLevel must be one of off, minimal, low, medium, high, xhigh"),
-        (r#"{"type":"label","targetId":"nope0000"}"#.to_owned(), "targetId refers to entry 'nope0000', which is neither in the session nor in the input"),
-        (r#"{"type":"compaction","summary":"s","firstKeptEntryId":"nope0000","tokensBefore":1}"#.to_owned(), "firstKeptEntryId refers to entry 'nope0000'"),
-        (r#"{"type":"session","id":"x"}"#.to_owned(), "a session header cannot be appended"),
-        (r#"{"hello":"world"}"#.to_owned(), "expected an entry (an object with \"type\") or a message"),
+        (r#"{"role":"assistant","content":[],"api":"a","provider":"p","model":"m","usage":{"input":1,"output":1,"cacheRead":0,"cacheWrite":0},"stopReason":"done"}"#.to_owned(), "stdin:1:144: stopReason must be one of stop, length, toolUse, error, aborted, not \"done\""),
+        (r#"{"role":"user","content":[{"type":"video","url":"x"}]}"#.to_owned(), "stdin:1:27: content[0].type must be one of text, image, not \"video\""),
+        (r#"{"role":"compactionSummary","summary":"s"}"#.to_owned(), "stdin:1:9: role \"compactionSummary\" is built from branch_summary/compaction entries and is never stored as a message; append a compaction entry instead"),
+        (r#"{"type":"message","message":{"role":"user"}}"#.to_owned(), "stdin:1:29: message.content is missing (expected a string or an array)"),
+        (r#"{"type":"thinking_level_change","thinkingLevel":"max"}"#.to_owned(), "stdin:1:49: thinkingLevel must be one of off, minimal, low, medium, high, xhigh, not \"max\""),
+        (r#"{"type":"label","targetId":"nope0000"}"#.to_owned(), "stdin:1:1: targetId refers to entry 'nope0000', which is neither in the session nor in the input"),
+        (r#"{"type":"compaction","summary":"s","firstKeptEntryId":"nope0000","tokensBefore":1}"#.to_owned(), "stdin:1:1: firstKeptEntryId refers to entry 'nope0000'"),
+        (r#"{"type":"session","id":"x"}"#.to_owned(), "stdin:1:1: a session header cannot be appended"),
+        (r#"{"hello":"world"}"#.to_owned(), "stdin:1:1: expected an entry (an object with \"type\") or a message"),
+        (r#"{"type":"model_change","provider":"p"}"#.to_owned(), "stdin:1:1: modelId is missing (expected a string)"),
+        (r#"{"type":"branch_summary","summary":"s"}"#.to_owned(), "stdin:1:1: fromId is missing (expected a string)"),
+        (r#"{"type":"custom","data":1}"#.to_owned(), "stdin:1:1: customType is missing (expected a string)"),
+        (r#"{"type":"custom_message","customType":"x","content":"c"}"#.to_owned(), "stdin:1:1: display is missing (expected a boolean)"),
+        (r#"{"type":"session_info","name":5}"#.to_owned(), "stdin:1:31: name must be a string, not a number"),
+        (r#"{"role":"toolResult","toolCallId":"a","toolName":"b","content":[]}"#.to_owned(), "stdin:1:1: isError is missing (expected a boolean)"),
+        (r#"{"role":"bashExecution","command":"ls"}"#.to_owned(), "stdin:1:1: output is missing (expected a string)"),
+        (r#"{"role":"assistant","content":[{"type":"toolCall","id":"a","name":"b"}],"api":"a","provider":"p","model":"m","usage":{"input":1,"output":1,"cacheRead":0,"cacheWrite":0},"stopReason":"stop"}"#.to_owned(), "stdin:1:32: content[0].arguments is missing (expected an object)"),
+        (r#"{"role":"user","content":[{"type":"image","data":"x"}]}"#.to_owned(), "stdin:1:27: content[0].mimeType is missing (expected a string)"),
+        (r#"{"role":"assistant","content":[],"api":"a","provider":"p","model":"m","usage":{"input":"1"},"stopReason":"stop"}"#.to_owned(), "stdin:1:88: usage.input must be a number, not a string"),
         ("\u{feff}{}".to_owned(), "stdin:1:1: invalid JSON"),
     ];
     for (input, needle) in cases {
@@ -149,8 +159,10 @@ fn bad_input_is_rejected_whole_with_line_and_column() {
             .unwrap();
         assert_eq!(out.status.code(), Some(2), "{input}");
         let err = String::from_utf8_lossy(&out.stderr);
-        assert!(err.starts_with("pi: error: "), "{err}");
-        assert!(err.contains(needle), "{input}\n-> {err}");
+        assert!(
+            err.starts_with(&format!("pi: error: {needle}")),
+            "{input}\n-> {err}"
+        );
         assert!(out.stdout.is_empty());
         assert_eq!(
             std::fs::read(s).unwrap(),

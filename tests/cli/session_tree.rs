@@ -336,3 +336,80 @@ fn migrate_rewrites_old_files_atomically_with_a_backup() {
     let again = jsonl(&w.ok(&["session", "migrate", f.to_str().unwrap()]));
     assert_eq!(again[0]["migrated"], false);
 }
+
+/// A version 2 file (ids and parents, the legacy `hookMessage` role): read as version 3 in
+/// memory, refused for appends until migrated, migrated with a `.v2.bak` backup (a second
+/// backup name when one exists), corrupt lines dropped from the new file but kept in the
+/// backup.
+#[test]
+fn version_2_files_read_refuse_appends_and_migrate() {
+    let w = World::new();
+    let body = concat!(
+        "{\"type\":\"session\",\"version\":2,\"id\":\"v2s\",\"timestamp\":\"2025-03-01T00:00:00.000Z\",\"cwd\":\"/x\"}\n",
+        "{\"type\":\"message\",\"id\":\"aaaa0001\",\"parentId\":null,\"timestamp\":\"2025-03-01T00:00:01.000Z\",\"message\":{\"role\":\"user\",\"content\":\"hi\",\"timestamp\":1}}\n",
+        "{\"type\":\"message\",\"id\":\"aaaa0002\",\"parentId\":\"aaaa0001\",\"timestamp\":\"2025-03-01T00:00:02.000Z\",\"message\":{\"role\":\"hookMessage\",\"customType\":\"h\",\"content\":\"from a hook\",\"display\":true,\"timestamp\":2}}\n",
+        "{\"type\":\"message\",\"id\":\"aaaa0003\",\"parentId\":\"aaaa0002\",\"timestamp\":\"2025-03-01T00:00:03.000Z\",\"extra\":{\"kept\":[1,2]},\"message\":{\"role\":\"user\",\"content\":\"again\",\"timestamp\":3}}\n",
+    );
+    let f = w.write("v2.jsonl", body);
+    let p = f.to_str().unwrap();
+    let original = std::fs::read(&f).unwrap();
+    let log = jsonl(&w.ok(&["session", "log", p]));
+    assert_eq!(log.len(), 3);
+    assert_eq!(log[1]["message"]["role"], "custom");
+    assert_eq!(log[1]["id"], "aaaa0002");
+    let ctx = jsonl(&w.ok(&["context", "build", p]));
+    assert_eq!(ctx[1]["role"], "custom");
+    assert_eq!(ctx[1]["content"], "from a hook");
+    let out = w
+        .pi()
+        .args(["session", "append", p])
+        .write_stdin(user("no"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("pi session migrate"));
+    assert_eq!(std::fs::read(&f).unwrap(), original);
+
+    let out = jsonl(&w.ok(&["session", "migrate", p]));
+    assert_eq!(out[0]["fromVersion"], 2);
+    let backup = out[0]["backup"].as_str().unwrap().to_owned();
+    assert!(backup.ends_with("v2.jsonl.v2.bak"), "{backup}");
+    assert_eq!(std::fs::read(&backup).unwrap(), original);
+    let text = std::fs::read_to_string(&f).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines[0],
+        "{\"type\":\"session\",\"version\":3,\"id\":\"v2s\",\"timestamp\":\"2025-03-01T00:00:00.000Z\",\"cwd\":\"/x\"}"
+    );
+    // Ids, parents and unknown fields are kept byte for byte; only the role changes.
+    assert_eq!(lines[1], body.lines().nth(1).unwrap());
+    assert_eq!(
+        lines[2],
+        body.lines()
+            .nth(2)
+            .unwrap()
+            .replace("hookMessage", "custom")
+    );
+    assert_eq!(lines[3], body.lines().nth(3).unwrap());
+    w.ok_in(&["session", "append", p], &user("now it works"));
+
+    // A second file of that name: the backup gets another name; a corrupt line is dropped
+    // from the new file (and counted) but stays in the backup.
+    let torn = format!("{body}{{\"type\":\"message\",\"id\":\"bad\n");
+    std::fs::write(&f, &torn).unwrap();
+    let out = jsonl(&w.ok(&["session", "migrate", p]));
+    let backup2 = out[0]["backup"].as_str().unwrap().to_owned();
+    assert!(backup2.ends_with("v2.jsonl.v2.bak.1"), "{backup2}");
+    assert_eq!(std::fs::read_to_string(&backup2).unwrap(), torn);
+    assert_eq!(out[0]["droppedLines"], 1);
+    assert_eq!(std::fs::read_to_string(&f).unwrap().lines().count(), 4);
+    // A file that is not a session is refused and left alone.
+    let junk = w.write("junk.jsonl", "hello\n");
+    let out = w
+        .pi()
+        .args(["session", "migrate", junk.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(std::fs::read_to_string(&junk).unwrap(), "hello\n");
+}
