@@ -13,7 +13,10 @@ Sessions are generated once with the reference benchmark's seeded generator:
 For each size, pi (built with `cargo build --release`) is timed on: `session log` (the active
 path, root to leaf), `session log --all`, `session check`, `session tree --json`,
 `session list` (a folder holding just that file), `session append` of one entry (on a
-copy; median of several), `context build` and `context stats --json` (the leaf's context).
+copy; median of several), `context build` and `context stats --json` (the leaf's context);
+from 100k entries on, every other session command once (new, log --leaf/-n/--type/--filter,
+the human tree, resume, migrate, fork, branch, label, name, compact --dry-run and
+--summary-file, context build --format openai), to show each works in bounded memory.
 `pi --version` measures start-up. Wall time is the median of `--runs` runs, memory the
 largest peak RSS (GNU time). Output goes to /dev/null, except `log > file` (a real file in
 the data folder).
@@ -75,7 +78,10 @@ def main():
     ap.add_argument("--report", action="store_true", help="only print the table of DATA/pi-bench.json")
     args = ap.parse_args()
     if args.report:
-        print(table(json.load(open(os.path.join(args.data, "pi-bench.json")))))
+        results = json.load(open(os.path.join(args.data, "pi-bench.json")))
+        print(table(results))
+        print()
+        print(every_table(results))
         return
     os.makedirs(args.data, exist_ok=True)
     if not os.path.exists(args.pi):
@@ -84,6 +90,10 @@ def main():
     env = dict(os.environ, PI_CODING_AGENT_DIR=os.path.join(args.data, "agent"))
     results = {"pi": {}, "reference": {}}
     results["pi"]["version"] = measure([pi, "--version"], 20)
+    if args.reference_dir:
+        ref_bin = os.path.join(args.reference_dir, "node_modules", ".bin", "pi")
+        if os.path.exists(ref_bin):
+            results["reference"]["version"] = measure([ref_bin, "--version"], 3)
     reference_recorded = {}
     if args.reference_json and os.path.exists(args.reference_json):
         reference_recorded = json.load(open(args.reference_json))
@@ -121,16 +131,14 @@ def main():
         for _ in range(11 if n < 1_000_000 else 5):
             with open(msg) as m:
                 appends.append(run_timed([pi, "session", "append", copy], stdin=m, env=env))
-        os.remove(copy)
         r["append"] = {"s": statistics.median(a[0] for a in appends), "rss_mb": max(a[1] for a in appends)}
+        if n >= 100_000:
+            r["every"] = every_command(pi, f, copy, args.data, env)
+        os.remove(copy)
         results["pi"][size] = r
         if args.reference_dir and n <= 230_000:
             print(f"reference on {size}", file=sys.stderr)
-            p = subprocess.run(["node", args.reference_bench, "--pi-dir", args.reference_dir, f], capture_output=True, text=True)
-            if p.returncode == 0:
-                results["reference"][size] = json.loads(p.stdout.strip().splitlines()[-1])
-            else:
-                print(p.stderr, file=sys.stderr)
+            results["reference"][size] = reference_runs(args, f, runs)
         elif reference_recorded.get("bench", {}).get(size, {}).get("ms_median", {}).get("open"):
             results["reference"][size] = reference_recorded["bench"][size]
         if size not in results["reference"] and size in reference_recorded.get("stream_load", {}):
@@ -140,6 +148,89 @@ def main():
     with open(os.path.join(args.data, "pi-bench.json"), "w") as o:
         json.dump(results, o, indent=1)
     print(table(results))
+    print()
+    print(every_table(results))
+
+
+def reference_runs(args, f, runs):
+    """The reference's pimono_bench.mjs on `f`, `runs` times: the median of each step, the
+    largest peak RSS, the median append time (in the shape of reference-results.json)."""
+    one = []
+    for _ in range(runs):
+        p = subprocess.run(["node", args.reference_bench, "--pi-dir", args.reference_dir, f],
+                           capture_output=True, text=True)
+        if p.returncode != 0:
+            print(p.stderr, file=sys.stderr)
+            continue
+        one.append(json.loads(p.stdout.strip().splitlines()[-1]))
+    if not one:
+        return {}
+    steps = {}
+    for k in one[0]["ms"]:
+        vals = [r["ms"][k] for r in one if r["ms"].get(k) is not None]
+        if vals:
+            steps[k] = statistics.median(vals)
+    return {
+        "ms_median": steps,
+        "peak_rss_mb": max(r["peak_rss_mb"] for r in one),
+        "append_median_ms": statistics.median(r["append"]["median_ms"] for r in one),
+        "runs": len(one),
+        "measured_here": True,
+    }
+
+
+def leaf_and_earlier(pi, f, env):
+    """The leaf's id and the id of the user message halfway along the active path."""
+    ids = subprocess.run([pi, "session", "log", f, "--type", "message", "--filter",
+                          'select(.message.role == "user") | .id', "-r"],
+                         capture_output=True, text=True, env=env, check=True).stdout.split()
+    leaf = subprocess.run([pi, "session", "log", f, "-n", "1", "--filter", ".id", "-r"],
+                          capture_output=True, text=True, env=env, check=True).stdout.strip()
+    return leaf, ids[len(ids) // 2]
+
+
+def every_command(pi, f, copy, data, env):
+    """Every session command once on the file (writes go to `copy`): wall time and peak RSS,
+    to show that each works on a file this size with bounded memory."""
+    leaf, mid = leaf_and_earlier(pi, f, env)
+    summary = os.path.join(data, "summary.txt")
+    with open(summary, "w") as o:
+        o.write("A summary written elsewhere.\n")
+    fork_dir = os.path.join(data, "forks")
+    os.makedirs(fork_dir, exist_ok=True)
+    cmds = [
+        ("session new", [pi, "--session-dir", fork_dir, "session", "new"]),
+        ("session log --leaf MID", [pi, "session", "log", f, "--leaf", mid]),
+        ("session log -n 10", [pi, "session", "log", f, "-n", "10"]),
+        ("session log --all --type compaction", [pi, "session", "log", "--all", f, "--type", "compaction"]),
+        ("session log --filter .id", [pi, "session", "log", f, "--filter", ".id", "-r"]),
+        ("session tree (human)", [pi, "session", "tree", f, "--format", "human"]),
+        ("session resume", [pi, "--session-dir", os.path.dirname(f), "session", "resume"]),
+        ("session migrate (v3: nothing to do)", [pi, "session", "migrate", f]),
+        ("session fork LEAF", [pi, "--session-dir", fork_dir, "session", "fork", f, leaf]),
+        ("session branch MID", [pi, "session", "branch", copy, mid]),
+        ("session label MID", [pi, "session", "label", copy, mid, "bench"]),
+        ("session name", [pi, "session", "name", copy, "bench"]),
+        ("compact --dry-run", [pi, "compact", copy, "--dry-run"]),
+        ("compact --summary-file", [pi, "compact", copy, "--summary-file", summary]),
+        ("context build --format openai", [pi, "context", "build", copy, "--format", "openai"]),
+    ]
+    out = {}
+    for name, cmd in cmds:
+        s, rss = run_timed(cmd, env=env)
+        out[name] = {"s": s, "rss_mb": rss}
+    shutil.rmtree(fork_dir, ignore_errors=True)
+    return out
+
+
+def every_table(results):
+    rows = ["| entries | command | pi | pi peak RSS |", "|---|---|---|---|"]
+    for size, r in results["pi"].items():
+        if size == "version" or "every" not in r:
+            continue
+        for name, m in r["every"].items():
+            rows.append(f"| {size} | `pi {name}` | {fmt_s(m['s'])} | {m['rss_mb']:.0f} MB |")
+    return "\n".join(rows)
 
 
 def fmt_s(s):
@@ -191,7 +282,11 @@ def table(results):
         t = f"{rf.get('ms_median', {}).get('open', 0) / 1000:.2f} s to open, then {app:.3f} ms per append (no fsync)" if app is not None else "—"
         rows.append(f"| {size} ({mb.get(size, '')}) | `pi session append` (1 entry, whole process, fsync) | {results['pi'][size]['append']['s'] * 1000:.0f} ms | {r['append']['rss_mb']:.0f} MB | {t} | | |")
     v = results["pi"]["version"]
-    rows.append(f"| — | `pi --version` | {fmt_s(v['s'])} | {v['rss_mb']:.0f} MB | 2.02 s (`pi --version`, recorded) | 146 MB | {2.018 / max(v['s'], 0.0005):.0f}× faster |")
+    rv = results["reference"].get("version")
+    if rv:
+        rows.append(f"| — | `pi --version` | {fmt_s(v['s'])} | {v['rss_mb']:.0f} MB | {fmt_s(rv['s'])} (`pi --version`) | {rv['rss_mb']:.0f} MB | {rv['s'] / max(v['s'], 0.0005):.0f}× faster |")
+    else:
+        rows.append(f"| — | `pi --version` | {fmt_s(v['s'])} | {v['rss_mb']:.0f} MB | 2.02 s (`pi --version`, recorded) | 146 MB | {2.018 / max(v['s'], 0.0005):.0f}× faster |")
     return "\n".join(rows)
 
 

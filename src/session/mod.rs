@@ -2,6 +2,7 @@
 //! memory, appending to it safely, and the tree it describes. No command-line concerns here.
 
 pub mod append;
+pub mod check;
 pub mod entry;
 pub mod find;
 pub mod id;

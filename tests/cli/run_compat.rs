@@ -167,6 +167,65 @@ fn scenario_interrupted(w: &World, server: &ModelServer) -> PathBuf {
     f
 }
 
+/// Extensions: a `before_agent_start` hook adding a custom message, an `agent_end` hook
+/// keeping state (`custom` entry), a program tool, a compaction whose summary a hook wrote,
+/// then an RPC session naming the session and changing the thinking level.
+fn scenario_extensions(w: &World, server: &ModelServer) -> PathBuf {
+    settings(
+        w,
+        json!({"compaction": {"keepRecentTokens": 30},
+        "hooks": {
+            "before_agent_start": "cat >/dev/null; echo '{\"message\": {\"customType\": \"ticket\", \"content\": \"Ticket 7: notes.txt needs a delta line\"}}'",
+            "agent_end": "cat >/dev/null; echo '{\"appendEntry\": {\"customType\": \"audit\", \"data\": {\"runs\": 1}}}'"
+        }}),
+    );
+    let tool = w.write(
+        "agent/tools/todo",
+        "#!/bin/sh
+if [ \"$1\" = --describe ]; then echo '{\"name\":\"todo\",\"description\":\"Add a to-do item\",\"parameters\":{\"type\":\"object\",\"properties\":{\"item\":{\"type\":\"string\"}},\"required\":[\"item\"]},\"promptSnippet\":\"Keep a to-do list\"}'; exit 0; fi
+cat >/dev/null; echo 'added to the list'
+",
+    );
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    server.push(tool_calls(&[(
+        "call_todo",
+        "todo",
+        r#"{"item":"add delta"}"#,
+    )]));
+    server.push(answer_with_usage("Noted: add delta to notes.txt.", 700));
+    status(&run_fixed(w, &["-p", "Look at the ticket."]), 0);
+    let f = session_file(w);
+    let o = w
+        .pi()
+        .env("PI_NOW", NOW)
+        .env("PI_SEED", SEED)
+        .args(["compact", f.to_str().unwrap(), "--hook"])
+        .arg("session_before_compact=cat >/dev/null; echo '{\"summary\": \"The ticket asks for a delta line; a to-do item was added.\"}'")
+        .output()
+        .unwrap();
+    status(&o, 0);
+    server.push(answer_with_usage("Done.", 300));
+    let cmds = [
+        r#"{"type":"set_session_name","name":"Ticket 7"}"#,
+        r#"{"type":"set_thinking_level","level":"high"}"#,
+        r#"{"type":"prompt","message":"Anything else?"}"#,
+    ]
+    .join("\n");
+    let o = w
+        .pi()
+        .env("PI_NOW", NOW)
+        .env("PI_SEED", SEED)
+        .args(["run", "--rpc", f.to_str().unwrap()])
+        .write_stdin(cmds + "\n")
+        .output()
+        .unwrap();
+    status(&o, 0);
+    f
+}
+
 /// The file with the world's directory replaced by [`CWD`].
 fn normalized(w: &World, f: &Path) -> String {
     let text = std::fs::read_to_string(f).unwrap();
@@ -215,6 +274,18 @@ fn scenarios_write_the_committed_files() {
     let f = scenario_interrupted(&w, &server);
     check(&w, &f);
     compare_or_update("interrupted", &normalized(&w, &f));
+    let server = ModelServer::start();
+    let w = compat_world(&server);
+    let f = scenario_extensions(&w, &server);
+    check(&w, &f);
+    let types: Vec<String> = lines(&f)
+        .iter()
+        .map(|e| e["type"].as_str().unwrap().to_owned())
+        .collect();
+    for t in ["custom_message", "custom", "compaction", "session_info"] {
+        assert!(types.iter().any(|x| x == t), "no {t} entry: {types:?}");
+    }
+    compare_or_update("extensions", &normalized(&w, &f));
 }
 
 fn golden(name: &str) -> Value {
@@ -224,7 +295,7 @@ fn golden(name: &str) -> Value {
 
 #[test]
 fn the_reference_builds_the_same_context() {
-    for name in ["tools", "interrupted"] {
+    for name in ["tools", "interrupted", "extensions"] {
         let g = golden(name);
         let w = World::new();
         let f = w.write(
@@ -271,9 +342,13 @@ fn the_reference_builds_the_same_context() {
     // branch with its own thinking level.
     let t = golden("tools");
     assert!(t["leaves"].as_array().unwrap().len() >= 2);
-    let all: String = t.to_string() + &golden("interrupted").to_string();
+    let all: String =
+        t.to_string() + &golden("interrupted").to_string() + &golden("extensions").to_string();
     for needle in [
         "compactionSummary",
+        "Ticket 7: notes.txt needs a delta line",
+        "added to the list",
+        "The ticket asks for a delta line",
         "Tool fly not found",
         "Command aborted",
         "\\\"stopReason\\\":\\\"aborted\\\"",

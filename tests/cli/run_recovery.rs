@@ -466,3 +466,60 @@ fn without_a_session_overflow_cannot_compact() {
     );
     assert_eq!(server.requests().len(), 1);
 }
+
+/// Automatic compaction runs the `session_before_compact` hooks: a supplied summary is
+/// used (no summary request; the entry is `fromHook`), a cancel ends the compaction as
+/// `aborted`.
+#[test]
+fn automatic_compaction_asks_the_hooks() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    settings(
+        &w,
+        json!({"compaction": {"keepRecentTokens": 150, "reserveTokens": 500},
+               "hooks": {"session_before_compact": "input=$(cat); case \"$input\" in *'\"reason\":\"threshold\"'*) echo '{\"summary\": \"Summary by the hook.\"}';; esac"}}),
+    );
+    let f = earlier_session(&w, "small", 1800);
+    server.push(answer_with_usage("after", 100));
+    let o = run(&w, &[f.to_str().unwrap(), "--json", "-p", "next"]);
+    status(&o, 0);
+    let rs = server.requests();
+    assert_eq!(
+        rs.len(),
+        1,
+        "only the prompt's request: the hook wrote the summary"
+    );
+    assert!(text(&request_messages(&rs[0])[1]).contains("Summary by the hook."));
+    let c = lines(&f)
+        .into_iter()
+        .find(|e| e["type"] == "compaction")
+        .unwrap();
+    assert_eq!(c["summary"], "Summary by the hook.");
+    assert_eq!(c["fromHook"], true);
+    let end = events(&o)
+        .into_iter()
+        .find(|e| e["type"] == "compaction_end")
+        .unwrap();
+    assert_eq!(end["result"]["summary"], "Summary by the hook.");
+    check(&w, &f);
+
+    let server = ModelServer::start();
+    let w = world(&server);
+    settings(
+        &w,
+        json!({"compaction": {"keepRecentTokens": 150, "reserveTokens": 500},
+               "hooks": {"session_before_compact": "cat >/dev/null; echo '{\"cancel\": true}'"}}),
+    );
+    let f = earlier_session(&w, "small", 1800);
+    server.push(answer_with_usage("after", 100));
+    let o = run(&w, &[f.to_str().unwrap(), "--json", "-p", "next"]);
+    status(&o, 0);
+    let end = events(&o)
+        .into_iter()
+        .find(|e| e["type"] == "compaction_end")
+        .unwrap();
+    assert_eq!(end["aborted"], true);
+    assert!(end.get("result").is_none());
+    assert!(!lines(&f).iter().any(|e| e["type"] == "compaction"));
+    assert_eq!(server.requests().len(), 1);
+}

@@ -183,15 +183,11 @@ fn check_golden(name: &str) {
         gi["name"],
         "{name}: info.name"
     );
-    // Small sessions: the reference's context is exactly the messages on pi's active path.
+    // Small sessions: the reference's context is exactly pi's, message for message (the
+    // compaction summary first when there is one, as pi context build gives it).
     if let Some(expected) = g["context"].get("json").and_then(Value::as_array) {
-        let path = w.ok(&["session", "log", f, "--type", "message"]);
-        let ours: Vec<String> = path
-            .lines()
-            .map(|l| {
-                String::from_utf8(pi::json::get(l.as_bytes(), "message").unwrap().to_vec()).unwrap()
-            })
-            .collect();
+        let built = w.ok(&["context", "build", f]);
+        let ours: Vec<String> = built.lines().map(str::to_owned).collect();
         let expected: Vec<&str> = expected.iter().map(|v| v.as_str().unwrap()).collect();
         assert_eq!(ours, expected, "{name}: context messages");
     }
