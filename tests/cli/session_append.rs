@@ -476,3 +476,48 @@ fn the_id_cache_follows_other_writers() {
     let b = jsonl(&w.ok_in(&["session", "append", sp], &user("after")));
     assert_eq!(b[0]["parentId"], l[0]["id"]);
 }
+
+/// A new id that is already in the file is drawn again: with the random source fixed
+/// (`PI_SEED`), the id an append would pick is put in the file first.
+#[test]
+fn an_id_already_in_the_file_is_never_reused() {
+    let w = World::new();
+    let s = w.new_session();
+    let p = s.to_str().unwrap();
+    let seeded = |args: &[&str], stdin: &str| -> Vec<serde_json::Value> {
+        let o = w
+            .pi()
+            .env("PI_SEED", "99")
+            .args(args)
+            .write_stdin(stdin.to_owned())
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        jsonl(&String::from_utf8_lossy(&o.stdout))
+    };
+    let would = seeded(&["session", "append", p, "--dry-run"], &user("x"))[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    // The same id, in the file already (an entry appended with a fixed id is not possible
+    // through pi; write the line directly).
+    let mut text = std::fs::read_to_string(&s).unwrap();
+    text.push_str(&format!(
+        "{{\"type\":\"custom\",\"id\":\"{would}\",\"parentId\":null,\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"customType\":\"taken\"}}\n"
+    ));
+    std::fs::write(&s, text).unwrap();
+    let got = seeded(&["session", "append", p], &user("x"));
+    let id = got[0]["id"].as_str().unwrap();
+    assert_ne!(id, would);
+    assert_eq!(id.len(), 8);
+    assert_eq!(got[0]["parentId"], would.as_str());
+    let ids: Vec<String> = jsonl(&std::fs::read_to_string(&s).unwrap())
+        .iter()
+        .skip(1)
+        .map(|e| e["id"].as_str().unwrap().to_owned())
+        .collect();
+    let mut unique = ids.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), ids.len());
+}

@@ -413,3 +413,29 @@ fn version_2_files_read_refuse_appends_and_migrate() {
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(std::fs::read_to_string(&junk).unwrap(), "hello\n");
 }
+
+/// Fork copies the entries of the path byte for byte, unknown fields and entry types
+/// included.
+#[test]
+fn fork_keeps_unknown_fields_and_types_byte_for_byte() {
+    let w = World::new();
+    let s = w.new_session();
+    let p = s.to_str().unwrap();
+    let mut text = std::fs::read_to_string(&s).unwrap();
+    let lines = [
+        r#"{"type":"message","id":"aaaa0001","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"user","content":"hi","timestamp":1,"x-extra":[1,{"b":null}]},"future":"kept"}"#,
+        r#"{"type":"hologram","id":"aaaa0002","parentId":"aaaa0001","timestamp":"2026-01-01T00:00:01.000Z","payload":{"deep":[true,2.50]}}"#,
+        r#"{"type":"message","id":"aaaa0003","parentId":"aaaa0002","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"user","content":"bye","timestamp":2}}"#,
+    ];
+    for l in lines {
+        text.push_str(l);
+        text.push('\n');
+    }
+    std::fs::write(&s, text).unwrap();
+    let forked = w.ok(&["session", "fork", p, "aaaa0003"]);
+    let copy = std::fs::read_to_string(forked.trim()).unwrap();
+    let got: Vec<&str> = copy.lines().skip(1).collect();
+    assert_eq!(got, lines);
+    let header: Value = serde_json::from_str(copy.lines().next().unwrap()).unwrap();
+    assert_eq!(header["parentSession"], p);
+}
