@@ -395,7 +395,8 @@ impl<'c, H: Hooks, O: Observer> AgentSession<'c, H, O> {
             .before_agent_start(text, &mut system_prompt, &mut extra)
             .await;
         if let Some(stop) = self.apply_effects()? {
-            anyhow::bail!(stop);
+            // A `before_agent_start` hook that must not fail did: the prompt is not sent.
+            return Ok(Outcome::Failed(stop));
         }
         self.system_prompt = system_prompt;
         let mut prompts = vec![user_message_with(text, images)];

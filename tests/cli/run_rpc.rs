@@ -500,3 +500,44 @@ fn sigterm_stops_the_run() {
     assert_eq!(ms[1]["stopReason"], "aborted");
     check(&w, &f);
 }
+
+/// A blocking hook that fails refuses the prompt without ending RPC mode: an `input` hook
+/// makes the `prompt` command fail, a `before_agent_start` hook ends the prompt with its
+/// `extension_error`; the next prompt works.
+#[test]
+fn failing_blocking_hooks_refuse_prompts_but_keep_serving() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    settings(
+        &w,
+        json!({"hooks": {
+            "input": {"command": "grep -q refuse-input && exit 1; exit 0", "onError": "block"},
+            "before_agent_start": {"command": "grep -q refuse-start && exit 1; exit 0", "onError": "block"}
+        }}),
+    );
+    server.push(Reply::openai_text(&["served"]));
+    let mut c = Client::start(&w, &[]);
+    let r = c.call(
+        "a",
+        json!({"type": "prompt", "message": "please refuse-input"}),
+    );
+    assert_eq!(r["success"], false);
+    assert!(
+        r["error"].as_str().unwrap().contains("(input) failed"),
+        "{r}"
+    );
+    let r = c.call(
+        "b",
+        json!({"type": "prompt", "message": "please refuse-start"}),
+    );
+    assert_eq!(r["success"], true);
+    let e = c.until(|v| v["type"] == "extension_error");
+    assert_eq!(e["event"], "before_agent_start");
+    let r = c.call("c", json!({"type": "prompt", "message": "fine"}));
+    assert_eq!(r["success"], true);
+    let end = c.agent_end();
+    assert_eq!(text(&end["messages"][1]), "served");
+    let (code, _) = c.close();
+    assert_eq!(code, 0);
+    assert_eq!(server.requests().len(), 1);
+}
