@@ -518,7 +518,9 @@ fn compact_one(
         let model = select_model(shared, &ctx.dirs.agent_dir, session_model.as_ref())
             .ok()
             .map(|(t, _)| format!("{}/{}", t.model.provider, t.model.id));
-        return Ok(Outcome::Planned(plan_record(&s, &plan, model)));
+        return Ok(Outcome::Planned(compact::record::plan_record(
+            &s, &plan, model,
+        )));
     }
     if s.version() < crate::session::VERSION {
         // Found before asking a model: such a file cannot be appended to.
@@ -605,11 +607,26 @@ fn compact_one(
         }
     };
     drop(s);
-    let written = Written {
+    let written = compact::record::Extra {
         details: hook_details,
-        extra,
+        entries: extra,
     };
-    match write(ctx, path, &leaf_id, &compaction, &written, args.leaf.is_some(), wait)? {
+    let recorded = compact::record::record(
+        path,
+        &ctx.dirs.agent_dir,
+        &leaf_id,
+        &compaction,
+        &written,
+        args.leaf.is_some(),
+        wait,
+    )
+    .map_err(|e| match e {
+        e @ compact::record::RecordError::LeafMoved { .. } => {
+            anyhow::Error::from(Exit::new(FAILURE, e).hint("run pi compact again"))
+        }
+        compact::record::RecordError::Append(a) => anyhow::Error::from(a),
+    })?;
+    match recorded {
         Some(line) => Ok(Outcome::Compacted(line)),
         None => Ok(Outcome::Not(not(
             "locked",
@@ -834,141 +851,6 @@ fn progress(e: &Event, chars: &AtomicUsize, spinner: Option<&Spinner>) {
         }
         _ => {}
     }
-}
-
-/// Appends the compaction entry, under the lock, if the session is still where the plan was
-/// made (its leaf unmoved, unless an explicit --leaf was compacted). Without `wait`, `None`
-/// when another process holds the lock.
-/// What a hook added to a compaction: its `details` (the entry is then `fromHook`), and
-/// entries to append after it.
-struct Written {
-    details: Option<Json>,
-    extra: Vec<NewEntry>,
-}
-
-fn write(
-    ctx: &Ctx,
-    path: &Path,
-    leaf_id: &str,
-    c: &Compaction,
-    w: &Written,
-    explicit_leaf: bool,
-    wait: bool,
-) -> anyhow::Result<Option<Vec<u8>>> {
-    let cache = Some(ctx.dirs.agent_dir.as_path());
-    let mut ap = if wait {
-        Appender::open(path, cache)?
-    } else {
-        match Appender::try_open(path, cache)? {
-            Some(ap) => ap,
-            None => return Ok(None),
-        }
-    };
-    let now = ap.leaf.as_ref().map(|l| l.as_str().to_owned());
-    if !explicit_leaf && now.as_deref() != Some(leaf_id) {
-        return Err(Exit::new(
-            FAILURE,
-            anyhow::anyhow!(
-                "the session changed while the summary was written: its leaf moved from {leaf_id} to {}; nothing was written",
-                now.as_deref().unwrap_or("(none)")
-            ),
-        )
-        .hint("run pi compact again")
-        .into());
-    }
-    let details = match &w.details {
-        Some(d) => d.clone(),
-        None => json!({"readFiles": c.read_files, "modifiedFiles": c.modified_files}),
-    };
-    let parent = if explicit_leaf {
-        Parent::Id(leaf_id.to_owned())
-    } else {
-        Parent::Leaf
-    };
-    let entry = NewEntry::new("compaction", parent)
-        .field("summary", jstr(&c.summary))
-        .field("firstKeptEntryId", jstr(&c.first_kept_entry_id))
-        .field("tokensBefore", js_number(c.tokens_before).into_bytes())
-        .field("details", crate::agent::event::js(&details))
-        .field(
-            "fromHook",
-            if w.details.is_some() {
-                b"true".to_vec()
-            } else {
-                b"false".to_vec()
-            },
-        );
-    let mut batch = vec![entry];
-    batch.extend(w.extra.iter().cloned());
-    let lines = ap.append(&batch)?;
-    Ok(lines.into_iter().next())
-}
-
-/// The `--dry-run` record.
-fn plan_record(s: &Session, p: &Plan, model: Option<String>) -> serde_json::Map<String, Json> {
-    let id = |i: u32| Json::from(s.entries[i as usize].id.to_string());
-    let roles = |msgs: &[Value]| -> Json {
-        let mut m = serde_json::Map::new();
-        for msg in msgs {
-            let r = msg
-                .get("role")
-                .and_then(Value::as_jstr)
-                .map_or_else(|| "(none)".to_owned(), |r| r.text().into_owned());
-            let n = m.get(&r).and_then(Json::as_u64).unwrap_or(0);
-            m.insert(r, (n + 1).into());
-        }
-        Json::Object(m)
-    };
-    let (read, modified) = p.file_ops.lists();
-    let mut m = serde_json::Map::new();
-    m.insert("dryRun".into(), true.into());
-    m.insert("leaf".into(), id(p.leaf));
-    m.insert(
-        "firstKeptEntryId".into(),
-        p.first_kept_entry_id.clone().into(),
-    );
-    m.insert("tokensBefore".into(), num(p.tokens_before));
-    m.insert("splitTurn".into(), p.split_turn.into());
-    m.insert(
-        "turnStartEntryId".into(),
-        p.turn_start.map_or(Json::Null, id),
-    );
-    m.insert(
-        "previousCompactionId".into(),
-        p.previous.map_or(Json::Null, id),
-    );
-    m.insert(
-        "previousSummary".into(),
-        p.previous_summary.clone().map_or(Json::Null, Json::from),
-    );
-    m.insert("boundaryStartEntryId".into(), id(p.boundary_start));
-    m.insert(
-        "summarize".into(),
-        json!({
-            "messages": p.messages.len(),
-            "roles": roles(&p.messages),
-            "entries": p.message_entries.iter().map(|&i| id(i)).collect::<Vec<_>>(),
-        }),
-    );
-    m.insert(
-        "turnPrefix".into(),
-        json!({
-            "messages": p.turn_prefix.len(),
-            "roles": roles(&p.turn_prefix),
-            "entries": p.turn_prefix_entries.iter().map(|&i| id(i)).collect::<Vec<_>>(),
-        }),
-    );
-    m.insert("keptEntries".into(), p.kept_entries.into());
-    m.insert("pathEntries".into(), p.path_entries.into());
-    m.insert("readFiles".into(), read.into());
-    m.insert("modifiedFiles".into(), modified.into());
-    m.insert("reserveTokens".into(), p.budget.reserve_tokens.into());
-    m.insert(
-        "keepRecentTokens".into(),
-        p.budget.keep_recent_tokens.into(),
-    );
-    m.insert("model".into(), model.map_or(Json::Null, Json::from));
-    m
 }
 
 /// `pi session branch S ENTRY --summarize`: summarizes the path being left with a model and

@@ -8,9 +8,12 @@
 //! - [`text`]: the conversation as summary text, the file lists, and pi's prompts.
 //! - [`summarize`]: the model calls (history and turn prefix at the same time).
 //! - [`branch`]: what a branch summary covers and fits in.
+//! - [`record`]: the entry appended (under the lock, if the session did not move on), and
+//!   the `--dry-run` record.
 
 pub mod branch;
 pub mod prepare;
+pub mod record;
 pub mod summarize;
 pub mod text;
 

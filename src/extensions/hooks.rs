@@ -430,6 +430,34 @@ pub enum Tree {
     Summary(String, Option<Json>),
 }
 
+/// The `preparation` object of `session_before_tree` for moving the leaf of `s` to
+/// `target` (`None`: a new root): `targetId`, `oldLeafId`, `commonAncestorId`,
+/// `entriesToSummarize` (the entries left behind, oldest first), `userWantsSummary`.
+pub fn tree_preparation(
+    s: &crate::session::Session,
+    target: Option<u32>,
+    user_wants_summary: bool,
+) -> std::io::Result<Json> {
+    let old_leaf = s.leaf();
+    let (entries, ancestor) = crate::compact::branch::collect(s, old_leaf, target);
+    let id = |i: Option<u32>| match i {
+        Some(i) => Json::from(s.entries[i as usize].id.to_string()),
+        None => Json::Null,
+    };
+    let mut list = Vec::new();
+    s.for_each_line(&entries, |_, line| {
+        list.push(serde_json::from_slice(line).unwrap_or(Json::Null));
+        Ok(())
+    })?;
+    Ok(json!({
+        "targetId": id(target),
+        "oldLeafId": id(old_leaf),
+        "commonAncestorId": id(ancestor),
+        "entriesToSummarize": list,
+        "userWantsSummary": user_wants_summary,
+    }))
+}
+
 /// The `session_before_tree` hooks of `pi session branch`. `preparation` describes the
 /// move (`targetId`, `oldLeafId`, `commonAncestorId`, `entriesToSummarize`,
 /// `userWantsSummary`).

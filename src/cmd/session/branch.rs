@@ -82,25 +82,9 @@ fn run_hooks(
         Err(_) if args.entry == "root" => None,
         Err(e) => return Err(e.into()),
     };
-    let old_leaf = s.leaf();
-    let (entries, ancestor) = crate::compact::branch::collect(&s, old_leaf, target);
-    let id = |i: Option<u32>| match i {
-        Some(i) => serde_json::Value::from(s.entries[i as usize].id.to_string()),
-        None => serde_json::Value::Null,
-    };
-    let mut list = Vec::new();
-    s.for_each_line(&entries, |_, line| {
-        list.push(serde_json::from_slice(line).unwrap_or(serde_json::Value::Null));
-        Ok(())
-    })
-    .with_context(|| format!("cannot read {}", path.display()))?;
-    let preparation = serde_json::json!({
-        "targetId": id(target),
-        "oldLeafId": id(old_leaf),
-        "commonAncestorId": id(ancestor),
-        "entriesToSummarize": list,
-        "userWantsSummary": args.summary.is_some() || args.summary_file.is_some() || args.summarize,
-    });
+    let wants = args.summary.is_some() || args.summary_file.is_some() || args.summarize;
+    let preparation = crate::extensions::hooks::tree_preparation(&s, target, wants)
+        .with_context(|| format!("cannot read {}", path.display()))?;
     drop(s);
     let mut ph = ProgramHooks::new(Runner::new(set, cwd, Some(path.to_owned())));
     let rt = tokio::runtime::Builder::new_current_thread()

@@ -1,0 +1,165 @@
+//! Recording a compaction: the `compaction` entry appended under the writers' lock, only if
+//! the session is still where the plan was made, and the `--dry-run` record of a plan.
+
+use std::path::Path;
+
+use serde_json::{Map, Value as Json, json};
+
+use super::{Compaction, Plan};
+use crate::context::value::{Value, js_number};
+use crate::session::Session;
+use crate::session::append::{AppendError, Appender, NewEntry, Parent};
+use crate::session::entry::jstr;
+
+/// What a hook added to a compaction: its `details` (the entry is then `fromHook`), and
+/// entries to append after it.
+#[derive(Debug, Clone, Default)]
+pub struct Extra {
+    pub details: Option<Json>,
+    pub entries: Vec<NewEntry>,
+}
+
+/// Why a compaction was not recorded.
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    #[error(
+        "the session changed while the summary was written: its leaf moved from {from} to {}; nothing was written",
+        .to.as_deref().unwrap_or("(none)")
+    )]
+    LeafMoved { from: String, to: Option<String> },
+    #[error(transparent)]
+    Append(#[from] AppendError),
+}
+
+/// Appends the compaction entry (and `extra.entries` after it) to the session at `path`,
+/// under the lock, if its leaf is still `leaf_id` (unless `explicit_leaf`: the entry is then
+/// a child of `leaf_id` wherever the leaf is). Without `wait`, `Ok(None)` when another
+/// process holds the lock. Returns the compaction entry's line.
+pub fn record(
+    path: &Path,
+    agent_dir: &Path,
+    leaf_id: &str,
+    c: &Compaction,
+    extra: &Extra,
+    explicit_leaf: bool,
+    wait: bool,
+) -> Result<Option<Vec<u8>>, RecordError> {
+    let cache = Some(agent_dir);
+    let mut ap = if wait {
+        Appender::open(path, cache)?
+    } else {
+        match Appender::try_open(path, cache)? {
+            Some(ap) => ap,
+            None => return Ok(None),
+        }
+    };
+    let now = ap.leaf.as_ref().map(|l| l.as_str().to_owned());
+    if !explicit_leaf && now.as_deref() != Some(leaf_id) {
+        return Err(RecordError::LeafMoved {
+            from: leaf_id.to_owned(),
+            to: now,
+        });
+    }
+    let details = match &extra.details {
+        Some(d) => d.clone(),
+        None => json!({"readFiles": c.read_files, "modifiedFiles": c.modified_files}),
+    };
+    let parent = if explicit_leaf {
+        Parent::Id(leaf_id.to_owned())
+    } else {
+        Parent::Leaf
+    };
+    let entry = NewEntry::new("compaction", parent)
+        .field("summary", jstr(&c.summary))
+        .field("firstKeptEntryId", jstr(&c.first_kept_entry_id))
+        .field("tokensBefore", js_number(c.tokens_before).into_bytes())
+        .field("details", crate::agent::event::js(&details))
+        .field(
+            "fromHook",
+            if extra.details.is_some() {
+                b"true".to_vec()
+            } else {
+                b"false".to_vec()
+            },
+        );
+    let mut batch = vec![entry];
+    batch.extend(extra.entries.iter().cloned());
+    let lines = ap.append(&batch)?;
+    Ok(lines.into_iter().next())
+}
+
+/// A number as JSON, integral when it is (as JavaScript writes it).
+fn num(n: f64) -> Json {
+    if n.fract() == 0.0 && n.abs() < 9e15 {
+        Json::from(n as i64)
+    } else {
+        json!(n)
+    }
+}
+
+/// The `--dry-run` record of a plan: where it cuts, what it summarizes and keeps.
+pub fn plan_record(s: &Session, p: &Plan, model: Option<String>) -> Map<String, Json> {
+    let id = |i: u32| Json::from(s.entries[i as usize].id.to_string());
+    let roles = |msgs: &[Value]| -> Json {
+        let mut m = Map::new();
+        for msg in msgs {
+            let r = msg
+                .get("role")
+                .and_then(Value::as_jstr)
+                .map_or_else(|| "(none)".to_owned(), |r| r.text().into_owned());
+            let n = m.get(&r).and_then(Json::as_u64).unwrap_or(0);
+            m.insert(r, (n + 1).into());
+        }
+        Json::Object(m)
+    };
+    let (read, modified) = p.file_ops.lists();
+    let mut m = Map::new();
+    m.insert("dryRun".into(), true.into());
+    m.insert("leaf".into(), id(p.leaf));
+    m.insert(
+        "firstKeptEntryId".into(),
+        p.first_kept_entry_id.clone().into(),
+    );
+    m.insert("tokensBefore".into(), num(p.tokens_before));
+    m.insert("splitTurn".into(), p.split_turn.into());
+    m.insert(
+        "turnStartEntryId".into(),
+        p.turn_start.map_or(Json::Null, id),
+    );
+    m.insert(
+        "previousCompactionId".into(),
+        p.previous.map_or(Json::Null, id),
+    );
+    m.insert(
+        "previousSummary".into(),
+        p.previous_summary.clone().map_or(Json::Null, Json::from),
+    );
+    m.insert("boundaryStartEntryId".into(), id(p.boundary_start));
+    m.insert(
+        "summarize".into(),
+        json!({
+            "messages": p.messages.len(),
+            "roles": roles(&p.messages),
+            "entries": p.message_entries.iter().map(|&i| id(i)).collect::<Vec<_>>(),
+        }),
+    );
+    m.insert(
+        "turnPrefix".into(),
+        json!({
+            "messages": p.turn_prefix.len(),
+            "roles": roles(&p.turn_prefix),
+            "entries": p.turn_prefix_entries.iter().map(|&i| id(i)).collect::<Vec<_>>(),
+        }),
+    );
+    m.insert("keptEntries".into(), p.kept_entries.into());
+    m.insert("pathEntries".into(), p.path_entries.into());
+    m.insert("readFiles".into(), read.into());
+    m.insert("modifiedFiles".into(), modified.into());
+    m.insert("reserveTokens".into(), p.budget.reserve_tokens.into());
+    m.insert(
+        "keepRecentTokens".into(),
+        p.budget.keep_recent_tokens.into(),
+    );
+    m.insert("model".into(), model.map_or(Json::Null, Json::from));
+    m
+}
