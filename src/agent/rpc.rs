@@ -46,6 +46,8 @@ pub struct Mirror {
     /// The texts of queued steering and follow-up messages, as `queue_update` shows them.
     pub steering: Vec<String>,
     pub follow_up: Vec<String>,
+    /// Waiting before an automatic retry.
+    pub retrying: bool,
 }
 
 impl Mirror {
@@ -115,6 +117,8 @@ impl Observer for RpcObserver {
             Event::MessageEnd { message } => m.messages.push((*message).clone()),
             Event::CompactionStart { .. } => m.compacting = true,
             Event::CompactionEnd { .. } => m.compacting = false,
+            Event::AutoRetryStart { .. } => m.retrying = true,
+            Event::AutoRetryEnd { .. } | Event::AgentStart => m.retrying = false,
             _ => {}
         }
     }
@@ -273,8 +277,10 @@ fn stats(messages: &[Message], info: &Info, snap: &Snapshot) -> Json {
     let (mut users, mut assistants, mut calls, mut results) = (0u64, 0u64, 0u64, 0u64);
     let mut tokens = [0f64; 4];
     let mut cost = 0f64;
-    let mut last_usage: Option<(usize, f64)> = None;
-    for (k, m) in messages.iter().enumerate() {
+    // Whether an answer reported the context's size since the latest compaction
+    // (upstream's getContextUsage: the last usable answer decides).
+    let mut reported_since = None;
+    for m in messages {
         match role(m).as_deref() {
             Some("user") => users += 1,
             Some("toolResult") => results += 1,
@@ -300,9 +306,14 @@ fn stats(messages: &[Message], info: &Info, snap: &Snapshot) -> Json {
                         .and_then(|c| c.get("total"))
                         .and_then(Value::as_f64)
                         .unwrap_or(0.0);
-                    let ts = m.get("timestamp").and_then(Value::as_f64).unwrap_or(0.0) as i64;
-                    if snap.last_compaction_ms.is_none_or(|t| ts > t) {
-                        last_usage = Some((k, ts as f64));
+                    let failed = m
+                        .get("stopReason")
+                        .is_some_and(|r| r.is_str("error") || r.is_str("aborted"));
+                    if !failed {
+                        let ts = m.get("timestamp").and_then(Value::as_f64).unwrap_or(0.0) as i64;
+                        let size = crate::context::tokens::context_tokens(u).0;
+                        reported_since =
+                            Some(snap.last_compaction_ms.is_none_or(|t| ts > t) && size > 0.0);
                     }
                 }
             }
@@ -310,29 +321,29 @@ fn stats(messages: &[Message], info: &Info, snap: &Snapshot) -> Json {
         }
     }
     let total: f64 = tokens.iter().sum();
-    let mut o = json!({
-        "sessionFile": info.session_file.as_ref().map(|p| p.to_string_lossy().into_owned()),
-        "sessionId": info.session_id,
-        "userMessages": users,
-        "assistantMessages": assistants,
-        "toolCalls": calls,
-        "toolResults": results,
-        "totalMessages": messages.len(),
-        "tokens": {"input": tokens[0], "output": tokens[1], "cacheRead": tokens[2],
-                   "cacheWrite": tokens[3], "total": total},
-        "cost": cost,
-    });
+    let mut o = json!({});
+    if let Some(f) = &info.session_file {
+        o["sessionFile"] = json!(f.to_string_lossy());
+    }
+    o["sessionId"] = json!(info.session_id);
+    o["userMessages"] = json!(users);
+    o["assistantMessages"] = json!(assistants);
+    o["toolCalls"] = json!(calls);
+    o["toolResults"] = json!(results);
+    o["totalMessages"] = json!(messages.len());
+    o["tokens"] = json!({"input": tokens[0], "output": tokens[1], "cacheRead": tokens[2],
+                         "cacheWrite": tokens[3], "total": total});
+    o["cost"] = json!(cost);
     if snap.context_window > 0 {
         // Unknown right after a compaction, until the model answers again.
-        let usage = match last_usage {
-            Some(_) => {
-                let t = crate::context::tokens::estimate_context(messages).tokens;
-                json!({"tokens": t, "contextWindow": snap.context_window,
-                       "percent": t / snap.context_window as f64 * 100.0})
-            }
-            None => json!({"tokens": null, "contextWindow": snap.context_window, "percent": null}),
+        let unknown = snap.last_compaction_ms.is_some() && reported_since != Some(true);
+        o["contextUsage"] = if unknown {
+            json!({"tokens": null, "contextWindow": snap.context_window, "percent": null})
+        } else {
+            let t = crate::context::tokens::estimate_context(messages).tokens;
+            json!({"tokens": t, "contextWindow": snap.context_window,
+                   "percent": t / snap.context_window as f64 * 100.0})
         };
-        o["contextUsage"] = usage;
     }
     o
 }
@@ -349,7 +360,7 @@ fn last_assistant_text(messages: &[Message]) -> Json {
 fn state(info: &Info, snap: &Snapshot, mirror: &Mirror, queue: &Queue) -> Json {
     let (steering, follow_up) = queue.modes();
     let (s, f) = queue.counts();
-    json!({
+    let mut v = json!({
         "model": snap.model,
         "thinkingLevel": snap.thinking_level,
         "isStreaming": mirror.streaming,
@@ -362,7 +373,12 @@ fn state(info: &Info, snap: &Snapshot, mirror: &Mirror, queue: &Queue) -> Json {
         "autoCompactionEnabled": snap.auto_compaction,
         "messageCount": mirror.messages.len(),
         "pendingMessageCount": s + f,
-    })
+    });
+    // Absent rather than null, as upstream's JSON.stringify leaves undefined out.
+    if let Json::Object(o) = &mut v {
+        o.retain(|_, x| !x.is_null());
+    }
+    v
 }
 
 /// Queues a steering or follow-up message (expanded like a prompt).
@@ -407,7 +423,108 @@ fn set_mode(queue: &Queue, body: &Map<String, Json>, steering: bool) -> Reply {
     Ok(None)
 }
 
-impl<H: Hooks> Server<'_, '_, H> {
+/// What commands see while the session works (a prompt's run, or a compaction).
+struct Busy<'b> {
+    out: &'b Out,
+    mirror: &'b Rc<RefCell<Mirror>>,
+    queue: Queue,
+    expand: &'b Expander,
+    info: &'b Info,
+    snap: &'b Snapshot,
+    /// Cancels the work (`abort`).
+    cancel: CancelToken,
+    signals: &'b CancelToken,
+}
+
+/// How the busy time ended besides the work's own result.
+#[derive(Default)]
+struct BusyEnd {
+    /// `abort` commands, answered once the work has stopped.
+    aborts: Vec<(Option<Json>, &'static str)>,
+    eof: bool,
+    signalled: bool,
+}
+
+impl Busy<'_> {
+    /// A command while the session works; `None` when its answer waits for the end.
+    fn command(&self, cmd: &Command, end: &mut BusyEnd) -> Option<Reply> {
+        let (out, mirror, queue, expand) = (self.out, self.mirror, &self.queue, self.expand);
+        Some(match cmd.ty.as_str() {
+            "abort" => {
+                self.cancel.cancel();
+                end.aborts.push((cmd.id.clone(), "abort"));
+                return None;
+            }
+            // Only a pending retry is stopped (which ends the run, as nothing else runs).
+            "abort_retry" if mirror.borrow().retrying => {
+                self.cancel.cancel();
+                end.aborts.push((cmd.id.clone(), "abort_retry"));
+                return None;
+            }
+            "abort_retry" => Ok(None),
+            "steer" => enqueue(out, mirror, queue, expand, &cmd.body, true),
+            "follow_up" => enqueue(out, mirror, queue, expand, &cmd.body, false),
+            "prompt" => match cmd.body.get("streamingBehavior").and_then(Json::as_str) {
+                Some("steer") => enqueue(out, mirror, queue, expand, &cmd.body, true),
+                Some("followUp") => enqueue(out, mirror, queue, expand, &cmd.body, false),
+                _ => Err("Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message.".into()),
+            },
+            "get_state" => Ok(Some(state(self.info, self.snap, &mirror.borrow(), queue))),
+            "get_messages" => Ok(Some(
+                json!({"messages": messages_json(&mirror.borrow().messages)}),
+            )),
+            "get_session_stats" => Ok(Some(stats(&mirror.borrow().messages, self.info, self.snap))),
+            "get_last_assistant_text" => Ok(Some(
+                json!({"text": last_assistant_text(&mirror.borrow().messages)}),
+            )),
+            "get_available_models" => Ok(Some(json!({"models": self.snap.models}))),
+            "set_steering_mode" => set_mode(queue, &cmd.body, true),
+            "set_follow_up_mode" => set_mode(queue, &cmd.body, false),
+            t if KNOWN.contains(&t) => Err(format!(
+                "Agent is busy: \"{t}\" waits until the work ends (agent_end, compaction_end); send abort to stop it"
+            )),
+            t => Err(format!("Unknown command: {t}")),
+        })
+    }
+
+    /// Serves commands until `work` completes (or a signal cancels it and it completes).
+    async fn serve<F: std::future::Future>(
+        &self,
+        work: F,
+        input: &mut mpsc::UnboundedReceiver<Vec<u8>>,
+    ) -> (F::Output, BusyEnd) {
+        let mut end = BusyEnd::default();
+        tokio::pin!(work);
+        loop {
+            tokio::select! {
+                r = &mut work => return (r, end),
+                l = input.recv(), if !end.eof => {
+                    let Some(line) = l else {
+                        end.eof = true;
+                        continue;
+                    };
+                    if line.iter().all(u8::is_ascii_whitespace) {
+                        continue;
+                    }
+                    match parse(&line) {
+                        Ok(cmd) => {
+                            if let Some(reply) = self.command(&cmd, &mut end) {
+                                respond(self.out, &cmd.id, &cmd.ty, reply);
+                            }
+                        }
+                        Err(e) => respond(self.out, &None, "parse", Err(e)),
+                    }
+                }
+                () = self.signals.cancelled(), if !end.signalled => {
+                    end.signalled = true;
+                    self.cancel.cancel();
+                }
+            }
+        }
+    }
+}
+
+impl<'c, H: Hooks> Server<'_, 'c, H> {
     fn snapshot(&self) -> Snapshot {
         let c = &self.session.config;
         let reg = &c.credentials.registry;
@@ -453,15 +570,76 @@ impl<H: Hooks> Server<'_, '_, H> {
                     continue;
                 }
             };
-            if cmd.ty == "prompt" {
-                if let Some(stop) = self.prompt(cmd, &mut input, &snap).await? {
-                    return Ok(stop);
+            let stop = match cmd.ty.as_str() {
+                "prompt" => self.prompt(cmd, &mut input, &snap).await?,
+                "compact" => self.compact(cmd, &mut input, &snap).await?,
+                _ => {
+                    let reply = self.idle(&cmd).await?;
+                    respond(&self.out, &cmd.id, &cmd.ty, reply);
+                    None
                 }
-            } else {
-                let reply = self.idle(&cmd).await?;
-                respond(&self.out, &cmd.id, &cmd.ty, reply);
+            };
+            if let Some(stop) = stop {
+                return Ok(stop);
             }
             snap = self.snapshot();
+        }
+    }
+
+    /// Serves commands while `work` (a run or a compaction, cancelled by `cancel`) goes on;
+    /// then brings the mirror up to date, answers the aborts and arms a new cancel token.
+    async fn busy<T>(
+        &mut self,
+        work: impl for<'s> FnOnce(
+            &'s mut AgentSession<'c, H, RpcObserver>,
+        )
+            -> std::pin::Pin<Box<dyn std::future::Future<Output = T> + 's>>,
+        cancel: CancelToken,
+        input: &mut mpsc::UnboundedReceiver<Vec<u8>>,
+        snap: &Snapshot,
+    ) -> (T, BusyEnd) {
+        let queue = self.session.queue.clone();
+        let Server {
+            session,
+            out,
+            mirror,
+            expand,
+            info,
+            signals,
+        } = self;
+        let b = Busy {
+            out,
+            mirror,
+            queue,
+            expand,
+            info,
+            snap,
+            cancel,
+            signals,
+        };
+        let (r, end) = b.serve(work(session), input).await;
+        {
+            let mut m = mirror.borrow_mut();
+            m.streaming = false;
+            m.compacting = false;
+            m.retrying = false;
+            m.messages = session.messages.clone();
+        }
+        // The next prompt, compaction or hook starts with a live token.
+        session.set_cancel(CancelToken::new());
+        (r, end)
+    }
+
+    fn after_busy(&self, end: BusyEnd) -> Option<Stop> {
+        for (id, command) in end.aborts {
+            respond(&self.out, &id, command, Ok(None));
+        }
+        if end.signalled {
+            Some(Stop::Signal)
+        } else if end.eof {
+            Some(Stop::Eof)
+        } else {
+            None
         }
     }
 
@@ -479,109 +657,81 @@ impl<H: Hooks> Server<'_, '_, H> {
                 return Ok(None);
             }
         };
-        let accepted = match self.session.accept(&text).await {
-            Ok(a) => a,
+        // A fresh token: a hook of the preflight must not start out cancelled.
+        let cancel = CancelToken::new();
+        self.session.set_cancel(cancel.clone());
+        let signals = self.signals.clone();
+        let accepted = tokio::select! {
+            a = self.session.accept(&text) => a,
+            () = signals.cancelled() => return Ok(Some(Stop::Signal)),
+        };
+        let prepared = match accepted {
+            Ok(super::session::Accepted::Prompt(p)) => p,
+            Ok(super::session::Accepted::Handled) => {
+                respond(&self.out, &cmd.id, "prompt", Ok(None));
+                return Ok(None);
+            }
             Err(e) => {
                 respond(&self.out, &cmd.id, "prompt", Err(format!("{e:#}")));
                 return Ok(None);
             }
         };
-        let text = match accepted {
-            super::session::Accepted::Handled => {
-                respond(&self.out, &cmd.id, "prompt", Ok(None));
+        respond(&self.out, &cmd.id, "prompt", Ok(None));
+        self.mirror.borrow_mut().streaming = true;
+        let (result, end) = self
+            .busy(
+                move |s| Box::pin(s.start(prepared, imgs)),
+                cancel,
+                input,
+                snap,
+            )
+            .await;
+        result?;
+        Ok(self.after_busy(end))
+    }
+
+    /// `compact`: commands are served while the summary is written; `abort` cancels it.
+    async fn compact(
+        &mut self,
+        cmd: Command,
+        input: &mut mpsc::UnboundedReceiver<Vec<u8>>,
+        snap: &Snapshot,
+    ) -> anyhow::Result<Option<Stop>> {
+        let instructions = match cmd.body.get("customInstructions") {
+            None | Some(Json::Null) => None,
+            Some(Json::String(s)) => Some(s.clone()),
+            Some(_) => {
+                respond(
+                    &self.out,
+                    &cmd.id,
+                    "compact",
+                    Err("\"customInstructions\" must be a string".into()),
+                );
                 return Ok(None);
             }
-            super::session::Accepted::Prompt(t) => t,
         };
-        respond(&self.out, &cmd.id, "prompt", Ok(None));
-
-        let run_cancel = CancelToken::new();
-        self.session.set_cancel(run_cancel.clone());
-        let queue = self.session.queue.clone();
-        self.mirror.borrow_mut().streaming = true;
-        let Server {
-            session,
-            out,
-            mirror,
-            expand,
-            info,
-            signals,
-        } = self;
-        let mut aborts: Vec<Option<Json>> = Vec::new();
-        let mut eof = false;
-        let mut signalled = false;
-        let result = {
-            let run = session.start(&text, imgs);
-            tokio::pin!(run);
-            loop {
-                tokio::select! {
-                    r = &mut run => break r,
-                    l = input.recv(), if !eof => {
-                        let Some(line) = l else {
-                            eof = true;
-                            continue;
-                        };
-                        if line.iter().all(u8::is_ascii_whitespace) {
-                            continue;
-                        }
-                        let cmd = match parse(&line) {
-                            Ok(c) => c,
-                            Err(e) => {
-                                respond(out, &None, "parse", Err(e));
-                                continue;
-                            }
-                        };
-                        let reply: Reply = match cmd.ty.as_str() {
-                            "abort" => {
-                                run_cancel.cancel();
-                                aborts.push(cmd.id);
-                                continue;
-                            }
-                            "steer" => enqueue(out, mirror, &queue, expand, &cmd.body, true),
-                            "follow_up" => enqueue(out, mirror, &queue, expand, &cmd.body, false),
-                            "prompt" => match cmd.body.get("streamingBehavior").and_then(Json::as_str) {
-                                Some("steer") => enqueue(out, mirror, &queue, expand, &cmd.body, true),
-                                Some("followUp") => enqueue(out, mirror, &queue, expand, &cmd.body, false),
-                                _ => Err("Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message.".into()),
-                            },
-                            "get_state" => Ok(Some(state(info, snap, &mirror.borrow(), &queue))),
-                            "get_messages" => Ok(Some(json!({"messages": messages_json(&mirror.borrow().messages)}))),
-                            "get_session_stats" => Ok(Some(stats(&mirror.borrow().messages, info, snap))),
-                            "get_last_assistant_text" => Ok(Some(json!({"text": last_assistant_text(&mirror.borrow().messages)}))),
-                            "get_available_models" => Ok(Some(json!({"models": snap.models}))),
-                            "set_steering_mode" => set_mode(&queue, &cmd.body, true),
-                            "set_follow_up_mode" => set_mode(&queue, &cmd.body, false),
-                            t if KNOWN.contains(&t) => Err(format!(
-                                "Agent is busy: \"{t}\" waits until the run ends (agent_end); send abort to stop it"
-                            )),
-                            t => Err(format!("Unknown command: {t}")),
-                        };
-                        respond(out, &cmd.id, &cmd.ty, reply);
-                    }
-                    () = signals.cancelled(), if !signalled => {
-                        signalled = true;
-                        run_cancel.cancel();
-                    }
-                }
-            }
+        let cancel = CancelToken::new();
+        self.session.set_cancel(cancel.clone());
+        self.mirror.borrow_mut().compacting = true;
+        let (result, end) = self
+            .busy(
+                move |s| Box::pin(async move { s.compact_manual(instructions.as_deref()).await }),
+                cancel,
+                input,
+                snap,
+            )
+            .await;
+        let reply = match result? {
+            Ok(c) => Ok(Some(json!({
+                "summary": c.summary,
+                "firstKeptEntryId": c.first_kept_entry_id,
+                "tokensBefore": c.tokens_before,
+                "details": c.details,
+            }))),
+            Err(e) => Err(e),
         };
-        {
-            let mut m = mirror.borrow_mut();
-            m.streaming = false;
-            m.compacting = false;
-            m.messages = session.messages.clone();
-        }
-        result?;
-        for id in aborts {
-            respond(out, &id, "abort", Ok(None));
-        }
-        Ok(if signalled {
-            Some(Stop::Signal)
-        } else if eof {
-            Some(Stop::Eof)
-        } else {
-            None
-        })
+        respond(&self.out, &cmd.id, "compact", reply);
+        Ok(self.after_busy(end))
     }
 
     /// A command while no prompt runs.
@@ -665,31 +815,6 @@ impl<H: Hooks> Server<'_, '_, H> {
                 Ok(_) => Err("Session name cannot be empty".into()),
                 Err(e) => Err(e),
             },
-            "compact" => {
-                let instructions = match b.get("customInstructions") {
-                    None | Some(Json::Null) => None,
-                    Some(Json::String(s)) => Some(s.clone()),
-                    Some(_) => {
-                        return Ok(Err("\"customInstructions\" must be a string".into()));
-                    }
-                };
-                self.mirror.borrow_mut().compacting = true;
-                let r = self.session.compact_manual(instructions.as_deref()).await;
-                {
-                    let mut m = self.mirror.borrow_mut();
-                    m.compacting = false;
-                    m.messages = self.session.messages.clone();
-                }
-                match r? {
-                    Ok(c) => Ok(Some(json!({
-                        "summary": c.summary,
-                        "firstKeptEntryId": c.first_kept_entry_id,
-                        "tokensBefore": c.tokens_before,
-                        "details": c.details,
-                    }))),
-                    Err(e) => Err(e),
-                }
-            }
             t if KNOWN.contains(&t) => Err(format!("\"{t}\" is not supported by pi's RPC mode")),
             t => Err(format!("Unknown command: {t}")),
         })

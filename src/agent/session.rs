@@ -102,13 +102,24 @@ pub enum Outcome {
     Handled,
 }
 
-/// A prompt after the `input` hook and expansion (upstream's preflight).
+/// A prompt after its preflight: the `input` hook, expansion, `before_agent_start`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Accepted {
-    /// The text to send.
-    Prompt(String),
+    /// The prompt to run.
+    Prompt(Prepared),
     /// The `input` hook handled it: nothing is sent.
     Handled,
+}
+
+/// An accepted prompt, ready to run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Prepared {
+    /// The text to send (expanded).
+    pub text: String,
+    /// The system prompt of this run (`before_agent_start` may change it).
+    system_prompt: String,
+    /// Messages hooks add after the prompt.
+    extra: Vec<Message>,
 }
 
 /// Why a compaction made nothing.
@@ -344,12 +355,13 @@ impl<'c, H: Hooks, O: Observer> AgentSession<'c, H, O> {
     pub async fn prompt(&mut self, text: &str) -> anyhow::Result<Outcome> {
         match self.accept(text).await? {
             Accepted::Handled => Ok(Outcome::Handled),
-            Accepted::Prompt(t) => self.start(&t, Vec::new()).await,
+            Accepted::Prompt(p) => self.start(p, Vec::new()).await,
         }
     }
 
-    /// The preflight of a prompt: the `input` hook, then template and skill expansion. An
-    /// error refuses the prompt (nothing was sent or recorded, except what hooks asked for).
+    /// The preflight of a prompt: the `input` hook, template and skill expansion, then the
+    /// `before_agent_start` hook. An error refuses the prompt (nothing was sent or
+    /// recorded, except what hooks asked for).
     pub async fn accept(&mut self, text: &str) -> anyhow::Result<Accepted> {
         let input = self.hooks.input(text.to_owned()).await;
         if let Some(stop) = self.apply_effects()? {
@@ -364,18 +376,31 @@ impl<'c, H: Hooks, O: Observer> AgentSession<'c, H, O> {
             }
         };
         let text = self.expand(&text).map_err(|e| anyhow::anyhow!(e))?;
-        Ok(Accepted::Prompt(text))
+        let mut system_prompt = self.config.system_prompt.clone();
+        let mut extra = Vec::new();
+        self.hooks
+            .before_agent_start(&text, &mut system_prompt, &mut extra)
+            .await;
+        if let Some(stop) = self.apply_effects()? {
+            self.flush_custom(None)?;
+            anyhow::bail!(stop);
+        }
+        Ok(Accepted::Prompt(Prepared {
+            text,
+            system_prompt,
+            extra,
+        }))
     }
 
     /// Runs an accepted prompt (with images: content blocks after the text) until the model
     /// stops, with retries and compaction.
-    pub async fn start(&mut self, text: &str, images: Vec<Message>) -> anyhow::Result<Outcome> {
-        let outcome = self.start_inner(text, images).await;
+    pub async fn start(&mut self, p: Prepared, images: Vec<Message>) -> anyhow::Result<Outcome> {
+        let outcome = self.start_inner(p, images).await;
         self.flush_custom(None)?;
         outcome
     }
 
-    async fn start_inner(&mut self, text: &str, images: Vec<Message>) -> anyhow::Result<Outcome> {
+    async fn start_inner(&mut self, p: Prepared, images: Vec<Message>) -> anyhow::Result<Outcome> {
         // Compact first when the last answer (aborted ones included) passed the threshold.
         if let Some(last) = self
             .messages
@@ -389,18 +414,9 @@ impl<'c, H: Hooks, O: Observer> AgentSession<'c, H, O> {
         if self.cancel.is_cancelled() {
             return Ok(Outcome::Aborted);
         }
-        let mut system_prompt = self.config.system_prompt.clone();
-        let mut extra = Vec::new();
-        self.hooks
-            .before_agent_start(text, &mut system_prompt, &mut extra)
-            .await;
-        if let Some(stop) = self.apply_effects()? {
-            // A `before_agent_start` hook that must not fail did: the prompt is not sent.
-            return Ok(Outcome::Failed(stop));
-        }
-        self.system_prompt = system_prompt;
-        let mut prompts = vec![user_message_with(text, images)];
-        prompts.extend(extra);
+        self.system_prompt = p.system_prompt;
+        let mut prompts = vec![user_message_with(&p.text, images)];
+        prompts.extend(p.extra);
         self.run(Some(prompts)).await
     }
 
@@ -454,13 +470,25 @@ impl<'c, H: Hooks, O: Observer> AgentSession<'c, H, O> {
             if self.cancel.is_cancelled() {
                 return Ok(Outcome::Aborted);
             }
-            return Ok(match stop_reason(&msg).as_deref() {
-                Some("error") => Outcome::Failed(
-                    text_of(&msg, "errorMessage").unwrap_or_else(|| "Request error".into()),
-                ),
-                Some("aborted") => Outcome::Aborted,
-                _ => Outcome::Done,
-            });
+            match stop_reason(&msg).as_deref() {
+                Some("error") => {
+                    return Ok(Outcome::Failed(
+                        text_of(&msg, "errorMessage").unwrap_or_else(|| "Request error".into()),
+                    ));
+                }
+                Some("aborted") => return Ok(Outcome::Aborted),
+                _ => {}
+            }
+            // Messages queued while the run was ending (during `agent_end`) start another
+            // run, as upstream's `continue()` takes them: steering first, else follow-ups.
+            let mut queued = self.queue.take_steering();
+            if queued.is_empty() {
+                queued = self.queue.take_follow_up();
+            }
+            if queued.is_empty() {
+                return Ok(Outcome::Done);
+            }
+            next = Some(queued);
         }
     }
 

@@ -150,9 +150,16 @@ fn custom_message(v: &Json) -> Result<Message, String> {
         .filter(|t| !t.is_empty())
         .ok_or("a custom message needs \"customType\" (a non-empty string)")?;
     let content = match o.get("content") {
-        Some(c @ (Json::String(_) | Json::Array(_))) => c.clone(),
+        Some(c @ Json::String(_)) => c.clone(),
+        Some(c @ Json::Array(blocks)) if !blocks.is_empty() => {
+            check_blocks(blocks, "a custom message's content")?;
+            c.clone()
+        }
         _ => {
-            return Err("a custom message needs \"content\" (a string or a list of blocks)".into());
+            return Err(
+                "a custom message needs \"content\" (a string or a non-empty list of blocks)"
+                    .into(),
+            );
         }
     };
     let display = match o.get("display") {
@@ -171,6 +178,65 @@ fn custom_message(v: &Json) -> Result<Message, String> {
     m.insert("timestamp".into(), json!(crate::clock::now_ms()));
     Ok(from_json(&Json::Object(m)))
 }
+
+/// JavaScript's truthiness (how the reference reads `block` and `cancel`).
+fn truthy(v: &Json) -> bool {
+    match v {
+        Json::Null => false,
+        Json::Bool(b) => *b,
+        Json::Number(n) => n.as_f64().is_some_and(|f| f != 0.0 && !f.is_nan()),
+        Json::String(s) => !s.is_empty(),
+        Json::Array(_) | Json::Object(_) => true,
+    }
+}
+
+/// An answer may only have the fields its event knows (a misspelt `block` must not let a
+/// call through unnoticed).
+fn known_keys(answer: &Map<String, Json>, allowed: &[&str]) -> Result<(), String> {
+    match answer.keys().find(|k| !allowed.contains(&k.as_str())) {
+        None => Ok(()),
+        Some(k) => {
+            let mut known: Vec<&str> = allowed.to_vec();
+            known.extend(["appendEntry", "customMessage"]);
+            Err(format!(
+                "unknown field \"{k}\" in its answer (this event takes: {})",
+                known.join(", ")
+            ))
+        }
+    }
+}
+
+/// Checks content blocks a hook gives (a custom message's or a tool result's): text and
+/// image blocks only, with their fields of the right types.
+fn check_blocks(blocks: &[Json], what: &str) -> Result<(), String> {
+    for (k, b) in blocks.iter().enumerate() {
+        let ok = match b.get("type").and_then(Json::as_str) {
+            Some("text") => b.get("text").is_some_and(Json::is_string),
+            Some("image") => {
+                b.get("data").is_some_and(Json::is_string)
+                    && b.get("mimeType").is_some_and(Json::is_string)
+            }
+            _ => false,
+        };
+        if !ok {
+            return Err(format!(
+                "{what}[{k}] must be {{\"type\": \"text\", \"text\": …}} or {{\"type\": \"image\", \"data\": …, \"mimeType\": …}}"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The roles of agent messages a `context` hook may send.
+const ROLES: [&str; 7] = [
+    "user",
+    "assistant",
+    "toolResult",
+    "custom",
+    "bashExecution",
+    "branchSummary",
+    "compactionSummary",
+];
 
 /// One value or a list of them.
 fn one_or_many(v: &Json) -> Vec<&Json> {
@@ -267,12 +333,13 @@ impl ProgramHooks {
     /// handles each answer (`Err`: the answer was malformed, a failure of the hook) and
     /// returns `true` to stop running the remaining hooks. Returns the hook whose
     /// blocking failure stopped the event, if one did.
-    async fn each<S>(
+    async fn each<S: Clone>(
         &mut self,
         event: HookEvent,
         state: &mut S,
         filter: impl Fn(&HookSpec) -> bool,
         make: impl Fn(&S) -> Map<String, Json>,
+        allowed: &[&str],
         mut on_answer: impl FnMut(&mut S, Map<String, Json>) -> Result<bool, String>,
     ) -> Option<String> {
         let hooks: Vec<HookSpec> = self
@@ -282,19 +349,34 @@ impl ProgramHooks {
             .filter(|h| filter(h))
             .cloned()
             .collect();
+        // Notifications run even after a cancel (they have their own timeout).
+        let cancel = if event.is_notification() {
+            None
+        } else {
+            self.cancel.clone()
+        };
         for h in hooks {
             let payload = self.runner.payload(event, make(state));
-            let answer = self.runner.call(&h, &payload, self.cancel.as_ref()).await;
+            let answer = self.runner.call(&h, &payload, cancel.as_ref()).await;
+            // An answer is taken whole or not at all: changes go to copies first.
+            let mut next = state.clone();
+            let mut fx = Effects::default();
             let result = match answer {
                 Answer::Nothing => Ok(false),
                 Answer::Failed(e) => Err(e),
-                Answer::Object(mut o) => {
-                    take_extras(&mut o, &mut self.fx).and_then(|()| on_answer(state, o))
-                }
+                Answer::Object(mut o) => take_extras(&mut o, &mut fx)
+                    .and_then(|()| known_keys(&o, allowed))
+                    .and_then(|()| on_answer(&mut next, o)),
             };
             match result {
-                Ok(false) => {}
-                Ok(true) => return None,
+                Ok(done) => {
+                    *state = next;
+                    self.fx.entries.extend(fx.entries);
+                    self.fx.messages.extend(fx.messages);
+                    if done {
+                        return None;
+                    }
+                }
                 Err(e) => {
                     let text = failure_text(&h, &e);
                     if self.failed(&h, e) {
@@ -316,6 +398,7 @@ impl ProgramHooks {
             &mut (),
             |_| true,
             |_| fields.clone(),
+            &[],
             |_, _| Ok(false),
         )
         .await;
@@ -378,7 +461,7 @@ fn supplied_compaction(
 
 /// Whether an answer says `cancel: true`.
 fn cancels(answer: &Map<String, Json>) -> bool {
-    answer.get("cancel").and_then(Json::as_bool) == Some(true)
+    answer.get("cancel").is_some_and(truthy)
 }
 
 /// The `session_before_compact` hooks: what to do with the compaction planned as `plan`.
@@ -402,6 +485,7 @@ pub async fn before_compact(
                     ("preparation", preparation.clone()),
                 ])
             },
+            &["cancel", "summary", "compaction"],
             |d, answer| {
                 if cancels(&answer) {
                     *d = Compact::Cancel;
@@ -469,6 +553,7 @@ pub async fn before_tree(hooks: &mut ProgramHooks, preparation: Json) -> Tree {
             &mut decision,
             |_| true,
             |_| fields(vec![("preparation", preparation.clone())]),
+            &["cancel", "summary"],
             |d, answer| {
                 if cancels(&answer) {
                     *d = Tree::Cancel(None);
@@ -521,6 +606,7 @@ impl Hooks for ProgramHooks {
                     Input::Continue(t) => fields(vec![("text", json!(t))]),
                     Input::Handled => Map::new(),
                 },
+                &["action", "text"],
                 |s, answer| match answer.get("action").and_then(Json::as_str) {
                     None | Some("continue") => Ok(false),
                     Some("handled") => {
@@ -563,6 +649,7 @@ impl Hooks for ProgramHooks {
                 &mut state,
                 |_| true,
                 |(sp, _)| fields(vec![("prompt", json!(prompt)), ("systemPrompt", json!(sp))]),
+                &["systemPrompt", "appendSystemPrompt", "message", "messages"],
                 |(sp, msgs), answer| {
                     match answer.get("systemPrompt") {
                         None => {}
@@ -608,12 +695,19 @@ impl Hooks for ProgramHooks {
                 &mut state,
                 |_| true,
                 |ms| fields(vec![("messages", to_json_list(ms))]),
+                &["messages"],
                 |ms, answer| {
                     match answer.get("messages") {
                         None => {}
                         Some(Json::Array(a)) => {
-                            if a.iter().any(|m| !m.is_object()) {
-                                return Err("\"messages\" must be a list of message objects".into());
+                            for (k, m) in a.iter().enumerate() {
+                                let role = m.get("role").and_then(Json::as_str);
+                                if !role.is_some_and(|r| ROLES.contains(&r)) {
+                                    return Err(format!(
+                                        "\"messages\"[{k}] is not a message: it needs \"role\", one of {}",
+                                        ROLES.join(", ")
+                                    ));
+                                }
                             }
                             *ms = a.iter().map(from_json).collect();
                         }
@@ -643,8 +737,9 @@ impl Hooks for ProgramHooks {
                         ("input", input.clone()),
                     ])
                 },
+                &["block", "reason", "input"],
                 |(input, block), answer| {
-                    if answer.get("block").and_then(Json::as_bool) == Some(true) {
+                    if answer.get("block").is_some_and(truthy) {
                         let reason = match answer.get("reason") {
                             None | Some(Json::Null) => None,
                             Some(Json::String(r)) => Some(r.clone()),
@@ -697,11 +792,13 @@ impl Hooks for ProgramHooks {
                     f.insert("isError".into(), json!(r.is_error));
                     f
                 },
+                &["content", "details", "isError"],
                 |r, answer| {
                     match answer.get("content") {
                         None => {}
                         Some(Json::String(s)) => r.content = vec![Content::text(s.clone())],
-                        Some(c @ Json::Array(_)) => {
+                        Some(c @ Json::Array(blocks)) => {
+                            check_blocks(blocks, "\"content\"")?;
                             r.content =
                                 serde_json::from_value::<Vec<Content>>(c.clone()).map_err(|e| {
                                     format!(

@@ -7,6 +7,8 @@ use std::path::PathBuf;
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
+use std::sync::{Arc, Mutex};
+
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::tools::CancelToken;
@@ -87,16 +89,57 @@ impl Drop for Group {
     }
 }
 
-async fn read_capped<R: tokio::io::AsyncRead + Unpin>(r: Option<R>) -> Result<Vec<u8>, RunError> {
-    let mut buf = Vec::new();
-    if let Some(r) = r {
-        let mut limited = r.take(MAX_OUTPUT + 1);
-        limited.read_to_end(&mut buf).await.map_err(RunError::Io)?;
-    }
-    if buf.len() as u64 > MAX_OUTPUT {
+/// What a reader collected.
+#[derive(Default)]
+struct Collected {
+    bytes: Vec<u8>,
+    too_long: bool,
+}
+
+/// Reads `r` into `into` until its end (more than [`MAX_OUTPUT`] bytes: marked too long).
+fn collect<R: tokio::io::AsyncRead + Unpin + Send + 'static>(
+    r: Option<R>,
+    into: Arc<Mutex<Collected>>,
+) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let Some(mut r) = r else {
+            return;
+        };
+        let mut buf = vec![0u8; 64 * 1024];
+        loop {
+            match r.read(&mut buf).await {
+                Ok(0) | Err(_) => return,
+                Ok(n) => {
+                    let Ok(mut c) = into.lock() else {
+                        return;
+                    };
+                    // Past the limit the rest is read and dropped, so the program is
+                    // not stuck on a full pipe.
+                    if c.too_long || c.bytes.len() + n > MAX_OUTPUT as usize {
+                        c.too_long = true;
+                        c.bytes = Vec::new();
+                    } else {
+                        c.bytes.extend_from_slice(&buf[..n]);
+                    }
+                }
+            }
+        }
+    })
+}
+
+/// How long output is still read after the program exited (a background process it left
+/// may keep its stdout open; what it writes later is not waited for).
+const AFTER_EXIT: Duration = Duration::from_millis(100);
+
+fn take(c: &Arc<Mutex<Collected>>) -> Result<Vec<u8>, RunError> {
+    let mut c = match c.lock() {
+        Ok(c) => c,
+        Err(p) => p.into_inner(),
+    };
+    if c.too_long {
         return Err(RunError::TooLong);
     }
-    Ok(buf)
+    Ok(std::mem::take(&mut c.bytes))
 }
 
 /// Runs the program to its end (or its timeout, or `cancel`).
@@ -124,8 +167,12 @@ pub async fn run(spec: &Spec, cancel: Option<&CancelToken>) -> Result<Finished, 
         pid: child.id().and_then(|p| i32::try_from(p).ok()),
     };
     let stdin = child.stdin.take();
-    let stdout = child.stdout.take();
-    let stderr = child.stderr.take();
+    let out = Arc::new(Mutex::new(Collected::default()));
+    let err = Arc::new(Mutex::new(Collected::default()));
+    let readers = [
+        collect(child.stdout.take(), out.clone()),
+        collect(child.stderr.take(), err.clone()),
+    ];
     let input = spec.stdin.clone();
     let io = async {
         let write = async move {
@@ -135,13 +182,15 @@ pub async fn run(spec: &Spec, cancel: Option<&CancelToken>) -> Result<Finished, 
                 let _ = w.shutdown().await;
             }
         };
-        let (_, out, err) = tokio::join!(write, read_capped(stdout), read_capped(stderr));
-        let (out, err) = (out?, err?);
-        let status = child.wait().await.map_err(RunError::Io)?;
+        let (_, status) = tokio::join!(write, child.wait());
+        let status = status.map_err(RunError::Io)?;
+        for r in readers {
+            let _ = tokio::time::timeout(AFTER_EXIT, r).await;
+        }
         Ok::<_, RunError>(Finished {
             status,
-            stdout: out,
-            stderr: err,
+            stdout: take(&out)?,
+            stderr: take(&err)?,
         })
     };
     let timed = async {

@@ -77,7 +77,11 @@ pub fn parse_description(path: &Path, stdout: &[u8]) -> Result<ProgramTool, Stri
         Some(p @ Value::Object(m))
             if m.get("type")
                 .and_then(Value::as_str)
-                .is_none_or(|t| t == "object") =>
+                .is_none_or(|t| t == "object")
+                && m.get("properties").is_none_or(Value::is_object)
+                && m.get("required").is_none_or(|r| {
+                    r.as_array().is_some_and(|a| a.iter().all(Value::is_string))
+                }) =>
         {
             p.clone()
         }
@@ -416,6 +420,8 @@ mod tests {
             br#"{"name":"a b","description":"d"}"#,
             br#"{"name":"a","description":" "}"#,
             br#"{"name":"a","description":"d","parameters":{"type":"string"}}"#,
+            br#"{"name":"a","description":"d","parameters":{"type":"object","properties":5}}"#,
+            br#"{"name":"a","description":"d","parameters":{"required":"x"}}"#,
             br#"{"name":"a","description":"d","promptGuidelines":"x"}"#,
             b"not json",
         ] {

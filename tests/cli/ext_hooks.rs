@@ -830,3 +830,101 @@ fn readme_example_hook_works_in_a_run() {
     assert_eq!(rs[0]["isError"], true);
     assert_eq!(text(&rs[1]), "main.rs\n");
 }
+
+/// Answers are taken whole or not at all, `block` counts when truthy, and an unknown field
+/// is a failure (a guard's typo blocks, by the guard's default `onError`).
+#[test]
+fn answers_are_checked_whole() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    w.write("proj/keep.txt", "x");
+    settings(
+        &w,
+        json!({"hooks": {
+            "before_agent_start": "cat >/dev/null; echo '{\"systemPrompt\": \"REPLACED\", \"appendSystemPrompt\": 5}'",
+            "tool_call": [
+                {"command": "input=$(cat); case \"$input\" in *c1*) echo '{\"block\": \"yes\"}';; esac"},
+                {"command": "input=$(cat); case \"$input\" in *c2*) echo '{\"Block\": true}';; esac"}
+            ],
+            "turn_end": "cat >/dev/null; echo '{\"appendEntry\": {\"customType\": \"kept?\"}, \"customMessage\": {\"customType\": \"bad\", \"content\": [1, {\"type\": \"bogus\"}]}}'"
+        }}),
+    );
+    server.push(tool_calls(&[
+        ("c1", "bash", r#"{"command":"rm keep.txt"}"#),
+        ("c2", "bash", r#"{"command":"rm keep.txt"}"#),
+    ]));
+    server.push(Reply::openai_text(&["ok"]));
+    let o = run(&w, &["--json", "-p", "go"]);
+    status(&o, 0);
+    assert!(w.path("proj/keep.txt").exists());
+    // The failed answer of before_agent_start changed nothing.
+    let system = server.requests()[0].json()["messages"][0]["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_ne!(system, "REPLACED");
+    let rs = tool_results(&session_file(&w));
+    assert_eq!(text(&rs[0]), "Tool execution was blocked");
+    assert!(
+        text(&rs[1]).contains("unknown field \"Block\""),
+        "{}",
+        text(&rs[1])
+    );
+    let evs = events(&o);
+    let errs: Vec<String> = errors(&evs)
+        .iter()
+        .map(|e| format!("{}: {}", e["event"], e["error"]))
+        .collect();
+    assert!(
+        errs.iter()
+            .any(|e| e.contains("before_agent_start") && e.contains("appendSystemPrompt")),
+        "{errs:?}"
+    );
+    assert!(
+        errs.iter()
+            .any(|e| e.contains("turn_end") && e.contains("content")),
+        "{errs:?}"
+    );
+    // Neither the entry nor the bad message of the failed turn_end answer was recorded.
+    let f = session_file(&w);
+    let types: Vec<String> = lines(&f)
+        .iter()
+        .map(|e| e["type"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(
+        !types.iter().any(|t| t == "custom" || t == "custom_message"),
+        "{types:?}"
+    );
+    check(&w, &f);
+}
+
+/// Output is read until the hook (or program tool) exits: a background process it leaves
+/// with the pipe open is not waited for.
+#[test]
+fn background_children_are_not_waited_for() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    settings(
+        &w,
+        // The background job keeps the hook's stdout (pi's pipe) open; its stderr would be
+        // the test's own pipe, so it goes elsewhere.
+        json!({"hooks": {"tool_call": "cat >/dev/null; (sleep 5; echo late) 2>/dev/null & echo '{}'"}}),
+    );
+    let tool = script(
+        &w,
+        "tools/bg",
+        r#"if [ "$1" = --describe ]; then echo '{"name":"bg","description":"Starts a background job"}'; exit 0; fi
+cat >/dev/null; (sleep 5) 2>/dev/null & echo started"#,
+    );
+    server.push(tool_calls(&[("c1", "bg", "{}")]));
+    server.push(Reply::openai_text(&["ok"]));
+    let t = Instant::now();
+    let o = run(
+        &w,
+        &["--json", "--tool", tool.to_str().unwrap(), "-p", "go"],
+    );
+    status(&o, 0);
+    assert!(t.elapsed() < Duration::from_secs(4), "{:?}", t.elapsed());
+    assert!(errors(&events(&o)).is_empty(), "{}", err(&o));
+    assert_eq!(text(&tool_results(&session_file(&w))[0]), "started\n");
+}

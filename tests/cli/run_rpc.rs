@@ -62,6 +62,9 @@ impl Client {
             assert!(n > 0, "the output ended; seen: {:#?}", self.seen);
             let v: Value = serde_json::from_str(line.trim())
                 .unwrap_or_else(|e| panic!("not JSON: {line:?}: {e}"));
+            if std::env::var_os("RPC_TRACE").is_some() {
+                eprintln!("<< {}", line.trim());
+            }
             self.seen.push(v.clone());
             if f(&v) {
                 return v;
@@ -83,6 +86,20 @@ impl Client {
 
     fn agent_end(&mut self) -> Value {
         self.until(|v| v["type"] == "agent_end")
+    }
+
+    /// Waits until no prompt runs (the `agent_end` hooks of a run still belong to it).
+    fn idle(&mut self) {
+        let start = Instant::now();
+        for k in 0.. {
+            let id = format!("idle{k}");
+            let st = self.call(&id, json!({"type": "get_state"}));
+            if st["data"]["isStreaming"] == false {
+                return;
+            }
+            assert!(start.elapsed() < Duration::from_secs(10), "still busy");
+            std::thread::sleep(Duration::from_millis(50));
+        }
     }
 
     /// Closes stdin and waits for the exit status; returns it and the rest of the output.
@@ -501,9 +518,9 @@ fn sigterm_stops_the_run() {
     check(&w, &f);
 }
 
-/// A blocking hook that fails refuses the prompt without ending RPC mode: an `input` hook
-/// makes the `prompt` command fail, a `before_agent_start` hook ends the prompt with its
-/// `extension_error`; the next prompt works.
+/// A blocking hook that fails refuses the prompt without ending RPC mode: a failing
+/// `input` or `before_agent_start` hook makes the `prompt` command fail; the next prompt
+/// works.
 #[test]
 fn failing_blocking_hooks_refuse_prompts_but_keep_serving() {
     let server = ModelServer::start();
@@ -530,9 +547,19 @@ fn failing_blocking_hooks_refuse_prompts_but_keep_serving() {
         "b",
         json!({"type": "prompt", "message": "please refuse-start"}),
     );
-    assert_eq!(r["success"], true);
-    let e = c.until(|v| v["type"] == "extension_error");
-    assert_eq!(e["event"], "before_agent_start");
+    assert_eq!(r["success"], false);
+    assert!(
+        r["error"]
+            .as_str()
+            .unwrap()
+            .contains("(before_agent_start) failed"),
+        "{r}"
+    );
+    assert!(
+        c.seen
+            .iter()
+            .any(|v| v["type"] == "extension_error" && v["event"] == "before_agent_start")
+    );
     let r = c.call("c", json!({"type": "prompt", "message": "fine"}));
     assert_eq!(r["success"], true);
     let end = c.agent_end();
@@ -540,4 +567,150 @@ fn failing_blocking_hooks_refuse_prompts_but_keep_serving() {
     let (code, _) = c.close();
     assert_eq!(code, 0);
     assert_eq!(server.requests().len(), 1);
+}
+
+/// After `abort`, the next prompt starts with a live cancel token: its `input` hooks run
+/// (a guard is not skipped), and an idle `compact` works.
+#[test]
+fn after_abort_hooks_and_compaction_work_again() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    settings(
+        &w,
+        json!({"compaction": {"keepRecentTokens": 10},
+               "hooks": {"input": "cat >/dev/null; echo '{\"action\":\"transform\",\"text\":\"REWRITTEN\"}'"}}),
+    );
+    server.push(
+        Reply::openai_text(&["slow ", "answer ", "never ends"])
+            .stall_at("never ends", Duration::from_secs(20)),
+    );
+    server.push(Reply::openai_text(&["second"]));
+    server.push(Reply::openai_text(&["## Goal\nsummary"]));
+    let mut c = Client::start(&w, &[]);
+    c.call("p1", json!({"type": "prompt", "message": "one"}));
+    c.until(|v| v["type"] == "message_update");
+    c.call("a", json!({"type": "abort"}));
+    c.call("p2", json!({"type": "prompt", "message": "two"}));
+    c.agent_end();
+    let sent = request_messages(&server.requests()[1]);
+    assert_eq!(
+        text(sent.last().unwrap()),
+        "REWRITTEN",
+        "the input hook ran"
+    );
+    let r = c.call("c", json!({"type": "compact"}));
+    assert_eq!(r["success"], true, "{r}");
+    let (code, _) = c.close();
+    assert_eq!(code, 0);
+}
+
+/// A compaction is served like a run: `get_state` answers during it (`isCompacting`), and
+/// `abort` cancels it (nothing written).
+#[test]
+fn compaction_can_be_watched_and_aborted() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    settings(&w, json!({"compaction": {"keepRecentTokens": 10}}));
+    let f = w.new_session();
+    let mut stdin = String::new();
+    for k in 0..4 {
+        stdin.push_str(&format!(
+            "{}\n{}\n",
+            user(&format!("q{k} {}", "x".repeat(200))),
+            assistant("a")
+        ));
+    }
+    w.ok_in(&["session", "append", f.to_str().unwrap()], &stdin);
+    server
+        .push(Reply::openai_text(&["## Goal\n", "slow"]).stall_at("slow", Duration::from_secs(20)));
+    let before = std::fs::read(&f).unwrap();
+    let mut c = Client::start(&w, &[f.to_str().unwrap()]);
+    c.send(json!({"type": "compact", "id": "c"}));
+    c.until(|v| v["type"] == "compaction_start");
+    let st = c.call("s", json!({"type": "get_state"}));
+    assert_eq!(st["data"]["isCompacting"], true);
+    assert_eq!(st["data"]["isStreaming"], false);
+    let t = Instant::now();
+    c.send(json!({"type": "abort", "id": "a"}));
+    let r = c.response("c");
+    assert_eq!(r["success"], false);
+    assert_eq!(r["error"], "Compaction cancelled");
+    assert_eq!(c.response("a")["success"], true);
+    assert!(t.elapsed() < Duration::from_secs(5));
+    let (code, _) = c.close();
+    assert_eq!(code, 0);
+    let after = std::fs::read(&f).unwrap();
+    assert!(after.starts_with(&before));
+    assert!(
+        !lines(&f).iter().any(|e| e["type"] == "compaction"),
+        "nothing was compacted"
+    );
+}
+
+/// A follow-up queued while the run ends (here: during a slow `agent_end` hook) is
+/// delivered in a new run, not lost; notification hooks run even after `abort`.
+#[test]
+fn follow_ups_queued_at_the_end_are_delivered() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    let log = w.path("ends.log");
+    settings(
+        &w,
+        json!({"hooks": {"agent_end": format!("cat >/dev/null; echo end >> {}; sleep 0.7", log.display())}}),
+    );
+    server.push(Reply::openai_text(&["first"]));
+    server.push(Reply::openai_text(&["for the follow-up"]).when("FOLLOW"));
+    let mut c = Client::start(&w, &[]);
+    c.call("p", json!({"type": "prompt", "message": "go"}));
+    c.agent_end();
+    let r = c.call(
+        "f",
+        json!({"type": "follow_up", "message": "FOLLOW: one more"}),
+    );
+    assert_eq!(r["success"], true);
+    let end = c.agent_end();
+    assert_eq!(text(&end["messages"][0]), "FOLLOW: one more");
+    assert_eq!(text(&end["messages"][1]), "for the follow-up");
+    c.idle();
+    // An aborted run still tells its agent_end hooks.
+    server.push(Reply::openai_text(&["x ", "stalls"]).stall_at("stalls", Duration::from_secs(20)));
+    c.call("p2", json!({"type": "prompt", "message": "third"}));
+    c.until(|v| v["type"] == "message_update");
+    c.call("a", json!({"type": "abort"}));
+    let (code, _) = c.close();
+    assert_eq!(code, 0);
+    let ends = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(ends.lines().count(), 3, "{ends}");
+}
+
+/// `abort_retry` stops the wait before an automatic retry.
+#[test]
+fn abort_retry_stops_a_pending_retry() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    settings(&w, json!({"retry": {"baseDelayMs": 30000}}));
+    server.push(Reply::status(503, r#"{"error":{"message":"overloaded"}}"#));
+    let mut c = Client::start(&w, &[]);
+    let r = c.call("n", json!({"type": "abort_retry"}));
+    assert_eq!(r["success"], true, "nothing to stop: fine");
+    c.call("p", json!({"type": "prompt", "message": "go"}));
+    c.until(|v| v["type"] == "auto_retry_start");
+    let t = Instant::now();
+    c.send(json!({"type": "abort_retry", "id": "r"}));
+    let r = c.response("r");
+    assert_eq!(r["success"], true);
+    assert!(t.elapsed() < Duration::from_secs(5));
+    let end = c
+        .seen
+        .iter()
+        .find(|v| v["type"] == "auto_retry_end")
+        .unwrap()
+        .clone();
+    assert_eq!(end["finalError"], "Retry cancelled");
+    assert_eq!(server.requests().len(), 1);
+    // A fresh session's context usage is known (nothing was compacted).
+    let st = c.call("s", json!({"type": "get_session_stats"}));
+    assert!(st["data"]["contextUsage"]["tokens"].is_number(), "{st}");
+    let (code, _) = c.close();
+    assert_eq!(code, 0);
 }
