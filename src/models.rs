@@ -209,13 +209,7 @@ pub fn thinking_levels(model: &Model, details: &Details) -> Vec<&'static str> {
 /// A model as upstream's RPC mode shows it (`get_state.model`, `set_model`): id, name, api,
 /// provider, baseUrl, reasoning, input, cost, contextWindow, maxTokens.
 pub fn model_json(m: &Model, d: &Details) -> Value {
-    let num = |n: f64| -> Value {
-        if n.fract() == 0.0 && n.abs() < 9e15 {
-            Value::from(n as i64)
-        } else {
-            serde_json::json!(n)
-        }
-    };
+    let num = crate::context::value::json_number;
     serde_json::json!({
         "id": m.id,
         "name": d.name.clone().unwrap_or_else(|| m.id.clone()),

@@ -101,15 +101,6 @@ enum Outcome {
     Interrupted,
 }
 
-/// A number as JSON, integral when it is (as JavaScript writes it).
-fn num(n: f64) -> Json {
-    if n.fract() == 0.0 && n.abs() < 9e15 {
-        Json::from(n as i64)
-    } else {
-        json!(n)
-    }
-}
-
 fn not(reason: &str, message: String) -> serde_json::Map<String, Json> {
     let mut m = serde_json::Map::new();
     m.insert("compacted".into(), false.into());
@@ -483,10 +474,16 @@ fn compact_one(
                 )
             };
             m.insert("leaf".into(), leaf_id.clone().into());
-            m.insert("tokens".into(), num(est.tokens));
+            m.insert(
+                "tokens".into(),
+                crate::context::value::json_number(est.tokens),
+            );
             m.insert("contextWindow".into(), json!(window));
             m.insert("reserveTokens".into(), json!(budget.reserve_tokens));
-            m.insert("threshold".into(), num(threshold));
+            m.insert(
+                "threshold".into(),
+                crate::context::value::json_number(threshold),
+            );
             return Ok(Outcome::Not(m));
         }
     }

@@ -39,15 +39,6 @@ fn short(n: u64) -> String {
     }
 }
 
-/// A price as JSON: integral when it is (as JavaScript writes numbers).
-fn num(n: f64) -> Json {
-    if n.fract() == 0.0 && n.abs() < 9e15 {
-        Json::from(n as i64)
-    } else {
-        json!(n)
-    }
-}
-
 fn record(m: &Model, r: &Registry, key: Option<&str>, default: bool) -> Json {
     let d = r.details_of(&m.provider, &m.id);
     json!({
@@ -61,10 +52,10 @@ fn record(m: &Model, r: &Registry, key: Option<&str>, default: bool) -> Json {
         "contextWindow": m.context_window,
         "maxTokens": m.max_tokens,
         "cost": {
-            "input": num(d.prices.input),
-            "output": num(d.prices.output),
-            "cacheRead": num(d.prices.cache_read),
-            "cacheWrite": num(d.prices.cache_write),
+            "input": crate::context::value::json_number(d.prices.input),
+            "output": crate::context::value::json_number(d.prices.output),
+            "cacheRead": crate::context::value::json_number(d.prices.cache_read),
+            "cacheWrite": crate::context::value::json_number(d.prices.cache_write),
         },
         "source": m.source.as_str(),
         "key": key,

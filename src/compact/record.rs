@@ -88,15 +88,6 @@ pub fn record(
     Ok(lines.into_iter().next())
 }
 
-/// A number as JSON, integral when it is (as JavaScript writes it).
-fn num(n: f64) -> Json {
-    if n.fract() == 0.0 && n.abs() < 9e15 {
-        Json::from(n as i64)
-    } else {
-        json!(n)
-    }
-}
-
 /// The `--dry-run` record of a plan: where it cuts, what it summarizes and keeps.
 pub fn plan_record(s: &Session, p: &Plan, model: Option<String>) -> Map<String, Json> {
     let id = |i: u32| Json::from(s.entries[i as usize].id.to_string());
@@ -120,7 +111,10 @@ pub fn plan_record(s: &Session, p: &Plan, model: Option<String>) -> Map<String, 
         "firstKeptEntryId".into(),
         p.first_kept_entry_id.clone().into(),
     );
-    m.insert("tokensBefore".into(), num(p.tokens_before));
+    m.insert(
+        "tokensBefore".into(),
+        crate::context::value::json_number(p.tokens_before),
+    );
     m.insert("splitTurn".into(), p.split_turn.into());
     m.insert(
         "turnStartEntryId".into(),

@@ -680,6 +680,15 @@ fn write_raw(out: &mut Vec<u8>, b: &[u8]) {
     }
 }
 
+/// A number as serde JSON, integral when it is (as JavaScript writes `5`, not `5.0`).
+pub fn json_number(n: f64) -> serde_json::Value {
+    if n.fract() == 0.0 && n.abs() < 9e15 {
+        serde_json::Value::from(n as i64)
+    } else {
+        serde_json::json!(n)
+    }
+}
+
 /// JavaScript's `Number.prototype.toString()` for a double.
 pub fn js_number(n: f64) -> String {
     if n.is_nan() {

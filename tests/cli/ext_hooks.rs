@@ -30,13 +30,6 @@ fn errors(evs: &[Value]) -> Vec<&Value> {
         .collect()
 }
 
-fn tool_results(f: &Path) -> Vec<Value> {
-    messages(f)
-        .into_iter()
-        .filter(|m| m["role"] == "toolResult")
-        .collect()
-}
-
 /// A guard that blocks `rm -rf` (the reason becomes the tool's error result) and lets other
 /// commands through.
 #[test]

@@ -45,13 +45,6 @@ fn tool_names(req: &Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
-fn tool_results(f: &std::path::Path) -> Vec<Value> {
-    messages(f)
-        .into_iter()
-        .filter(|m| m["role"] == "toolResult")
-        .collect()
-}
-
 #[test]
 fn a_program_tool_is_offered_called_and_recorded() {
     let server = ModelServer::start();

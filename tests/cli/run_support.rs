@@ -116,6 +116,14 @@ pub fn messages(p: &Path) -> Vec<Value> {
         .collect()
 }
 
+/// The `toolResult` messages recorded in a session file, in file order.
+pub fn tool_results(p: &Path) -> Vec<Value> {
+    messages(p)
+        .into_iter()
+        .filter(|m| m["role"] == "toolResult")
+        .collect()
+}
+
 pub fn roles(ms: &[Value]) -> Vec<String> {
     ms.iter()
         .map(|m| m["role"].as_str().unwrap_or("?").to_owned())

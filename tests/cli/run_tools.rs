@@ -3,17 +3,10 @@
 //! tools and invalid arguments end at once; bash timeouts and truncation; multi-edit; the
 //! tools work in the session's directory; --max-turns and continuing without a prompt.
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::common::model_server::{ModelServer, Reply};
 use crate::run_support::*;
-
-fn tool_results(f: &std::path::Path) -> Vec<Value> {
-    messages(f)
-        .into_iter()
-        .filter(|m| m["role"] == "toolResult")
-        .collect()
-}
 
 #[test]
 fn parallel_calls_finish_out_of_order_and_are_recorded_in_call_order() {
