@@ -113,7 +113,7 @@ _pi() {
             return 0
             ;;
         pi__subcmd__compact)
-            opts="-h -V --leaf --all --cwd --if-needed --exit-code --dry-run --summary-file --instructions --model --reserve-tokens --keep-recent-tokens --context-window --hook --session-dir --help --version"
+            opts="-h -V --leaf --all --cwd --if-needed --exit-code --dry-run --summary-file --instructions --reserve-tokens --keep-recent-tokens --context-window --hook --model --session-dir --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -135,10 +135,6 @@ _pi() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --model)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --reserve-tokens)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -152,6 +148,10 @@ _pi() {
                     return 0
                     ;;
                 --hook)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --model)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -465,7 +465,7 @@ _pi() {
             return 0
             ;;
         pi__subcmd__run)
-            opts="-p -h -V --prompt --model --thinking --tools --no-tools --no-builtin-tools --tool --hook --leaf --no-session --max-turns --system-prompt-file --append-system-prompt --no-context-files --tool-choice --json --rpc --session-dir --help --version"
+            opts="-p -h -V --prompt --model --thinking --tools --no-tools --no-builtin-tools --tool --hook --leaf --no-session --max-turns --system-prompt --system-prompt-file --append-system-prompt --no-context-files --tool-choice --json --rpc --session-dir --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -504,6 +504,10 @@ _pi() {
                     return 0
                     ;;
                 --max-turns)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --system-prompt)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -571,7 +575,7 @@ _pi() {
             return 0
             ;;
         pi__subcmd__session__subcmd__branch)
-            opts="-h -V --summary --summary-file --summarize --model --instructions --hook --session-dir --help --version"
+            opts="-h -V --summary --summary-file --summarize --instructions --hook --model --session-dir --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -585,15 +589,15 @@ _pi() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --model)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --instructions)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --hook)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --model)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -82,9 +82,9 @@ complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcomman
 complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from append" -s V -l version -d 'Print version'
 complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from branch" -l summary -d 'Summarize the path being left (written as a branch_summary entry)' -r
 complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from branch" -l summary-file -d 'Read the summary from a file (`-` for stdin)' -r -F
-complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from branch" -l model -d 'With --summarize: the model, as PROVIDER/ID [default: the session\'s model if it has a key, else defaultProvider/defaultModel from settings.json]' -r
 complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from branch" -l instructions -d 'With --summarize: what the summary should focus on' -r
 complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from branch" -l hook -d 'Run COMMAND before the leaf moves, after the session_before_tree hooks of settings.json; EVENT must be session_before_tree (repeatable)' -r
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from branch" -l model -d 'With --summarize: the model, as PROVIDER/ID [default: the session\'s model if it has a key, else defaultProvider/defaultModel from settings.json]' -r
 complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from branch" -l session-dir -d 'Keep sessions in DIR instead of the per-project directory under the agent directory' -r -F
 complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from branch" -l summarize -d 'Have a model summarize the path being left (the entries from the leaf back to the common ancestor with ENTRY), as the agent does when it leaves a branch'
 complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from branch" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -199,11 +199,11 @@ complete -c pi -n "__fish_pi_using_subcommand compact" -l leaf -d 'Compact the p
 complete -c pi -n "__fish_pi_using_subcommand compact" -l cwd -d 'With --all: only the sessions of DIR' -r -F
 complete -c pi -n "__fish_pi_using_subcommand compact" -l summary-file -d 'Use the summary in FILE (`-` for stdin) instead of asking a model; the file lists are appended to it' -r -F
 complete -c pi -n "__fish_pi_using_subcommand compact" -l instructions -d 'Extra instructions for the summary (what to focus on)' -r
-complete -c pi -n "__fish_pi_using_subcommand compact" -l model -d 'The model that writes the summary, as PROVIDER/ID [default: the session\'s model if it has a key, else defaultProvider/defaultModel from settings.json]' -r
 complete -c pi -n "__fish_pi_using_subcommand compact" -l reserve-tokens -d 'Tokens kept free below the context window; the summary may use 80% of it [default: compaction.reserveTokens from settings.json, else 16384]' -r
 complete -c pi -n "__fish_pi_using_subcommand compact" -l keep-recent-tokens -d 'Tokens of recent messages kept as they are [default: compaction.keepRecentTokens from settings.json, else 20000]' -r
 complete -c pi -n "__fish_pi_using_subcommand compact" -l context-window -d 'The context window for --if-needed [default: the session\'s model\'s, else the summary model\'s]' -r
 complete -c pi -n "__fish_pi_using_subcommand compact" -l hook -d 'Run COMMAND before the summary is written, after the session_before_compact hooks of settings.json; EVENT must be session_before_compact (repeatable)' -r
+complete -c pi -n "__fish_pi_using_subcommand compact" -l model -d 'The model that writes the summary, as PROVIDER/ID [default: the session\'s model if it has a key, else defaultProvider/defaultModel from settings.json]' -r
 complete -c pi -n "__fish_pi_using_subcommand compact" -l session-dir -d 'Keep sessions in DIR instead of the per-project directory under the agent directory' -r -F
 complete -c pi -n "__fish_pi_using_subcommand compact" -l all -d 'Compact every session under the sessions directory (with --cwd: of that directory), printing one outcome record per session; sessions locked by a running writer are skipped'
 complete -c pi -n "__fish_pi_using_subcommand compact" -l if-needed -d 'Compact only when the context is above the threshold the agent compacts at (contextWindow − reserveTokens); otherwise print {"compacted":false,…} and exit 0'
@@ -232,8 +232,9 @@ complete -c pi -n "__fish_pi_using_subcommand run" -l tool -d 'A program tool: a
 complete -c pi -n "__fish_pi_using_subcommand run" -l hook -d 'Run COMMAND (a shell command line) at EVENT, after the hooks of settings.json (repeatable)' -r
 complete -c pi -n "__fish_pi_using_subcommand run" -l leaf -d 'Continue from this entry (id or unique prefix) instead of the leaf; the first new entry becomes its child' -r
 complete -c pi -n "__fish_pi_using_subcommand run" -l max-turns -d 'Stop after N answers of the model (the tools of the last one still run)' -r
-complete -c pi -n "__fish_pi_using_subcommand run" -l system-prompt-file -d 'Use the contents of FILE instead of the default system prompt and SYSTEM.md' -r -F
-complete -c pi -n "__fish_pi_using_subcommand run" -l append-system-prompt -d 'Append TEXT to the system prompt (if it names an existing file, its contents); repeatable, joined by blank lines; replaces APPEND_SYSTEM.md' -r
+complete -c pi -n "__fish_pi_using_subcommand run" -l system-prompt -d 'Use TEXT instead of the default prompt and SYSTEM.md (if TEXT names an existing file, its contents)' -r
+complete -c pi -n "__fish_pi_using_subcommand run" -l system-prompt-file -d 'Use the contents of FILE instead of the default prompt and SYSTEM.md' -r -F
+complete -c pi -n "__fish_pi_using_subcommand run" -l append-system-prompt -d 'Append TEXT (if it names an existing file, its contents); repeatable, joined by blank lines; replaces APPEND_SYSTEM.md' -r
 complete -c pi -n "__fish_pi_using_subcommand run" -l tool-choice -d 'Which tool the model must call: auto, none, required (some tool), or a tool\'s name [default: the provider\'s, auto]' -r
 complete -c pi -n "__fish_pi_using_subcommand run" -l session-dir -d 'Keep sessions in DIR instead of the per-project directory under the agent directory' -r -F
 complete -c pi -n "__fish_pi_using_subcommand run" -l no-tools -d 'No tools at all (program tools included)'

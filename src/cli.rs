@@ -1,12 +1,13 @@
 //! The command-line interface: the clap command tree, dispatch, and the process's exit.
 
 use std::ffi::OsString;
+use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
 use crate::cmd;
-use crate::error;
+use crate::error::{self, ExitStatus};
 
 pub const EXIT_STATUS: &str = "\
 Exit status:
@@ -77,56 +78,46 @@ pub fn main() -> u8 {
         Err(e) => {
             let code = e.exit_code();
             let _ = e.print();
-            return u8::try_from(code).unwrap_or(error::USAGE);
+            return u8::try_from(code).unwrap_or(ExitStatus::Usage.code());
         }
     };
+    crate::session::append::on_wait(|path| {
+        if std::io::stderr().is_terminal() {
+            error::note(&format!(
+                "waiting for another writer to release {}",
+                path.display()
+            ));
+        }
+    });
     match run(cli) {
-        Ok(code) => code,
-        Err(e) => error::report(&e),
+        Ok(status) => status.code(),
+        Err(e) => error::report(&e).code(),
     }
 }
 
-pub fn run(cli: Cli) -> anyhow::Result<u8> {
+pub fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
+    let dir = cli.session_dir.as_deref();
     match cli.command {
         Command::External(args) => cmd::external::run(args),
         Command::Generate(args) => cmd::generate::run(args),
-        Command::Session(args) => {
-            let mut ctx = cmd::Ctx::new(cli.session_dir.as_deref())?;
-            let code = cmd::session::run(args, &mut ctx)?;
-            ctx.out.flush()?;
-            Ok(code)
-        }
-        Command::Prompt(args) => {
-            let mut ctx = cmd::Ctx::new(cli.session_dir.as_deref())?;
-            let code = cmd::prompt::run(args, &mut ctx)?;
-            ctx.out.flush()?;
-            Ok(code)
-        }
-        Command::Context(args) => {
-            let mut ctx = cmd::Ctx::new(cli.session_dir.as_deref())?;
-            let code = cmd::context::run(args, &mut ctx)?;
-            ctx.out.flush()?;
-            Ok(code)
-        }
-        Command::Compact(args) => {
-            let mut ctx = cmd::Ctx::new(cli.session_dir.as_deref())?;
-            let code = cmd::compact::run(args, &mut ctx)?;
-            ctx.out.flush()?;
-            Ok(code)
-        }
-        Command::Run(args) => {
-            let mut ctx = cmd::Ctx::new(cli.session_dir.as_deref())?;
-            let code = cmd::run::run(args, &mut ctx)?;
-            ctx.out.flush()?;
-            Ok(code)
-        }
-        Command::Models(args) => {
-            let mut ctx = cmd::Ctx::new(cli.session_dir.as_deref())?;
-            let code = cmd::models::run(args, &mut ctx)?;
-            ctx.out.flush()?;
-            Ok(code)
-        }
+        Command::Session(args) => with_ctx(dir, |ctx| cmd::session::run(args, ctx)),
+        Command::Prompt(args) => with_ctx(dir, |ctx| cmd::prompt::run(args, ctx)),
+        Command::Context(args) => with_ctx(dir, |ctx| cmd::context::run(args, ctx)),
+        Command::Compact(args) => with_ctx(dir, |ctx| cmd::compact::run(args, ctx)),
+        Command::Run(args) => with_ctx(dir, |ctx| cmd::run::run(args, ctx)),
+        Command::Models(args) => with_ctx(dir, |ctx| cmd::models::run(args, ctx)),
     }
+}
+
+/// Runs a command with the directories, working directory and stdout it works with.
+fn with_ctx(
+    session_dir: Option<&std::path::Path>,
+    f: impl FnOnce(&mut cmd::Ctx) -> anyhow::Result<ExitStatus>,
+) -> anyhow::Result<ExitStatus> {
+    let mut ctx = cmd::Ctx::new(session_dir)?;
+    let status = f(&mut ctx)?;
+    ctx.out.flush()?;
+    Ok(status)
 }
 
 /// The clap command tree (for man pages, completions and tests).

@@ -1,18 +1,59 @@
 //! Errors as the user sees them: `pi: error: …`, the chain of causes, an optional hint, and
-//! the exit status (DECISIONS §4).
+//! the exit status (DECISIONS §4). This is the one place that turns the domain's typed
+//! errors into exit statuses and hints; the domain modules neither print nor know exit codes.
 
 use std::fmt;
 use std::io::Write;
 
-/// Exit statuses.
-pub const OK: u8 = 0;
-pub const FAILURE: u8 = 1;
-pub const USAGE: u8 = 2;
+/// How a command ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitStatus {
+    /// 0.
+    Success,
+    /// 1: the operation failed (I/O, a provider error, something not found that had to be).
+    Failure,
+    /// 2: usage error or invalid input; nothing was written.
+    Usage,
+    /// 3: nothing to do, where a flag asks to be told (`pi compact --if-needed --exit-code`).
+    NothingToDo,
+    /// 130: interrupted (SIGINT, Ctrl-C).
+    Interrupted,
+    /// 143: terminated (SIGTERM).
+    Terminated,
+    /// 129: hung up (SIGHUP).
+    HungUp,
+    /// Another program's status, passed on (`pi foo` running `pi-foo`).
+    External(u8),
+}
+
+impl ExitStatus {
+    pub fn code(self) -> u8 {
+        match self {
+            ExitStatus::Success => 0,
+            ExitStatus::Failure => 1,
+            ExitStatus::Usage => 2,
+            ExitStatus::NothingToDo => 3,
+            ExitStatus::Interrupted => 130,
+            ExitStatus::Terminated => 143,
+            ExitStatus::HungUp => 129,
+            ExitStatus::External(c) => c,
+        }
+    }
+
+    /// The status of a run ended by `signal`.
+    pub fn of_signal(signal: crate::runtime::Signal) -> ExitStatus {
+        match signal {
+            crate::runtime::Signal::Interrupt => ExitStatus::Interrupted,
+            crate::runtime::Signal::Terminate => ExitStatus::Terminated,
+            crate::runtime::Signal::HangUp => ExitStatus::HungUp,
+        }
+    }
+}
 
 /// An error with an explicit exit status and an optional hint.
 #[derive(Debug)]
 pub struct Exit {
-    pub code: u8,
+    pub status: ExitStatus,
     pub hint: Option<String>,
     pub error: anyhow::Error,
 }
@@ -30,9 +71,9 @@ impl std::error::Error for Exit {
 }
 
 impl Exit {
-    pub fn new(code: u8, error: impl Into<anyhow::Error>) -> Exit {
+    pub fn new(status: ExitStatus, error: impl Into<anyhow::Error>) -> Exit {
         Exit {
-            code,
+            status,
             hint: None,
             error: error.into(),
         }
@@ -46,12 +87,12 @@ impl Exit {
 
 /// Invalid input or usage (exit status 2).
 pub fn usage(msg: impl fmt::Display) -> anyhow::Error {
-    Exit::new(USAGE, anyhow::anyhow!("{msg}")).into()
+    Exit::new(ExitStatus::Usage, anyhow::anyhow!("{msg}")).into()
 }
 
 /// The operation failed (exit status 1).
 pub fn failed(msg: impl fmt::Display) -> anyhow::Error {
-    Exit::new(FAILURE, anyhow::anyhow!("{msg}")).into()
+    Exit::new(ExitStatus::Failure, anyhow::anyhow!("{msg}")).into()
 }
 
 /// Whether the error comes from writing to a closed pipe (`pi … | head`).
@@ -62,61 +103,174 @@ pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
     })
 }
 
-/// Exit status for an error: explicit, or by the kind of the underlying error.
-pub fn exit_code(err: &anyhow::Error) -> u8 {
+/// The status and hint of one error of a chain, when its type says them.
+fn classify(e: &(dyn std::error::Error + 'static)) -> Option<(ExitStatus, Option<String>)> {
+    use crate::compact::job::JobError;
+    use crate::llm::config::{ModelError, SelectError};
     use crate::session::{
         append::AppendError, entry::InputError, find::FindError, store::EntryLookupError,
         store::OpenError,
     };
-    for e in err.chain() {
-        if let Some(x) = e.downcast_ref::<Exit>() {
-            return x.code;
-        }
-        if e.downcast_ref::<InputError>().is_some()
-            || e.downcast_ref::<EntryLookupError>().is_some()
-            || matches!(
-                e.downcast_ref::<OpenError>(),
-                Some(OpenError::NotASession { .. })
-            )
-            || matches!(
-                e.downcast_ref::<AppendError>(),
-                Some(AppendError::NotASession { .. })
-            )
-        {
-            return USAGE;
-        }
-        if let Some(f) = e.downcast_ref::<FindError>() {
-            return f.exit_code();
-        }
+    if let Some(x) = e.downcast_ref::<Exit>() {
+        return Some((x.status, x.hint.clone()));
     }
-    FAILURE
-}
-
-fn hint_of(err: &anyhow::Error) -> Option<String> {
-    use crate::session::{append::AppendError, find::FindError};
-    for e in err.chain() {
-        if let Some(x) = e.downcast_ref::<Exit>()
-            && x.hint.is_some()
-        {
-            return x.hint.clone();
-        }
-        if let Some(AppendError::OldVersion { path, .. }) = e.downcast_ref::<AppendError>() {
-            return Some(format!(
-                "run `pi session migrate {}` (the original is kept as a backup)",
-                path.display()
-            ));
-        }
-        if let Some(f) = e.downcast_ref::<FindError>() {
-            return f.hint();
-        }
+    if e.downcast_ref::<InputError>().is_some() || e.downcast_ref::<EntryLookupError>().is_some() {
+        return Some((ExitStatus::Usage, None));
+    }
+    if let Some(OpenError::NotASession { .. }) = e.downcast_ref::<OpenError>() {
+        return Some((ExitStatus::Usage, None));
+    }
+    if let Some(a) = e.downcast_ref::<AppendError>() {
+        return match a {
+            AppendError::NotASession { .. } => Some((ExitStatus::Usage, None)),
+            AppendError::OldVersion { path, .. } => Some((
+                ExitStatus::Failure,
+                Some(format!(
+                    "run `pi session migrate {}` (the original is kept as a backup)",
+                    path.display()
+                )),
+            )),
+            _ => None,
+        };
+    }
+    if let Some(f) = e.downcast_ref::<FindError>() {
+        return Some(match f {
+            FindError::NoSessions { .. } => (
+                ExitStatus::Failure,
+                Some("create one with `pi session new`, or name a session file or id".into()),
+            ),
+            FindError::NotFound { .. } => (
+                ExitStatus::Usage,
+                Some("`pi session list --all` shows every session".into()),
+            ),
+            FindError::Ambiguous { .. } => (
+                ExitStatus::Usage,
+                Some("give more characters of the id".into()),
+            ),
+            FindError::NoSuchFile { .. } => (ExitStatus::Usage, None),
+        });
+    }
+    if let Some(m) = e.downcast_ref::<ModelError>() {
+        return Some(match m {
+            ModelError::Select(s) => (
+                ExitStatus::Usage,
+                Some(
+                    match s {
+                        SelectError::Unknown(_) => {
+                            "`pi models --all` lists the models pi knows; define others in models.json"
+                        }
+                        SelectError::Unsupported { .. } => {
+                            "pick another model with --model, or define the model in models.json with \"api\": \"openai-completions\""
+                        }
+                        SelectError::None => {
+                            "pass --model PROVIDER/ID, or set defaultProvider and defaultModel in settings.json"
+                        }
+                    }
+                    .to_owned(),
+                ),
+            ),
+            ModelError::Auth(_) => (ExitStatus::Failure, None),
+            ModelError::NoKey { provider, env } => (
+                ExitStatus::Failure,
+                Some(match env {
+                    Some(v) => format!(
+                        "set {v}, or add {{\"{provider}\": {{\"type\": \"api_key\", \"key\": …}}}} to auth.json"
+                    ),
+                    None => format!(
+                        "set \"apiKey\" for provider \"{provider}\" in models.json, or add it to auth.json"
+                    ),
+                }),
+            ),
+        });
+    }
+    if let Some(o) = e.downcast_ref::<crate::agent::store::OpenError>() {
+        return match o {
+            crate::agent::store::OpenError::Busy(_) => Some((
+                ExitStatus::Failure,
+                Some(
+                    "wait for the other run to end, or continue another branch with `pi session fork`"
+                        .into(),
+                ),
+            )),
+            crate::agent::store::OpenError::Append(a) => classify(a),
+        };
+    }
+    if let Some(j) = e.downcast_ref::<JobError>() {
+        return Some(job_status(j));
     }
     None
 }
 
+/// The status and hint of a failed compaction or branch summary.
+fn job_status(j: &crate::compact::job::JobError) -> (ExitStatus, Option<String>) {
+    use crate::compact::NoPlan;
+    use crate::compact::job::JobError;
+    let from_inner =
+        |e: &(dyn std::error::Error + 'static)| classify(e).unwrap_or((ExitStatus::Failure, None));
+    match j {
+        JobError::NoWindow => (
+            ExitStatus::Usage,
+            Some("pass --context-window N, or --model PROVIDER/ID, or define the session's model in models.json".into()),
+        ),
+        JobError::NoPlan(p) => (
+            ExitStatus::Failure,
+            Some(
+                match p {
+                    NoPlan::AlreadyCompacted => {
+                        "the leaf is a compaction entry; continue the session first"
+                    }
+                    NoPlan::TooSmall => "there is nothing before the recent messages to summarize",
+                }
+                .into(),
+            ),
+        ),
+        JobError::LeafMoved { .. } => {
+            (ExitStatus::Failure, Some("run the command again".into()))
+        }
+        JobError::Summary { error, model } => {
+            let hint = if error.is_overflow() {
+                Some(format!(
+                    "the summary request is larger than {model} accepts; use --model with a larger context window"
+                ))
+            } else if error.is_auth() {
+                let provider = model.split('/').next().unwrap_or(model);
+                Some(format!("check the API key of provider \"{provider}\""))
+            } else {
+                None
+            };
+            (ExitStatus::Failure, hint)
+        }
+        JobError::Model(m) => from_inner(m),
+        JobError::Append(a) => from_inner(a),
+        JobError::Open(o) => from_inner(o),
+        JobError::Entry(e) => from_inner(e),
+        JobError::Read { .. } | JobError::Setup(_) => (ExitStatus::Failure, None),
+    }
+}
+
+/// Exit status for an error: the first error of the chain whose type says, else failure.
+pub fn exit_status(err: &anyhow::Error) -> ExitStatus {
+    err.chain()
+        .find_map(classify)
+        .map_or(ExitStatus::Failure, |(s, _)| s)
+}
+
+fn hint_of(err: &anyhow::Error) -> Option<String> {
+    err.chain().find_map(|e| classify(e).and_then(|(_, h)| h))
+}
+
+/// The message of an error with its causes, on one line (for records).
+pub fn one_line(e: &anyhow::Error) -> String {
+    e.chain()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(": ")
+}
+
 /// Prints the error to stderr and returns the exit status. Broken pipes are silent successes.
-pub fn report(err: &anyhow::Error) -> u8 {
+pub fn report(err: &anyhow::Error) -> ExitStatus {
     if is_broken_pipe(err) {
-        return OK;
+        return ExitStatus::Success;
     }
     let mut stderr = std::io::stderr().lock();
     let mut chain = err.chain();
@@ -129,7 +283,7 @@ pub fn report(err: &anyhow::Error) -> u8 {
     if let Some(h) = hint_of(err) {
         let _ = writeln!(stderr, "  hint: {h}");
     }
-    exit_code(err)
+    exit_status(err)
 }
 
 /// A warning on stderr.

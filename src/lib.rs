@@ -19,5 +19,6 @@ pub mod models;
 pub mod output;
 pub mod prompt;
 pub mod rng;
+pub mod runtime;
 pub mod session;
 pub mod tools;

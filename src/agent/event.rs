@@ -9,40 +9,10 @@
 use serde_json::Value as Json;
 
 use super::Message;
+use crate::compact::{CompactionReason, CompactionResult};
 use crate::context::value::Value;
 use crate::llm::{self, AssistantMessage};
 use crate::tools::{ToolOutput, ToolResult};
-
-/// Why a compaction runs (`compaction_start.reason`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CompactionReason {
-    /// Asked for (`pi compact`; never by `pi run`).
-    Manual,
-    /// The context passed `contextWindow − reserveTokens`.
-    Threshold,
-    /// The model refused the request as too large.
-    Overflow,
-}
-
-impl CompactionReason {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CompactionReason::Manual => "manual",
-            CompactionReason::Threshold => "threshold",
-            CompactionReason::Overflow => "overflow",
-        }
-    }
-}
-
-/// A finished compaction: `compaction_end.result`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct CompactionResult {
-    pub summary: String,
-    pub first_kept_entry_id: String,
-    pub tokens_before: f64,
-    /// `{readFiles, modifiedFiles}`.
-    pub details: Json,
-}
 
 /// One event of a run.
 #[derive(Debug, Clone, Copy)]

@@ -15,8 +15,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::Value as Json;
 
 use super::Message;
-use super::event::{CompactionReason, CompactionResult};
-use crate::compact::Plan;
+use crate::compact::{Compact, CompactionReason, Plan};
 use crate::tools::ToolResult;
 
 /// What the `input` hook does with a prompt.
@@ -37,16 +36,6 @@ pub enum ToolCall {
     /// Do not run it: an error result with this reason (default `Tool execution was
     /// blocked`).
     Block(Option<String>),
-}
-
-/// What the `session_before_compact` hook decides about an automatic compaction.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Compact {
-    Proceed,
-    /// Do not compact (`compaction_end` says `aborted`).
-    Cancel,
-    /// Use this summary instead of asking the model.
-    Use(CompactionResult),
 }
 
 /// A hook that failed (it is reported as an `extension_error` event).

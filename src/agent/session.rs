@@ -9,12 +9,13 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::event::{CompactionReason, CompactionResult, Event, assistant_value};
+use super::event::{Event, assistant_value};
 use super::hooks::{self, Hooks, Queue};
 use super::settings::Settings;
 use super::store::{FileStore, file_details, is_assistant, role};
 use super::{Message, Observer};
 use crate::compact::{Budget, NoPlan, Summarizer};
+use crate::compact::{Compact, CompactionReason, CompactionResult};
 use crate::context::tokens;
 use crate::context::value::{Obj, Value};
 use crate::llm::{
@@ -595,26 +596,32 @@ impl<'c, H: Hooks, O: Observer> AgentSession<'c, H, O> {
             self.drop_trailing_assistant(false);
             return self.compact(CompactionReason::Overflow, true).await;
         }
-        let tokens = if facts.stop_reason == StopReason::Error {
+        // The context size: this answer's usage, or after a failed answer the estimate
+        // from the last usage before it (stale when that predates the latest compaction).
+        let (tokens, stale) = if facts.stop_reason == StopReason::Error {
             let est = tokens::estimate_context(&self.messages);
             let Some(k) = est.last_usage_index else {
                 return Ok(false);
             };
             let source = &self.messages[k];
-            if let Some(t) = self.last_compaction_ms
-                && is_assistant(source)
-                && num(source, "timestamp") as i64 <= t
-            {
-                return Ok(false);
-            }
-            est.tokens
+            let stale = self
+                .last_compaction_ms
+                .is_some_and(|t| is_assistant(source) && num(source, "timestamp") as i64 <= t);
+            (est.tokens, stale)
         } else {
-            match msg.get("usage") {
-                Some(u) => tokens::context_tokens(u).0,
-                None => 0.0,
-            }
+            let tokens = msg
+                .get("usage")
+                .map_or(0.0, |u| tokens::context_tokens(u).0);
+            (tokens, false)
         };
-        if window > 0 && tokens::should_compact(tokens, window, settings.reserve_tokens, true) {
+        let need = tokens::Need::judge(
+            tokens,
+            window,
+            settings.reserve_tokens,
+            settings.compaction_enabled,
+            stale,
+        );
+        if window > 0 && need.compact() {
             return self.compact(CompactionReason::Threshold, false).await;
         }
         Ok(false)
@@ -746,9 +753,9 @@ impl<'c, H: Hooks, O: Observer> AgentSession<'c, H, O> {
             .await;
         self.apply_effects()?;
         let (result, from_hook) = match answer {
-            hooks::Compact::Cancel => return Ok(Err(Unmade::Cancelled)),
-            hooks::Compact::Use(r) => (r, true),
-            hooks::Compact::Proceed => {
+            Compact::Cancel => return Ok(Err(Unmade::Cancelled)),
+            Compact::Use(r) => (r, true),
+            Compact::Proceed => {
                 let level = self.config.thinking_level.clone();
                 let progress = |_: &crate::llm::Event| {};
                 let summarizer = Summarizer {
@@ -765,7 +772,7 @@ impl<'c, H: Hooks, O: Observer> AgentSession<'c, H, O> {
                 };
                 match outcome {
                     None => return Ok(Err(Unmade::Cancelled)),
-                    Some(Err(e)) => return Ok(Err(Unmade::Failed(e))),
+                    Some(Err(e)) => return Ok(Err(Unmade::Failed(e.to_string()))),
                     Some(Ok(c)) => (
                         CompactionResult {
                             details: file_details(&c.read_files, &c.modified_files),

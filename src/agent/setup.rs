@@ -1,71 +1,13 @@
-//! What a run is set up from, decided as the reference decides it at startup: the system
-//! prompt (with the active tools, context files, skills, date and directory), the prompt's
-//! template or skill expansion, and the thinking level.
+//! What a run is set up from, decided as the reference decides it at startup: the prompt's
+//! template or skill expansion, and the thinking level (the system prompt is
+//! `crate::prompt::system::Sources`).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use crate::models::{Details, Model, clamp_thinking_level};
 use crate::prompt::resources::Resources;
 use crate::prompt::skills::{self, ExpandError};
-use crate::prompt::{context, discover, file_or_literal, system, templates, tz};
-use crate::tools::Tool;
-
-/// What the system prompt is built from.
-pub struct SystemPrompt<'a> {
-    /// The session's working directory.
-    pub cwd: &'a Path,
-    pub agent_dir: &'a Path,
-    /// Where relative `--append-system-prompt` file names are taken from.
-    pub launch_dir: &'a Path,
-    /// The contents of `--system-prompt-file` (replaces the default text and `SYSTEM.md`).
-    pub custom: Option<String>,
-    /// `--append-system-prompt` values (files or text); when given, `APPEND_SYSTEM.md` is
-    /// not used.
-    pub append: &'a [String],
-    pub context_files: bool,
-    /// The active tools (built-in and program tools), in order.
-    pub tools: &'a [Tool],
-    pub resources: &'a Resources,
-    pub now_ms: i64,
-}
-
-impl SystemPrompt<'_> {
-    /// The system prompt, as `pi prompt system` prints it for the same choices, and the
-    /// warnings met.
-    pub fn build(&self) -> (String, Vec<String>) {
-        let mut warnings = Vec::new();
-        let custom = self
-            .custom
-            .clone()
-            .or_else(|| discover(self.cwd, self.agent_dir, "SYSTEM.md", &mut warnings));
-        let append: Vec<String> = if self.append.is_empty() {
-            discover(self.cwd, self.agent_dir, "APPEND_SYSTEM.md", &mut warnings)
-                .into_iter()
-                .collect()
-        } else {
-            self.append
-                .iter()
-                .filter_map(|v| file_or_literal(v, self.launch_dir, &mut warnings))
-                .collect()
-        };
-        let files = if self.context_files {
-            context::load(self.cwd, self.agent_dir, &mut warnings)
-        } else {
-            Vec::new()
-        };
-        let tools: Vec<system::Tool> = self.tools.iter().map(|t| t.prompt()).collect();
-        let text = system::build(&system::Options {
-            custom_prompt: custom,
-            append: (!append.is_empty()).then(|| append.join("\n\n")),
-            tools: &tools,
-            context_files: &files,
-            skills: &self.resources.skills,
-            date: tz::local_date(self.now_ms),
-            cwd: self.cwd.to_string_lossy().into_owned(),
-        });
-        (text, warnings)
-    }
-}
+use crate::prompt::templates;
 
 /// Why a prompt could not be expanded.
 #[derive(Debug, thiserror::Error)]

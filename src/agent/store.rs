@@ -12,7 +12,7 @@ use anyhow::Context as _;
 use serde_json::json;
 
 use super::Message;
-use super::event::CompactionResult;
+use crate::compact::CompactionResult;
 use crate::compact::{self, Budget, NoPlan, Plan};
 use crate::context::value::{Value, js_number};
 use crate::session::Session;

@@ -4,7 +4,7 @@ use std::ffi::OsString;
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 
-use crate::error::{Exit, USAGE};
+use crate::error::{Exit, ExitStatus};
 
 fn find_in_path(name: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
@@ -17,7 +17,7 @@ fn find_in_path(name: &str) -> Option<PathBuf> {
         })
 }
 
-pub fn run(args: Vec<OsString>) -> anyhow::Result<u8> {
+pub fn run(args: Vec<OsString>) -> anyhow::Result<ExitStatus> {
     let Some((name, rest)) = args.split_first() else {
         return Err(crate::error::usage("no command given"));
     };
@@ -25,7 +25,7 @@ pub fn run(args: Vec<OsString>) -> anyhow::Result<u8> {
     let program = format!("pi-{name}");
     let Some(path) = find_in_path(&program) else {
         return Err(
-            Exit::new(USAGE, anyhow::anyhow!("unknown command '{name}'"))
+            Exit::new(ExitStatus::Usage, anyhow::anyhow!("unknown command '{name}'"))
                 .hint(format!(
                     "built-in commands: session, prompt, context, compact, models, run; `{program}` was not found on PATH either"
                 ))

@@ -1,6 +1,7 @@
 //! `pi generate` (hidden): man pages and shell completions, written into the repository and
 //! checked for drift by the test suite.
 
+use crate::error::ExitStatus;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -100,7 +101,7 @@ fn listing(dir: &Path) -> Vec<PathBuf> {
     v
 }
 
-pub fn run(args: GenerateArgs) -> anyhow::Result<u8> {
+pub fn run(args: GenerateArgs) -> anyhow::Result<ExitStatus> {
     let files = files()?;
     if args.check {
         let mut stale = Vec::new();
@@ -119,7 +120,7 @@ pub fn run(args: GenerateArgs) -> anyhow::Result<u8> {
             }
         }
         if stale.is_empty() {
-            return Ok(0);
+            return Ok(ExitStatus::Success);
         }
         for s in &stale {
             eprintln!("out of date: {s}");
@@ -139,5 +140,5 @@ pub fn run(args: GenerateArgs) -> anyhow::Result<u8> {
         let p = args.out.join(rel);
         std::fs::write(&p, content).with_context(|| format!("cannot write {}", p.display()))?;
     }
-    Ok(0)
+    Ok(ExitStatus::Success)
 }

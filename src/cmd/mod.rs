@@ -1,5 +1,8 @@
 //! Commands: one module per leaf command (its arguments, then `run`), one folder per group.
+//! [`args`] holds the option groups several commands flatten into theirs; no command module
+//! imports another.
 
+pub mod args;
 pub mod compact;
 pub mod context;
 pub mod external;
@@ -8,13 +11,14 @@ pub mod models;
 pub mod prompt;
 pub mod run;
 pub mod session;
+pub mod spinner;
 
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
 use crate::config::{self, Dirs};
-use crate::output::{Format, Out};
+use crate::output::Out;
 use crate::session::{Session, find};
 
 /// What every command gets: resolved directories, the working directory and stdout.
@@ -62,24 +66,9 @@ impl Ctx {
     /// Opens a session for reading, warning about skipped lines.
     pub fn open(&self, path: &Path) -> anyhow::Result<Session> {
         let s = Session::open(path)?;
-        s.warn_skipped();
+        for w in s.skipped_warnings() {
+            crate::error::warn(&w);
+        }
         Ok(s)
-    }
-}
-
-/// `--format` with its `--json` shorthand, for commands with a human view.
-#[derive(Debug, Clone, clap::Args)]
-pub struct FormatArgs {
-    /// Output format: human text on a terminal and JSON otherwise (auto), or either
-    #[arg(long, value_enum, default_value_t = Format::Auto, value_name = "FORMAT")]
-    pub format: Format,
-    /// Same as --format json
-    #[arg(long, conflicts_with = "format")]
-    pub json: bool,
-}
-
-impl FormatArgs {
-    pub fn get(&self) -> Format {
-        if self.json { Format::Json } else { self.format }
     }
 }

@@ -1,9 +1,11 @@
 //! `pi models`
 
+use crate::error::ExitStatus;
 use clap::Args;
 use serde_json::{Value as Json, json};
 
-use crate::cmd::{Ctx, FormatArgs};
+use crate::cmd::Ctx;
+use crate::cmd::args::FormatArgs;
 use crate::llm::auth;
 use crate::llm::config::Settings as LlmSettings;
 use crate::llm::request::Wire;
@@ -64,7 +66,7 @@ fn record(m: &Model, r: &Registry, key: Option<&str>, default: bool) -> Json {
     })
 }
 
-pub fn run(args: ModelsArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
+pub fn run(args: ModelsArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
     let registry = Registry::load(&ctx.dirs.agent_dir);
     for w in &registry.warnings {
         crate::error::warn(w);
@@ -100,7 +102,7 @@ pub fn run(args: ModelsArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
             ctx.out
                 .json(&record(m, &registry, key.as_deref(), *default))?;
         }
-        return Ok(0);
+        return Ok(ExitStatus::Success);
     }
     if rows.is_empty() {
         crate::error::note(if args.all || needle.is_some() {
@@ -108,7 +110,7 @@ pub fn run(args: ModelsArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
         } else {
             "no models with an API key configured; `pi models --all` lists every model pi knows"
         });
-        return Ok(0);
+        return Ok(ExitStatus::Success);
     }
     let st = Style {
         on: ctx.out.color(),
@@ -150,5 +152,5 @@ pub fn run(args: ModelsArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
     for c in &cells {
         ctx.out.line(line(c).as_bytes())?;
     }
-    Ok(0)
+    Ok(ExitStatus::Success)
 }

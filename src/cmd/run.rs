@@ -1,11 +1,12 @@
-//! `pi run`: the agent loop on a session, from the shell.
+//! `pi run`: the agent loop on a session, from the shell. The arguments are resolved into
+//! [`RunSettings`] (settings files, the session, tools, hooks, the model and its key, the
+//! system prompt: everything that can fail before anything is written), then launched.
 
 use std::cell::RefCell;
 use std::io::{IsTerminal, Read};
 use std::path::PathBuf;
 use std::rc::Rc;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::Duration;
 
 use anyhow::Context as _;
@@ -13,17 +14,20 @@ use clap::{Args, ValueEnum};
 
 use crate::agent::render::{Human, JsonLines};
 use crate::agent::rpc::{self, Mirror, RpcObserver, Server};
-use crate::agent::setup::{self, PromptError, SystemPrompt};
+use crate::agent::setup::{self, PromptError};
 use crate::agent::store::{self, FileStore};
 use crate::agent::{AgentSession, Config, Credentials, Message, Observer, Outcome, ToolExecution};
 use crate::cmd::Ctx;
+use crate::cmd::args::{ModelArgs, SystemPromptArgs, positive_u32};
 use crate::context::value::Value;
-use crate::error::{Exit, FAILURE, USAGE};
+use crate::error::{Exit, ExitStatus};
+use crate::extensions::config::HookSet;
 use crate::extensions::hooks::{ProgramHooks, Runner};
-use crate::llm::config::{self, SelectError, Settings as LlmSettings};
-use crate::llm::{Client, Options, ToolChoice, auth};
+use crate::llm::config::{self, Settings as LlmSettings};
+use crate::llm::{Client, Options, Target, ToolChoice};
 use crate::models::Registry;
-use crate::prompt::resources;
+use crate::prompt::resources::{self, Resources};
+use crate::runtime::{Signalled, watch_signals};
 use crate::session::{Kind, Session};
 use crate::tools::{CancelToken, Tool, ToolContext, ToolName};
 
@@ -70,10 +74,8 @@ pub struct RunArgs {
     /// results (an interrupted run, --max-turns) is continued from there.
     #[arg(short = 'p', long, value_name = "PROMPT", allow_hyphen_values = true)]
     pub prompt: Option<String>,
-    /// The model, as PROVIDER/ID [default: the session's model if it has a key, else
-    /// defaultProvider/defaultModel from settings.json]
-    #[arg(long, value_name = "PROVIDER/ID")]
-    pub model: Option<String>,
+    #[command(flatten)]
+    pub model: ModelArgs,
     /// Thinking level [default: the session's, else defaultThinkingLevel, else medium];
     /// lowered or raised to the nearest level the model supports
     #[arg(long, value_enum, value_name = "LEVEL")]
@@ -115,18 +117,10 @@ pub struct RunArgs {
     #[arg(long)]
     pub no_session: bool,
     /// Stop after N answers of the model (the tools of the last one still run)
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = positive_u32)]
     pub max_turns: Option<u32>,
-    /// Use the contents of FILE instead of the default system prompt and SYSTEM.md
-    #[arg(long, value_name = "FILE")]
-    pub system_prompt_file: Option<PathBuf>,
-    /// Append TEXT to the system prompt (if it names an existing file, its contents);
-    /// repeatable, joined by blank lines; replaces APPEND_SYSTEM.md
-    #[arg(long, value_name = "TEXT")]
-    pub append_system_prompt: Vec<String>,
-    /// Leave out the AGENTS.md / CLAUDE.md context files
-    #[arg(long)]
-    pub no_context_files: bool,
+    #[command(flatten)]
+    pub system_prompt: SystemPromptArgs,
     /// Which tool the model must call: auto, none, required (some tool), or a tool's name
     /// [default: the provider's, auto]
     ///
@@ -178,11 +172,12 @@ fn tool_choice(arg: &str, tools: &[Tool]) -> anyhow::Result<ToolChoice> {
         "required" | "any" => ToolChoice::Required,
         name if tools.iter().any(|t| t.name() == name) => ToolChoice::Tool(name.to_owned()),
         name => {
-            return Err(
-                Exit::new(USAGE, anyhow::anyhow!("invalid --tool-choice '{name}'"))
-                    .hint("use auto, none, required, or the name of an active tool")
-                    .into(),
-            );
+            return Err(Exit::new(
+                ExitStatus::Usage,
+                anyhow::anyhow!("invalid --tool-choice '{name}'"),
+            )
+            .hint("use auto, none, required, or the name of an active tool")
+            .into());
         }
     })
 }
@@ -210,19 +205,383 @@ fn select_tools(args: &RunArgs, programs: &[Arc<dyn crate::tools::CustomTool>]) 
     )
 }
 
-fn model_error(e: SelectError) -> anyhow::Error {
-    let hint = match &e {
-        SelectError::Unknown(_) => {
-            "`pi models --all` lists the models pi knows; define others in models.json"
+/// Everything a run starts from, resolved before anything is written.
+struct RunSettings {
+    /// The session continued (none: a new one, or none with --no-session).
+    existing: Option<PathBuf>,
+    /// The directory the run works in (the session's, 0.73).
+    cwd: PathBuf,
+    registry: Registry,
+    llm: LlmSettings,
+    agent: crate::agent::settings::Settings,
+    resources: Arc<Resources>,
+    hooks: HookSet,
+    tools: Vec<Tool>,
+    tool_choice: Option<ToolChoice>,
+    prompt: Option<String>,
+    /// The session continued, locked (unless --no-session) and read.
+    file: Option<FileStore>,
+    opened: Option<Opened>,
+    messages: Vec<Message>,
+    last_compaction: Option<i64>,
+    target: Target,
+    /// The thinking level recorded on the path, and the one of the run.
+    recorded_level: Option<String>,
+    level: &'static str,
+    system_prompt: String,
+}
+
+impl RunSettings {
+    fn resolve(args: &RunArgs, ctx: &Ctx) -> anyhow::Result<RunSettings> {
+        let custom_prompt = args.system_prompt.custom(&ctx.cwd)?;
+        crate::extensions::config::check_flags(&args.hook).map_err(crate::error::usage)?;
+        let existing = args
+            .session
+            .as_deref()
+            .map(|s| ctx.session_path(Some(s)))
+            .transpose()?;
+        let cwd = work_dir(existing.as_deref(), ctx)?;
+        let agent_dir = &ctx.dirs.agent_dir;
+        let registry = Registry::load(agent_dir);
+        let llm = LlmSettings::load(agent_dir, &cwd);
+        let (agent, mut warnings) = crate::agent::settings::Settings::load(agent_dir, &cwd);
+        warnings.extend(registry.warnings.iter().cloned());
+        let resources = resources::load(&resources::Options {
+            cwd: cwd.clone(),
+            agent_dir: agent_dir.clone(),
+            home: crate::config::expand_tilde("~"),
+            prompt_paths: Vec::new(),
+            skill_paths: Vec::new(),
+            no_prompts: false,
+            no_skills: false,
+        });
+        warnings.extend(resources.warnings.iter().cloned());
+        let (hooks, tools, tool_choice) = extensions(args, ctx, &cwd, warnings)?;
+        let prompt = if args.rpc { None } else { read_prompt(args)? };
+        if let Some(p) = &prompt {
+            check_prompt(p, &resources)?;
         }
-        SelectError::Unsupported { .. } => {
-            "pick another model with --model, or define the model in models.json with \"api\": \"openai-completions\""
+        // Lock an existing session before reading it, so nothing changes under the run.
+        let file = match (&existing, args.no_session) {
+            (Some(p), false) => Some(FileStore::open(p, agent_dir, LOCK_WAIT)?),
+            _ => None,
+        };
+        let opened = existing
+            .as_deref()
+            .map(|p| Opened::open(p, args.leaf.as_deref()))
+            .transpose()?;
+        let (messages, info, last_compaction) = match &opened {
+            Some(o) => o.context()?,
+            None => (Vec::new(), None, None),
+        };
+        if prompt.is_none() && !args.rpc && messages.last().is_none_or(store::is_assistant) {
+            return Err(Exit::new(ExitStatus::Usage, anyhow::anyhow!("no prompt"))
+                .hint("pass -p PROMPT or pipe the prompt to stdin")
+                .into());
         }
-        SelectError::None => {
-            "pass --model PROVIDER/ID, or set defaultProvider and defaultModel in settings.json"
+        // The model (with a key), the thinking level, the system prompt.
+        let session_model = info.as_ref().and_then(|i| i.model_ids());
+        let flag = args.model.pair();
+        let (target, _) = config::resolve(
+            &registry,
+            agent_dir,
+            &llm,
+            flag.as_ref(),
+            session_model.as_ref(),
+        )?;
+        let recorded_level = opened
+            .as_ref()
+            .filter(|o| o.has_thinking_entry())
+            .and(info.as_ref())
+            .and_then(|i| i.thinking_level.as_ref())
+            .and_then(Value::as_jstr)
+            .map(|l| l.text().into_owned());
+        let level = setup::thinking_level(
+            args.thinking.map(Thinking::as_str),
+            recorded_level.as_deref(),
+            llm.default_thinking_level.as_deref(),
+            &target.model,
+            &target.details,
+        );
+        let prompt_tools: Vec<_> = tools.iter().map(Tool::prompt).collect();
+        let assembled = crate::prompt::system::Sources {
+            cwd: &cwd,
+            agent_dir,
+            launch_dir: &ctx.cwd,
+            custom: custom_prompt,
+            append: &args.system_prompt.append_system_prompt,
+            context_files: !args.system_prompt.no_context_files,
+            tools: &prompt_tools,
+            skills: &resources.skills,
+            now_ms: crate::clock::now_ms(),
         }
+        .assemble();
+        for w in &assembled.warnings {
+            crate::error::warn(w);
+        }
+        Ok(RunSettings {
+            existing,
+            cwd,
+            registry,
+            llm,
+            agent,
+            resources: Arc::new(resources),
+            hooks,
+            tools,
+            tool_choice,
+            prompt,
+            file,
+            opened,
+            messages,
+            last_compaction,
+            target,
+            recorded_level,
+            level,
+            system_prompt: assembled.text,
+        })
+    }
+}
+
+/// Program tools and hooks, and the tools of the run: warnings met so far are printed with
+/// those of the extensions.
+fn extensions(
+    args: &RunArgs,
+    ctx: &Ctx,
+    cwd: &std::path::Path,
+    mut warnings: Vec<String>,
+) -> anyhow::Result<(HookSet, Vec<Tool>, Option<ToolChoice>)> {
+    let agent_dir = &ctx.dirs.agent_dir;
+    let programs =
+        crate::extensions::tools::discover(agent_dir, cwd, &ctx.cwd, &args.tool, &mut warnings)
+            .map_err(crate::error::usage)?;
+    let (hooks, hook_warnings) = crate::extensions::config::load(agent_dir, cwd, &args.hook);
+    warnings.extend(hook_warnings);
+    for w in &warnings {
+        crate::error::warn(w);
+    }
+    let tools = select_tools(args, &programs);
+    let choice = args
+        .tool_choice
+        .as_deref()
+        .map(|c| tool_choice(c, &tools))
+        .transpose()?;
+    Ok((hooks, tools, choice))
+}
+
+/// How long a run waits for another writer's short append before calling the session busy.
+const LOCK_WAIT: Duration = Duration::from_secs(3);
+
+/// The directory a run works in: the session's (which must exist), else the current one.
+fn work_dir(existing: Option<&std::path::Path>, ctx: &Ctx) -> anyhow::Result<PathBuf> {
+    let Some(p) = existing else {
+        return Ok(ctx.cwd.clone());
     };
-    Exit::new(USAGE, e).hint(hint).into()
+    let h = crate::session::find::read_header(p)
+        .ok_or_else(|| crate::error::usage(format!("{} is not a session file", p.display())))?;
+    let cwd = PathBuf::from(h.cwd);
+    if !cwd.is_dir() {
+        return Err(Exit::new(
+            ExitStatus::Failure,
+            anyhow::anyhow!(
+                "the session's working directory {} does not exist (session {}; current directory {})",
+                cwd.display(),
+                p.display(),
+                ctx.cwd.display()
+            ),
+        )
+        .hint("recreate the directory, or fork the session into this one with `pi session fork`")
+        .into());
+    }
+    Ok(cwd)
+}
+
+/// Expands the prompt once now, so that a bad one writes nothing.
+fn check_prompt(prompt: &str, resources: &Resources) -> anyhow::Result<()> {
+    match setup::expand_prompt(prompt, resources) {
+        Ok((_, warning)) => {
+            if let Some(w) = warning {
+                crate::error::warn(&w);
+            }
+            Ok(())
+        }
+        Err(PromptError::UnknownSkill { name, known }) => {
+            let hint = if known.is_empty() {
+                "no skills were found; `pi prompt list` shows where pi looks".to_owned()
+            } else {
+                format!("known skills: {}", known.join(", "))
+            };
+            Err(
+                Exit::new(ExitStatus::Usage, anyhow::anyhow!("unknown skill '{name}'"))
+                    .hint(hint)
+                    .into(),
+            )
+        }
+        Err(e) => Err(Exit::new(ExitStatus::Failure, e).into()),
+    }
+}
+
+pub fn run(args: RunArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
+    let settings = RunSettings::resolve(&args, ctx)?;
+    launch(settings, &args, ctx)
+}
+
+/// Creates the session if needed, records the model and thinking level, and runs the
+/// prompt (or RPC mode) until it ends.
+fn launch(mut rs: RunSettings, args: &RunArgs, ctx: &Ctx) -> anyhow::Result<ExitStatus> {
+    let agent_dir = ctx.dirs.agent_dir.clone();
+    let header = start_session(&mut rs, args, ctx)?;
+    let mut tool_ctx = ToolContext::new(&rs.cwd);
+    tool_ctx.shell_path = rs.agent.shell_path.clone();
+    tool_ctx.shell_command_prefix = rs.agent.shell_command_prefix.clone();
+    tool_ctx.bin_dir = Some(agent_dir.join("bin"));
+    tool_ctx.auto_resize_images = rs.agent.auto_resize_images;
+    tool_ctx.model_accepts_images = Some(rs.target.model.accepts_images());
+    tool_ctx.session_file = rs.file.as_ref().map(|f| f.path().to_owned());
+    let session_file = tool_ctx.session_file.clone();
+    let model_name = format!("{}/{}", rs.target.model.provider, rs.target.model.id);
+    let config = Config {
+        target: rs.target,
+        thinking_level: rs.level.to_owned(),
+        system_prompt: rs.system_prompt,
+        tools: rs.tools,
+        tool_ctx: Arc::new(tool_ctx),
+        tool_execution: ToolExecution::Parallel,
+        settings: rs.agent,
+        options: Options {
+            retry: rs.llm.retry,
+            thinking_budgets: rs.llm.thinking_budgets.clone(),
+            ..Options::default()
+        },
+        credentials: Credentials {
+            agent_dir,
+            registry: rs.registry,
+        },
+        max_turns: args.max_turns,
+        tool_choice: rs.tool_choice,
+    };
+    let client = Client::new().map_err(|e| anyhow::anyhow!(e))?;
+    let rt = crate::runtime::build()?;
+    let cancel = CancelToken::new();
+    let signalled = Signalled::default();
+    let hooks = ProgramHooks::new(Runner::new(rs.hooks, rs.cwd.clone(), session_file.clone()));
+    let run = Run {
+        rt: &rt,
+        client: &client,
+        config,
+        messages: rs.messages,
+        file: rs.file,
+        last_compaction: rs.last_compaction,
+        hooks,
+        expander: expander(&rs.resources),
+        cancel: &cancel,
+        signalled: &signalled,
+    };
+    if args.rpc {
+        let info = rpc::Info {
+            session_id: header
+                .as_deref()
+                .and_then(|h| crate::json::get_str(h, "id"))
+                .map(|s| s.into_owned())
+                .unwrap_or_default(),
+            session_file,
+            session_name: rs
+                .opened
+                .as_ref()
+                .and_then(|o| o.session.name())
+                .map(str::to_owned),
+        };
+        let stop = run.rpc(expander(&rs.resources), info)?;
+        return Ok(match (stop, signalled.get()) {
+            (rpc::Stop::Signal, Some(s)) => ExitStatus::of_signal(s),
+            (rpc::Stop::Signal, None) => ExitStatus::Interrupted,
+            (rpc::Stop::Eof, _) => ExitStatus::Success,
+        });
+    }
+    let outcome = if args.json {
+        let mut out = JsonLines::new(std::io::stdout());
+        if let Some(h) = &header {
+            let line = Value::parse(h)
+                .map(|v| v.to_json())
+                .unwrap_or_else(|| h.clone());
+            out.line(&line);
+        }
+        run.drive(out, rs.prompt)
+    } else {
+        run.drive(Human::new(model_name), rs.prompt)
+    };
+    finish(outcome?, signalled.get(), args)
+}
+
+/// The exit status of a finished run (and its last word on stderr).
+fn finish(
+    outcome: Outcome,
+    signal: Option<crate::runtime::Signal>,
+    args: &RunArgs,
+) -> anyhow::Result<ExitStatus> {
+    if let Some(s) = signal {
+        crate::error::note("interrupted; the session records where the run stopped");
+        return Ok(ExitStatus::of_signal(s));
+    }
+    match outcome {
+        Outcome::Done | Outcome::Handled => Ok(ExitStatus::Success),
+        Outcome::MaxTurns => {
+            crate::error::note(&format!(
+                "stopped after {} turns (--max-turns)",
+                args.max_turns.unwrap_or(0)
+            ));
+            Ok(ExitStatus::Success)
+        }
+        Outcome::Aborted => Ok(ExitStatus::Interrupted),
+        Outcome::Failed(e) => Err(Exit::new(ExitStatus::Failure, anyhow::anyhow!(e)).into()),
+    }
+}
+
+/// Creates a new session now (its header written at once) unless one is continued, and
+/// records the settings: a fresh session starts with the model and the thinking level; a
+/// continued one gets the level when it has none or it changes. Returns the header line.
+fn start_session(
+    rs: &mut RunSettings,
+    args: &RunArgs,
+    ctx: &Ctx,
+) -> anyhow::Result<Option<Vec<u8>>> {
+    let cwd = rs.cwd.to_string_lossy().into_owned();
+    let mut header = rs
+        .opened
+        .as_ref()
+        .and_then(|o| o.session.header.as_ref())
+        .map(|h| h.raw.clone());
+    if rs.existing.is_none() {
+        if args.no_session {
+            header = Some(store::new_header(&cwd).1);
+        } else {
+            let (path, h) = store::create(&ctx.dirs.session_dir_for(&cwd), &cwd)?;
+            if std::io::stderr().is_terminal() {
+                crate::error::note(&format!("new session {}", path.display()));
+            }
+            header = Some(h);
+            rs.file = Some(FileStore::open(&path, &ctx.dirs.agent_dir, LOCK_WAIT)?);
+        }
+    }
+    if let Some(f) = rs.file.as_mut() {
+        f.set_leaf(rs.opened.as_ref().and_then(Opened::leaf_id));
+        if rs.messages.is_empty() {
+            f.append_model_change(&rs.target.model.provider, &rs.target.model.id)?;
+            f.append_thinking_level(rs.level)?;
+        } else if rs.recorded_level.as_deref() != Some(rs.level) {
+            f.append_thinking_level(rs.level)?;
+        }
+    }
+    Ok(header)
+}
+
+/// Expands templates and skills in the prompts of a run.
+fn expander(res: &Arc<Resources>) -> crate::agent::session::Expander {
+    let res = res.clone();
+    Box::new(move |text: &str| {
+        setup::expand_prompt(text, &res)
+            .map(|(t, _)| t)
+            .map_err(|e| e.to_string())
+    })
 }
 
 /// The session being continued, read.
@@ -235,7 +594,9 @@ struct Opened {
 impl Opened {
     fn open(path: &std::path::Path, leaf: Option<&str>) -> anyhow::Result<Opened> {
         let session = Session::open(path)?;
-        session.warn_skipped();
+        for w in session.skipped_warnings() {
+            crate::error::warn(&w);
+        }
         let leaf = match leaf {
             Some(l) => Some(session.resolve_entry(l)?),
             None => session.leaf(),
@@ -248,6 +609,21 @@ impl Opened {
             .map(|i| self.session.entries[i as usize].id.to_string())
     }
 
+    /// The context of the path: its messages, what it says, and when it was last compacted.
+    #[allow(clippy::type_complexity)]
+    fn context(&self) -> anyhow::Result<(Vec<Message>, Option<crate::context::Info>, Option<i64>)> {
+        let c = crate::context::build(&self.session, self.leaf)
+            .with_context(|| format!("cannot read {}", self.session.path.display()))?;
+        for w in &c.info.warnings {
+            crate::error::warn(&format!("{}: {w}", self.session.path.display()));
+        }
+        let t = c
+            .info
+            .compaction
+            .and_then(|i| store::compaction_time(&self.session, i));
+        Ok((c.messages, Some(c.info), t))
+    }
+
     fn has_thinking_entry(&self) -> bool {
         self.leaf.is_some_and(|l| {
             self.session
@@ -255,366 +631,6 @@ impl Opened {
                 .iter()
                 .any(|&i| self.session.entries[i as usize].kind == Kind::ThinkingLevelChange)
         })
-    }
-}
-
-pub fn run(args: RunArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
-    if args.max_turns == Some(0) {
-        return Err(crate::error::usage("--max-turns must be at least 1"));
-    }
-    let model_flag = args
-        .model
-        .as_deref()
-        .map(crate::cmd::context::parse_model_arg)
-        .transpose()?;
-    let agent_dir = ctx.dirs.agent_dir.clone();
-    crate::extensions::config::check_flags(&args.hook).map_err(crate::error::usage)?;
-    let custom_prompt = args
-        .system_prompt_file
-        .as_ref()
-        .map(|f| {
-            crate::prompt::read_text(&ctx.cwd.join(f))
-                .map_err(|e| crate::error::usage(format!("cannot read {}: {e}", f.display())))
-        })
-        .transpose()?;
-
-    // The session continued, and the directory the run works in (the session's, 0.73).
-    let existing = match &args.session {
-        Some(s) => Some(ctx.session_path(Some(s))?),
-        None => None,
-    };
-    let cwd = match &existing {
-        Some(p) => {
-            let h = crate::session::find::read_header(p).ok_or_else(|| {
-                crate::error::usage(format!("{} is not a session file", p.display()))
-            })?;
-            PathBuf::from(h.cwd)
-        }
-        None => ctx.cwd.clone(),
-    };
-    if !cwd.is_dir() {
-        return Err(Exit::new(
-            FAILURE,
-            anyhow::anyhow!(
-                "the session's working directory {} does not exist (session {}; current directory {})",
-                cwd.display(),
-                existing.as_deref().unwrap_or(ctx.cwd.as_path()).display(),
-                ctx.cwd.display()
-            ),
-        )
-        .hint("recreate the directory, or fork the session into this one with `pi session fork`")
-        .into());
-    }
-
-    let registry = Registry::load(&agent_dir);
-    for w in &registry.warnings {
-        crate::error::warn(w);
-    }
-    let llm_settings = LlmSettings::load(&agent_dir, &cwd);
-    let (settings, warnings) = crate::agent::settings::Settings::load(&agent_dir, &cwd);
-    for w in &warnings {
-        crate::error::warn(w);
-    }
-    let res = resources::load(&resources::Options {
-        cwd: cwd.clone(),
-        agent_dir: agent_dir.clone(),
-        home: crate::config::expand_tilde("~"),
-        prompt_paths: Vec::new(),
-        skill_paths: Vec::new(),
-        no_prompts: false,
-        no_skills: false,
-    });
-    for w in &res.warnings {
-        crate::error::warn(w);
-    }
-
-    // Program tools and hooks.
-    let mut warnings = Vec::new();
-    let programs =
-        crate::extensions::tools::discover(&agent_dir, &cwd, &ctx.cwd, &args.tool, &mut warnings)
-            .map_err(crate::error::usage)?;
-    let (hook_set, hook_warnings) = crate::extensions::config::load(&agent_dir, &cwd, &args.hook);
-    for w in warnings.iter().chain(&hook_warnings) {
-        crate::error::warn(w);
-    }
-    let tools = select_tools(&args, &programs);
-    let choice = args
-        .tool_choice
-        .as_deref()
-        .map(|c| tool_choice(c, &tools))
-        .transpose()?;
-
-    // The prompt, expanded once now so that a bad one writes nothing.
-    let prompt = if args.rpc { None } else { read_prompt(&args)? };
-    if let Some(p) = &prompt {
-        match setup::expand_prompt(p, &res) {
-            Ok((_, warning)) => {
-                if let Some(w) = warning {
-                    crate::error::warn(&w);
-                }
-            }
-            Err(PromptError::UnknownSkill { name, known }) => {
-                let hint = if known.is_empty() {
-                    "no skills were found; `pi prompt list` shows where pi looks".to_owned()
-                } else {
-                    format!("known skills: {}", known.join(", "))
-                };
-                return Err(Exit::new(USAGE, anyhow::anyhow!("unknown skill '{name}'"))
-                    .hint(hint)
-                    .into());
-            }
-            Err(e) => return Err(Exit::new(FAILURE, e).into()),
-        }
-    }
-
-    // Lock an existing session before reading it, so nothing changes under the run.
-    let wait = Duration::from_secs(3);
-    let mut file = match (&existing, args.no_session) {
-        (Some(p), false) => Some(FileStore::open(p, &agent_dir, wait).map_err(|e| match e {
-            store::OpenError::Busy(_) => Exit::new(FAILURE, e)
-                .hint("wait for the other run to end, or continue another branch with `pi session fork`")
-                .into(),
-            store::OpenError::Append(a) => anyhow::Error::from(a),
-        })?),
-        _ => None,
-    };
-    let opened = match &existing {
-        Some(p) => Some(Opened::open(p, args.leaf.as_deref())?),
-        None => None,
-    };
-    let (messages, info, last_compaction) = match &opened {
-        Some(o) => {
-            let c = crate::context::build(&o.session, o.leaf)
-                .with_context(|| format!("cannot read {}", o.session.path.display()))?;
-            for w in &c.info.warnings {
-                crate::error::warn(&format!("{}: {w}", o.session.path.display()));
-            }
-            let t = c
-                .info
-                .compaction
-                .and_then(|i| store::compaction_time(&o.session, i));
-            (c.messages, Some(c.info), t)
-        }
-        None => (Vec::new(), None, None),
-    };
-    if prompt.is_none() && !args.rpc {
-        match messages.last() {
-            Some(m) if !store::is_assistant(m) => {}
-            _ => {
-                return Err(Exit::new(USAGE, anyhow::anyhow!("no prompt"))
-                    .hint("pass -p PROMPT or pipe the prompt to stdin")
-                    .into());
-            }
-        }
-    }
-
-    // The model, its key, the thinking level.
-    let session_model = info.as_ref().and_then(|i| i.model_ids());
-    let (target, _) = config::select(
-        &registry,
-        &agent_dir,
-        &llm_settings,
-        model_flag.as_ref(),
-        session_model.as_ref(),
-    )
-    .map_err(model_error)?;
-    let provider = target.model.provider.clone();
-    let key = auth::resolve(&agent_dir, &registry, &target.model, &target.details)
-        .map_err(|e| anyhow::Error::from(Exit::new(FAILURE, anyhow::anyhow!(e))))?;
-    if key.api_key.is_none() {
-        let how = match auth::env_vars(&provider).last() {
-            Some(v) => format!(
-                "set {v}, or add {{\"{provider}\": {{\"type\": \"api_key\", \"key\": …}}}} to auth.json"
-            ),
-            None => format!(
-                "set \"apiKey\" for provider \"{provider}\" in models.json, or add it to auth.json"
-            ),
-        };
-        return Err(Exit::new(
-            FAILURE,
-            anyhow::anyhow!("no API key for provider \"{provider}\""),
-        )
-        .hint(how)
-        .into());
-    }
-    let recorded_level = opened
-        .as_ref()
-        .filter(|o| o.has_thinking_entry())
-        .and(info.as_ref())
-        .and_then(|i| i.thinking_level.as_ref())
-        .and_then(Value::as_jstr)
-        .map(|l| l.text().into_owned());
-    let level = setup::thinking_level(
-        args.thinking.map(Thinking::as_str),
-        recorded_level.as_deref(),
-        llm_settings.default_thinking_level.as_deref(),
-        &target.model,
-        &target.details,
-    );
-
-    let now = crate::clock::now_ms();
-    let (system_prompt, warnings) = SystemPrompt {
-        cwd: &cwd,
-        agent_dir: &agent_dir,
-        launch_dir: &ctx.cwd,
-        custom: custom_prompt,
-        append: &args.append_system_prompt,
-        context_files: !args.no_context_files,
-        tools: &tools,
-        resources: &res,
-        now_ms: now,
-    }
-    .build();
-    for w in &warnings {
-        crate::error::warn(w);
-    }
-
-    // A new session is created now (its header written at once).
-    let cwd_str = cwd.to_string_lossy().into_owned();
-    let mut header: Option<Vec<u8>> = opened
-        .as_ref()
-        .and_then(|o| o.session.header.as_ref())
-        .map(|h| h.raw.clone());
-    if existing.is_none() {
-        if args.no_session {
-            header = Some(store::new_header(&cwd_str).1);
-        } else {
-            let dir = ctx.dirs.session_dir_for(&cwd_str);
-            let (path, h) = store::create(&dir, &cwd_str)?;
-            if std::io::stderr().is_terminal() {
-                crate::error::note(&format!("new session {}", path.display()));
-            }
-            header = Some(h);
-            file = Some(
-                FileStore::open(&path, &agent_dir, wait).map_err(|e| match e {
-                    store::OpenError::Append(a) => anyhow::Error::from(a),
-                    e => anyhow::Error::from(e),
-                })?,
-            );
-        }
-    }
-    // The settings the session records: a fresh session starts with the model and the
-    // thinking level; a continued one gets the level when it has none or it changes.
-    if let Some(f) = file.as_mut() {
-        f.set_leaf(opened.as_ref().and_then(Opened::leaf_id));
-        if messages.is_empty() {
-            f.append_model_change(&target.model.provider, &target.model.id)?;
-            f.append_thinking_level(level)?;
-        } else if recorded_level.as_deref() != Some(level) {
-            f.append_thinking_level(level)?;
-        }
-    }
-
-    let mut tool_ctx = ToolContext::new(&cwd);
-    tool_ctx.shell_path = settings.shell_path.clone();
-    tool_ctx.shell_command_prefix = settings.shell_command_prefix.clone();
-    tool_ctx.bin_dir = Some(agent_dir.join("bin"));
-    tool_ctx.auto_resize_images = settings.auto_resize_images;
-    tool_ctx.model_accepts_images = Some(target.model.accepts_images());
-    tool_ctx.session_file = file.as_ref().map(|f| f.path().to_owned());
-    let session_file = tool_ctx.session_file.clone();
-    let model_name = format!("{}/{}", target.model.provider, target.model.id);
-    let config = Config {
-        target,
-        thinking_level: level.to_owned(),
-        system_prompt,
-        tools,
-        tool_ctx: Arc::new(tool_ctx),
-        tool_execution: ToolExecution::Parallel,
-        settings,
-        options: Options {
-            retry: llm_settings.retry,
-            thinking_budgets: llm_settings.thinking_budgets.clone(),
-            ..Options::default()
-        },
-        credentials: Credentials {
-            agent_dir: agent_dir.clone(),
-            registry,
-        },
-        max_turns: args.max_turns,
-        tool_choice: choice,
-    };
-
-    let client = Client::new().map_err(|e| anyhow::anyhow!(e))?;
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
-    let cancel = CancelToken::new();
-    let signalled = Arc::new(AtomicU8::new(0));
-    let res = Arc::new(res);
-    let expander = |res: &Arc<resources::Resources>| -> crate::agent::session::Expander {
-        let res = res.clone();
-        Box::new(move |text: &str| {
-            setup::expand_prompt(text, &res)
-                .map(|(t, _)| t)
-                .map_err(|e| e.to_string())
-        })
-    };
-    let hooks = ProgramHooks::new(Runner::new(hook_set, cwd.clone(), session_file.clone()));
-    let run = Run {
-        rt: &rt,
-        client: &client,
-        config,
-        messages,
-        file,
-        last_compaction,
-        hooks,
-        expander: expander(&res),
-        cancel: &cancel,
-        signalled: &signalled,
-    };
-
-    if args.rpc {
-        let info = rpc::Info {
-            session_id: header
-                .as_deref()
-                .and_then(|h| crate::json::get_str(h, "id"))
-                .map(|s| s.into_owned())
-                .unwrap_or_default(),
-            session_file,
-            session_name: opened
-                .as_ref()
-                .and_then(|o| o.session.name())
-                .map(str::to_owned),
-        };
-        let stop = run.rpc(expander(&res), info)?;
-        let signal = signalled.load(Ordering::SeqCst);
-        return Ok(match stop {
-            rpc::Stop::Signal if signal != 0 => signal,
-            rpc::Stop::Signal => 130,
-            rpc::Stop::Eof => 0,
-        });
-    }
-    let outcome = if args.json {
-        let mut out = JsonLines::new(std::io::stdout());
-        if let Some(h) = &header {
-            let line = Value::parse(h)
-                .map(|v| v.to_json())
-                .unwrap_or_else(|| h.clone());
-            out.line(&line);
-        }
-        run.drive(out, prompt)
-    } else {
-        run.drive(Human::new(model_name), prompt)
-    };
-    let signal = signalled.load(Ordering::SeqCst);
-    let outcome = outcome?;
-    if signal != 0 {
-        crate::error::note("interrupted; the session records where the run stopped");
-        return Ok(signal);
-    }
-    match outcome {
-        Outcome::Done | Outcome::Handled => Ok(0),
-        Outcome::MaxTurns => {
-            crate::error::note(&format!(
-                "stopped after {} turns (--max-turns)",
-                args.max_turns.unwrap_or(0)
-            ));
-            Ok(0)
-        }
-        Outcome::Aborted => Ok(130),
-        Outcome::Failed(e) => Err(Exit::new(FAILURE, anyhow::anyhow!(e)).into()),
     }
 }
 
@@ -629,7 +645,7 @@ struct Run<'a> {
     hooks: ProgramHooks,
     expander: crate::agent::session::Expander,
     cancel: &'a CancelToken,
-    signalled: &'a Arc<AtomicU8>,
+    signalled: &'a Signalled,
 }
 
 impl<'a> Run<'a> {
@@ -660,7 +676,8 @@ impl<'a> Run<'a> {
     fn drive<O: Observer>(self, observer: O, prompt: Option<String>) -> anyhow::Result<Outcome> {
         let (mut session, p) = self.session(observer);
         p.rt.block_on(async {
-            let watcher = watch_signals(p.cancel.clone(), p.signalled.clone())?;
+            let watcher = watch_signals(p.cancel.clone(), p.signalled.clone())
+                .context("cannot listen for signals")?;
             let r = match &prompt {
                 Some(text) => session.prompt(text).await,
                 None => session.resume().await,
@@ -685,7 +702,8 @@ impl<'a> Run<'a> {
         let signals = p.cancel.clone();
         session.set_cancel(CancelToken::new());
         p.rt.block_on(async {
-            let watcher = watch_signals(signals.clone(), p.signalled.clone())?;
+            let watcher = watch_signals(signals.clone(), p.signalled.clone())
+                .context("cannot listen for signals")?;
             let mut server = Server {
                 session: &mut session,
                 out,
@@ -705,37 +723,5 @@ impl<'a> Run<'a> {
 struct Parts<'a> {
     rt: &'a tokio::runtime::Runtime,
     cancel: &'a CancelToken,
-    signalled: &'a Arc<AtomicU8>,
-}
-
-/// Listens for signals: the first cancels the run (recording its exit status), a second
-/// Ctrl-C ends the process at once.
-fn watch_signals(
-    cancel: CancelToken,
-    signalled: Arc<AtomicU8>,
-) -> anyhow::Result<tokio::task::JoinHandle<()>> {
-    use tokio::signal::unix::{SignalKind, signal};
-    let mut int = signal(SignalKind::interrupt()).context("cannot listen for Ctrl-C")?;
-    let mut term = signal(SignalKind::terminate()).context("cannot listen for SIGTERM")?;
-    let mut hup = signal(SignalKind::hangup()).context("cannot listen for SIGHUP")?;
-    Ok(tokio::spawn(async move {
-        loop {
-            let code = tokio::select! {
-                _ = int.recv() => 130,
-                _ = term.recv() => 143,
-                _ = hup.recv() => 129,
-            };
-            if cancel.is_cancelled() && code == 130 {
-                crate::tools::bash::kill_all_running();
-                std::process::exit(130);
-            }
-            if signalled.load(Ordering::SeqCst) == 0 {
-                signalled.store(code, Ordering::SeqCst);
-            }
-            if code != 130 {
-                crate::tools::bash::kill_all_running();
-            }
-            cancel.cancel();
-        }
-    }))
+    signalled: &'a Signalled,
 }

@@ -3,11 +3,21 @@
 //! `prepareBranchEntries`).
 
 use std::io;
+use std::path::{Path, PathBuf};
 
+use serde_json::json;
+
+use super::Summarizer;
+use super::job::{JobError, Watch};
 use super::prepare::entry_message;
 use super::text::FileOps;
 use crate::context::tokens;
 use crate::context::value::Value;
+use crate::llm::config::{self, Settings as LlmSettings};
+use crate::models::Registry;
+use crate::runtime;
+use crate::session::append::{Appender, NewEntry, Parent};
+use crate::session::entry::jstr;
 use crate::session::{Kind, Session};
 
 /// The entries between the old leaf and the common ancestor with the target, oldest first,
@@ -93,4 +103,198 @@ pub fn prepare(s: &Session, entries: &[u32], budget: u64) -> io::Result<Prepared
     picked.reverse();
     p.messages = picked;
     Ok(p)
+}
+
+/// The entry that moves the leaf to `parent` without a summary: `custom` with
+/// `customType: "branch"` and the leaf it moves from.
+pub fn move_entry(parent: Parent, from: Option<&str>) -> NewEntry {
+    let from = from.map_or_else(|| b"null".to_vec(), jstr);
+    let mut data = b"{\"from\":".to_vec();
+    data.extend_from_slice(&from);
+    data.push(b'}');
+    NewEntry::new("custom", parent)
+        .field("customType", jstr("branch"))
+        .field("data", data)
+}
+
+/// A `branch_summary` entry under `parent` (`from_id`: the entry moved to, or `root`);
+/// `details` (JSON) given by a hook makes it `fromHook`.
+pub fn summary_entry(
+    parent: Parent,
+    from_id: &str,
+    summary: &str,
+    details: Option<Vec<u8>>,
+    from_hook: bool,
+) -> NewEntry {
+    let mut e = NewEntry::new("branch_summary", parent)
+        .field("fromId", jstr(from_id))
+        .field("summary", jstr(summary));
+    if let Some(d) = details {
+        e = e.field("details", d);
+    }
+    e.field(
+        "fromHook",
+        if from_hook {
+            b"true".to_vec()
+        } else {
+            b"false".to_vec()
+        },
+    )
+}
+
+/// `entry` of `s` as a target: an entry index, or `None` for `root`.
+pub fn resolve_target(s: &Session, entry: &str) -> Result<Option<u32>, JobError> {
+    match s.resolve_entry(entry) {
+        Ok(i) => Ok(Some(i)),
+        Err(_) if entry == "root" => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// A branch summary asked of a model (`pi session branch --summarize`).
+pub struct BranchSummary {
+    pub agent_dir: PathBuf,
+    pub registry: Registry,
+    pub llm: LlmSettings,
+    /// The model (`None`: the session's, else the default).
+    pub model: Option<(String, String)>,
+    pub instructions: Option<String>,
+    pub rt: runtime::Lazy,
+}
+
+/// What a summarized move did.
+#[derive(Debug)]
+pub enum Moved {
+    /// The lines appended. `summarized` is false when nothing was left behind (no summary
+    /// was asked for; the plain move entry was written).
+    Written {
+        lines: Vec<Vec<u8>>,
+        summarized: bool,
+    },
+    /// Ctrl-C while the model wrote; nothing was written.
+    Interrupted,
+}
+
+impl BranchSummary {
+    /// Summarizes the path being left by moving the leaf of the session at `path` to
+    /// `entry`, and appends the `branch_summary` entry (then `extra`). The model is called
+    /// before the session is locked; if the leaf moved meanwhile, nothing is written.
+    pub fn run(
+        &mut self,
+        path: &Path,
+        entry: &str,
+        extra: Vec<NewEntry>,
+        watch: &dyn Watch,
+    ) -> Result<Moved, JobError> {
+        let s = Session::open(path)?;
+        for w in s.skipped_warnings() {
+            watch.warning(&w);
+        }
+        let target = resolve_target(&s, entry)?;
+        let target_id = target.map(|t| s.entries[t as usize].id.to_string());
+        let old_leaf = s.leaf();
+        let old_leaf_id = old_leaf.map(|l| s.entries[l as usize].id.to_string());
+        let (entries, _) = collect(&s, old_leaf, target);
+        let parent = match &target_id {
+            Some(id) => Parent::Id(id.clone()),
+            None => Parent::Root,
+        };
+        let (new_entry, summarized) = if entries.is_empty() {
+            (move_entry(parent, old_leaf_id.as_deref()), false)
+        } else {
+            let Some(e) =
+                self.summarize(&s, path, old_leaf, &entries, parent, &target_id, watch)?
+            else {
+                return Ok(Moved::Interrupted);
+            };
+            (e, true)
+        };
+        drop(s);
+        let mut ap = Appender::open(path, Some(&self.agent_dir))?;
+        let now = ap.leaf.as_ref().map(|l| l.as_str().to_owned());
+        if now != old_leaf_id {
+            return Err(JobError::LeafMoved {
+                from: old_leaf_id.unwrap_or_else(|| "(none)".to_owned()),
+                to: now,
+            });
+        }
+        let mut batch = vec![new_entry];
+        batch.extend(extra);
+        let lines = ap.append(&batch)?;
+        Ok(Moved::Written { lines, summarized })
+    }
+
+    /// Asks the model for the summary of `entries`; `None` when interrupted.
+    #[allow(clippy::too_many_arguments)]
+    fn summarize(
+        &mut self,
+        s: &Session,
+        path: &Path,
+        old_leaf: Option<u32>,
+        entries: &[u32],
+        parent: Parent,
+        target_id: &Option<String>,
+        watch: &dyn Watch,
+    ) -> Result<Option<NewEntry>, JobError> {
+        let session_model = crate::context::Plan::new(s, old_leaf)
+            .ok()
+            .and_then(|p| p.info.model_ids());
+        let (target, auth) = config::resolve(
+            &self.registry,
+            &self.agent_dir,
+            &self.llm,
+            self.model.as_ref(),
+            session_model.as_ref(),
+        )?;
+        let window = match target.model.context_window {
+            0 => 128_000,
+            w => w,
+        };
+        let reserve = self
+            .llm
+            .branch_reserve_tokens
+            .unwrap_or(config::DEFAULT_BRANCH_RESERVE_TOKENS);
+        let prepared = prepare(s, entries, window.saturating_sub(reserve)).map_err(|source| {
+            JobError::Read {
+                path: path.to_owned(),
+                source,
+            }
+        })?;
+        let model = format!("{}/{}", target.model.provider, target.model.id);
+        let options = self.llm.call_options(auth);
+        let instructions = self.instructions.clone();
+        let (rt, client) = self.rt.with_client()?;
+        watch.summarizing(&format!("summarizing the branch with {model}"));
+        let progress = |e: &crate::llm::Event| watch.event(e);
+        let summarizer = Summarizer {
+            client,
+            target: &target,
+            options,
+            thinking_level: None,
+            progress: &progress,
+        };
+        let result = runtime::interruptible(
+            rt,
+            summarizer.branch(
+                &prepared.messages,
+                &prepared.file_ops,
+                instructions.as_deref(),
+            ),
+        );
+        watch.summarized();
+        let (summary, read, modified) = match result {
+            None => return Ok(None),
+            Some(Err(error)) => return Err(JobError::Summary { error, model }),
+            Some(Ok(x)) => x,
+        };
+        let details = json!({"readFiles": read, "modifiedFiles": modified});
+        let details = serde_json::to_vec(&details).unwrap_or_default();
+        Ok(Some(summary_entry(
+            parent,
+            target_id.as_deref().unwrap_or("root"),
+            &summary,
+            Some(details),
+            false,
+        )))
+    }
 }

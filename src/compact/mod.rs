@@ -12,10 +12,13 @@
 //!   the `--dry-run` record.
 
 pub mod branch;
+pub mod hook;
+pub mod job;
 pub mod prepare;
 pub mod record;
 pub mod summarize;
 pub mod text;
 
+pub use hook::{BeforeCompact, Compact, CompactionReason, CompactionResult};
 pub use prepare::{Budget, NoPlan, Plan, prepare};
-pub use summarize::{Compaction, Summarizer};
+pub use summarize::{Compaction, Summarizer, SummaryError};

@@ -5,7 +5,7 @@ use super::prepare::Plan;
 use super::text::{self, FileOps};
 use crate::context::llm;
 use crate::context::value::{Obj, Value};
-use crate::llm::{Client, Event, Options, Request, StopReason, Target};
+use crate::llm::{Client, Event, LlmError, Options, Request, Target};
 
 /// A model to summarize with, and how to call it.
 pub struct Summarizer<'a> {
@@ -18,6 +18,28 @@ pub struct Summarizer<'a> {
     pub thinking_level: Option<String>,
     /// Told about every event of every call (calls may run at the same time).
     pub progress: &'a dyn Fn(&Event),
+}
+
+/// Why a summary could not be written.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SummaryError {
+    /// The call failed (`what`: `Summarization`, `Turn prefix summarization`, `Branch
+    /// summarization`).
+    #[error("{what} failed: {error}")]
+    Failed { what: &'static str, error: LlmError },
+    /// An empty summary would replace the history by nothing.
+    #[error("{what} failed: the model returned no text")]
+    Empty { what: &'static str },
+}
+
+impl SummaryError {
+    pub fn is_overflow(&self) -> bool {
+        matches!(self, SummaryError::Failed { error, .. } if error.is_overflow())
+    }
+
+    pub fn is_auth(&self) -> bool {
+        matches!(self, SummaryError::Failed { error, .. } if error.is_auth())
+    }
 }
 
 /// A finished compaction, ready to be written.
@@ -87,7 +109,12 @@ impl Summarizer<'_> {
         o
     }
 
-    async fn call(&self, prompt: String, opts: Options, what: &str) -> Result<String, String> {
+    async fn call(
+        &self,
+        prompt: String,
+        opts: Options,
+        what: &'static str,
+    ) -> Result<String, SummaryError> {
         let req = request(&prompt);
         let progress = self.progress;
         let mut sink = |e: &Event, _: &crate::llm::AssistantMessage| progress(e);
@@ -95,16 +122,12 @@ impl Summarizer<'_> {
             .client
             .stream(self.target, &req, &opts, &mut sink)
             .await;
-        if reply.stop_reason == StopReason::Error || reply.stop_reason == StopReason::Aborted {
-            return Err(format!(
-                "{what} failed: {}",
-                reply.error_message.as_deref().unwrap_or("Unknown error")
-            ));
+        if let Some(error) = reply.error() {
+            return Err(SummaryError::Failed { what, error });
         }
         let text = reply.text();
         if text.trim().is_empty() {
-            // An empty summary would replace the history by nothing.
-            return Err(format!("{what} failed: the model returned no text"));
+            return Err(SummaryError::Empty { what });
         }
         Ok(text)
     }
@@ -115,7 +138,7 @@ impl Summarizer<'_> {
         &self,
         plan: &Plan,
         instructions: Option<&str>,
-    ) -> Result<Compaction, String> {
+    ) -> Result<Compaction, SummaryError> {
         let reserve = plan.budget.reserve_tokens;
         let history_tokens = (0.8 * reserve as f64).floor() as u64;
         let history = async {
@@ -158,7 +181,7 @@ impl Summarizer<'_> {
         messages: &[Value],
         file_ops: &FileOps,
         instructions: Option<&str>,
-    ) -> Result<(String, Vec<String>, Vec<String>), String> {
+    ) -> Result<(String, Vec<String>, Vec<String>), SummaryError> {
         if messages.is_empty() {
             return Ok(("No content to summarize".to_owned(), Vec::new(), Vec::new()));
         }

@@ -212,9 +212,70 @@ impl Meter {
     }
 }
 
-/// Upstream's `shouldCompact`: enabled and strictly above `window − reserve`.
-pub fn should_compact(tokens: f64, window: u64, reserve: u64, enabled: bool) -> bool {
-    enabled && tokens > window as f64 - reserve as f64
+/// Whether a context should be compacted: the one rule `pi compact --if-needed`,
+/// `pi context stats` and the agent's automatic compaction share (upstream's
+/// `shouldCompact`, plus its rule that usage reported before the latest compaction says
+/// nothing about the context after it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Need {
+    /// `compaction.enabled` is false.
+    Disabled,
+    /// No reply since the latest compaction: the reported usage describes the context
+    /// before it.
+    UsagePredatesCompaction,
+    /// At or below `window − reserve`.
+    Below,
+    /// Strictly above `window − reserve`.
+    Above,
+}
+
+impl Need {
+    /// Upstream's `shouldCompact`, with the rules above: enabled, usage not stale, and
+    /// strictly above `window − reserve`.
+    pub fn judge(tokens: f64, window: u64, reserve: u64, enabled: bool, stale: bool) -> Need {
+        if !enabled {
+            Need::Disabled
+        } else if stale {
+            Need::UsagePredatesCompaction
+        } else if tokens > threshold(window, reserve) {
+            Need::Above
+        } else {
+            Need::Below
+        }
+    }
+
+    pub fn compact(self) -> bool {
+        self == Need::Above
+    }
+}
+
+/// `window − reserve`: compaction starts above it.
+pub fn threshold(window: u64, reserve: u64) -> f64 {
+    window as f64 - reserve as f64
+}
+
+/// The size of a measured context and whether it should be compacted.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Assessment {
+    pub estimate: Estimate,
+    /// The path has a compaction and no assistant has reported a context size since.
+    pub stale: bool,
+    pub threshold: f64,
+    pub need: Need,
+}
+
+impl Meter {
+    /// Judges the context measured (with `compacted`: the path has a compaction).
+    pub fn assess(&self, compacted: bool, window: u64, reserve: u64, enabled: bool) -> Assessment {
+        let estimate = self.estimate();
+        let stale = compacted && !self.reported_after_compaction();
+        Assessment {
+            need: Need::judge(estimate.tokens, window, reserve, enabled, stale),
+            threshold: threshold(window, reserve),
+            stale,
+            estimate,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -306,9 +367,44 @@ mod tests {
     #[test]
     fn threshold_is_strict() {
         // CO-A7
-        assert!(should_compact(95_000.0, 100_000, 10_000, true));
-        assert!(!should_compact(89_000.0, 100_000, 10_000, true));
-        assert!(!should_compact(90_000.0, 100_000, 10_000, true));
-        assert!(!should_compact(95_000.0, 100_000, 10_000, false));
+        assert_eq!(
+            Need::judge(95_000.0, 100_000, 10_000, true, false),
+            Need::Above
+        );
+        assert_eq!(
+            Need::judge(89_000.0, 100_000, 10_000, true, false),
+            Need::Below
+        );
+        assert_eq!(
+            Need::judge(90_000.0, 100_000, 10_000, true, false),
+            Need::Below
+        );
+        assert_eq!(
+            Need::judge(95_000.0, 100_000, 10_000, false, false),
+            Need::Disabled
+        );
+    }
+
+    #[test]
+    fn stale_usage_never_compacts() {
+        assert_eq!(
+            Need::judge(95_000.0, 100_000, 10_000, true, true),
+            Need::UsagePredatesCompaction
+        );
+        let u = r#"{"role":"assistant","content":[],"usage":{"input":95000,"output":0,"cacheRead":0,"cacheWrite":0},"stopReason":"stop"}"#;
+        let mut m = Meter::default();
+        m.add(&v(r#"{"role":"compactionSummary","summary":"s"}"#), false);
+        m.add(&v(u), false);
+        let a = m.assess(true, 100_000, 10_000, true);
+        assert!(a.stale);
+        assert!(!a.need.compact());
+        let mut m = Meter::default();
+        m.add(&v(r#"{"role":"compactionSummary","summary":"s"}"#), false);
+        m.add(&v(u), true);
+        let a = m.assess(true, 100_000, 10_000, true);
+        assert_eq!(
+            (a.stale, a.need, a.threshold),
+            (false, Need::Above, 90_000.0)
+        );
     }
 }

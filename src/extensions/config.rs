@@ -336,6 +336,20 @@ pub fn check_flags(flags: &[String]) -> Result<(), String> {
     Ok(())
 }
 
+/// Checks the `--hook` flags of a command that runs only the hooks of `event`.
+pub fn check_flags_for(flags: &[String], event: HookEvent) -> Result<(), String> {
+    check_flags(flags)?;
+    for f in flags {
+        let name = f.split_once('=').map_or(f.as_str(), |(n, _)| n.trim());
+        if name != event.as_str() {
+            return Err(format!(
+                "invalid --hook '{f}': this command runs only {event} hooks"
+            ));
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {

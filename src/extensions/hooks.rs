@@ -14,16 +14,15 @@
 //! decides whether it stops what the hook guards ([`OnError`]).
 
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value as Json, json};
 
 use super::config::{HookEvent, HookSet, HookSpec, OnError};
 use super::process::{self, RunError, Spec};
 use crate::agent::Message;
-use crate::agent::event::{CompactionReason, CompactionResult};
-use crate::agent::hooks::{Compact, Effects, HookError, Hooks, Input, ToolCall};
-use crate::compact::Plan;
+use crate::agent::hooks::{Effects, HookError, Hooks, Input, ToolCall};
+use crate::compact::{Compact, CompactionReason, CompactionResult, Plan};
 use crate::tools::{CancelToken, Content, ToolResult};
 
 use crate::agent::{message_from_json as from_json, message_to_json as to_json};
@@ -503,6 +502,41 @@ pub async fn before_compact(
         return Compact::Cancel;
     }
     decision
+}
+
+/// The hooks of `event` for the session at `path` whose working directory is `cwd`: those of
+/// the global and the project's settings and of `flags`, run in `cwd` (in `fallback_cwd`
+/// when `cwd` is gone). `None` when there are none; then the warnings met.
+pub fn for_session(
+    agent_dir: &Path,
+    cwd: &Path,
+    fallback_cwd: &Path,
+    flags: &[String],
+    path: &Path,
+    event: HookEvent,
+) -> (Option<ProgramHooks>, Vec<String>) {
+    let (set, warnings) = crate::extensions::config::load(agent_dir, cwd, flags);
+    if !set.has(event) {
+        return (None, warnings);
+    }
+    let run_in = if cwd.is_dir() { cwd } else { fallback_cwd };
+    let runner = Runner::new(set, run_in.to_owned(), Some(path.to_owned()));
+    (Some(ProgramHooks::new(runner)), warnings)
+}
+
+impl crate::compact::BeforeCompact for ProgramHooks {
+    async fn before_compact(
+        &mut self,
+        plan: &Plan,
+        reason: CompactionReason,
+        instructions: Option<&str>,
+    ) -> Compact {
+        before_compact(self, plan, reason, instructions).await
+    }
+
+    fn take_entries(&mut self) -> Vec<crate::session::append::NewEntry> {
+        effect_entries(&self.take())
+    }
 }
 
 /// What the `session_before_tree` hooks decided about a move of the leaf.

@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use super::anthropic;
 use super::auth::{redact, set_header};
-use super::message::{AssistantMessage, Event, Sink, StopReason};
+use super::message::{AssistantMessage, Event, LlmError, Sink, StopReason};
 use super::openai;
 use super::request::{Options, Request, Target, Wire};
 use super::sse;
@@ -31,6 +31,7 @@ pub struct Client {
 /// Why a request produced no response to stream.
 struct Failed {
     message: String,
+    status: Option<u16>,
     retryable: bool,
     /// The delay the server asked for, in milliseconds.
     retry_after: Option<f64>,
@@ -171,7 +172,7 @@ impl Client {
                             };
                             read(resp, opts, &mut on, sink).await
                         };
-                        read.and_then(|()| s.finish(sink))
+                        read.and_then(|()| s.finish(sink)).map_err(LlmError::new)
                     }
                 };
                 end(s.msg, result, &secrets, sink)
@@ -189,7 +190,7 @@ impl Client {
                             };
                             read(resp, opts, &mut on, sink).await
                         };
-                        read.and_then(|()| s.finish())
+                        read.and_then(|()| s.finish()).map_err(LlmError::new)
                     }
                 };
                 end(s.msg, result, &secrets, sink)
@@ -209,7 +210,7 @@ impl Client {
         secrets: &[String],
         timestamp: i64,
         sink: Sink<'_>,
-    ) -> Result<reqwest::Response, String> {
+    ) -> Result<reqwest::Response, LlmError> {
         let timeout = Duration::from_millis(opts.retry.timeout_ms.max(1));
         let mut retry = 0u32;
         loop {
@@ -220,11 +221,13 @@ impl Client {
             let failed = match tokio::time::timeout(timeout, rb.send()).await {
                 Err(_) => Failed {
                     message: "Request timed out.".into(),
+                    status: None,
                     retryable: true,
                     retry_after: None,
                 },
                 Ok(Err(e)) => Failed {
                     message: format!("Connection error. ({})", error_chain(&e)),
+                    status: None,
                     retryable: true,
                     retry_after: None,
                 },
@@ -249,6 +252,7 @@ impl Client {
                     };
                     Failed {
                         message,
+                        status: Some(status),
                         // Never another 4xx than 429, whatever the server says.
                         retryable: (status == 429 || status >= 500) && should != Some(false),
                         retry_after: after,
@@ -256,18 +260,22 @@ impl Client {
                 }
             };
             let message = redact(&failed.message, secrets);
+            let error = |message: String| LlmError {
+                message,
+                status: failed.status,
+            };
             if !failed.retryable || retry >= opts.retry.max_retries {
-                return Err(message);
+                return Err(error(message));
             }
             let delay = match failed.retry_after {
                 Some(ms) => {
                     let cap = opts.retry.max_delay_ms;
                     if cap > 0 && ms > cap as f64 {
-                        return Err(format!(
+                        return Err(error(format!(
                             "{message} (the server asked to retry after {:.1} s, longer than \
                              retry.provider.maxRetryDelayMs = {cap})",
                             ms / 1000.0
-                        ));
+                        )));
                     }
                     ms as u64
                 }
@@ -336,14 +344,15 @@ async fn read(
 
 fn end(
     mut msg: AssistantMessage,
-    result: Result<(), String>,
+    result: Result<(), LlmError>,
     secrets: &[String],
     sink: Sink<'_>,
 ) -> AssistantMessage {
     match result {
         Ok(()) => sink(&Event::Done, &msg),
         Err(e) => {
-            msg.fail(StopReason::Error, redact(&e, secrets));
+            msg.fail(StopReason::Error, redact(&e.message, secrets));
+            msg.http_status = e.status;
             sink(&Event::Error, &msg);
         }
     }

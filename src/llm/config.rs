@@ -10,8 +10,8 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::auth;
-use super::request::{RetryPolicy, Target};
+use super::auth::{self, Auth};
+use super::request::{Options, RetryPolicy, Target};
 use crate::models::Registry;
 
 /// Settings of model calls, compaction and branch summaries.
@@ -171,5 +171,57 @@ pub fn select(
             }
         }
         _ => Err(SelectError::None),
+    }
+}
+
+/// Why a model cannot be called.
+#[derive(Debug, thiserror::Error)]
+pub enum ModelError {
+    #[error(transparent)]
+    Select(#[from] SelectError),
+    /// The key or a header could not be resolved (a failing `!command`, an expired login).
+    #[error("{0}")]
+    Auth(String),
+    /// No key anywhere; `env` is the variable the provider's key is read from, if any.
+    #[error("no API key for provider \"{provider}\"")]
+    NoKey {
+        provider: String,
+        env: Option<&'static str>,
+    },
+}
+
+/// The model of a call and its key and headers (see [`select`]); a model without a key is
+/// an error.
+pub fn resolve(
+    registry: &Registry,
+    agent_dir: &Path,
+    settings: &Settings,
+    flag: Option<&(String, String)>,
+    session: Option<&(String, String)>,
+) -> Result<(Target, Auth), ModelError> {
+    let (target, _) = select(registry, agent_dir, settings, flag, session)?;
+    let a = auth::resolve(agent_dir, registry, &target.model, &target.details)
+        .map_err(ModelError::Auth)?;
+    if a.api_key.is_none() {
+        let provider = target.model.provider.clone();
+        return Err(ModelError::NoKey {
+            env: auth::env_vars(&provider).last().copied(),
+            provider,
+        });
+    }
+    Ok((target, a))
+}
+
+impl Settings {
+    /// The options of a call with key `a`: retries and thinking budgets from the settings.
+    pub fn call_options(&self, a: Auth) -> Options {
+        Options {
+            api_key: a.api_key,
+            headers: a.headers,
+            retry: self.retry,
+            thinking_budgets: self.thinking_budgets.clone(),
+            secrets: a.secrets,
+            ..Options::default()
+        }
     }
 }

@@ -161,6 +161,8 @@ pub struct AssistantMessage {
     pub usage: Usage,
     pub stop_reason: StopReason,
     pub error_message: Option<String>,
+    /// The HTTP status of a failed request (not stored; for telling failures apart).
+    pub http_status: Option<u16>,
     /// Request start, Unix milliseconds.
     pub timestamp: i64,
     pub response_id: Option<String>,
@@ -178,6 +180,7 @@ impl AssistantMessage {
             usage: Usage::default(),
             stop_reason: StopReason::Stop,
             error_message: None,
+            http_status: None,
             timestamp,
             response_id: None,
             response_model: None,
@@ -223,6 +226,17 @@ impl AssistantMessage {
         Value::Object(m)
     }
 
+    /// Why the call failed, when it did (stopped with an error or aborted).
+    pub fn error(&self) -> Option<LlmError> {
+        self.stop_reason.is_failure().then(|| LlmError {
+            message: self
+                .error_message
+                .clone()
+                .unwrap_or_else(|| "Unknown error".to_owned()),
+            status: self.http_status,
+        })
+    }
+
     /// Ends the message as failed (keeping the content produced so far).
     pub fn fail(&mut self, reason: StopReason, message: String) {
         self.stop_reason = reason;
@@ -232,6 +246,34 @@ impl AssistantMessage {
                 partial.clear();
             }
         }
+    }
+}
+
+/// A failed model call: the message the reference reports (`errorMessage`), and the HTTP
+/// status when the provider answered with an error status.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct LlmError {
+    pub message: String,
+    pub status: Option<u16>,
+}
+
+impl LlmError {
+    pub fn new(message: impl Into<String>) -> LlmError {
+        LlmError {
+            message: message.into(),
+            status: None,
+        }
+    }
+
+    /// The provider refused the request as larger than the model's context window.
+    pub fn is_overflow(&self) -> bool {
+        super::overflow::is_overflow_message(&self.message)
+    }
+
+    /// The provider refused the key (401, 403).
+    pub fn is_auth(&self) -> bool {
+        matches!(self.status, Some(401 | 403))
     }
 }
 

@@ -26,5 +26,5 @@ pub mod request;
 pub mod sse;
 
 pub use client::Client;
-pub use message::{AssistantMessage, Block, Event, StopReason, Usage};
+pub use message::{AssistantMessage, Block, Event, LlmError, StopReason, Usage};
 pub use request::{Options, Request, RetryPolicy, Target, Tool, ToolChoice, Wire};

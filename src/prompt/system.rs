@@ -3,6 +3,7 @@
 //! context files, the skills index, the date and the working directory — in upstream's layout.
 
 use std::collections::HashSet;
+use std::path::Path;
 
 use super::context::ContextFile;
 use super::skills::{self, Skill};
@@ -294,5 +295,74 @@ mod tests {
             build(&o),
             "X\n\nY\n\n# Project Context\n\nProject-specific instructions and guidelines:\n\n## /p/AGENTS.md\n\nC\n\n\nCurrent date: 2026-01-02\nCurrent working directory: /w"
         );
+    }
+}
+
+/// Where the parts of the system prompt come from, as `pi run` and `pi prompt system` take
+/// them.
+pub struct Sources<'a> {
+    /// The session's working directory.
+    pub cwd: &'a Path,
+    pub agent_dir: &'a Path,
+    /// Where relative `--append-system-prompt` file names are taken from.
+    pub launch_dir: &'a Path,
+    /// `--system-prompt` / `--system-prompt-file` (replaces the default text and
+    /// `SYSTEM.md`).
+    pub custom: Option<String>,
+    /// `--append-system-prompt` values (files or text); when given, `APPEND_SYSTEM.md` is
+    /// not used.
+    pub append: &'a [String],
+    /// Whether the AGENTS.md / CLAUDE.md context files are read.
+    pub context_files: bool,
+    /// The active tools, in order.
+    pub tools: &'a [Tool],
+    pub skills: &'a [Skill],
+    pub now_ms: i64,
+}
+
+/// A system prompt put together, with what went into it.
+#[derive(Debug, Clone)]
+pub struct Assembled {
+    pub text: String,
+    pub context_files: Vec<ContextFile>,
+    pub warnings: Vec<String>,
+}
+
+impl Sources<'_> {
+    pub fn assemble(&self) -> Assembled {
+        let mut warnings = Vec::new();
+        let custom = self
+            .custom
+            .clone()
+            .or_else(|| super::discover(self.cwd, self.agent_dir, "SYSTEM.md", &mut warnings));
+        let append: Vec<String> = if self.append.is_empty() {
+            super::discover(self.cwd, self.agent_dir, "APPEND_SYSTEM.md", &mut warnings)
+                .into_iter()
+                .collect()
+        } else {
+            self.append
+                .iter()
+                .filter_map(|v| super::file_or_literal(v, self.launch_dir, &mut warnings))
+                .collect()
+        };
+        let context_files = if self.context_files {
+            super::context::load(self.cwd, self.agent_dir, &mut warnings)
+        } else {
+            Vec::new()
+        };
+        let text = build(&Options {
+            custom_prompt: custom,
+            append: (!append.is_empty()).then(|| append.join("\n\n")),
+            tools: self.tools,
+            context_files: &context_files,
+            skills: self.skills,
+            date: super::tz::local_date(self.now_ms),
+            cwd: self.cwd.to_string_lossy().into_owned(),
+        });
+        Assembled {
+            text,
+            context_files,
+            warnings,
+        }
     }
 }

@@ -282,15 +282,22 @@ impl Appender {
     }
 }
 
+/// Told when a writer has to wait for another one's lock (set once by the program; the
+/// library says nothing by itself).
+static ON_WAIT: std::sync::OnceLock<fn(&Path)> = std::sync::OnceLock::new();
+
+/// Sets what happens when an append has to wait for another writer's lock (e.g. a note on
+/// a terminal). Only the first call counts.
+pub fn on_wait(f: fn(&Path)) {
+    let _ = ON_WAIT.set(f);
+}
+
 fn lock(file: &File, path: &Path) -> io::Result<()> {
     match file.try_lock() {
         Ok(()) => Ok(()),
         Err(std::fs::TryLockError::WouldBlock) => {
-            if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
-                crate::error::note(&format!(
-                    "waiting for another writer to release {}",
-                    path.display()
-                ));
+            if let Some(f) = ON_WAIT.get() {
+                f(path);
             }
             file.lock()
         }

@@ -23,28 +23,6 @@ pub enum FindError {
     },
 }
 
-impl FindError {
-    pub fn exit_code(&self) -> u8 {
-        match self {
-            FindError::NoSessions { .. } => crate::error::FAILURE,
-            _ => crate::error::USAGE,
-        }
-    }
-
-    pub fn hint(&self) -> Option<String> {
-        match self {
-            FindError::NoSessions { .. } => {
-                Some("create one with `pi session new`, or name a session file or id".into())
-            }
-            FindError::NotFound { .. } => {
-                Some("`pi session list --all` shows every session".into())
-            }
-            FindError::Ambiguous { .. } => Some("give more characters of the id".into()),
-            FindError::NoSuchFile { .. } => None,
-        }
-    }
-}
-
 /// The quick view of a session file: its header, read from the first line only.
 #[derive(Debug, Clone)]
 pub struct HeaderInfo {

@@ -222,6 +222,9 @@ pub struct Outcome {
     /// Lines that could not be read, left out of the new file (they stay in the backup).
     #[serde(skip_serializing_if = "is_zero")]
     pub dropped_lines: usize,
+    /// Unreadable lines met (for the user, not the record).
+    #[serde(skip)]
+    pub warnings: Vec<String>,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -253,10 +256,11 @@ pub fn rewrite(path: &std::path::Path) -> anyhow::Result<Outcome> {
     lock.lock()
         .with_context(|| format!("cannot lock {}", path.display()))?;
     let s = super::Session::open(path)?;
-    s.warn_skipped();
+    let warnings = s.skipped_warnings();
     let from = s.version();
     if from >= super::VERSION {
         return Ok(Outcome {
+            warnings,
             path: path.to_owned(),
             migrated: false,
             backup: None,
@@ -293,6 +297,7 @@ pub fn rewrite(path: &std::path::Path) -> anyhow::Result<Outcome> {
     }
     drop(lock);
     Ok(Outcome {
+        warnings,
         path: path.to_owned(),
         migrated: true,
         backup: Some(backup),

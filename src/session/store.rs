@@ -533,8 +533,9 @@ impl Session {
             .any(|p| p.kind.severity() == Severity::Error)
     }
 
-    /// Prints problems that readers skip over (unreadable lines) as warnings on stderr.
-    pub fn warn_skipped(&self) {
+    /// Warnings about the problems readers skip over (unreadable lines): the first three,
+    /// then how many more.
+    pub fn skipped_warnings(&self) -> Vec<String> {
         let skipped: Vec<&Problem> = self
             .problems
             .iter()
@@ -545,21 +546,19 @@ impl Session {
                 )
             })
             .collect();
-        for p in skipped.iter().take(3) {
-            crate::error::warn(&format!(
-                "{}:{}: skipped: {}",
-                self.path.display(),
-                p.line,
-                p.message
-            ));
-        }
+        let mut out: Vec<String> = skipped
+            .iter()
+            .take(3)
+            .map(|p| format!("{}:{}: skipped: {}", self.path.display(), p.line, p.message))
+            .collect();
         if skipped.len() > 3 {
-            crate::error::warn(&format!(
+            out.push(format!(
                 "{}: {} more unreadable lines skipped; run `pi session check` for the list",
                 self.path.display(),
                 skipped.len() - 3 + self.problems_dropped
             ));
         }
+        out
     }
 }
 

@@ -282,7 +282,11 @@ fn rl5_rl6_system_and_append_files() {
         .args(["prompt", "system", "--system-prompt-file", "missing.md"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "an unreadable file argument is a usage error"
+    );
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read missing.md"));
 }
 

@@ -1,13 +1,15 @@
 //! `pi context build`
 
+use crate::error::ExitStatus;
 use std::io::Read;
 use std::path::PathBuf;
 
 use anyhow::Context as _;
 use clap::{Args, ValueEnum};
 
-use super::{open, parse_model_arg, registry, unknown_model};
+use super::{open, registry, unknown_model};
 use crate::cmd::Ctx;
+use crate::cmd::args::ModelRef;
 use crate::context::settings::Settings;
 use crate::context::value::{Obj, Value};
 use crate::context::{anthropic, llm, openai};
@@ -43,8 +45,8 @@ pub struct BuildArgs {
     /// Its entry in models.json or the built-in table says whether it reads images and
     /// which compatibility rules apply; assistant turns of other models lose their thinking
     /// signatures and get normalized tool-call ids.
-    #[arg(long, value_name = "PROVIDER/ID")]
-    pub model: Option<String>,
+    #[arg(long, value_name = "PROVIDER/ID", value_parser = ModelRef::parse)]
+    pub model: Option<ModelRef>,
     /// The system prompt to send, read from FILE (`-` for stdin); the openai format starts
     /// with it, the others need --with-settings to carry it
     #[arg(long, value_name = "FILE")]
@@ -76,8 +78,8 @@ fn cache_retention() -> &'static str {
     }
 }
 
-pub fn run(args: BuildArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
-    let wire = matches!(args.format, BuildFormat::Openai | BuildFormat::Anthropic);
+/// Flags that do not go together.
+fn check(args: &BuildArgs, wire: bool) -> anyhow::Result<()> {
     if args.model.is_some() && !wire {
         return Err(usage(
             "--model applies to --format openai and --format anthropic only",
@@ -88,7 +90,7 @@ pub fn run(args: BuildArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
         && !args.with_settings
     {
         return Err(crate::error::Exit::new(
-            crate::error::USAGE,
+            crate::error::ExitStatus::Usage,
             anyhow::anyhow!(
                 "the {} format has no system message",
                 match args.format {
@@ -101,7 +103,47 @@ pub fn run(args: BuildArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
         .hint("add --with-settings: the first record then carries the system prompt")
         .into());
     }
-    let target_arg = args.model.as_deref().map(parse_model_arg).transpose()?;
+    Ok(())
+}
+
+/// The model a request form is for: `--model`, else the path's; its rules from the
+/// registry, or defaults for a model not in it.
+fn request_model(args: &BuildArgs, ctx: &Ctx, info: &crate::context::Info) -> crate::models::Model {
+    let api = if args.format == BuildFormat::Openai {
+        "openai-completions"
+    } else {
+        "anthropic-messages"
+    };
+    let chosen = args.model.clone().map(ModelRef::into_pair);
+    let (provider, id) = match chosen.or_else(|| info.model_ids()) {
+        Some(m) => m,
+        None => {
+            crate::error::warn(
+                "no model on the path (no assistant message or model change); \
+                 pass --model PROVIDER/ID to apply its rules",
+            );
+            (String::new(), String::new())
+        }
+    };
+    let mut m = match registry(ctx).find(&provider, &id) {
+        Some(m) => m.clone(),
+        None => {
+            if !provider.is_empty() {
+                crate::error::warn(&format!(
+                    "model {provider}/{id} is not in models.json or the built-in table; \
+                     assuming it reads images, without reasoning"
+                ));
+            }
+            unknown_model(&provider, &id, api)
+        }
+    };
+    m.api = api.to_owned();
+    m
+}
+
+pub fn run(args: BuildArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
+    let wire = matches!(args.format, BuildFormat::Openai | BuildFormat::Anthropic);
+    check(&args, wire)?;
     let system_prompt = args
         .system_prompt_file
         .as_ref()
@@ -115,40 +157,7 @@ pub fn run(args: BuildArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
             crate::error::warn(w);
         }
     }
-    let target = if wire {
-        let api = if args.format == BuildFormat::Openai {
-            "openai-completions"
-        } else {
-            "anthropic-messages"
-        };
-        let (provider, id) = match target_arg.or_else(|| info.model_ids()) {
-            Some(m) => m,
-            None => {
-                crate::error::warn(
-                    "no model on the path (no assistant message or model change); \
-                     pass --model PROVIDER/ID to apply its rules",
-                );
-                (String::new(), String::new())
-            }
-        };
-        let reg = registry(ctx);
-        let mut m = match reg.find(&provider, &id) {
-            Some(m) => m.clone(),
-            None => {
-                if !provider.is_empty() {
-                    crate::error::warn(&format!(
-                        "model {provider}/{id} is not in models.json or the built-in table; \
-                         assuming it reads images, without reasoning"
-                    ));
-                }
-                unknown_model(&provider, &id, api)
-            }
-        };
-        m.api = api.to_owned();
-        Some(m)
-    } else {
-        None
-    };
+    let target = wire.then(|| request_model(&args, ctx, info));
     let retention = cache_retention();
     if args.with_settings {
         let mut rec = Obj::new();
@@ -184,7 +193,7 @@ pub fn run(args: BuildArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
             }
             Ok(())
         })?;
-        return Ok(0);
+        return Ok(ExitStatus::Success);
     };
     // The request forms look across messages (tool calls and their results).
     let mut msgs: Vec<Value> = Vec::new();
@@ -204,5 +213,5 @@ pub fn run(args: BuildArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
         m.write(&mut buf);
         ctx.out.line(&buf)?;
     }
-    Ok(0)
+    Ok(ExitStatus::Success)
 }

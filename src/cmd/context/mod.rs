@@ -3,6 +3,7 @@
 pub mod build;
 pub mod stats;
 
+use crate::error::ExitStatus;
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
@@ -10,7 +11,6 @@ use clap::{Args, Subcommand};
 use super::Ctx;
 use crate::cli::EXIT_STATUS;
 use crate::context::{Message, Plan};
-use crate::error::{Exit, USAGE};
 use crate::models::{Model, Registry, Source};
 use crate::session::Session;
 
@@ -37,7 +37,7 @@ pub enum ContextCommand {
     Stats(stats::StatsArgs),
 }
 
-pub fn run(args: ContextArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
+pub fn run(args: ContextArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
     match args.command {
         ContextCommand::Build(a) => build::run(a, ctx),
         ContextCommand::Stats(a) => stats::run(a, ctx),
@@ -95,19 +95,6 @@ impl Opened {
     /// The entry id of entry `i`.
     pub fn id(&self, i: u32) -> String {
         self.session.entries[i as usize].id.to_string()
-    }
-}
-
-/// `--model PROVIDER/ID`: splits at the first `/` (model ids may contain more).
-pub fn parse_model_arg(arg: &str) -> anyhow::Result<(String, String)> {
-    match arg.split_once('/') {
-        Some((p, id)) if !p.is_empty() && !id.is_empty() => Ok((p.to_owned(), id.to_owned())),
-        _ => Err(Exit::new(
-            USAGE,
-            anyhow::anyhow!("invalid --model '{arg}': expected PROVIDER/ID"),
-        )
-        .hint("for example --model anthropic/claude-sonnet-4-5")
-        .into()),
     }
 }
 

@@ -2,12 +2,13 @@
 
 use clap::Args;
 
-use super::{open, parse_model_arg, registry};
-use crate::cmd::{Ctx, FormatArgs};
+use super::{Opened, open, registry};
+use crate::cmd::Ctx;
+use crate::cmd::args::{FormatArgs, ModelRef, positive};
 use crate::context::settings::{DEFAULT_RESERVE_TOKENS, Settings};
-use crate::context::tokens;
+use crate::context::tokens::{self, Need};
 use crate::context::value::{Obj, Value};
-use crate::error::{Exit, USAGE};
+use crate::error::{Exit, ExitStatus};
 use crate::output::Style;
 
 #[derive(Debug, Args)]
@@ -19,16 +20,16 @@ pub struct StatsArgs {
     pub leaf: Option<String>,
     /// The model's context window in tokens [default: from models.json or the built-in table
     /// for the model]
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = positive)]
     pub context_window: Option<u64>,
     /// Tokens kept free below the window [default: compaction.reserveTokens from
     /// settings.json, else 16384]
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = positive)]
     pub reserve_tokens: Option<u64>,
     /// Take the context window of this model, as PROVIDER/ID [default: the model in effect
     /// at the end of the path]
-    #[arg(long, value_name = "PROVIDER/ID")]
-    pub model: Option<String>,
+    #[arg(long, value_name = "PROVIDER/ID", value_parser = ModelRef::parse)]
+    pub model: Option<ModelRef>,
     #[command(flatten)]
     pub format: FormatArgs,
 }
@@ -38,7 +39,7 @@ fn num(n: f64) -> Value {
 }
 
 fn no_window(what: String) -> anyhow::Error {
-    Exit::new(USAGE, anyhow::anyhow!("{what}"))
+    Exit::new(ExitStatus::Usage, anyhow::anyhow!("{what}"))
         .hint("pass the window with --context-window N (e.g. --context-window 200000), or --model PROVIDER/ID, or define the model in models.json")
         .into()
 }
@@ -60,18 +61,23 @@ fn thousands(n: f64) -> String {
     if neg { format!("-{out}") } else { out }
 }
 
-pub fn run(args: StatsArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
-    let model_arg = args.model.as_deref().map(parse_model_arg).transpose()?;
-    let o = open(ctx, args.session.as_deref(), args.leaf.as_deref())?;
-    let info = &o.plan.info;
-    let settings = Settings::load(&ctx.dirs.agent_dir, &ctx.cwd);
-    for w in &settings.warnings {
-        crate::error::warn(w);
-    }
-    // The model and its window.
-    let model = model_arg.clone().or_else(|| info.model_ids());
-    let (window, window_from) = match args.context_window {
-        Some(0) => return Err(crate::error::usage("--context-window must be positive")),
+/// Where the context window and the reserve come from.
+struct Window {
+    window: u64,
+    from: String,
+    /// The model whose window it is (unless --context-window).
+    model: Option<(String, String)>,
+    reserve: u64,
+    reserve_from: &'static str,
+}
+
+fn window(args: &StatsArgs, ctx: &Ctx, o: &Opened, settings: &Settings) -> anyhow::Result<Window> {
+    let model = args
+        .model
+        .clone()
+        .map(ModelRef::into_pair)
+        .or_else(|| o.plan.info.model_ids());
+    let (window, from) = match args.context_window {
         Some(w) => (w, "--context-window".to_owned()),
         None => {
             let Some((p, id)) = &model else {
@@ -80,8 +86,7 @@ pub fn run(args: StatsArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
                         .into(),
                 ));
             };
-            let reg = registry(ctx);
-            match reg.find(p, id) {
+            match registry(ctx).find(p, id) {
                 Some(m) if m.context_window > 0 => (m.context_window, m.source.as_str().to_owned()),
                 _ => {
                     return Err(no_window(format!(
@@ -96,9 +101,27 @@ pub fn run(args: StatsArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
         (None, Some(r)) => (r, "settings"),
         (None, None) => (DEFAULT_RESERVE_TOKENS, "default"),
     };
-    // The measurements, one message at a time.
+    Ok(Window {
+        window,
+        from,
+        model: model.filter(|_| args.context_window.is_none()),
+        reserve,
+        reserve_from,
+    })
+}
+
+/// The context measured one message at a time.
+struct Measured {
+    meter: tokens::Meter,
+    /// Messages per role, in order of first appearance.
+    roles: Vec<(String, u64)>,
+    /// The entry whose usage the estimate rests on.
+    usage_entry: Option<String>,
+}
+
+fn measure(o: &Opened) -> anyhow::Result<Measured> {
     let mut meter = tokens::Meter::default();
-    let mut role_list: Vec<(String, u64)> = Vec::new();
+    let mut roles: Vec<(String, u64)> = Vec::new();
     let mut usage_entry: Option<u32> = None;
     o.each(|m| {
         let r = m
@@ -106,9 +129,9 @@ pub fn run(args: StatsArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
             .get("role")
             .and_then(Value::as_jstr)
             .map_or_else(|| "(none)".to_owned(), |r| r.text().into_owned());
-        match role_list.iter_mut().find(|(x, _)| *x == r) {
+        match roles.iter_mut().find(|(x, _)| *x == r) {
             Some((_, n)) => *n += 1,
-            None => role_list.push((r, 1)),
+            None => roles.push((r, 1)),
         }
         if tokens::usable_usage(&m.value).is_some() {
             usage_entry = Some(m.entry);
@@ -116,171 +139,204 @@ pub fn run(args: StatsArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
         meter.add(&m.value, m.after_compaction);
         Ok(())
     })?;
-    let est = meter.estimate();
-    let estimated = meter.estimated;
-    let messages = meter.messages;
-    let stale = info.compaction.is_some() && !meter.reported_after_compaction();
-    let should =
-        !stale && tokens::should_compact(est.tokens, window, reserve, settings.compaction_enabled);
-    let threshold = window as f64 - reserve as f64;
-    let percent = est.tokens / window as f64 * 100.0;
-    let mut roles = Obj::new();
-    for (r, n) in &role_list {
-        roles.set(r, num(*n as f64));
+    Ok(Measured {
+        meter,
+        roles,
+        usage_entry: usage_entry.map(|i| o.id(i)),
+    })
+}
+
+pub fn run(args: StatsArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
+    let o = open(ctx, args.session.as_deref(), args.leaf.as_deref())?;
+    let settings = Settings::load(&ctx.dirs.agent_dir, &ctx.cwd);
+    for w in &settings.warnings {
+        crate::error::warn(w);
     }
+    let w = window(&args, ctx, &o, &settings)?;
+    let m = measure(&o)?;
+    let a = m.meter.assess(
+        o.plan.info.compaction.is_some(),
+        w.window,
+        w.reserve,
+        settings.compaction_enabled,
+    );
     let leaf_id = match &args.leaf {
         Some(l) => o.session.resolve_entry(l).ok().map(|i| o.id(i)),
         None => o.session.leaf().map(|i| o.id(i)),
     };
-    let usage_entry = usage_entry.map(|i| o.id(i));
-    let usage = meter.usage().cloned();
-    let mut rec = Obj::new();
-    rec.set(
-        "leaf",
-        leaf_id.clone().map_or(Value::Null, |l| Value::str(&l)),
-    );
-    rec.set("pathEntries", num(info.path_len as f64));
-    rec.set("messages", num(messages as f64));
-    rec.set("roles", Value::Obj(roles));
-    rec.set("model", info.model.clone().unwrap_or(Value::Null));
-    rec.set("estimatedTokens", num(estimated as f64));
-    rec.set("tokens", num(est.tokens));
-    rec.set("usageTokens", num(est.usage_tokens));
-    rec.set(
-        "usageFrom",
-        est.rule.map_or(Value::Null, |r| Value::str(r.as_str())),
-    );
-    rec.set("trailingTokens", num(est.trailing_tokens as f64));
-    rec.set(
-        "lastUsageIndex",
-        est.last_usage_index.map_or(Value::Null, |k| num(k as f64)),
-    );
-    rec.set(
-        "lastUsageEntryId",
-        usage_entry.clone().map_or(Value::Null, |i| Value::str(&i)),
-    );
-    rec.set("usage", usage.clone().unwrap_or(Value::Null));
-    rec.set("usageStale", Value::Bool(stale));
-    rec.set("contextWindow", num(window as f64));
-    rec.set("contextWindowFrom", Value::str(&window_from));
-    if let Some((p, id)) = model_arg
-        .as_ref()
-        .or(model.as_ref())
-        .filter(|_| args.context_window.is_none())
-    {
-        rec.set("contextWindowModel", Value::str(&format!("{p}/{id}")));
-    }
-    rec.set("reserveTokens", num(reserve as f64));
-    rec.set("reserveTokensFrom", Value::str(reserve_from));
-    rec.set(
-        "compactionEnabled",
-        Value::Bool(settings.compaction_enabled),
-    );
-    rec.set("threshold", num(threshold));
-    rec.set("percent", num(percent));
-    rec.set("shouldCompact", Value::Bool(should));
-    if !ctx.out.human(args.format.get()) {
-        ctx.out.line(&Value::Obj(rec).to_json())?;
-        return Ok(0);
-    }
-    // The human summary.
-    let st = Style {
-        on: ctx.out.color(),
+    let st = Stats {
+        o: &o,
+        leaf_id,
+        w,
+        m,
+        a,
+        enabled: settings.compaction_enabled,
     };
-    let w = |out: &mut crate::output::Out, label: &str, text: String| {
-        out.line(format!("{} {text}", st.bold(&format!("{label:<9}"))).as_bytes())
-    };
-    let roles_text = role_list
-        .iter()
-        .map(|(r, n)| format!("{n} {r}"))
-        .collect::<Vec<_>>()
-        .join(", ");
-    w(
-        &mut ctx.out,
-        "context",
-        format!(
+    if ctx.out.human(args.format.get()) {
+        let style = Style {
+            on: ctx.out.color(),
+        };
+        for (label, text) in st.human(&style) {
+            ctx.out
+                .line(format!("{} {text}", style.bold(&format!("{label:<9}"))).as_bytes())?;
+        }
+    } else {
+        ctx.out.line(&Value::Obj(st.record()).to_json())?;
+    }
+    Ok(ExitStatus::Success)
+}
+
+/// Everything `pi context stats` reports.
+struct Stats<'a> {
+    o: &'a Opened,
+    leaf_id: Option<String>,
+    w: Window,
+    m: Measured,
+    a: tokens::Assessment,
+    enabled: bool,
+}
+
+impl Stats<'_> {
+    fn percent(&self) -> f64 {
+        self.a.estimate.tokens / self.w.window as f64 * 100.0
+    }
+
+    /// The JSON record.
+    fn record(&self) -> Obj {
+        let (info, est) = (&self.o.plan.info, &self.a.estimate);
+        let opt_str = |s: &Option<String>| s.as_deref().map_or(Value::Null, Value::str);
+        let mut roles = Obj::new();
+        for (r, n) in &self.m.roles {
+            roles.set(r, num(*n as f64));
+        }
+        let mut rec = Obj::new();
+        rec.set("leaf", opt_str(&self.leaf_id));
+        rec.set("pathEntries", num(info.path_len as f64));
+        rec.set("messages", num(self.m.meter.messages as f64));
+        rec.set("roles", Value::Obj(roles));
+        rec.set("model", info.model.clone().unwrap_or(Value::Null));
+        rec.set("estimatedTokens", num(self.m.meter.estimated as f64));
+        rec.set("tokens", num(est.tokens));
+        rec.set("usageTokens", num(est.usage_tokens));
+        rec.set(
+            "usageFrom",
+            est.rule.map_or(Value::Null, |r| Value::str(r.as_str())),
+        );
+        rec.set("trailingTokens", num(est.trailing_tokens as f64));
+        rec.set(
+            "lastUsageIndex",
+            est.last_usage_index.map_or(Value::Null, |k| num(k as f64)),
+        );
+        rec.set("lastUsageEntryId", opt_str(&self.m.usage_entry));
+        rec.set(
+            "usage",
+            self.m.meter.usage().cloned().unwrap_or(Value::Null),
+        );
+        rec.set("usageStale", Value::Bool(self.a.stale));
+        rec.set("contextWindow", num(self.w.window as f64));
+        rec.set("contextWindowFrom", Value::str(&self.w.from));
+        if let Some((p, id)) = &self.w.model {
+            rec.set("contextWindowModel", Value::str(&format!("{p}/{id}")));
+        }
+        rec.set("reserveTokens", num(self.w.reserve as f64));
+        rec.set("reserveTokensFrom", Value::str(self.w.reserve_from));
+        rec.set("compactionEnabled", Value::Bool(self.enabled));
+        rec.set("threshold", num(self.a.threshold));
+        rec.set("percent", num(self.percent()));
+        rec.set("shouldCompact", Value::Bool(self.a.need.compact()));
+        rec
+    }
+
+    /// The human summary: labelled lines.
+    fn human(&self, st: &Style) -> Vec<(&'static str, String)> {
+        let (info, est) = (&self.o.plan.info, &self.a.estimate);
+        let messages = self.m.meter.messages;
+        let roles_text = self
+            .m
+            .roles
+            .iter()
+            .map(|(r, n)| format!("{n} {r}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let context = format!(
             "leaf {} ({} entries on the path{})",
-            leaf_id.as_deref().unwrap_or("(none)"),
+            self.leaf_id.as_deref().unwrap_or("(none)"),
             thousands(info.path_len as f64),
             if info.compaction.is_some() {
                 ", compacted"
             } else {
                 ""
             }
-        ),
-    )?;
-    w(
-        &mut ctx.out,
-        "messages",
-        if roles_text.is_empty() {
+        );
+        let messages_text = if roles_text.is_empty() {
             "0".into()
         } else {
             format!("{messages}: {roles_text}")
-        },
-    )?;
-    let tokens_text = match (est.last_usage_index, est.rule) {
-        (Some(_), Some(rule)) => format!(
-            "{} = {} reported ({} of entry {}) + {} estimated for {} later message{}",
-            thousands(est.tokens),
-            thousands(est.usage_tokens),
-            rule.as_str(),
-            usage_entry.as_deref().unwrap_or("?"),
-            thousands(est.trailing_tokens as f64),
-            messages - est.last_usage_index.unwrap_or(0) - 1,
-            if messages - est.last_usage_index.unwrap_or(0) - 1 == 1 {
-                ""
-            } else {
-                "s"
+        };
+        let tokens_text = match (est.last_usage_index, est.rule) {
+            (Some(k), Some(rule)) => {
+                let later = messages - k - 1;
+                format!(
+                    "{} = {} reported ({} of entry {}) + {} estimated for {later} later message{}",
+                    thousands(est.tokens),
+                    thousands(est.usage_tokens),
+                    rule.as_str(),
+                    self.m.usage_entry.as_deref().unwrap_or("?"),
+                    thousands(est.trailing_tokens as f64),
+                    if later == 1 { "" } else { "s" }
+                )
             }
-        ),
-        _ => format!(
-            "{} estimated (no usage reported on the path)",
-            thousands(est.tokens)
-        ),
-    };
-    w(&mut ctx.out, "tokens", tokens_text)?;
-    w(
-        &mut ctx.out,
-        "estimate",
-        format!(
+            _ => format!(
+                "{} estimated (no usage reported on the path)",
+                thousands(est.tokens)
+            ),
+        };
+        let estimate = format!(
             "{} (characters / 4, every message)",
-            thousands(estimated as f64)
-        ),
-    )?;
-    let model_text = match (&args.context_window, model_arg.as_ref().or(model.as_ref())) {
-        (None, Some((p, id))) => format!("{p}/{id}, {window_from}"),
-        _ => window_from.clone(),
-    };
-    w(
-        &mut ctx.out,
-        "window",
-        format!(
-            "{} ({model_text}) − reserve {} ({reserve_from}) = threshold {}",
-            thousands(window as f64),
-            thousands(reserve as f64),
-            thousands(threshold)
-        ),
-    )?;
-    let verdict = if !settings.compaction_enabled {
-        "no: compaction is disabled in settings".to_owned()
-    } else if stale {
-        "no: no reply since the latest compaction, the reported usage predates it".to_owned()
-    } else if should {
-        format!(
-            "{}: {} > {} ({:.1}% of the window)",
-            st.yellow("yes"),
-            thousands(est.tokens),
-            thousands(threshold),
-            percent
-        )
-    } else {
-        format!(
-            "no: {} ≤ {} ({:.1}% of the window)",
-            thousands(est.tokens),
-            thousands(threshold),
-            percent
-        )
-    };
-    w(&mut ctx.out, "compact", verdict)?;
-    Ok(0)
+            thousands(self.m.meter.estimated as f64)
+        );
+        let model_text = match &self.w.model {
+            Some((p, id)) => format!("{p}/{id}, {}", self.w.from),
+            None => self.w.from.clone(),
+        };
+        let window = format!(
+            "{} ({model_text}) − reserve {} ({}) = threshold {}",
+            thousands(self.w.window as f64),
+            thousands(self.w.reserve as f64),
+            self.w.reserve_from,
+            thousands(self.a.threshold)
+        );
+        vec![
+            ("context", context),
+            ("messages", messages_text),
+            ("tokens", tokens_text),
+            ("estimate", estimate),
+            ("window", window),
+            ("compact", self.verdict(st)),
+        ]
+    }
+
+    fn verdict(&self, st: &Style) -> String {
+        let (tokens, threshold) = (self.a.estimate.tokens, self.a.threshold);
+        match self.a.need {
+            Need::Disabled => "no: compaction is disabled in settings".to_owned(),
+            Need::UsagePredatesCompaction => {
+                "no: no reply since the latest compaction, the reported usage predates it"
+                    .to_owned()
+            }
+            Need::Above => format!(
+                "{}: {} > {} ({:.1}% of the window)",
+                st.yellow("yes"),
+                thousands(tokens),
+                thousands(threshold),
+                self.percent()
+            ),
+            Need::Below => format!(
+                "no: {} ≤ {} ({:.1}% of the window)",
+                thousands(tokens),
+                thousands(threshold),
+                self.percent()
+            ),
+        }
+    }
 }

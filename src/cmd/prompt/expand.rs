@@ -8,7 +8,7 @@ use serde_json::json;
 use super::DiscoveryArgs;
 use crate::clock;
 use crate::cmd::Ctx;
-use crate::error::{Exit, USAGE, failed};
+use crate::error::{Exit, ExitStatus, failed};
 use crate::prompt::skills::{self, ExpandError};
 use crate::prompt::templates;
 use crate::prompt::text::js_trim;
@@ -37,7 +37,7 @@ pub struct ExpandArgs {
     pub text: Vec<String>,
 }
 
-pub fn run(args: ExpandArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
+pub fn run(args: ExpandArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
     let (text, words) = if args.text.is_empty() {
         if std::io::stdin().is_terminal() {
             crate::error::note("reading the text from the terminal (end with Ctrl-D)");
@@ -67,9 +67,11 @@ pub fn run(args: ExpandArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
                 let names: Vec<&str> = res.skills.iter().map(|s| s.name.as_str()).collect();
                 format!("known skills: {}", names.join(", "))
             };
-            return Err(Exit::new(USAGE, anyhow::anyhow!("unknown skill '{name}'"))
-                .hint(hint)
-                .into());
+            return Err(
+                Exit::new(ExitStatus::Usage, anyhow::anyhow!("unknown skill '{name}'"))
+                    .hint(hint)
+                    .into(),
+            );
         }
         Err(ExpandError::Read(path, e)) => {
             return Err(failed(format!("cannot read skill {}: {e}", path.display())));
@@ -100,5 +102,5 @@ pub fn run(args: ExpandArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
     } else {
         ctx.out.line(out.as_bytes())?;
     }
-    Ok(0)
+    Ok(ExitStatus::Success)
 }

@@ -1,10 +1,12 @@
 //! `pi prompt list`
 
+use crate::error::ExitStatus;
 use clap::Args;
 use serde_json::{Value, json};
 
 use super::DiscoveryArgs;
-use crate::cmd::{Ctx, FormatArgs};
+use crate::cmd::Ctx;
+use crate::cmd::args::FormatArgs;
 use crate::output::{Style, term_width, truncate};
 use crate::prompt::{Diagnostic, DiagnosticType, ResourceKind, Scope};
 
@@ -33,7 +35,7 @@ fn diagnostic_record(kind: ResourceKind, d: &Diagnostic) -> anyhow::Result<Value
     Ok(v)
 }
 
-pub fn run(args: ListArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
+pub fn run(args: ListArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
     let (_, res) = args.discovery.load(ctx)?;
     let diagnostics: Vec<(ResourceKind, &Diagnostic)> = res
         .template_diagnostics
@@ -80,7 +82,7 @@ pub fn run(args: ListArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
         for (kind, d) in &diagnostics {
             ctx.out.json(&diagnostic_record(*kind, d)?)?;
         }
-        return Ok(0);
+        return Ok(ExitStatus::Success);
     }
 
     let st = Style {
@@ -106,7 +108,7 @@ pub fn run(args: ListArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
         .collect();
     if rows.is_empty() && diagnostics.is_empty() {
         crate::error::note("no prompt templates or skills found");
-        return Ok(0);
+        return Ok(ExitStatus::Success);
     }
     let width = term_width();
     let scope_w = rows.iter().map(|r| r.2.len()).max().unwrap_or(0);
@@ -147,5 +149,5 @@ pub fn run(args: ListArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
         };
         ctx.out.line(format!("{label}: {detail}").as_bytes())?;
     }
-    Ok(0)
+    Ok(ExitStatus::Success)
 }

@@ -4,6 +4,7 @@ pub mod expand;
 pub mod list;
 pub mod system;
 
+use crate::error::ExitStatus;
 use std::path::PathBuf;
 
 use anyhow::Context;
@@ -35,7 +36,7 @@ pub enum PromptCommand {
     System(system::SystemArgs),
 }
 
-pub fn run(args: PromptArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
+pub fn run(args: PromptArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
     match args.command {
         PromptCommand::Expand(a) => expand::run(a, ctx),
         PromptCommand::List(a) => list::run(a, ctx),

@@ -1,16 +1,16 @@
 //! `pi prompt system`
 
+use crate::error::ExitStatus;
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
 use clap::Args;
 use serde_json::json;
 
 use super::DiscoveryArgs;
 use crate::clock;
 use crate::cmd::Ctx;
+use crate::cmd::args::SystemPromptArgs;
 use crate::prompt::system::{self, DEFAULT_TOOLS, Tool};
-use crate::prompt::{context, discover, file_or_literal, tz};
 
 #[derive(Debug, Args)]
 pub struct SystemArgs {
@@ -37,20 +37,8 @@ pub struct SystemArgs {
     /// Add a guideline that applies while tool NAME is active, as NAME=TEXT (repeatable)
     #[arg(long, value_name = "NAME=TEXT")]
     pub tool_guideline: Vec<String>,
-    /// Use TEXT instead of the default prompt and SYSTEM.md (if TEXT names an existing
-    /// file, its contents)
-    #[arg(long, value_name = "TEXT", conflicts_with = "system_prompt_file")]
-    pub system_prompt: Option<String>,
-    /// Use the contents of FILE instead of the default prompt and SYSTEM.md
-    #[arg(long, value_name = "FILE")]
-    pub system_prompt_file: Option<PathBuf>,
-    /// Append TEXT (if it names an existing file, its contents); repeatable, joined by blank
-    /// lines; replaces APPEND_SYSTEM.md
-    #[arg(long, value_name = "TEXT")]
-    pub append_system_prompt: Vec<String>,
-    /// Leave out the AGENTS.md / CLAUDE.md context files
-    #[arg(long)]
-    pub no_context_files: bool,
+    #[command(flatten)]
+    pub system_prompt: SystemPromptArgs,
     /// Print {"text", "tools", "contextFiles", "skills"} as JSON instead of the text
     #[arg(long)]
     pub json: bool,
@@ -151,7 +139,7 @@ fn active_tools(
     Ok(out)
 }
 
-pub fn run(args: SystemArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
+pub fn run(args: SystemArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
     let (cwd, res) = args.discovery.load(ctx)?;
     super::warn_missing_paths(&res);
     let agent_dir = ctx.dirs.agent_dir.clone();
@@ -169,43 +157,24 @@ pub fn run(args: SystemArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
     }
     let tools = active_tools(&args, &programs)?;
 
-    let mut warnings = Vec::new();
-    let custom_prompt = if let Some(f) = &args.system_prompt_file {
-        let p = ctx.cwd.join(f);
-        Some(crate::prompt::read_text(&p).with_context(|| format!("cannot read {}", f.display()))?)
-    } else if let Some(v) = &args.system_prompt {
-        file_or_literal(v, &ctx.cwd, &mut warnings)
-    } else {
-        discover(&cwd, &agent_dir, "SYSTEM.md", &mut warnings)
-    };
-    let append: Vec<String> = if args.append_system_prompt.is_empty() {
-        discover(&cwd, &agent_dir, "APPEND_SYSTEM.md", &mut warnings)
-            .into_iter()
-            .collect()
-    } else {
-        args.append_system_prompt
-            .iter()
-            .filter_map(|v| file_or_literal(v, &ctx.cwd, &mut warnings))
-            .collect()
-    };
-    let context_files = if args.no_context_files {
-        Vec::new()
-    } else {
-        context::load(&cwd, &agent_dir, &mut warnings)
-    };
-    for w in &warnings {
+    let custom = args.system_prompt.custom(&ctx.cwd)?;
+    let assembled = system::Sources {
+        cwd: &cwd,
+        agent_dir: &agent_dir,
+        launch_dir: &ctx.cwd,
+        custom,
+        append: &args.system_prompt.append_system_prompt,
+        context_files: !args.system_prompt.no_context_files,
+        tools: &tools,
+        skills: &res.skills,
+        now_ms: clock::now_ms(),
+    }
+    .assemble();
+    for w in &assembled.warnings {
         crate::error::warn(w);
     }
-    let cwd_str = cwd.to_string_lossy().into_owned();
-    let text = system::build(&system::Options {
-        custom_prompt,
-        append: (!append.is_empty()).then(|| append.join("\n\n")),
-        tools: &tools,
-        context_files: &context_files,
-        skills: &res.skills,
-        date: tz::local_date(clock::now_ms()),
-        cwd: cwd_str,
-    });
+    let text = assembled.text;
+    let context_files = assembled.context_files;
     if args.json {
         let has_read = tools.iter().any(|t| t.name == "read");
         let skills: Vec<&str> = res
@@ -225,5 +194,5 @@ pub fn run(args: SystemArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
     } else {
         ctx.out.line(text.as_bytes())?;
     }
-    Ok(0)
+    Ok(ExitStatus::Success)
 }

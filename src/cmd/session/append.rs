@@ -8,7 +8,7 @@ use clap::Args;
 
 use crate::clock;
 use crate::cmd::Ctx;
-use crate::error::{Exit, USAGE, usage};
+use crate::error::{Exit, ExitStatus, usage};
 use crate::session::append::{Appender, NewEntry, Parent};
 use crate::session::entry;
 
@@ -24,7 +24,7 @@ pub struct AppendArgs {
     pub dry_run: bool,
 }
 
-pub fn run(args: AppendArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
+pub fn run(args: AppendArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
     let path = ctx.session_path(args.session.as_deref())?;
     let stdin = std::io::stdin();
     if stdin.is_terminal() {
@@ -40,16 +40,16 @@ pub fn run(args: AppendArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
     // Validate everything before touching the file.
     let mut records = entry::parse_input(&input, "stdin", clock::now_ms())?;
     if records.is_empty() {
-        return Ok(0);
+        return Ok(ExitStatus::Success);
     }
     let mut ap = Appender::open(&path, Some(&ctx.dirs.agent_dir))?;
-    let first_parent = match &args.parent {
-        Some(p) => Parent::Id(
-            ap.resolve_entry(p)
-                .map_err(|e| Exit::new(USAGE, anyhow::anyhow!("unknown --parent: {e}")))?,
-        ),
-        None => Parent::Leaf,
-    };
+    let first_parent =
+        match &args.parent {
+            Some(p) => Parent::Id(ap.resolve_entry(p).map_err(|e| {
+                Exit::new(ExitStatus::Usage, anyhow::anyhow!("unknown --parent: {e}"))
+            })?),
+            None => Parent::Leaf,
+        };
     let ids = ap.assign_ids(records.len())?;
     let mut new_ids = HashMap::new();
     for (r, id) in records.iter().zip(&ids) {
@@ -90,5 +90,5 @@ pub fn run(args: AppendArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
     for l in &lines {
         ctx.out.line(l)?;
     }
-    Ok(0)
+    Ok(ExitStatus::Success)
 }

@@ -1,16 +1,35 @@
 //! `pi session branch`
 
+use crate::error::ExitStatus;
 use std::io::Read;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use clap::Args;
 
 use crate::cmd::Ctx;
+use crate::cmd::args::ModelArgs;
+use crate::cmd::spinner::Progress;
+use crate::compact::branch::{self, BranchSummary, Moved};
+use crate::extensions::config::{HookEvent, check_flags_for};
+use crate::extensions::hooks::{Tree, before_tree, effect_entries, for_session, tree_preparation};
+use crate::llm::config::Settings as LlmSettings;
+use crate::models::Registry;
 use crate::session::append::{Appender, NewEntry, Parent};
-use crate::session::entry::jstr;
 
 #[derive(Debug, Args)]
+#[command(
+    group(
+        clap::ArgGroup::new("summarize_options")
+            .args(["model"])
+            .multiple(true)
+            .requires("summarize")
+    ),
+    mut_arg("model", |a| a.help(
+        "With --summarize: the model, as PROVIDER/ID [default: the session's model if it has a \
+         key, else defaultProvider/defaultModel from settings.json]"
+    ))
+)]
 pub struct BranchArgs {
     /// The session
     pub session: String,
@@ -26,10 +45,8 @@ pub struct BranchArgs {
     /// common ancestor with ENTRY), as the agent does when it leaves a branch
     #[arg(long, conflicts_with_all = ["summary", "summary_file"])]
     pub summarize: bool,
-    /// With --summarize: the model, as PROVIDER/ID [default: the session's model if it has a
-    /// key, else defaultProvider/defaultModel from settings.json]
-    #[arg(long, value_name = "PROVIDER/ID", requires = "summarize")]
-    pub model: Option<String>,
+    #[command(flatten)]
+    pub model: ModelArgs,
     /// With --summarize: what the summary should focus on
     #[arg(long, value_name = "TEXT", requires = "summarize")]
     pub instructions: Option<String>,
@@ -52,45 +69,35 @@ pub struct Hooked {
 
 /// Runs the session_before_tree hooks for moving the leaf of `path` to `entry`. `Ok(None)`:
 /// a hook cancelled the move (reported).
-fn run_hooks(
-    args: &BranchArgs,
-    ctx: &Ctx,
-    path: &std::path::Path,
-) -> anyhow::Result<Option<Hooked>> {
-    use crate::extensions::config::{self, HookEvent};
-    use crate::extensions::hooks::{ProgramHooks, Runner, Tree, before_tree, effect_entries};
+fn run_hooks(args: &BranchArgs, ctx: &Ctx, path: &Path) -> anyhow::Result<Option<Hooked>> {
     let s = ctx.open(path)?;
     let cwd = s
         .header
         .as_ref()
-        .map(|h| PathBuf::from(&h.cwd))
-        .filter(|d| d.is_dir())
-        .unwrap_or_else(|| ctx.cwd.clone());
-    let (set, warnings) = config::load(&ctx.dirs.agent_dir, &cwd, &args.hook);
+        .map_or_else(|| ctx.cwd.clone(), |h| PathBuf::from(&h.cwd));
+    let (hooks, warnings) = for_session(
+        &ctx.dirs.agent_dir,
+        &cwd,
+        &ctx.cwd,
+        &args.hook,
+        path,
+        HookEvent::SessionBeforeTree,
+    );
     for w in &warnings {
         crate::error::warn(w);
     }
-    let none = Hooked {
-        summary: None,
-        extra: Vec::new(),
+    let Some(mut ph) = hooks else {
+        return Ok(Some(Hooked {
+            summary: None,
+            extra: Vec::new(),
+        }));
     };
-    if !set.has(HookEvent::SessionBeforeTree) {
-        return Ok(Some(none));
-    }
-    let target = match s.resolve_entry(&args.entry) {
-        Ok(i) => Some(i),
-        Err(_) if args.entry == "root" => None,
-        Err(e) => return Err(e.into()),
-    };
+    let target = branch::resolve_target(&s, &args.entry)?;
     let wants = args.summary.is_some() || args.summary_file.is_some() || args.summarize;
-    let preparation = crate::extensions::hooks::tree_preparation(&s, target, wants)
+    let preparation = tree_preparation(&s, target, wants)
         .with_context(|| format!("cannot read {}", path.display()))?;
     drop(s);
-    let mut ph = ProgramHooks::new(Runner::new(set, cwd, Some(path.to_owned())));
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
+    let rt = crate::runtime::build()?;
     let decision = rt.block_on(before_tree(&mut ph, preparation));
     let extra = effect_entries(&ph.take());
     match decision {
@@ -112,44 +119,80 @@ fn run_hooks(
     }
 }
 
-pub fn run(args: BranchArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
-    crate::cmd::compact::check_hook_flags(
-        &args.hook,
-        crate::extensions::config::HookEvent::SessionBeforeTree,
-    )?;
-    let path = ctx.session_path(Some(&args.session))?;
-    let Some(hooked) = run_hooks(&args, ctx, &path)? else {
-        return Ok(crate::error::FAILURE);
-    };
-    if args.summarize && hooked.summary.is_none() {
-        return crate::cmd::compact::summarize_branch(
-            &args.session,
-            &args.entry,
-            args.model.as_deref(),
-            args.instructions.as_deref(),
-            hooked.extra,
-            ctx,
-        );
+/// `--summarize`: the model writes the summary of the path being left.
+fn summarize(
+    args: &BranchArgs,
+    ctx: &mut Ctx,
+    path: &Path,
+    extra: Vec<NewEntry>,
+) -> anyhow::Result<ExitStatus> {
+    let registry = Registry::load(&ctx.dirs.agent_dir);
+    for w in &registry.warnings {
+        crate::error::warn(w);
     }
-    let mut details = None;
-    let summary = match (&args.summary, &args.summary_file) {
-        _ if hooked.summary.is_some() => hooked.summary.map(|(text, d)| {
-            details = Some(d.unwrap_or_else(|| serde_json::json!({})));
-            text
-        }),
-        (Some(s), _) => Some(s.clone()),
+    let mut job = BranchSummary {
+        agent_dir: ctx.dirs.agent_dir.clone(),
+        registry,
+        llm: LlmSettings::load(&ctx.dirs.agent_dir, &ctx.cwd),
+        model: args.model.pair(),
+        instructions: args.instructions.clone(),
+        rt: crate::runtime::Lazy::new(),
+    };
+    match job.run(path, &args.entry, extra, &Progress::default())? {
+        Moved::Interrupted => {
+            crate::error::note("interrupted; nothing was written");
+            Ok(ExitStatus::Interrupted)
+        }
+        Moved::Written { lines, summarized } => {
+            if !summarized {
+                crate::error::note("nothing is left behind on this branch: no summary");
+            }
+            for l in &lines {
+                ctx.out.line(l)?;
+            }
+            Ok(ExitStatus::Success)
+        }
+    }
+}
+
+/// The summary given with --summary or --summary-file, or by a hook (with its details).
+fn given_summary(
+    args: &BranchArgs,
+    hooked: Option<(String, Option<serde_json::Value>)>,
+) -> anyhow::Result<Option<(String, Option<serde_json::Value>)>> {
+    if let Some((text, details)) = hooked {
+        return Ok(Some((
+            text,
+            Some(details.unwrap_or_else(|| serde_json::json!({}))),
+        )));
+    }
+    Ok(match (&args.summary, &args.summary_file) {
+        (Some(s), _) => Some((s.clone(), None)),
         (None, Some(f)) if f.as_os_str() == "-" => {
             let mut s = String::new();
             std::io::stdin()
                 .read_to_string(&mut s)
                 .context("cannot read the summary from stdin")?;
-            Some(s)
+            Some((s, None))
         }
-        (None, Some(f)) => Some(
+        (None, Some(f)) => Some((
             std::fs::read_to_string(f).with_context(|| format!("cannot read {}", f.display()))?,
-        ),
+            None,
+        )),
         (None, None) => None,
+    })
+}
+
+pub fn run(args: BranchArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
+    check_flags_for(&args.hook, HookEvent::SessionBeforeTree).map_err(crate::error::usage)?;
+    let path = ctx.session_path(Some(&args.session))?;
+    let Some(hooked) = run_hooks(&args, ctx, &path)? else {
+        return Ok(ExitStatus::Failure);
     };
+    if args.summarize && hooked.summary.is_none() {
+        return summarize(&args, ctx, &path, hooked.extra);
+    }
+    let summary = given_summary(&args, hooked.summary)?;
     let mut ap = Appender::open(&path, Some(&ctx.dirs.agent_dir))?;
     let target = match ap.resolve_entry(&args.entry) {
         Ok(id) => Some(id),
@@ -161,34 +204,14 @@ pub fn run(args: BranchArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
         None => Parent::Root,
     };
     let entry = match summary {
-        Some(text) => {
-            let mut e = NewEntry::new("branch_summary", parent)
-                .field("fromId", jstr(target.as_deref().unwrap_or("root")))
-                .field("summary", jstr(&text));
-            if let Some(d) = &details {
-                e = e.field("details", crate::agent::event::js(d));
-            }
-            e.field(
-                "fromHook",
-                if details.is_some() {
-                    b"true".to_vec()
-                } else {
-                    b"false".to_vec()
-                },
-            )
-        }
-        None => {
-            let from = match &ap.leaf {
-                Some(l) => jstr(l.as_str()),
-                None => b"null".to_vec(),
-            };
-            let mut data = b"{\"from\":".to_vec();
-            data.extend_from_slice(&from);
-            data.push(b'}');
-            NewEntry::new("custom", parent)
-                .field("customType", jstr("branch"))
-                .field("data", data)
-        }
+        Some((text, details)) => branch::summary_entry(
+            parent,
+            target.as_deref().unwrap_or("root"),
+            &text,
+            details.as_ref().map(crate::agent::event::js),
+            details.is_some(),
+        ),
+        None => branch::move_entry(parent, ap.leaf.as_ref().map(|l| l.as_str())),
     };
     let mut batch = vec![entry];
     batch.extend(hooked.extra);
@@ -197,5 +220,5 @@ pub fn run(args: BranchArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
     for l in &lines {
         ctx.out.line(l)?;
     }
-    Ok(0)
+    Ok(ExitStatus::Success)
 }

@@ -1,9 +1,11 @@
 //! `pi session check`
 
+use crate::error::ExitStatus;
 use clap::Args;
 use serde::Serialize;
 
-use crate::cmd::{Ctx, FormatArgs};
+use crate::cmd::Ctx;
+use crate::cmd::args::FormatArgs;
 use crate::output::Style;
 use crate::session::store::Severity;
 
@@ -32,7 +34,7 @@ struct Record<'a> {
     message: &'a str,
 }
 
-pub fn run(args: CheckArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
+pub fn run(args: CheckArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
     let path = ctx.session_path(args.session.as_deref())?;
     let report = crate::session::check::check(&path)?;
     let s = report.session;
@@ -90,8 +92,8 @@ pub fn run(args: CheckArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
         }
     }
     Ok(if errors > 0 || s.problems_dropped > 0 {
-        1
+        ExitStatus::Failure
     } else {
-        0
+        ExitStatus::Success
     })
 }

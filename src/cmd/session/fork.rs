@@ -1,5 +1,6 @@
 //! `pi session fork`
 
+use crate::error::ExitStatus;
 use std::path::PathBuf;
 
 use anyhow::Context;
@@ -22,7 +23,7 @@ pub struct ForkArgs {
     pub cwd: Option<PathBuf>,
 }
 
-pub fn run(args: ForkArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
+pub fn run(args: ForkArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
     let src = ctx.session_path(Some(&args.session))?;
     let s = ctx.open(&src)?;
     let end = match &args.entry {
@@ -105,5 +106,5 @@ pub fn run(args: ForkArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
     })
     .with_context(|| format!("cannot write {}", out_path.display()))?;
     ctx.out.line(out_path.to_string_lossy().as_bytes())?;
-    Ok(0)
+    Ok(ExitStatus::Success)
 }

@@ -1,5 +1,6 @@
 //! `pi session label`
 
+use crate::error::ExitStatus;
 use clap::Args;
 
 use crate::cmd::Ctx;
@@ -20,7 +21,7 @@ pub struct LabelArgs {
     pub clear: bool,
 }
 
-pub fn run(args: LabelArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
+pub fn run(args: LabelArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
     let path = ctx.session_path(Some(&args.session))?;
     let mut ap = Appender::open(&path, Some(&ctx.dirs.agent_dir))?;
     let target = ap.resolve_entry(&args.entry)?;
@@ -33,5 +34,5 @@ pub fn run(args: LabelArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
     for l in &lines {
         ctx.out.line(l)?;
     }
-    Ok(0)
+    Ok(ExitStatus::Success)
 }

@@ -1,11 +1,13 @@
 //! `pi session list`
 
+use crate::error::ExitStatus;
 use std::path::PathBuf;
 
 use clap::Args;
 
 use crate::clock;
-use crate::cmd::{Ctx, FormatArgs};
+use crate::cmd::Ctx;
+use crate::cmd::args::FormatArgs;
 use crate::output::{Style, term_width, truncate};
 use crate::session::{find, info};
 
@@ -21,7 +23,7 @@ pub struct ListArgs {
     pub format: FormatArgs,
 }
 
-pub fn run(args: ListArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
+pub fn run(args: ListArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
     let dirs = if args.all {
         find::all_session_dirs(&ctx.dirs)
     } else {
@@ -33,14 +35,14 @@ pub fn run(args: ListArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
         for i in &infos {
             ctx.out.json(i)?;
         }
-        return Ok(0);
+        return Ok(ExitStatus::Success);
     }
     let st = Style {
         on: ctx.out.color(),
     };
     if infos.is_empty() {
         crate::error::note("no sessions");
-        return Ok(0);
+        return Ok(ExitStatus::Success);
     }
     let now = clock::now_ms();
     let width = term_width();
@@ -73,5 +75,5 @@ pub fn run(args: ListArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
         }
         ctx.out.line(line.as_bytes())?;
     }
-    Ok(0)
+    Ok(ExitStatus::Success)
 }

@@ -1,5 +1,6 @@
 //! `pi session log`
 
+use crate::error::ExitStatus;
 use anyhow::Context;
 use clap::Args;
 
@@ -7,7 +8,7 @@ use crate::cmd::Ctx;
 use crate::error::usage;
 use crate::jq;
 use crate::json;
-use crate::session::Kind;
+use crate::session::{Kind, Session};
 
 #[derive(Debug, Args)]
 pub struct LogArgs {
@@ -36,16 +37,10 @@ pub struct LogArgs {
     pub raw_output: bool,
 }
 
-pub fn run(args: LogArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
-    let filter = match &args.filter {
-        Some(code) => Some(
-            jq::Filter::compile(code)
-                .map_err(|e| usage(format!("invalid --filter program: {e}")))?,
-        ),
-        None => None,
-    };
-    let path = ctx.session_path(args.session.as_deref())?;
-    let s = ctx.open(&path)?;
+/// The entries to print, in file order: the path (or all), of the types asked for. The
+/// second value says that a type not known to pi was asked for (`other` entries are then
+/// kept, to be checked line by line).
+fn select(args: &LogArgs, s: &Session) -> anyhow::Result<(Vec<u32>, bool)> {
     let mut order: Vec<u32> = if args.all {
         (0..s.entries.len() as u32).collect()
     } else {
@@ -55,21 +50,30 @@ pub fn run(args: LogArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
         };
         leaf.map(|l| s.path_to(l)).unwrap_or_default()
     };
-    let known: Vec<&str> = Kind::ALL.iter().map(|k| k.as_str()).collect();
     let types = &args.types;
-    let any_unknown_type = types.iter().any(|t| !known.contains(&t.as_str()));
-    if !types.is_empty() && !any_unknown_type {
-        order.retain(|&i| {
-            types
-                .iter()
-                .any(|t| t == s.entries[i as usize].kind.as_str())
-        });
-    } else if !types.is_empty() {
+    let unknown = types
+        .iter()
+        .any(|t| !Kind::ALL.iter().any(|k| k.as_str() == t));
+    if !types.is_empty() {
         order.retain(|&i| {
             let k = s.entries[i as usize].kind;
-            k == Kind::Other || types.iter().any(|t| t == k.as_str())
+            (unknown && k == Kind::Other) || types.iter().any(|t| t == k.as_str())
         });
     }
+    Ok((order, unknown))
+}
+
+pub fn run(args: LogArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
+    let filter = match &args.filter {
+        Some(code) => Some(
+            jq::Filter::compile(code)
+                .map_err(|e| usage(format!("invalid --filter program: {e}")))?,
+        ),
+        None => None,
+    };
+    let path = ctx.session_path(args.session.as_deref())?;
+    let s = ctx.open(&path)?;
+    let (mut order, any_unknown_type) = select(&args, &s)?;
     // The common case, entries as stored: copy whole runs of lines.
     if filter.is_none() && !any_unknown_type && s.is_current() {
         if let Some(n) = args.max_count {
@@ -84,8 +88,27 @@ pub fn run(args: LogArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
                 ctx.out.copy_range(s.file(), start, end)?;
             }
         }
-        return Ok(0);
+        return Ok(ExitStatus::Success);
     }
+    let failures = line_by_line(&args, &s, order, filter.as_ref(), any_unknown_type, ctx)
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    Ok(if failures > 0 {
+        ExitStatus::Failure
+    } else {
+        ExitStatus::Success
+    })
+}
+
+/// Prints the entries of `order` one line at a time (through `--filter`, checking the type
+/// of `other` entries); returns how many entries the filter failed on.
+fn line_by_line(
+    args: &LogArgs,
+    s: &Session,
+    mut order: Vec<u32>,
+    filter: Option<&jq::Filter>,
+    any_unknown_type: bool,
+    ctx: &mut Ctx,
+) -> std::io::Result<usize> {
     // With -n, walk from the leaf side and stop after N selected entries.
     let from_leaf = args.max_count.is_some();
     if from_leaf || args.reverse {
@@ -102,42 +125,24 @@ pub fn run(args: LogArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
         }
         if any_unknown_type && s.entries[i as usize].kind == Kind::Other {
             let t = json::get_str(&line[json::skip_ws(line, 0)..], "type");
-            if !t.is_some_and(|t| types.iter().any(|x| *x == t)) {
+            if !t.is_some_and(|t| args.types.iter().any(|x| *x == t)) {
                 return Ok(());
             }
         }
         let mut produced: Vec<u8> = Vec::new();
-        match &filter {
+        match filter {
             None => {
                 produced.extend_from_slice(line);
                 produced.push(b'\n');
             }
             Some(f) => {
-                let depth = json::validate(line).map(|v| v.2).unwrap_or(0);
                 let rec = &s.entries[i as usize];
-                let res = if depth > jq::MAX_DEPTH {
-                    Err(format!("nested deeper than {} levels", jq::MAX_DEPTH))
-                } else {
-                    f.run(line)
-                };
-                match res {
-                    Ok((input, outputs)) => {
-                        if outputs.len() == 1 && outputs[0] == input && !args.raw_output {
-                            produced.extend_from_slice(line);
-                            produced.push(b'\n');
-                        } else {
-                            for v in &outputs {
-                                jq::write(&mut produced, v, args.raw_output)?;
-                            }
-                        }
-                    }
-                    Err(e) => {
-                        failures += 1;
-                        crate::error::warn(&format!(
-                            "--filter failed on entry {} (line {}): {e}",
-                            rec.id, rec.line
-                        ));
-                    }
+                if let Err(e) = apply(f, line, args.raw_output, &mut produced)? {
+                    failures += 1;
+                    crate::error::warn(&format!(
+                        "--filter failed on entry {} (line {}): {e}",
+                        rec.id, rec.line
+                    ));
                 }
             }
         }
@@ -155,7 +160,7 @@ pub fn run(args: LogArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
     match result {
         Ok(()) => {}
         Err(e) if e.get_ref().is_some_and(|r| r.is::<Stop>()) => {}
-        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+        Err(e) => return Err(e),
     }
     if from_leaf {
         if !args.reverse {
@@ -165,7 +170,37 @@ pub fn run(args: LogArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
             ctx.out.write_all(c)?;
         }
     }
-    Ok(if failures > 0 { 1 } else { 0 })
+    Ok(failures)
+}
+
+/// Runs the filter on one entry line, writing its outputs (the line itself when the
+/// filter returns its input unchanged). `Ok(Err(_))`: the filter failed on this entry.
+fn apply(
+    f: &jq::Filter,
+    line: &[u8],
+    raw: bool,
+    produced: &mut Vec<u8>,
+) -> std::io::Result<Result<(), String>> {
+    let depth = json::validate(line).map(|v| v.2).unwrap_or(0);
+    let res = if depth > jq::MAX_DEPTH {
+        Err(format!("nested deeper than {} levels", jq::MAX_DEPTH))
+    } else {
+        f.run(line)
+    };
+    match res {
+        Ok((input, outputs)) => {
+            if outputs.len() == 1 && outputs[0] == input && !raw {
+                produced.extend_from_slice(line);
+                produced.push(b'\n');
+            } else {
+                for v in &outputs {
+                    jq::write(produced, v, raw)?;
+                }
+            }
+            Ok(Ok(()))
+        }
+        Err(e) => Ok(Err(e)),
+    }
 }
 
 #[derive(Debug)]

@@ -3,6 +3,7 @@
 use clap::Args;
 
 use crate::cmd::Ctx;
+use crate::error::ExitStatus;
 
 #[derive(Debug, Args)]
 pub struct MigrateArgs {
@@ -10,9 +11,12 @@ pub struct MigrateArgs {
     pub session: String,
 }
 
-pub fn run(args: MigrateArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
+pub fn run(args: MigrateArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
     let path = ctx.session_path(Some(&args.session))?;
     let outcome = crate::session::migrate::rewrite(&path)?;
+    for w in &outcome.warnings {
+        crate::error::warn(w);
+    }
     if outcome.dropped_lines > 0 {
         crate::error::warn(&format!(
             "{} unreadable line(s) were left out of the new file; they are in the backup",
@@ -20,5 +24,5 @@ pub fn run(args: MigrateArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
         ));
     }
     ctx.out.json(&outcome)?;
-    Ok(0)
+    Ok(ExitStatus::Success)
 }

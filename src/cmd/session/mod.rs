@@ -13,6 +13,7 @@ pub mod new;
 pub mod resume;
 pub mod tree;
 
+use crate::error::ExitStatus;
 use clap::{Args, Subcommand};
 
 use super::Ctx;
@@ -68,7 +69,7 @@ pub enum SessionCommand {
     Migrate(migrate::MigrateArgs),
 }
 
-pub fn run(args: SessionArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
+pub fn run(args: SessionArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
     match args.command {
         SessionCommand::New(a) => new::run(a, ctx),
         SessionCommand::List(a) => list::run(a, ctx),

@@ -1,5 +1,6 @@
 //! `pi session name`
 
+use crate::error::ExitStatus;
 use clap::Args;
 
 use crate::cmd::Ctx;
@@ -14,7 +15,7 @@ pub struct NameArgs {
     pub name: String,
 }
 
-pub fn run(args: NameArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
+pub fn run(args: NameArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
     let path = ctx.session_path(Some(&args.session))?;
     let mut ap = Appender::open(&path, Some(&ctx.dirs.agent_dir))?;
     let entry = NewEntry::new("session_info", Parent::Leaf).field("name", jstr(args.name.trim()));
@@ -23,5 +24,5 @@ pub fn run(args: NameArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
     for l in &lines {
         ctx.out.line(l)?;
     }
-    Ok(0)
+    Ok(ExitStatus::Success)
 }

@@ -1,5 +1,6 @@
 //! `pi session new`
 
+use crate::error::ExitStatus;
 use std::path::PathBuf;
 
 use anyhow::Context;
@@ -40,7 +41,7 @@ fn check_id(id: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-pub fn run(args: NewArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
+pub fn run(args: NewArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
     let cwd = ctx.cwd_arg(args.cwd.as_deref())?;
     let dir = ctx.dirs.session_dir_for(&cwd);
     let now = clock::now_ms();
@@ -105,5 +106,5 @@ pub fn run(args: NewArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
     })
     .with_context(|| format!("cannot create {}", path.display()))?;
     ctx.out.line(path.to_string_lossy().as_bytes())?;
-    Ok(0)
+    Ok(ExitStatus::Success)
 }

@@ -1,5 +1,6 @@
 //! `pi session resume`
 
+use crate::error::ExitStatus;
 use std::path::PathBuf;
 
 use clap::Args;
@@ -20,9 +21,9 @@ pub struct ResumeArgs {
     pub cwd: Option<PathBuf>,
 }
 
-pub fn run(args: ResumeArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
+pub fn run(args: ResumeArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
     let cwd = ctx.cwd_arg(args.cwd.as_deref())?;
     let path = find::resolve(None, &ctx.dirs, &cwd)?;
     ctx.out.line(path.to_string_lossy().as_bytes())?;
-    Ok(0)
+    Ok(ExitStatus::Success)
 }

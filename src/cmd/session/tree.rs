@@ -1,9 +1,11 @@
 //! `pi session tree`
 
+use crate::error::ExitStatus;
 use clap::Args;
 
 use crate::clock;
-use crate::cmd::{Ctx, FormatArgs};
+use crate::cmd::Ctx;
+use crate::cmd::args::FormatArgs;
 use crate::json::{self, RawStr};
 use crate::output::{Style, term_width, truncate};
 use crate::session::id::IdMap;
@@ -63,7 +65,7 @@ impl Visit for Extra {
     }
 }
 
-pub fn run(args: TreeArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
+pub fn run(args: TreeArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
     let path = ctx.session_path(args.session.as_deref())?;
     let (s, x) = Session::open_with(
         &path,
@@ -74,7 +76,9 @@ pub fn run(args: TreeArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
             types: Vec::new(),
         },
     )?;
-    s.warn_skipped();
+    for w in s.skipped_warnings() {
+        crate::error::warn(&w);
+    }
     let leaf = match &args.leaf {
         Some(l) => Some(s.resolve_entry(l)?),
         None => s.leaf(),
@@ -130,7 +134,7 @@ pub fn run(args: TreeArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
             b.extend_from_slice(if leaf == Some(i) { b"true" } else { b"false" });
             w.write_all(&b)
         })?;
-        return Ok(0);
+        return Ok(ExitStatus::Success);
     }
     let st = Style {
         on: ctx.out.color(),
@@ -179,5 +183,5 @@ pub fn run(args: TreeArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
         out.write_all(line.as_bytes())?;
         out.write_all(b"\n")
     })?;
-    Ok(0)
+    Ok(ExitStatus::Success)
 }

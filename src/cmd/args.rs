@@ -1,0 +1,146 @@
+//! Option groups that several commands share, flattened into their arguments, and the value
+//! parsers behind them.
+
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+
+use crate::output::Format;
+
+/// `--format` with its `--json` shorthand, for commands with a human view.
+#[derive(Debug, Clone, Args)]
+pub struct FormatArgs {
+    /// Output format: human text on a terminal and JSON otherwise (auto), or either
+    #[arg(long, value_enum, default_value_t = Format::Auto, value_name = "FORMAT")]
+    pub format: Format,
+    /// Same as --format json
+    #[arg(long, conflicts_with = "format")]
+    pub json: bool,
+}
+
+impl FormatArgs {
+    pub fn get(&self) -> Format {
+        if self.json { Format::Json } else { self.format }
+    }
+}
+
+/// A model named on the command line as `PROVIDER/ID`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelRef {
+    pub provider: String,
+    pub id: String,
+}
+
+impl ModelRef {
+    /// Splits at the first `/` (model ids may contain more).
+    pub fn parse(arg: &str) -> Result<ModelRef, String> {
+        match arg.split_once('/') {
+            Some((p, id)) if !p.is_empty() && !id.is_empty() => Ok(ModelRef {
+                provider: p.to_owned(),
+                id: id.to_owned(),
+            }),
+            _ => Err("expected PROVIDER/ID, for example anthropic/claude-sonnet-4-5".to_owned()),
+        }
+    }
+
+    pub fn into_pair(self) -> (String, String) {
+        (self.provider, self.id)
+    }
+}
+
+/// A whole number above 0 (token counts, turns).
+pub fn positive(arg: &str) -> Result<u64, String> {
+    match arg.trim().parse::<u64>() {
+        Ok(0) => Err("must be at least 1".to_owned()),
+        Ok(n) => Ok(n),
+        Err(_) => Err("expected a whole number".to_owned()),
+    }
+}
+
+/// [`positive`], for counts that fit 32 bits.
+pub fn positive_u32(arg: &str) -> Result<u32, String> {
+    let n = positive(arg)?;
+    u32::try_from(n).map_err(|_| format!("at most {}", u32::MAX))
+}
+
+/// The model that writes a summary or runs the agent.
+#[derive(Debug, Clone, Args)]
+pub struct ModelArgs {
+    /// The model, as PROVIDER/ID [default: the session's model if it has a key, else
+    /// defaultProvider/defaultModel from settings.json]
+    #[arg(long, value_name = "PROVIDER/ID", value_parser = ModelRef::parse)]
+    pub model: Option<ModelRef>,
+}
+
+impl ModelArgs {
+    pub fn pair(&self) -> Option<(String, String)> {
+        self.model.clone().map(ModelRef::into_pair)
+    }
+}
+
+/// How the system prompt is put together (`pi run`, `pi prompt system`).
+#[derive(Debug, Clone, Args)]
+pub struct SystemPromptArgs {
+    /// Use TEXT instead of the default prompt and SYSTEM.md (if TEXT names an existing
+    /// file, its contents)
+    #[arg(long, value_name = "TEXT", conflicts_with = "system_prompt_file")]
+    pub system_prompt: Option<String>,
+    /// Use the contents of FILE instead of the default prompt and SYSTEM.md
+    #[arg(long, value_name = "FILE")]
+    pub system_prompt_file: Option<PathBuf>,
+    /// Append TEXT (if it names an existing file, its contents); repeatable, joined by blank
+    /// lines; replaces APPEND_SYSTEM.md
+    #[arg(long, value_name = "TEXT")]
+    pub append_system_prompt: Vec<String>,
+    /// Leave out the AGENTS.md / CLAUDE.md context files
+    #[arg(long)]
+    pub no_context_files: bool,
+}
+
+impl SystemPromptArgs {
+    /// The custom prompt given (`--system-prompt-file` read, or `--system-prompt` TEXT or
+    /// the file it names), relative names taken from `base`. `None`: SYSTEM.md or the
+    /// default text.
+    /// A file that cannot be read is a usage error (exit status 2).
+    pub fn custom(&self, base: &Path) -> anyhow::Result<Option<String>> {
+        if let Some(f) = &self.system_prompt_file {
+            return crate::prompt::read_text(&base.join(f))
+                .map(Some)
+                .map_err(|e| crate::error::usage(format!("cannot read {}: {e}", f.display())));
+        }
+        let mut warnings = Vec::new();
+        // Given but empty: the default text (and not SYSTEM.md).
+        let custom = self
+            .system_prompt
+            .as_deref()
+            .map(|v| crate::prompt::file_or_literal(v, base, &mut warnings).unwrap_or_default());
+        for w in &warnings {
+            crate::error::warn(w);
+        }
+        Ok(custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn model_refs_split_at_the_first_slash() {
+        assert_eq!(
+            ModelRef::parse("openrouter/meta/llama-3").map(ModelRef::into_pair),
+            Ok(("openrouter".into(), "meta/llama-3".into()))
+        );
+        assert!(ModelRef::parse("nope").is_err());
+        assert!(ModelRef::parse("/x").is_err());
+        assert!(ModelRef::parse("x/").is_err());
+    }
+
+    #[test]
+    fn positive_numbers() {
+        assert_eq!(positive("12"), Ok(12));
+        assert!(positive("0").is_err());
+        assert!(positive("-3").is_err());
+        assert!(positive_u32("4294967296").is_err());
+    }
+}
