@@ -209,7 +209,7 @@ pub fn thinking_levels(model: &Model, details: &Details) -> Vec<&'static str> {
 /// A model as upstream's RPC mode shows it (`get_state.model`, `set_model`): id, name, api,
 /// provider, baseUrl, reasoning, input, cost, contextWindow, maxTokens.
 pub fn model_json(m: &Model, d: &Details) -> Value {
-    let num = crate::context::value::json_number;
+    let num = crate::js::json_number;
     serde_json::json!({
         "id": m.id,
         "name": d.name.clone().unwrap_or_else(|| m.id.clone()),

@@ -17,6 +17,7 @@ use super::{Message, Observer};
 use crate::compact::{Budget, NoPlan, Summarizer};
 use crate::context::tokens;
 use crate::context::value::{Obj, Value};
+use crate::js;
 use crate::llm::{
     AssistantMessage, Client, Options, StopReason, Target, ToolChoice, Usage, auth, overflow,
 };
@@ -808,7 +809,7 @@ impl<'c, H: Hooks, O: Observer> AgentSession<'c, H, O> {
             for (ty, data) in &fx.entries {
                 store.append(
                     "custom",
-                    vec![("customType", jstr(ty)), ("data", super::event::js(data))],
+                    vec![("customType", jstr(ty)), ("data", js::stringify(data))],
                 )?;
             }
         }

@@ -12,9 +12,10 @@ use serde_json::{Value as Json, json};
 use crate::cmd::Ctx;
 use crate::compact::{self, Budget, Compaction, NoPlan, Plan, Summarizer};
 use crate::context::settings::{DEFAULT_RESERVE_TOKENS, Settings as ContextSettings};
-use crate::context::value::{Value, js_number};
+use crate::context::value::Value;
 use crate::context::{self, tokens};
 use crate::error::{Exit, FAILURE, USAGE};
+use crate::js;
 use crate::llm::config::{self, Chosen, SelectError, Settings as LlmSettings};
 use crate::llm::{Client, Event, Options, Target, auth};
 use crate::models::Registry;
@@ -468,22 +469,16 @@ fn compact_one(
                     "below-threshold",
                     format!(
                         "{} tokens ≤ threshold {}",
-                        js_number(est.tokens),
-                        js_number(threshold)
+                        js::number(est.tokens),
+                        js::number(threshold)
                     ),
                 )
             };
             m.insert("leaf".into(), leaf_id.clone().into());
-            m.insert(
-                "tokens".into(),
-                crate::context::value::json_number(est.tokens),
-            );
+            m.insert("tokens".into(), js::json_number(est.tokens));
             m.insert("contextWindow".into(), json!(window));
             m.insert("reserveTokens".into(), json!(budget.reserve_tokens));
-            m.insert(
-                "threshold".into(),
-                crate::context::value::json_number(threshold),
-            );
+            m.insert("threshold".into(), js::json_number(threshold));
             return Ok(Outcome::Not(m));
         }
     }

@@ -6,8 +6,9 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use super::ignore::Ignore;
-use super::text::{escape_xml, js_trim, utf16_len};
+use super::text::escape_xml;
 use super::{Diagnostic, ResourceKind, Scope, SourceInfo, frontmatter, fsx};
+use crate::js;
 
 const MAX_NAME: usize = 64;
 const MAX_DESCRIPTION: usize = 1024;
@@ -32,7 +33,7 @@ fn name_problems(name: &str, parent: &str) -> Vec<String> {
             "name \"{name}\" does not match parent directory \"{parent}\""
         ));
     }
-    let len = utf16_len(name);
+    let len = js::utf16_len(name);
     if len > MAX_NAME {
         out.push(format!("name exceeds {MAX_NAME} characters ({len})"));
     }
@@ -91,8 +92,8 @@ pub fn load_file(
         }
     };
     match &description {
-        Some(d) if !js_trim(d).is_empty() => {
-            let len = utf16_len(d);
+        Some(d) if !js::trim(d).is_empty() => {
+            let len = js::utf16_len(d);
             if len > MAX_DESCRIPTION {
                 diags.push(Diagnostic::warning(
                     format!("description exceeds {MAX_DESCRIPTION} characters ({len})"),
@@ -115,7 +116,7 @@ pub fn load_file(
     for p in name_problems(&name, &parent) {
         diags.push(Diagnostic::warning(p, path));
     }
-    let Some(description) = description.filter(|d| !js_trim(d).is_empty()) else {
+    let Some(description) = description.filter(|d| !js::trim(d).is_empty()) else {
         return (None, diags);
     };
     let disable = matches!(
@@ -389,7 +390,7 @@ pub fn expand<'a>(
         return Ok(None);
     };
     let (name, args) = match rest.find(' ') {
-        Some(i) => (&rest[..i], js_trim(&rest[i + 1..])),
+        Some(i) => (&rest[..i], js::trim(&rest[i + 1..])),
         None => (rest, ""),
     };
     let Some(skill) = skills.iter().find(|s| s.name == name) else {
@@ -398,7 +399,7 @@ pub fn expand<'a>(
     let raw =
         super::read_text(&skill.path).map_err(|e| ExpandError::Read(skill.path.clone(), e))?;
     let body = frontmatter::strip(&raw);
-    let body = js_trim(&body);
+    let body = js::trim(&body);
     let block = format!(
         "<skill name=\"{}\" location=\"{}\">\nReferences are relative to {}.\n\n{body}\n</skill>",
         skill.name,

@@ -12,8 +12,8 @@ use ignore::WalkBuilder;
 use serde::Deserialize;
 
 use super::path::resolve_to_cwd;
-use super::validate::js_number;
 use super::{CancelToken, ToolContext, ToolError, ToolOutput};
+use crate::js;
 
 pub const DEFAULT_LIMIT: usize = 1000;
 
@@ -30,7 +30,7 @@ const FD_HELP: &str = "\n\nFor more information, try '--help'.";
 
 /// The result count as fd parses `--max-results` (upstream passes the number as text).
 fn max_results(limit: f64) -> Result<usize, ToolError> {
-    let text = js_number(limit);
+    let text = js::number(limit);
     if text.starts_with('-') {
         return Err(ToolError(format!(
             "error: a value is required for '--max-results <count>' but none was supplied{FD_HELP}"

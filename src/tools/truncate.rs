@@ -10,6 +10,8 @@
 
 use serde::Serialize;
 
+use crate::js;
+
 pub const DEFAULT_MAX_LINES: usize = 2000;
 pub const DEFAULT_MAX_BYTES: usize = 50 * 1024;
 /// Longest line (in UTF-16 code units, as upstream counts) that grep shows whole.
@@ -229,28 +231,15 @@ fn tail_bytes(s: &str, max: usize) -> &str {
     &s[start..]
 }
 
-/// Number of UTF-16 code units of `s` (JavaScript's `length`).
-pub fn utf16_len(s: &str) -> usize {
-    s.chars().map(char::len_utf16).sum()
-}
-
 /// A grep line longer than `max` UTF-16 code units becomes its first `max` units plus
 /// `... [truncated]`; the flag says whether that happened. (A surrogate pair that the cut
 /// would split is dropped whole.)
 pub fn truncate_line(line: &str, max: usize) -> (String, bool) {
-    if utf16_len(line) <= max {
+    let head = js::utf16_prefix(line, max);
+    if head.len() == line.len() {
         return (line.to_owned(), false);
     }
-    let mut units = 0usize;
-    let mut end = 0usize;
-    for (i, c) in line.char_indices() {
-        if units + c.len_utf16() > max {
-            break;
-        }
-        units += c.len_utf16();
-        end = i + c.len_utf8();
-    }
-    (format!("{}... [truncated]", &line[..end]), true)
+    (format!("{head}... [truncated]"), true)
 }
 
 /// The output of a listing tool (find, grep, ls): the lines cut to the byte limit, then the
@@ -262,7 +251,6 @@ pub(crate) fn listing_output(
     limit: Option<(&str, &str, &str, f64)>,
     extra: Vec<(String, &str, serde_json::Value)>,
 ) -> super::ToolOutput {
-    use super::validate::{js_number, number_value};
     let truncation = truncate_head(&lines.join("\n"), Limits::bytes_only());
     let mut output = truncation.content.clone();
     let mut details = serde_json::Map::new();
@@ -270,10 +258,10 @@ pub(crate) fn listing_output(
     if let Some((what, hint, key, n)) = limit {
         notices.push(format!(
             "{} {what} limit reached. Use limit={} for more{hint}",
-            js_number(n),
-            js_number(n * 2.0)
+            js::number(n),
+            js::number(n * 2.0)
         ));
-        details.insert(key.into(), number_value(n));
+        details.insert(key.into(), js::json_number(n));
     }
     if truncation.truncated {
         notices.push(format!("{} limit reached", format_size(DEFAULT_MAX_BYTES)));

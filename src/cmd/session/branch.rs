@@ -166,7 +166,7 @@ pub fn run(args: BranchArgs, ctx: &mut Ctx) -> anyhow::Result<u8> {
                 .field("fromId", jstr(target.as_deref().unwrap_or("root")))
                 .field("summary", jstr(&text));
             if let Some(d) = &details {
-                e = e.field("details", crate::agent::event::js(d));
+                e = e.field("details", crate::js::stringify(d));
             }
             e.field(
                 "fromHook",
