@@ -5,7 +5,7 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use super::ignore::Ignore;
+use super::ignore;
 use super::text::escape_xml;
 use super::{Diagnostic, ResourceKind, Scope, SourceInfo, frontmatter, fsx};
 use crate::js;
@@ -147,54 +147,12 @@ pub fn load_dir(
 ) -> (Vec<Skill>, Vec<Diagnostic>) {
     let mut skills = Vec::new();
     let mut diags = Vec::new();
-    let mut ig = Ignore::default();
-    load_dir_inner(dir, dir, true, &mut ig, source_of, &mut skills, &mut diags);
-    (skills, diags)
-}
-
-#[allow(clippy::too_many_arguments)]
-fn load_dir_inner(
-    dir: &Path,
-    root: &Path,
-    include_root_files: bool,
-    ig: &mut Ignore,
-    source_of: &dyn Fn(&Path, &Path) -> SourceInfo,
-    skills: &mut Vec<Skill>,
-    diags: &mut Vec<Diagnostic>,
-) {
-    if !dir.exists() {
-        return;
-    }
-    ig.add_dir(dir, root);
-    let Some(entries) = fsx::list(dir) else {
-        return;
-    };
-    if let Some(e) = entries.iter().find(|e| e.name == "SKILL.md")
-        && e.is_file
-        && !ig.ignores(&fsx::relative(root, &e.path))
-    {
-        let (s, d) = load_file(&e.path, source_of);
+    for file in collect_files(dir, Mode::Pi) {
+        let (s, d) = load_file(&file, source_of);
         skills.extend(s);
         diags.extend(d);
-        return;
     }
-    for e in &entries {
-        if e.name.starts_with('.') || e.name == "node_modules" {
-            continue;
-        }
-        let rel = fsx::relative(root, &e.path);
-        let shown = if e.is_dir { format!("{rel}/") } else { rel };
-        if ig.ignores(&shown) {
-            continue;
-        }
-        if e.is_dir && !e.loops {
-            load_dir_inner(&e.path, root, false, ig, source_of, skills, diags);
-        } else if e.is_file && include_root_files && e.name.ends_with(".md") {
-            let (s, d) = load_file(&e.path, source_of);
-            skills.extend(s);
-            diags.extend(d);
-        }
-    }
+    (skills, diags)
 }
 
 /// Which auto-discovery rules apply to a skills directory: in "pi" directories (the agent
@@ -210,45 +168,13 @@ pub enum Mode {
 /// `SKILL.md` contributes that file only.
 pub fn collect_files(dir: &Path, mode: Mode) -> Vec<PathBuf> {
     let mut out = Vec::new();
-    let mut ig = Ignore::default();
-    collect_inner(dir, dir, mode, &mut ig, &mut out);
-    out
-}
-
-fn collect_inner(dir: &Path, root: &Path, mode: Mode, ig: &mut Ignore, out: &mut Vec<PathBuf>) {
-    if !dir.exists() {
-        return;
-    }
-    ig.add_dir(dir, root);
-    let Some(entries) = fsx::list(dir) else {
-        return;
-    };
-    if let Some(e) = entries.iter().find(|e| e.name == "SKILL.md")
-        && e.is_file
-        && !ig.ignores(&fsx::relative(root, &e.path))
-    {
-        out.push(e.path.clone());
-        return;
-    }
-    for e in &entries {
-        if e.name.starts_with('.') || e.name == "node_modules" {
-            continue;
-        }
-        let rel = fsx::relative(root, &e.path);
-        if mode == Mode::Pi
-            && dir == root
-            && e.is_file
-            && e.name.ends_with(".md")
-            && !ig.ignores(&rel)
-        {
+    ignore::walk(dir, Some("SKILL.md"), &mut |e, at_root| {
+        // A file named SKILL.md only gets here as the one its directory is claimed by.
+        if e.name == "SKILL.md" || (mode == Mode::Pi && at_root && e.name.ends_with(".md")) {
             out.push(e.path.clone());
-            continue;
         }
-        if !e.is_dir || e.loops || ig.ignores(&format!("{rel}/")) {
-            continue;
-        }
-        collect_inner(&e.path, root, mode, ig, out);
-    }
+    });
+    out
 }
 
 /// Skills accepted so far: first name wins, the same real file is taken once.

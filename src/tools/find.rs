@@ -11,7 +11,7 @@ use globset::GlobBuilder;
 use ignore::WalkBuilder;
 use serde::Deserialize;
 
-use super::path::resolve_to_cwd;
+use super::path::search_root;
 use super::{CancelToken, ToolContext, ToolError, ToolOutput};
 use crate::js;
 
@@ -48,12 +48,7 @@ pub fn run(
     args: &FindArgs,
     cancel: &CancelToken,
 ) -> Result<ToolOutput, ToolError> {
-    let given = args
-        .path
-        .as_deref()
-        .filter(|p| !p.is_empty())
-        .unwrap_or(".");
-    let search = resolve_to_cwd(given, &ctx.cwd);
+    let search = search_root(args.path.as_deref(), &ctx.cwd);
     let limit_value = args.limit.unwrap_or(DEFAULT_LIMIT as f64);
     let limit = max_results(limit_value)?;
 
