@@ -438,49 +438,15 @@ pub fn decode_str(raw: &[u8]) -> Cow<'_, str> {
         };
         out.extend_from_slice(&raw[i..i + k]);
         i += k;
-        let esc = raw.get(i + 1).copied().unwrap_or(b'\\');
-        i += 2;
-        let simple = match esc {
-            b'"' => Some(b'"'),
-            b'\\' => Some(b'\\'),
-            b'/' => Some(b'/'),
-            b'b' => Some(0x08),
-            b'f' => Some(0x0c),
-            b'n' => Some(b'\n'),
-            b'r' => Some(b'\r'),
-            b't' => Some(b'\t'),
-            _ => None,
-        };
-        if let Some(c) = simple {
+        if let Some(c) = simple_escape(raw.get(i + 1).copied().unwrap_or(b'\\')) {
             out.push(c);
+            i += 2;
             continue;
         }
-        // \uXXXX, possibly a surrogate pair.
-        let hi = hex4(raw, i);
-        i += 4;
-        let ch = match hi {
-            Some(h @ 0xD800..=0xDBFF) => {
-                if raw.get(i) == Some(&b'\\') && raw.get(i + 1) == Some(&b'u') {
-                    match hex4(raw, i + 2) {
-                        Some(lo @ 0xDC00..=0xDFFF) => {
-                            i += 6;
-                            char::from_u32(0x10000 + ((h - 0xD800) << 10) + (lo - 0xDC00))
-                        }
-                        _ => None,
-                    }
-                } else {
-                    None
-                }
-            }
-            Some(c) => char::from_u32(c),
-            None => None,
-        };
-        let mut buf = [0u8; 4];
-        out.extend_from_slice(
-            ch.unwrap_or(char::REPLACEMENT_CHARACTER)
-                .encode_utf8(&mut buf)
-                .as_bytes(),
-        );
+        let (u, len) = unicode_escape(raw, i);
+        i += len;
+        let c = char::from_u32(u).unwrap_or(char::REPLACEMENT_CHARACTER);
+        out.extend_from_slice(c.encode_utf8(&mut [0u8; 4]).as_bytes());
     }
     match String::from_utf8(out) {
         Ok(s) => Cow::Owned(s),
@@ -488,13 +454,42 @@ pub fn decode_str(raw: &[u8]) -> Cow<'_, str> {
     }
 }
 
-fn hex4(raw: &[u8], i: usize) -> Option<u32> {
-    let digits = raw.get(i..i + 4)?;
+/// The byte a one-letter escape (`\n`, `\"`, …) stands for; `None` for `u`.
+pub fn simple_escape(letter: u8) -> Option<u8> {
+    match letter {
+        b'"' | b'\\' | b'/' => Some(letter),
+        b'b' => Some(0x08),
+        b'f' => Some(0x0c),
+        b'n' => Some(b'\n'),
+        b'r' => Some(b'\r'),
+        b't' => Some(b'\t'),
+        _ => None,
+    }
+}
+
+/// The four hex digits of a `\uXXXX` escape starting at `b[i]`.
+fn hex4(b: &[u8], i: usize) -> Option<u32> {
+    let digits = b.get(i..i + 4)?;
     let mut v = 0u32;
     for &d in digits {
         v = v * 16 + (d as char).to_digit(16)?;
     }
     Some(v)
+}
+
+/// The `\uXXXX` escape whose backslash is at `b[i]`, read as `JSON.parse` reads it: a high
+/// surrogate followed by a low-surrogate escape is one character. Returns the code point (a
+/// lone surrogate as its own value, U+FFFD for bad digits) and the length of the escape text.
+pub fn unicode_escape(b: &[u8], i: usize) -> (u32, usize) {
+    let u = hex4(b, i + 2).unwrap_or(0xFFFD);
+    if (0xD800..0xDC00).contains(&u)
+        && b.get(i + 6) == Some(&b'\\')
+        && b.get(i + 7) == Some(&b'u')
+        && let Some(lo @ 0xDC00..=0xDFFF) = hex4(b, i + 8)
+    {
+        return (0x10000 + ((u - 0xD800) << 10) + (lo - 0xDC00), 12);
+    }
+    (u, 6)
 }
 
 /// One member of an object: its key and the span of its value within the scanned buffer.

@@ -13,6 +13,7 @@ pub mod context;
 pub mod error;
 pub mod extensions;
 pub mod jq;
+pub mod js;
 pub mod json;
 pub mod llm;
 pub mod models;

@@ -209,7 +209,7 @@ pub fn thinking_levels(model: &Model, details: &Details) -> Vec<&'static str> {
 /// A model as upstream's RPC mode shows it (`get_state.model`, `set_model`): id, name, api,
 /// provider, baseUrl, reasoning, input, cost, contextWindow, maxTokens.
 pub fn model_json(m: &Model, d: &Details) -> Value {
-    let num = crate::context::value::json_number;
+    let num = crate::js::json_number;
     serde_json::json!({
         "id": m.id,
         "name": d.name.clone().unwrap_or_else(|| m.id.clone()),
@@ -596,13 +596,9 @@ pub fn strip_comments(text: &str) -> String {
     while i < b.len() {
         match b[i] {
             b'"' => {
-                let start = i;
-                i += 1;
-                while i < b.len() && b[i] != b'"' {
-                    i += if b[i] == b'\\' { 2 } else { 1 };
-                }
-                i = (i + 1).min(b.len());
-                out.extend_from_slice(&b[start..i]);
+                let end = string_end(b, i);
+                out.extend_from_slice(&b[i..end]);
+                i = end;
             }
             b'/' if b.get(i + 1) == Some(&b'/') => {
                 while i < b.len() && b[i] != b'\n' {
@@ -621,13 +617,9 @@ pub fn strip_comments(text: &str) -> String {
     while i < out.len() {
         match out[i] {
             b'"' => {
-                let start = i;
-                i += 1;
-                while i < out.len() && out[i] != b'"' {
-                    i += if out[i] == b'\\' { 2 } else { 1 };
-                }
-                i = (i + 1).min(out.len());
-                res.extend_from_slice(&out[start..i]);
+                let end = string_end(&out, i);
+                res.extend_from_slice(&out[i..end]);
+                i = end;
             }
             b',' => {
                 let mut j = i + 1;
@@ -646,6 +638,16 @@ pub fn strip_comments(text: &str) -> String {
         }
     }
     String::from_utf8_lossy(&res).into_owned()
+}
+
+/// The index after the string literal that starts at `b[i]` (escapes skipped; the end of
+/// `b` if it is not closed).
+fn string_end(b: &[u8], i: usize) -> usize {
+    let mut i = i + 1;
+    while i < b.len() && b[i] != b'"' {
+        i += if b[i] == b'\\' { 2 } else { 1 };
+    }
+    (i + 1).min(b.len())
 }
 
 /// `<agent dir>/models.json`.

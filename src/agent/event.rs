@@ -11,6 +11,7 @@ use serde_json::Value as Json;
 use super::Message;
 use crate::compact::{CompactionReason, CompactionResult};
 use crate::context::value::Value;
+use crate::js;
 use crate::llm::{self, AssistantMessage};
 use crate::tools::{ToolOutput, ToolResult};
 
@@ -118,7 +119,7 @@ impl Obj {
     }
 
     fn num(self, key: &str, n: impl Into<f64>) -> Obj {
-        self.raw(key, crate::context::value::js_number(n.into()).as_bytes())
+        self.raw(key, js::number(n.into()).as_bytes())
     }
 
     fn bool(self, key: &str, b: bool) -> Obj {
@@ -128,15 +129,6 @@ impl Obj {
     fn done(mut self) -> Vec<u8> {
         self.0.push(b'}');
         self.0
-    }
-}
-
-/// A serde value written as JavaScript writes it (key order kept, numbers in JS form).
-pub fn js(v: &Json) -> Vec<u8> {
-    let bytes = serde_json::to_vec(v).unwrap_or_else(|_| b"null".to_vec());
-    match Value::parse(&bytes) {
-        Some(x) => x.to_json(),
-        None => bytes,
     }
 }
 
@@ -191,7 +183,7 @@ fn stream_event(
             let block = partial
                 .content
                 .get(index)
-                .map(|b| js(&b.to_json()))
+                .map(|b| js::stringify(&b.to_json()))
                 .unwrap_or_else(|| b"null".to_vec());
             o = o.raw("toolCall", &block);
         }
@@ -247,14 +239,14 @@ impl Event<'_> {
                 o.raw("message", &message.to_json()).done()
             }
             Event::MessageUpdate { partial, event } => {
-                let p = js(&partial.to_json());
+                let p = js::stringify(&partial.to_json());
                 let e = stream_event(event, partial, &p)?;
                 o.raw("assistantMessageEvent", &e).raw("message", &p).done()
             }
             Event::ToolExecutionStart { id, name, args } => o
                 .str("toolCallId", id)
                 .str("toolName", name)
-                .raw("args", &js(args))
+                .raw("args", &js::stringify(args))
                 .done(),
             Event::ToolExecutionUpdate {
                 id,
@@ -264,8 +256,8 @@ impl Event<'_> {
             } => o
                 .str("toolCallId", id)
                 .str("toolName", name)
-                .raw("args", &js(args))
-                .raw("partialResult", &js(&partial.to_json()))
+                .raw("args", &js::stringify(args))
+                .raw("partialResult", &js::stringify(&partial.to_json()))
                 .done(),
             Event::ToolExecutionEnd {
                 id,
@@ -275,7 +267,7 @@ impl Event<'_> {
             } => o
                 .str("toolCallId", id)
                 .str("toolName", name)
-                .raw("result", &js(&result.to_json()))
+                .raw("result", &js::stringify(&result.to_json()))
                 .bool("isError", *is_error)
                 .done(),
             Event::CompactionStart { reason } => o.str("reason", reason.as_str()).done(),
@@ -294,7 +286,7 @@ impl Event<'_> {
                     let v = v
                         .str("firstKeptEntryId", &r.first_kept_entry_id)
                         .num("tokensBefore", r.tokens_before)
-                        .raw("details", &js(&r.details))
+                        .raw("details", &js::stringify(&r.details))
                         .done();
                     o = o.raw("result", &v);
                 }

@@ -38,7 +38,7 @@ pub type Message = crate::context::value::Value;
 
 /// A message from serde JSON (numbers and key order as JavaScript keeps them).
 pub fn message_from_json(j: &serde_json::Value) -> Message {
-    Message::parse(&event::js(j)).unwrap_or_default()
+    Message::parse(&crate::js::stringify(j)).unwrap_or_default()
 }
 
 /// A message as serde JSON.

@@ -272,7 +272,7 @@ impl Observer for Human {
                 if let Some(r) = result {
                     self.note(&format!(
                         "compacted: {} tokens before; kept from entry {}",
-                        crate::context::value::js_number(r.tokens_before),
+                        crate::js::number(r.tokens_before),
                         r.first_kept_entry_id
                     ));
                 } else if let Some(e) = error_message {

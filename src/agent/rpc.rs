@@ -69,7 +69,7 @@ impl RpcObserver {
 }
 
 fn write(out: &Out, v: &Json) {
-    out.borrow_mut().line(&super::event::js(v));
+    out.borrow_mut().line(&crate::js::stringify(v));
 }
 
 /// The text blocks of a message, concatenated.

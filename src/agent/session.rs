@@ -18,6 +18,7 @@ use crate::compact::{Budget, NoPlan, Summarizer};
 use crate::compact::{Compact, CompactionReason, CompactionResult};
 use crate::context::tokens;
 use crate::context::value::{Obj, Value};
+use crate::js;
 use crate::llm::{
     AssistantMessage, Client, Options, StopReason, Target, ToolChoice, Usage, auth, overflow,
 };
@@ -815,7 +816,7 @@ impl<'c, H: Hooks, O: Observer> AgentSession<'c, H, O> {
             for (ty, data) in &fx.entries {
                 store.append(
                     "custom",
-                    vec![("customType", jstr(ty)), ("data", super::event::js(data))],
+                    vec![("customType", jstr(ty)), ("data", js::stringify(data))],
                 )?;
             }
         }

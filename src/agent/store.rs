@@ -14,11 +14,11 @@ use serde_json::json;
 use super::Message;
 use crate::compact::CompactionResult;
 use crate::compact::{self, Budget, NoPlan, Plan};
-use crate::context::value::{Value, js_number};
+use crate::context::value::Value;
 use crate::session::Session;
 use crate::session::append::{self, AppendError, Appender, NewEntry, Parent};
 use crate::session::entry::jstr;
-use crate::{clock, json, rng};
+use crate::{clock, js, json, rng};
 
 /// Why the session could not be opened for the run.
 #[derive(Debug, thiserror::Error)]
@@ -154,8 +154,8 @@ impl FileStore {
             vec![
                 ("summary", jstr(&c.summary)),
                 ("firstKeptEntryId", jstr(&c.first_kept_entry_id)),
-                ("tokensBefore", js_number(c.tokens_before).into_bytes()),
-                ("details", super::event::js(&c.details)),
+                ("tokensBefore", js::number(c.tokens_before).into_bytes()),
+                ("details", js::stringify(&c.details)),
                 (
                     "fromHook",
                     if from_hook {

@@ -62,7 +62,7 @@ fn tool_calls(m: &AssistantMessage) -> Vec<Call> {
 /// A `toolResult` message.
 fn result_message(call: &Call, r: &ToolResult) -> Message {
     let v = r.to_message(&call.id, &call.name, crate::clock::now_ms());
-    Value::parse(&super::event::js(&v)).unwrap_or_default()
+    Value::parse(&crate::js::stringify(&v)).unwrap_or_default()
 }
 
 /// What a running tool reports.

@@ -156,7 +156,7 @@ fn read_prompt(args: &RunArgs) -> anyhow::Result<Option<String>> {
         .read_to_end(&mut buf)
         .context("cannot read the prompt from stdin")?;
     let text = String::from_utf8_lossy(&buf);
-    let text = crate::prompt::text::js_trim(&text);
+    let text = crate::js::trim(&text);
     Ok((!text.is_empty()).then(|| text.to_owned()))
 }
 

@@ -16,8 +16,9 @@ use super::record::{self, Extra, RecordError};
 use super::{Budget, Compaction, NoPlan, Plan, Summarizer, SummaryError};
 use crate::context::settings::{DEFAULT_RESERVE_TOKENS, Settings as ContextSettings};
 use crate::context::tokens::{self, Need};
-use crate::context::value::{Value, js_number};
+use crate::context::value::Value;
 use crate::context::{self as ctx};
+use crate::js;
 use crate::llm::Event;
 use crate::llm::config::{self, ModelError, Settings as LlmSettings};
 use crate::models::Registry;
@@ -342,22 +343,16 @@ impl Job {
                 "below-threshold",
                 format!(
                     "{} tokens ≤ threshold {}",
-                    js_number(a.estimate.tokens),
-                    js_number(a.threshold)
+                    js::number(a.estimate.tokens),
+                    js::number(a.threshold)
                 ),
             ),
         };
         m.insert("leaf".into(), o.leaf_id.clone().into());
-        m.insert(
-            "tokens".into(),
-            crate::context::value::json_number(a.estimate.tokens),
-        );
+        m.insert("tokens".into(), js::json_number(a.estimate.tokens));
         m.insert("contextWindow".into(), json!(window));
         m.insert("reserveTokens".into(), json!(reserve));
-        m.insert(
-            "threshold".into(),
-            crate::context::value::json_number(a.threshold),
-        );
+        m.insert("threshold".into(), js::json_number(a.threshold));
         Ok(Some(m))
     }
 

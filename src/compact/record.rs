@@ -6,7 +6,8 @@ use std::path::Path;
 use serde_json::{Map, Value as Json, json};
 
 use super::{Compaction, Plan};
-use crate::context::value::{Value, js_number};
+use crate::context::value::Value;
+use crate::js;
 use crate::session::Session;
 use crate::session::append::{AppendError, Appender, NewEntry, Parent};
 use crate::session::entry::jstr;
@@ -72,8 +73,8 @@ pub fn record(
     let entry = NewEntry::new("compaction", parent)
         .field("summary", jstr(&c.summary))
         .field("firstKeptEntryId", jstr(&c.first_kept_entry_id))
-        .field("tokensBefore", js_number(c.tokens_before).into_bytes())
-        .field("details", crate::agent::event::js(&details))
+        .field("tokensBefore", js::number(c.tokens_before).into_bytes())
+        .field("details", js::stringify(&details))
         .field(
             "fromHook",
             if extra.details.is_some() {
@@ -111,10 +112,7 @@ pub fn plan_record(s: &Session, p: &Plan, model: Option<String>) -> Map<String, 
         "firstKeptEntryId".into(),
         p.first_kept_entry_id.clone().into(),
     );
-    m.insert(
-        "tokensBefore".into(),
-        crate::context::value::json_number(p.tokens_before),
-    );
+    m.insert("tokensBefore".into(), js::json_number(p.tokens_before));
     m.insert("splitTurn".into(), p.split_turn.into());
     m.insert(
         "turnStartEntryId".into(),

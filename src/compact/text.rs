@@ -8,6 +8,7 @@
 use std::collections::BTreeSet;
 
 use crate::context::value::Value;
+use crate::js;
 
 /// Tool results are cut to this many characters (UTF-16 code units) in a summary request.
 pub const TOOL_RESULT_MAX_CHARS: usize = 2000;
@@ -40,34 +41,20 @@ fn texts(content: Option<&Value>, sep: &str) -> String {
 
 /// `text.slice(0, max)` in UTF-16 code units; a character cut in half becomes U+FFFD (as
 /// the reference's lone surrogate becomes once encoded).
-fn utf16_prefix(text: &str, max: usize) -> (String, usize) {
-    let mut out = String::new();
-    let mut n = 0;
-    for c in text.chars() {
-        let w = c.len_utf16();
-        if n + w > max {
-            if n < max {
-                out.push('\u{FFFD}');
-                n += 1;
-            }
-            break;
-        }
-        out.push(c);
-        n += w;
+fn utf16_slice(text: &str, max: usize) -> String {
+    let mut head = js::utf16_prefix(text, max).to_owned();
+    if head.len() < text.len() && js::utf16_len(&head) < max {
+        head.push('\u{FFFD}');
     }
-    (out, n)
-}
-
-fn utf16_len(text: &str) -> usize {
-    text.chars().map(char::len_utf16).sum()
+    head
 }
 
 fn truncate(text: String, max: usize) -> String {
-    let len = utf16_len(&text);
+    let len = js::utf16_len(&text);
     if len <= max {
         return text;
     }
-    let (head, _) = utf16_prefix(&text, max);
+    let head = utf16_slice(&text, max);
     format!("{head}\n\n[... {} more characters truncated]", len - max)
 }
 

@@ -54,6 +54,15 @@ fn msg(role: &str, content: Value) -> Value {
     Value::Obj(m)
 }
 
+/// A text or image block of a user message or tool result, as Anthropic takes it.
+fn content_block(b: &Value) -> Value {
+    if is_type(b, "text") {
+        text_block(clean(b.get("text")))
+    } else {
+        image_block(b)
+    }
+}
+
 /// A tool result's content: its texts joined by newlines, or blocks when it has images.
 fn tool_result_content(blocks: &[Value]) -> Value {
     if !blocks.iter().any(|b| is_type(b, "image")) {
@@ -68,16 +77,7 @@ fn tool_result_content(blocks: &[Value]) -> Value {
         }
         return Value::Str(t.without_lone_surrogates());
     }
-    let mut out: Vec<Value> = blocks
-        .iter()
-        .map(|b| {
-            if is_type(b, "text") {
-                text_block(clean(b.get("text")))
-            } else {
-                image_block(b)
-            }
-        })
-        .collect();
+    let mut out: Vec<Value> = blocks.iter().map(content_block).collect();
     if !out.iter().any(|b| is_type(b, "text")) {
         out.insert(0, text_block(Value::str("(see attached image)")));
     }
@@ -131,13 +131,7 @@ pub fn messages(llm: &[Value], target: &Model, cache_retention: &str) -> Vec<Val
                         .and_then(Value::as_arr)
                         .unwrap_or_default()
                         .iter()
-                        .map(|b| {
-                            if is_type(b, "text") {
-                                text_block(clean(b.get("text")))
-                            } else {
-                                image_block(b)
-                            }
-                        })
+                        .map(content_block)
                         .filter(|b| {
                             !is_type(b, "text")
                                 || b.get("text")

@@ -58,6 +58,11 @@ fn user(content: Option<Value>, timestamp: Option<&Value>) -> Value {
     Value::Obj(m)
 }
 
+/// A user message of one text block.
+fn user_text(text: JStr, timestamp: Option<&Value>) -> Value {
+    user(Some(Value::Arr(vec![text_block(text)])), timestamp)
+}
+
 fn wrapped(prefix: &str, body: Option<&Value>, suffix: &str) -> JStr {
     let mut t = JStr::new(prefix);
     t.push(&Value::js_string(body));
@@ -74,7 +79,7 @@ pub fn convert_one(m: Value) -> Option<Value> {
             if m.get("excludeFromContext").is_some_and(Value::truthy) {
                 return None;
             }
-            Some(user(Some(Value::Arr(vec![text_block(bash_text(&m))])), ts))
+            Some(user_text(bash_text(&m), ts))
         }
         "custom" => {
             let content = match m.get("content") {
@@ -83,21 +88,13 @@ pub fn convert_one(m: Value) -> Option<Value> {
             };
             Some(user(content, ts))
         }
-        "branchSummary" => {
-            let t = wrapped(
-                BRANCH_SUMMARY_PREFIX,
-                m.get("summary"),
-                BRANCH_SUMMARY_SUFFIX,
-            );
-            Some(user(Some(Value::Arr(vec![text_block(t)])), ts))
-        }
-        "compactionSummary" => {
-            let t = wrapped(
-                COMPACTION_SUMMARY_PREFIX,
-                m.get("summary"),
-                COMPACTION_SUMMARY_SUFFIX,
-            );
-            Some(user(Some(Value::Arr(vec![text_block(t)])), ts))
+        "branchSummary" | "compactionSummary" => {
+            let (prefix, suffix) = if role == "branchSummary" {
+                (BRANCH_SUMMARY_PREFIX, BRANCH_SUMMARY_SUFFIX)
+            } else {
+                (COMPACTION_SUMMARY_PREFIX, COMPACTION_SUMMARY_SUFFIX)
+            };
+            Some(user_text(wrapped(prefix, m.get("summary"), suffix), ts))
         }
         "user" | "assistant" | "toolResult" => Some(m),
         _ => None,

@@ -3,6 +3,7 @@
 
 use super::transform;
 use super::value::{JStr, Obj, Value};
+use crate::js;
 use crate::models::Model;
 
 /// The compatibility flags that shape the messages: detected from the provider and base URL,
@@ -100,19 +101,6 @@ impl Compat {
     }
 }
 
-fn utf16_prefix(s: &str, max: usize) -> String {
-    let mut n = 0;
-    let mut out = String::new();
-    for c in s.chars() {
-        n += c.len_utf16();
-        if n > max {
-            break;
-        }
-        out.push(c);
-    }
-    out
-}
-
 /// Every UTF-16 code unit outside `[A-Za-z0-9_-]` becomes `_`.
 pub fn sanitize_id(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
@@ -132,10 +120,10 @@ pub fn sanitize_id(s: &str) -> String {
 /// characters), and OpenAI's own 40-character limit.
 pub fn normalize_id(id: &str, provider: &str) -> String {
     if let Some((call, _)) = id.split_once('|') {
-        return utf16_prefix(&sanitize_id(call), 40);
+        return js::utf16_prefix(&sanitize_id(call), 40).to_owned();
     }
-    if provider == "openai" && id.encode_utf16().count() > 40 {
-        return utf16_prefix(id, 40);
+    if provider == "openai" && js::utf16_len(id) > 40 {
+        return js::utf16_prefix(id, 40).to_owned();
     }
     id.to_owned()
 }

@@ -18,7 +18,7 @@
 
 use std::borrow::Cow;
 
-use crate::json;
+use crate::{js, json};
 
 /// Containers nested deeper than this are kept as raw text.
 pub const MAX_DEPTH: usize = 96;
@@ -101,35 +101,13 @@ impl JStr {
                 i = end;
                 continue;
             }
-            let esc = b.get(i + 1).copied().unwrap_or(b'\\');
-            let simple = match esc {
-                b'"' => Some('"'),
-                b'\\' => Some('\\'),
-                b'/' => Some('/'),
-                b'b' => Some('\u{8}'),
-                b'f' => Some('\u{c}'),
-                b'n' => Some('\n'),
-                b'r' => Some('\r'),
-                b't' => Some('\t'),
-                _ => None,
-            };
-            if let Some(c) = simple {
-                f(Unit::Char(c));
+            if let Some(c) = json::simple_escape(b.get(i + 1).copied().unwrap_or(b'\\')) {
+                f(Unit::Char(char::from(c)));
                 i += 2;
                 continue;
             }
-            let u = hex4(b, i + 2).unwrap_or(0xFFFD);
-            i += 6;
-            if (0xD800..0xDC00).contains(&u)
-                && b.get(i) == Some(&b'\\')
-                && b.get(i + 1) == Some(&b'u')
-                && let Some(lo @ 0xDC00..=0xDFFF) = hex4(b, i + 2)
-            {
-                let c = 0x10000 + ((u - 0xD800) << 10) + (lo - 0xDC00);
-                f(Unit::Char(char::from_u32(c).unwrap_or('\u{FFFD}')));
-                i += 6;
-                continue;
-            }
+            let (u, len) = json::unicode_escape(b, i);
+            i += len;
             match char::from_u32(u) {
                 Some(c) => f(Unit::Char(c)),
                 None => f(Unit::Surrogate),
@@ -139,15 +117,8 @@ impl JStr {
 
     /// `string.length` in JavaScript: UTF-16 code units.
     pub fn utf16_len(&self) -> usize {
-        // In UTF-8, every byte but continuation bytes starts a character, and characters of
-        // four bytes are two UTF-16 units.
-        let units = |b: &[u8]| {
-            b.iter()
-                .map(|&c| usize::from(c & 0xC0 != 0x80) + usize::from(c >= 0xF0))
-                .sum::<usize>()
-        };
         if !self.escaped() {
-            return units(self.0.as_bytes());
+            return js::utf16_len(&self.0);
         }
         let mut n = 0;
         self.for_each_unit(|u| {
@@ -163,7 +134,7 @@ impl JStr {
     pub fn is_blank(&self) -> bool {
         let mut blank = true;
         self.for_each_unit(|u| {
-            if !matches!(u, Unit::Char(c) if is_js_space(c)) {
+            if !matches!(u, Unit::Char(c) if js::is_space(c)) {
                 blank = false;
             }
         });
@@ -216,19 +187,8 @@ impl JStr {
             }
             match b.get(i + 1) {
                 Some(b'u') => {
-                    let u = hex4(b, i + 2).unwrap_or(0xFFFD);
-                    i += 6;
-                    if (0xD800..0xDC00).contains(&u)
-                        && b.get(i) == Some(&b'\\')
-                        && b.get(i + 1) == Some(&b'u')
-                        && let Some(lo @ 0xDC00..=0xDFFF) = hex4(b, i + 2)
-                    {
-                        let c = char::from_u32(0x10000 + ((u - 0xD800) << 10) + (lo - 0xDC00))
-                            .unwrap_or('\u{FFFD}');
-                        out.extend_from_slice(c.encode_utf8(&mut [0u8; 4]).as_bytes());
-                        i += 6;
-                        continue;
-                    }
+                    let (u, len) = json::unicode_escape(b, i);
+                    i += len;
                     match (u, char::from_u32(u)) {
                         (0x22, _) => out.extend_from_slice(b"\\\""),
                         (0x5C, _) => out.extend_from_slice(b"\\\\"),
@@ -260,30 +220,6 @@ impl JStr {
     }
 }
 
-fn hex4(b: &[u8], i: usize) -> Option<u32> {
-    let d = b.get(i..i + 4)?;
-    let mut v = 0u32;
-    for &c in d {
-        v = v * 16 + (c as char).to_digit(16)?;
-    }
-    Some(v)
-}
-
-/// The characters `String.prototype.trim` removes.
-pub fn is_js_space(c: char) -> bool {
-    matches!(
-        c,
-        '\t' | '\n' | '\u{b}' | '\u{c}' | '\r' | ' ' | '\u{a0}' | '\u{1680}' | '\u{2000}'
-            ..='\u{200a}'
-                | '\u{2028}'
-                | '\u{2029}'
-                | '\u{202f}'
-                | '\u{205f}'
-                | '\u{3000}'
-                | '\u{feff}'
-    )
-}
-
 /// A JSON value.
 #[derive(Clone, Debug, PartialEq, Default)]
 pub enum Value {
@@ -305,18 +241,7 @@ pub struct Obj(Vec<(JStr, Value)>);
 /// Whether a key is an array index (`"0"`, `"42"`, below 2³² − 1), which JavaScript orders
 /// before all other keys.
 fn index_key(k: &JStr) -> Option<u32> {
-    let t = k.text();
-    let b = t.as_bytes();
-    if b.is_empty() || b.len() > 10 || (b.len() > 1 && b[0] == b'0') {
-        return None;
-    }
-    if !b.iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    t.parse::<u64>()
-        .ok()
-        .filter(|&n| n < u64::from(u32::MAX))
-        .map(|n| n as u32)
+    js::array_index(&k.text())
 }
 
 fn same_key(a: &JStr, b: &JStr) -> bool {
@@ -486,7 +411,7 @@ impl Value {
         match self {
             Value::Null => false,
             Value::Bool(b) => *b,
-            Value::Num(n) => *n != 0.0 && !n.is_nan(),
+            Value::Num(n) => js::number_truthy(*n),
             Value::Str(s) => !s.is_empty(),
             _ => true,
         }
@@ -547,7 +472,7 @@ impl Value {
             None => JStr::new("undefined"),
             Some(Value::Null) => JStr::new("null"),
             Some(Value::Bool(b)) => JStr::new(if *b { "true" } else { "false" }),
-            Some(Value::Num(n)) => JStr::new(&js_number(*n)),
+            Some(Value::Num(n)) => JStr::new(&js::number(*n)),
             Some(Value::Str(s)) => s.clone(),
             Some(Value::Arr(a)) => {
                 let mut out = JStr::default();
@@ -647,7 +572,7 @@ fn parse_at(b: &[u8], i: &mut usize, depth: usize) -> Option<Value> {
 
 fn write_num(out: &mut Vec<u8>, n: f64) {
     if n.is_finite() {
-        out.extend_from_slice(js_number(n).as_bytes());
+        out.extend_from_slice(js::number(n).as_bytes());
     } else {
         out.extend_from_slice(b"null");
     }
@@ -680,78 +605,12 @@ fn write_raw(out: &mut Vec<u8>, b: &[u8]) {
     }
 }
 
-/// A number as serde JSON, integral when it is (as JavaScript writes `5`, not `5.0`).
-pub fn json_number(n: f64) -> serde_json::Value {
-    if n.fract() == 0.0 && n.abs() < 9e15 {
-        serde_json::Value::from(n as i64)
-    } else {
-        serde_json::json!(n)
-    }
-}
-
-/// JavaScript's `Number.prototype.toString()` for a double.
-pub fn js_number(n: f64) -> String {
-    if n.is_nan() {
-        return "NaN".into();
-    }
-    if n.is_infinite() {
-        return if n > 0.0 { "Infinity" } else { "-Infinity" }.into();
-    }
-    if n == 0.0 {
-        return "0".into();
-    }
-    if n < 0.0 {
-        return format!("-{}", js_number(-n));
-    }
-    // Shortest round-trip digits, in scientific form: d.ddde±x.
-    let sci = format!("{n:e}");
-    let (mant, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
-    let digits: String = mant.chars().filter(char::is_ascii_digit).collect();
-    let e: i64 = exp.parse().unwrap_or(0);
-    let k = digits.len() as i64;
-    let p = e + 1; // value = 0.digits × 10^p
-    if k <= p && p <= 21 {
-        format!("{digits}{}", "0".repeat((p - k) as usize))
-    } else if 0 < p && p <= 21 {
-        format!("{}.{}", &digits[..p as usize], &digits[p as usize..])
-    } else if -6 < p && p <= 0 {
-        format!("0.{}{digits}", "0".repeat((-p) as usize))
-    } else {
-        let x = p - 1;
-        let sign = if x >= 0 { '+' } else { '-' };
-        if k == 1 {
-            format!("{digits}e{sign}{}", x.abs())
-        } else {
-            format!("{}.{}e{sign}{}", &digits[..1], &digits[1..], x.abs())
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn round(s: &str) -> String {
         String::from_utf8(Value::parse(s.as_bytes()).unwrap().to_json()).unwrap()
-    }
-
-    #[test]
-    fn numbers_as_javascript_writes_them() {
-        for (n, s) in [
-            (1.0, "1"),
-            (0.1, "0.1"),
-            (1e21, "1e+21"),
-            (1e20, "100000000000000000000"),
-            (123.456, "123.456"),
-            (0.000001, "0.000001"),
-            (1e-7, "1e-7"),
-            (-2.5e-8, "-2.5e-8"),
-            (1.5e300, "1.5e+300"),
-            (12345678901234567890.0, "12345678901234567000"),
-            (-0.0, "0"),
-        ] {
-            assert_eq!(js_number(n), s, "{n}");
-        }
     }
 
     #[test]

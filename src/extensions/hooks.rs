@@ -23,6 +23,7 @@ use super::process::{self, RunError, Spec};
 use crate::agent::Message;
 use crate::agent::hooks::{Effects, HookError, Hooks, Input, ToolCall};
 use crate::compact::{Compact, CompactionReason, CompactionResult, Plan};
+use crate::js;
 use crate::tools::{CancelToken, Content, ToolResult};
 
 use crate::agent::{message_from_json as from_json, message_to_json as to_json};
@@ -74,7 +75,7 @@ impl Runner {
             },
         );
         o.extend(fields);
-        let mut bytes = crate::agent::event::js(&Json::Object(o));
+        let mut bytes = js::stringify(&Json::Object(o));
         bytes.push(b'\n');
         bytes
     }
@@ -178,17 +179,6 @@ fn custom_message(v: &Json) -> Result<Message, String> {
     Ok(from_json(&Json::Object(m)))
 }
 
-/// JavaScript's truthiness (how the reference reads `block` and `cancel`).
-fn truthy(v: &Json) -> bool {
-    match v {
-        Json::Null => false,
-        Json::Bool(b) => *b,
-        Json::Number(n) => n.as_f64().is_some_and(|f| f != 0.0 && !f.is_nan()),
-        Json::String(s) => !s.is_empty(),
-        Json::Array(_) | Json::Object(_) => true,
-    }
-}
-
 /// An answer may only have the fields its event knows (a misspelt `block` must not let a
 /// call through unnoticed).
 fn known_keys(answer: &Map<String, Json>, allowed: &[&str]) -> Result<(), String> {
@@ -280,7 +270,7 @@ pub fn effect_entries(fx: &Effects) -> Vec<crate::session::append::NewEntry> {
         out.push(
             NewEntry::new("custom", Parent::Leaf)
                 .field("customType", jstr(ty))
-                .field("data", crate::agent::event::js(data)),
+                .field("data", js::stringify(data)),
         );
     }
     for m in &fx.messages {
@@ -460,7 +450,7 @@ fn supplied_compaction(
 
 /// Whether an answer says `cancel: true`.
 fn cancels(answer: &Map<String, Json>) -> bool {
-    answer.get("cancel").is_some_and(truthy)
+    answer.get("cancel").is_some_and(js::truthy)
 }
 
 /// The `session_before_compact` hooks: what to do with the compaction planned as `plan`.
@@ -773,7 +763,7 @@ impl Hooks for ProgramHooks {
                 },
                 &["block", "reason", "input"],
                 |(input, block), answer| {
-                    if answer.get("block").is_some_and(truthy) {
+                    if answer.get("block").is_some_and(js::truthy) {
                         let reason = match answer.get("reason") {
                             None | Some(Json::Null) => None,
                             Some(Json::String(r)) => Some(r.clone()),

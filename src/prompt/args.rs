@@ -56,82 +56,81 @@ pub fn substitute_args(content: &str, args: &[String]) -> String {
 
 /// Pass 1: `$` followed by one or more ASCII digits.
 fn replace_positional(s: &str, args: &[String]) -> String {
+    replace_each(s, |b, i| {
+        if b[i] != b'$' {
+            return None;
+        }
+        let end = digits_end(b, i + 1)?;
+        let arg = std::str::from_utf8(&b[i + 1..end])
+            .ok()
+            .and_then(parse_index)
+            .filter(|&n| n >= 1)
+            .and_then(|n| args.get(n - 1));
+        Some((end, arg.map_or("", String::as_str).to_owned()))
+    })
+}
+
+/// Pass 2: `${@:N}` and `${@:N:L}`.
+fn replace_slices(s: &str, args: &[String]) -> String {
+    replace_each(s, |b, i| {
+        if !b[i..].starts_with(b"${@:") {
+            return None;
+        }
+        let (end, start_n, len) = match_slice(b, i + 4)?;
+        let start = start_n.map_or(usize::MAX, |n| n.saturating_sub(1));
+        let from = start.min(args.len());
+        let to = match len {
+            None => args.len(),
+            Some(l) => from.saturating_add(l.unwrap_or(usize::MAX)).min(args.len()),
+        };
+        Some((end, args[from..to].join(" ")))
+    })
+}
+
+/// `s` with every placeholder replaced, left to right: `at(bytes, i)` gives the end of a
+/// placeholder starting at `i` and its replacement, which is not scanned again.
+fn replace_each(s: &str, mut at: impl FnMut(&[u8], usize) -> Option<(usize, String)>) -> String {
     let b = s.as_bytes();
     let mut out = String::with_capacity(s.len());
     let mut last = 0;
     let mut i = 0;
     while i < b.len() {
-        if b[i] == b'$' {
-            let start = i + 1;
-            let mut j = start;
-            while j < b.len() && b[j].is_ascii_digit() {
-                j += 1;
-            }
-            if j > start {
+        match at(b, i) {
+            Some((end, text)) => {
                 out.push_str(&s[last..i]);
-                if let Some(n) = parse_index(&s[start..j]).filter(|&n| n >= 1)
-                    && let Some(a) = args.get(n - 1)
-                {
-                    out.push_str(a);
-                }
-                last = j;
-                i = j;
-                continue;
+                out.push_str(&text);
+                last = end;
+                i = end;
             }
+            None => i += 1,
         }
-        i += 1;
     }
     out.push_str(&s[last..]);
     out
 }
 
-/// Pass 2: `${@:N}` and `${@:N:L}`.
-fn replace_slices(s: &str, args: &[String]) -> String {
-    let b = s.as_bytes();
-    let mut out = String::with_capacity(s.len());
-    let mut last = 0;
-    let mut i = 0;
-    while i < b.len() {
-        if b[i..].starts_with(b"${@:")
-            && let Some((end, start_n, len)) = match_slice(b, i + 4)
-        {
-            out.push_str(&s[last..i]);
-            let start = start_n.map_or(usize::MAX, |n| n.saturating_sub(1));
-            let from = start.min(args.len());
-            let to = match len {
-                None => args.len(),
-                Some(l) => from.saturating_add(l.unwrap_or(usize::MAX)).min(args.len()),
-            };
-            out.push_str(&args[from..to].join(" "));
-            last = end;
-            i = end;
-            continue;
-        }
-        i += 1;
-    }
-    out.push_str(&s[last..]);
-    out
+/// The end of the ASCII digits that start at `from`; `None` if there are none.
+fn digits_end(b: &[u8], from: usize) -> Option<usize> {
+    let end = from
+        + b[from.min(b.len())..]
+            .iter()
+            .take_while(|c| c.is_ascii_digit())
+            .count();
+    (end > from).then_some(end)
 }
 
 /// Matches `N}` or `N:L}` at `i`; returns the index after `}`, N, and L if present (numbers
 /// too large for `usize` are `None`, which behaves as "beyond every argument").
 #[allow(clippy::type_complexity)]
 fn match_slice(b: &[u8], i: usize) -> Option<(usize, Option<usize>, Option<Option<usize>>)> {
-    let digits = |from: usize| {
-        let mut j = from;
-        while j < b.len() && b[j].is_ascii_digit() {
-            j += 1;
-        }
-        (j > from).then_some(j)
-    };
     let text =
         |from: usize, to: usize| std::str::from_utf8(&b[from..to]).ok().and_then(parse_index);
-    let n_end = digits(i)?;
+    let n_end = digits_end(b, i)?;
     let n = text(i, n_end);
     match b.get(n_end) {
         Some(b'}') => Some((n_end + 1, n, None)),
         Some(b':') => {
-            let l_end = digits(n_end + 1)?;
+            let l_end = digits_end(b, n_end + 1)?;
             if b.get(l_end) == Some(&b'}') {
                 Some((l_end + 1, n, Some(text(n_end + 1, l_end))))
             } else {

@@ -6,6 +6,8 @@ use std::fmt;
 
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 
+use crate::js;
+
 /// A YAML value. Mapping keys of any scalar kind become strings (as in JavaScript objects).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Yaml {
@@ -25,7 +27,7 @@ impl Yaml {
             Yaml::Null => false,
             Yaml::Bool(b) => *b,
             Yaml::Int(i) => *i != 0,
-            Yaml::Float(f) => *f != 0.0 && !f.is_nan(),
+            Yaml::Float(f) => js::number_truthy(*f),
             Yaml::Str(s) => !s.is_empty(),
             Yaml::Seq(_) | Yaml::Map(_) => true,
         }
@@ -45,7 +47,7 @@ impl Yaml {
             Yaml::Str(s) => Some(s.clone()),
             Yaml::Bool(b) => Some(b.to_string()),
             Yaml::Int(i) => Some(i.to_string()),
-            Yaml::Float(f) => Some(js_number(*f)),
+            Yaml::Float(f) => Some(js::number(*f)),
             Yaml::Null | Yaml::Seq(_) | Yaml::Map(_) => None,
         }
     }
@@ -56,18 +58,6 @@ impl Yaml {
             Yaml::Map(m) => m.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v),
             _ => None,
         }
-    }
-}
-
-fn js_number(f: f64) -> String {
-    if f.is_nan() {
-        "NaN".to_owned()
-    } else if f.is_infinite() {
-        if f > 0.0 { "Infinity" } else { "-Infinity" }.to_owned()
-    } else if f == f.trunc() && f.abs() < 1e21 {
-        format!("{f:.0}")
-    } else {
-        f.to_string()
     }
 }
 
@@ -199,7 +189,7 @@ pub fn split(content: &str) -> (Option<String>, String) {
     } else {
         String::new()
     };
-    let body = super::text::js_trim(&normalized[end + 4..]).to_owned();
+    let body = js::trim(&normalized[end + 4..]).to_owned();
     (Some(yaml), body)
 }
 
@@ -316,6 +306,16 @@ mod tests {
             p.get("c").and_then(Yaml::scalar_text).as_deref(),
             Some("1.5")
         );
+    }
+
+    #[test]
+    fn floats_are_written_as_javascript_writes_them() {
+        let p = parse("---\na: 1e-7\nb: -0.0\nc: 1e21\nd: 2.0\n---\n").unwrap();
+        let text = |k: &str| p.get(k).and_then(Yaml::scalar_text);
+        assert_eq!(text("a").as_deref(), Some("1e-7"));
+        assert_eq!(text("b").as_deref(), Some("0"));
+        assert_eq!(text("c").as_deref(), Some("1e+21"));
+        assert_eq!(text("d").as_deref(), Some("2"));
     }
 
     #[test]

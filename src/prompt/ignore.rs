@@ -4,6 +4,7 @@
 
 use std::path::Path;
 
+use super::fsx::{self, Entry};
 use super::glob::gitignore_match;
 
 const FILES: [&str; 3] = [".gitignore", ".ignore", ".fdignore"];
@@ -102,6 +103,53 @@ impl Ignore {
             }
         }
         self.matches(rel, is_dir)
+    }
+}
+
+/// Walks `root` as discovery does, depth first in name order: ignore files apply, dot-names
+/// and `node_modules` are skipped, symlink loops are not entered. `file(entry, at_root)` is
+/// called for each file that is not ignored. With `claim`, a directory holding a file of
+/// that name that is not ignored reports that file alone and is not searched further.
+pub fn walk(root: &Path, claim: Option<&str>, file: &mut dyn FnMut(&Entry, bool)) {
+    walk_dir(root, root, claim, &mut Ignore::default(), file);
+}
+
+fn walk_dir(
+    dir: &Path,
+    root: &Path,
+    claim: Option<&str>,
+    ig: &mut Ignore,
+    file: &mut dyn FnMut(&Entry, bool),
+) {
+    if !dir.exists() {
+        return;
+    }
+    ig.add_dir(dir, root);
+    let Some(entries) = fsx::list(dir) else {
+        return;
+    };
+    let at_root = dir == root;
+    if let Some(e) = entries.iter().find(|e| Some(e.name.as_str()) == claim)
+        && e.is_file
+        && !ig.ignores(&fsx::relative(root, &e.path))
+    {
+        file(e, at_root);
+        return;
+    }
+    for e in &entries {
+        if e.name.starts_with('.') || e.name == "node_modules" {
+            continue;
+        }
+        let rel = fsx::relative(root, &e.path);
+        let shown = if e.is_dir { format!("{rel}/") } else { rel };
+        if ig.ignores(&shown) {
+            continue;
+        }
+        if e.is_dir && !e.loops {
+            walk_dir(&e.path, root, claim, ig, file);
+        } else if e.is_file {
+            file(e, at_root);
+        }
     }
 }
 

@@ -240,7 +240,7 @@ pub(crate) mod fsx {
 
     /// `~`, `~/x` and (as upstream does) `~x` expanded against `$HOME`; the input is trimmed.
     pub fn expand_home(input: &str, home: &Path) -> PathBuf {
-        let t = super::text::js_trim(input);
+        let t = crate::js::trim(input);
         if t == "~" {
             home.to_path_buf()
         } else if let Some(rest) = t.strip_prefix("~/") {

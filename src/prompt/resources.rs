@@ -15,7 +15,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use super::glob::minimatch;
-use super::ignore::Ignore;
+use super::ignore::{self, Ignore};
 use super::skills::{self, Mode, Skill};
 use super::templates::{self, Template};
 use super::{Diagnostic, ResourceKind, Scope, SourceInfo, fsx};
@@ -270,31 +270,12 @@ fn apply_patterns(all: &[PathBuf], patterns: &[&str], base: &Path) -> HashSet<Pa
 
 /// All `*.md` files below `dir` (recursively, honouring ignore files).
 fn collect_md_recursive(dir: &Path) -> Vec<PathBuf> {
-    fn walk(dir: &Path, root: &Path, ig: &mut Ignore, out: &mut Vec<PathBuf>) {
-        ig.add_dir(dir, root);
-        let Some(entries) = fsx::list(dir) else {
-            return;
-        };
-        for e in entries {
-            if e.name.starts_with('.') || e.name == "node_modules" {
-                continue;
-            }
-            let rel = fsx::relative(root, &e.path);
-            let shown = if e.is_dir { format!("{rel}/") } else { rel };
-            if ig.ignores(&shown) {
-                continue;
-            }
-            if e.is_dir && !e.loops {
-                walk(&e.path, root, ig, out);
-            } else if e.is_file && e.name.ends_with(".md") {
-                out.push(e.path);
-            }
-        }
-    }
     let mut out = Vec::new();
-    if dir.exists() {
-        walk(dir, dir, &mut Ignore::default(), &mut out);
-    }
+    ignore::walk(dir, None, &mut |e, _| {
+        if e.name.ends_with(".md") {
+            out.push(e.path.clone());
+        }
+    });
     out
 }
 

@@ -5,9 +5,10 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use super::ignore::Ignore;
-use super::text::{escape_xml, js_trim, utf16_len};
+use super::ignore;
+use super::text::escape_xml;
 use super::{Diagnostic, ResourceKind, Scope, SourceInfo, frontmatter, fsx};
+use crate::js;
 
 const MAX_NAME: usize = 64;
 const MAX_DESCRIPTION: usize = 1024;
@@ -32,7 +33,7 @@ fn name_problems(name: &str, parent: &str) -> Vec<String> {
             "name \"{name}\" does not match parent directory \"{parent}\""
         ));
     }
-    let len = utf16_len(name);
+    let len = js::utf16_len(name);
     if len > MAX_NAME {
         out.push(format!("name exceeds {MAX_NAME} characters ({len})"));
     }
@@ -91,8 +92,8 @@ pub fn load_file(
         }
     };
     match &description {
-        Some(d) if !js_trim(d).is_empty() => {
-            let len = utf16_len(d);
+        Some(d) if !js::trim(d).is_empty() => {
+            let len = js::utf16_len(d);
             if len > MAX_DESCRIPTION {
                 diags.push(Diagnostic::warning(
                     format!("description exceeds {MAX_DESCRIPTION} characters ({len})"),
@@ -115,7 +116,7 @@ pub fn load_file(
     for p in name_problems(&name, &parent) {
         diags.push(Diagnostic::warning(p, path));
     }
-    let Some(description) = description.filter(|d| !js_trim(d).is_empty()) else {
+    let Some(description) = description.filter(|d| !js::trim(d).is_empty()) else {
         return (None, diags);
     };
     let disable = matches!(
@@ -146,54 +147,12 @@ pub fn load_dir(
 ) -> (Vec<Skill>, Vec<Diagnostic>) {
     let mut skills = Vec::new();
     let mut diags = Vec::new();
-    let mut ig = Ignore::default();
-    load_dir_inner(dir, dir, true, &mut ig, source_of, &mut skills, &mut diags);
-    (skills, diags)
-}
-
-#[allow(clippy::too_many_arguments)]
-fn load_dir_inner(
-    dir: &Path,
-    root: &Path,
-    include_root_files: bool,
-    ig: &mut Ignore,
-    source_of: &dyn Fn(&Path, &Path) -> SourceInfo,
-    skills: &mut Vec<Skill>,
-    diags: &mut Vec<Diagnostic>,
-) {
-    if !dir.exists() {
-        return;
-    }
-    ig.add_dir(dir, root);
-    let Some(entries) = fsx::list(dir) else {
-        return;
-    };
-    if let Some(e) = entries.iter().find(|e| e.name == "SKILL.md")
-        && e.is_file
-        && !ig.ignores(&fsx::relative(root, &e.path))
-    {
-        let (s, d) = load_file(&e.path, source_of);
+    for file in collect_files(dir, Mode::Pi) {
+        let (s, d) = load_file(&file, source_of);
         skills.extend(s);
         diags.extend(d);
-        return;
     }
-    for e in &entries {
-        if e.name.starts_with('.') || e.name == "node_modules" {
-            continue;
-        }
-        let rel = fsx::relative(root, &e.path);
-        let shown = if e.is_dir { format!("{rel}/") } else { rel };
-        if ig.ignores(&shown) {
-            continue;
-        }
-        if e.is_dir && !e.loops {
-            load_dir_inner(&e.path, root, false, ig, source_of, skills, diags);
-        } else if e.is_file && include_root_files && e.name.ends_with(".md") {
-            let (s, d) = load_file(&e.path, source_of);
-            skills.extend(s);
-            diags.extend(d);
-        }
-    }
+    (skills, diags)
 }
 
 /// Which auto-discovery rules apply to a skills directory: in "pi" directories (the agent
@@ -209,45 +168,13 @@ pub enum Mode {
 /// `SKILL.md` contributes that file only.
 pub fn collect_files(dir: &Path, mode: Mode) -> Vec<PathBuf> {
     let mut out = Vec::new();
-    let mut ig = Ignore::default();
-    collect_inner(dir, dir, mode, &mut ig, &mut out);
-    out
-}
-
-fn collect_inner(dir: &Path, root: &Path, mode: Mode, ig: &mut Ignore, out: &mut Vec<PathBuf>) {
-    if !dir.exists() {
-        return;
-    }
-    ig.add_dir(dir, root);
-    let Some(entries) = fsx::list(dir) else {
-        return;
-    };
-    if let Some(e) = entries.iter().find(|e| e.name == "SKILL.md")
-        && e.is_file
-        && !ig.ignores(&fsx::relative(root, &e.path))
-    {
-        out.push(e.path.clone());
-        return;
-    }
-    for e in &entries {
-        if e.name.starts_with('.') || e.name == "node_modules" {
-            continue;
-        }
-        let rel = fsx::relative(root, &e.path);
-        if mode == Mode::Pi
-            && dir == root
-            && e.is_file
-            && e.name.ends_with(".md")
-            && !ig.ignores(&rel)
-        {
+    ignore::walk(dir, Some("SKILL.md"), &mut |e, at_root| {
+        // A file named SKILL.md only gets here as the one its directory is claimed by.
+        if e.name == "SKILL.md" || (mode == Mode::Pi && at_root && e.name.ends_with(".md")) {
             out.push(e.path.clone());
-            continue;
         }
-        if !e.is_dir || e.loops || ig.ignores(&format!("{rel}/")) {
-            continue;
-        }
-        collect_inner(&e.path, root, mode, ig, out);
-    }
+    });
+    out
 }
 
 /// Skills accepted so far: first name wins, the same real file is taken once.
@@ -389,7 +316,7 @@ pub fn expand<'a>(
         return Ok(None);
     };
     let (name, args) = match rest.find(' ') {
-        Some(i) => (&rest[..i], js_trim(&rest[i + 1..])),
+        Some(i) => (&rest[..i], js::trim(&rest[i + 1..])),
         None => (rest, ""),
     };
     let Some(skill) = skills.iter().find(|s| s.name == name) else {
@@ -398,7 +325,7 @@ pub fn expand<'a>(
     let raw =
         super::read_text(&skill.path).map_err(|e| ExpandError::Read(skill.path.clone(), e))?;
     let body = frontmatter::strip(&raw);
-    let body = js_trim(&body);
+    let body = js::trim(&body);
     let block = format!(
         "<skill name=\"{}\" location=\"{}\">\nReferences are relative to {}.\n\n{body}\n</skill>",
         skill.name,

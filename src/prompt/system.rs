@@ -7,7 +7,8 @@ use std::path::Path;
 
 use super::context::ContextFile;
 use super::skills::{self, Skill};
-use super::text::{js_trim, one_line};
+use super::text::one_line;
+use crate::js;
 
 /// A tool as the system prompt sees it: a one-line summary (a tool without one is not listed)
 /// and the guidelines it adds.
@@ -34,7 +35,7 @@ impl Tool {
         let mut seen = HashSet::new();
         let guidelines = guidelines
             .iter()
-            .map(|g| js_trim(g).to_owned())
+            .map(|g| js::trim(g).to_owned())
             .filter(|g| !g.is_empty() && seen.insert(g.clone()))
             .collect();
         Tool {
@@ -141,7 +142,7 @@ fn default_head(tools: &[Tool]) -> String {
     }
     for t in tools {
         for g in &t.guidelines {
-            let g = js_trim(g);
+            let g = js::trim(g);
             if !g.is_empty() {
                 add(g);
             }

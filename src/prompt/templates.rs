@@ -4,8 +4,8 @@
 use std::path::{Path, PathBuf};
 
 use super::args::{split_args, substitute_args};
-use super::text::{js_trim, utf16_len, utf16_prefix};
 use super::{SourceInfo, frontmatter, fsx};
+use crate::js;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Template {
@@ -37,10 +37,10 @@ pub fn load_file(path: &Path, source: SourceInfo) -> Option<Template> {
         .and_then(frontmatter::Yaml::scalar_text)
         .unwrap_or_default();
     if description.is_empty()
-        && let Some(first) = parsed.body.split('\n').find(|l| !js_trim(l).is_empty())
+        && let Some(first) = parsed.body.split('\n').find(|l| !js::trim(l).is_empty())
     {
-        description = utf16_prefix(first, 60).to_owned();
-        if utf16_len(first) > 60 {
+        description = js::utf16_prefix(first, 60).to_owned();
+        if js::utf16_len(first) > 60 {
             description.push_str("...");
         }
     }

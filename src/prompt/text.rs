@@ -1,50 +1,12 @@
-//! String helpers with JavaScript's semantics, where the reference implementation's behaviour
-//! depends on them (what `trim` removes, lengths in UTF-16 code units).
-
-/// Whether `c` is whitespace for JavaScript's `trim` and `\s` (WhiteSpace and LineTerminator).
-pub fn js_is_space(c: char) -> bool {
-    matches!(
-        c,
-        '\t' | '\n' | '\u{b}' | '\u{c}' | '\r' | ' ' | '\u{a0}' | '\u{1680}' | '\u{2000}'
-            ..='\u{200a}'
-                | '\u{2028}'
-                | '\u{2029}'
-                | '\u{202f}'
-                | '\u{205f}'
-                | '\u{3000}'
-                | '\u{feff}'
-    )
-}
-
-/// `String.prototype.trim`.
-pub fn js_trim(s: &str) -> &str {
-    s.trim_matches(js_is_space)
-}
-
-/// `.length` of a JavaScript string.
-pub fn utf16_len(s: &str) -> usize {
-    s.chars().map(char::len_utf16).sum()
-}
-
-/// The longest prefix of `s` that is at most `max` UTF-16 code units long (never splitting a
-/// character).
-pub fn utf16_prefix(s: &str, max: usize) -> &str {
-    let mut units = 0;
-    for (i, c) in s.char_indices() {
-        units += c.len_utf16();
-        if units > max {
-            return &s[..i];
-        }
-    }
-    s
-}
+//! String helpers of the prompt layer: one-line snippets and XML escaping (JavaScript's own
+//! string semantics are in [`crate::js`]).
 
 /// Runs of JavaScript whitespace collapsed to one space, trimmed (a one-line snippet).
 pub fn one_line(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut pending = false;
     for c in s.chars() {
-        if js_is_space(c) {
+        if crate::js::is_space(c) {
             pending = true;
         } else {
             if pending && !out.is_empty() {
@@ -77,20 +39,6 @@ pub fn escape_xml(s: &str) -> String {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn trims_like_javascript() {
-        assert_eq!(js_trim("\u{feff} a b\u{a0}\n"), "a b");
-        assert_eq!(js_trim("\u{85}x"), "\u{85}x");
-    }
-
-    #[test]
-    fn counts_utf16_units() {
-        assert_eq!(utf16_len("a🎉é"), 4);
-        assert_eq!(utf16_prefix("ab🎉c", 3), "ab");
-        assert_eq!(utf16_prefix("ab🎉c", 4), "ab🎉");
-        assert_eq!(utf16_prefix("abc", 10), "abc");
-    }
 
     #[test]
     fn flattens_to_one_line() {

@@ -27,8 +27,8 @@ use super::text::Utf8Decoder;
 use super::truncate::{
     DEFAULT_MAX_BYTES, Limits, TruncatedBy, Truncation, format_size, truncate_tail,
 };
-use super::validate::js_number;
 use super::{CancelToken, Content, ToolContext, ToolError, ToolOutput};
+use crate::js;
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct BashArgs {
@@ -550,7 +550,7 @@ pub async fn run(
     }
     if timed_out {
         let text = format_output(&snapshot, last_line, "");
-        let secs = js_number(args.timeout.unwrap_or(0.0));
+        let secs = js::number(args.timeout.unwrap_or(0.0));
         return Err(ToolError(with_status(
             &text,
             &format!("Command timed out after {secs} seconds"),

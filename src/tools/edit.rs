@@ -13,9 +13,8 @@ use unicode_normalization::UnicodeNormalization;
 
 use super::diff;
 use super::path::{access, io_code, io_message, io_message_no_path, resolve_to_cwd};
-use super::truncate::utf16_len;
-use super::validate::is_js_space;
 use super::{ToolContext, ToolError, ToolOutput};
+use crate::js;
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct EditArgs {
@@ -107,7 +106,7 @@ pub fn normalize_for_fuzzy_match(text: &str) -> String {
     let nfkc: String = text.nfkc().collect();
     let trimmed: Vec<&str> = nfkc
         .split('\n')
-        .map(|l| l.trim_end_matches(is_js_space))
+        .map(|l| l.trim_end_matches(js::is_space))
         .collect();
     trimmed
         .join("\n")
@@ -151,7 +150,7 @@ fn count_occurrences(content: &str, old: &str) -> i64 {
     let fc = normalize_for_fuzzy_match(content);
     let fo = normalize_for_fuzzy_match(old);
     if fo.is_empty() {
-        return utf16_len(&fc) as i64 - 1;
+        return js::utf16_len(&fc) as i64 - 1;
     }
     fc.matches(fo.as_str()).count() as i64
 }

@@ -11,9 +11,9 @@ use globset::GlobBuilder;
 use ignore::WalkBuilder;
 use serde::Deserialize;
 
-use super::path::resolve_to_cwd;
-use super::validate::js_number;
+use super::path::search_root;
 use super::{CancelToken, ToolContext, ToolError, ToolOutput};
+use crate::js;
 
 pub const DEFAULT_LIMIT: usize = 1000;
 
@@ -30,7 +30,7 @@ const FD_HELP: &str = "\n\nFor more information, try '--help'.";
 
 /// The result count as fd parses `--max-results` (upstream passes the number as text).
 fn max_results(limit: f64) -> Result<usize, ToolError> {
-    let text = js_number(limit);
+    let text = js::number(limit);
     if text.starts_with('-') {
         return Err(ToolError(format!(
             "error: a value is required for '--max-results <count>' but none was supplied{FD_HELP}"
@@ -48,12 +48,7 @@ pub fn run(
     args: &FindArgs,
     cancel: &CancelToken,
 ) -> Result<ToolOutput, ToolError> {
-    let given = args
-        .path
-        .as_deref()
-        .filter(|p| !p.is_empty())
-        .unwrap_or(".");
-    let search = resolve_to_cwd(given, &ctx.cwd);
+    let search = search_root(args.path.as_deref(), &ctx.cwd);
     let limit_value = args.limit.unwrap_or(DEFAULT_LIMIT as f64);
     let limit = max_results(limit_value)?;
 

@@ -19,7 +19,7 @@ use ignore::overrides::OverrideBuilder;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::path::resolve_to_cwd;
+use super::path;
 use super::truncate::{GREP_MAX_LINE_LENGTH, truncate_line};
 use super::{CancelToken, ToolContext, ToolError, ToolOutput, js_int};
 
@@ -100,15 +100,8 @@ pub fn run(
     args: &GrepArgs,
     cancel: &CancelToken,
 ) -> Result<ToolOutput, ToolError> {
-    let given = args
-        .path
-        .as_deref()
-        .filter(|p| !p.is_empty())
-        .unwrap_or(".");
-    let search = resolve_to_cwd(given, &ctx.cwd);
-    let meta = std::fs::metadata(&search)
-        .map_err(|_| ToolError(format!("Path not found: {}", search.display())))?;
-    let is_dir = meta.is_dir();
+    let search = path::search_root(args.path.as_deref(), &ctx.cwd);
+    let is_dir = path::metadata(&search)?.is_dir();
     let context = args
         .context
         .filter(|c| *c > 0.0)

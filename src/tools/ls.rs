@@ -9,7 +9,7 @@ use serde::Deserialize;
 use unicode_normalization::UnicodeNormalization;
 use unicode_normalization::char::is_combining_mark;
 
-use super::path::{io_message, resolve_to_cwd};
+use super::path::{self, io_message};
 use super::{ToolContext, ToolError, ToolOutput};
 
 pub const DEFAULT_LIMIT: usize = 500;
@@ -23,16 +23,9 @@ pub struct LsArgs {
 }
 
 pub fn run(ctx: &ToolContext, args: &LsArgs) -> Result<ToolOutput, ToolError> {
-    let given = args
-        .path
-        .as_deref()
-        .filter(|p| !p.is_empty())
-        .unwrap_or(".");
-    let dir = resolve_to_cwd(given, &ctx.cwd);
+    let dir = path::search_root(args.path.as_deref(), &ctx.cwd);
     let limit = args.limit.unwrap_or(DEFAULT_LIMIT as f64);
-    let meta = std::fs::metadata(&dir)
-        .map_err(|_| ToolError(format!("Path not found: {}", dir.display())))?;
-    if !meta.is_dir() {
+    if !path::metadata(&dir)?.is_dir() {
         return Err(ToolError(format!("Not a directory: {}", dir.display())));
     }
     let reader = std::fs::read_dir(&dir).map_err(|e| {

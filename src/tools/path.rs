@@ -59,6 +59,18 @@ pub fn resolve_to_cwd(path: &str, cwd: &Path) -> PathBuf {
     PathBuf::from(normalize(&format!("{}/{expanded}", base.to_string_lossy())))
 }
 
+/// The directory a listing tool (find, grep, ls) works in: `path` resolved against `cwd`,
+/// or `cwd` itself when `path` is missing or empty.
+pub fn search_root(path: Option<&str>, cwd: &Path) -> PathBuf {
+    resolve_to_cwd(path.filter(|p| !p.is_empty()).unwrap_or("."), cwd)
+}
+
+/// The metadata of a path the model named, or the `Path not found` error grep and ls give.
+pub fn metadata(path: &Path) -> Result<std::fs::Metadata, super::ToolError> {
+    std::fs::metadata(path)
+        .map_err(|_| super::ToolError(format!("Path not found: {}", path.display())))
+}
+
 /// Lexical normalization of an absolute path.
 fn normalize(path: &str) -> String {
     let mut parts: Vec<&str> = Vec::new();

@@ -15,8 +15,8 @@ use super::image;
 use super::path::{access, io_message, io_message_no_path, resolve_read_path};
 use super::text::Utf8Decoder;
 use super::truncate::{DEFAULT_MAX_BYTES, Limits, TruncatedBy, Truncation, format_size};
-use super::validate::js_number;
 use super::{CancelToken, Content, ToolContext, ToolError, ToolOutput, js_int};
+use crate::js;
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct ReadArgs {
@@ -188,7 +188,7 @@ fn read_text(
 
     let total = s.total_lines;
     if start >= total {
-        let shown = offset.map_or_else(|| "undefined".to_owned(), js_number);
+        let shown = offset.map_or_else(|| "undefined".to_owned(), js::number);
         return Err(ToolError(format!(
             "Offset {shown} is beyond end of file ({total} lines total)"
         )));

@@ -10,6 +10,8 @@
 
 use serde::Serialize;
 
+use crate::js;
+
 pub const DEFAULT_MAX_LINES: usize = 2000;
 pub const DEFAULT_MAX_BYTES: usize = 50 * 1024;
 /// Longest line (in UTF-16 code units, as upstream counts) that grep shows whole.
@@ -89,15 +91,23 @@ pub fn format_size(bytes: usize) -> String {
     }
 }
 
-fn untouched(content: &str, total_lines: usize, limits: Limits) -> Truncation {
+/// The record of keeping `out` (`output_lines` lines) of a text of `total_lines` lines and
+/// `total_bytes` bytes; `by` is `None` when nothing was cut.
+fn record(
+    out: &str,
+    output_lines: usize,
+    (total_lines, total_bytes): (usize, usize),
+    by: Option<TruncatedBy>,
+    limits: Limits,
+) -> Truncation {
     Truncation {
-        content: content.to_owned(),
-        truncated: false,
-        truncated_by: None,
+        content: out.to_owned(),
+        truncated: by.is_some(),
+        truncated_by: by,
         total_lines,
-        total_bytes: content.len(),
-        output_lines: total_lines,
-        output_bytes: content.len(),
+        total_bytes,
+        output_lines,
+        output_bytes: out.len(),
         last_line_partial: false,
         first_line_exceeds_limit: false,
         max_lines: limits.max_lines,
@@ -108,112 +118,68 @@ fn untouched(content: &str, total_lines: usize, limits: Limits) -> Truncation {
 /// Keeps the first lines that fit both limits; never a partial line. When the first line
 /// alone is over the byte limit the content is empty and `first_line_exceeds_limit` is set.
 pub fn truncate_head(content: &str, limits: Limits) -> Truncation {
-    let total_bytes = content.len();
-    let total_lines = content.split('\n').count();
-    if total_lines <= limits.max_lines && total_bytes <= limits.max_bytes {
-        return untouched(content, total_lines, limits);
+    let total = (content.split('\n').count(), content.len());
+    if total.0 <= limits.max_lines && total.1 <= limits.max_bytes {
+        return record(content, total.0, total, None, limits);
     }
     let first_len = content.split('\n').next().map_or(0, str::len);
     if first_len > limits.max_bytes {
         return Truncation {
-            content: String::new(),
-            truncated: true,
-            truncated_by: Some(TruncatedBy::Bytes),
-            total_lines,
-            total_bytes,
-            output_lines: 0,
-            output_bytes: 0,
-            last_line_partial: false,
             first_line_exceeds_limit: true,
-            max_lines: limits.max_lines,
-            max_bytes: limits.max_bytes,
+            ..record("", 0, total, Some(TruncatedBy::Bytes), limits)
         };
     }
-    let mut kept = 0usize;
-    let mut bytes = 0usize;
-    let mut by = TruncatedBy::Lines;
-    for (i, line) in content.split('\n').enumerate() {
-        if i >= limits.max_lines {
-            break;
-        }
-        let cost = line.len() + usize::from(i > 0);
-        if bytes + cost > limits.max_bytes {
-            by = TruncatedBy::Bytes;
-            break;
-        }
-        kept += 1;
-        bytes += cost;
-    }
-    if kept >= limits.max_lines && bytes <= limits.max_bytes {
-        by = TruncatedBy::Lines;
-    }
+    let (kept, bytes) = fit(content.split('\n'), limits);
     // `bytes` is exactly the length of the kept lines joined with `\n`.
-    let out = &content[..bytes];
-    Truncation {
-        content: out.to_owned(),
-        truncated: true,
-        truncated_by: Some(by),
-        total_lines,
-        total_bytes,
-        output_lines: kept,
-        output_bytes: out.len(),
-        last_line_partial: false,
-        first_line_exceeds_limit: false,
-        max_lines: limits.max_lines,
-        max_bytes: limits.max_bytes,
-    }
+    let by = reached(kept, bytes, limits);
+    record(&content[..bytes], kept, total, Some(by), limits)
 }
 
 /// Keeps the last lines that fit both limits. When the last line alone is over the byte
 /// limit, its last `max_bytes` bytes are kept (from a character boundary) and
 /// `last_line_partial` is set.
 pub fn truncate_tail(content: &str, limits: Limits) -> Truncation {
-    let total_bytes = content.len();
-    let total_lines = content.split('\n').count();
-    if total_lines <= limits.max_lines && total_bytes <= limits.max_bytes {
-        return untouched(content, total_lines, limits);
+    let total = (content.split('\n').count(), content.len());
+    if total.0 <= limits.max_lines && total.1 <= limits.max_bytes {
+        return record(content, total.0, total, None, limits);
     }
-    let mut kept = 0usize;
-    let mut bytes = 0usize;
-    let mut by = TruncatedBy::Lines;
-    let mut partial: Option<&str> = None;
-    for line in content.rsplit('\n') {
-        if kept >= limits.max_lines {
-            break;
-        }
+    let (mut kept, mut bytes) = fit(content.rsplit('\n'), limits);
+    let mut partial = None;
+    if kept == 0 && limits.max_lines > 0 {
+        // The last line alone is over the byte limit: its end is kept.
+        let last = content.rsplit('\n').next().unwrap_or_default();
+        let tail = tail_bytes(last, limits.max_bytes);
+        (kept, bytes, partial) = (1, tail.len(), Some(tail));
+    }
+    let out = partial.unwrap_or(&content[content.len() - bytes..]);
+    Truncation {
+        last_line_partial: partial.is_some(),
+        ..record(out, kept, total, Some(reached(kept, bytes, limits)), limits)
+    }
+}
+
+/// Takes `lines` (in the order they are kept) while both limits hold: how many, and their
+/// size joined with `\n`.
+fn fit<'a>(lines: impl Iterator<Item = &'a str>, limits: Limits) -> (usize, usize) {
+    let (mut kept, mut bytes) = (0, 0);
+    for line in lines.take(limits.max_lines) {
         let cost = line.len() + usize::from(kept > 0);
         if bytes + cost > limits.max_bytes {
-            by = TruncatedBy::Bytes;
-            if kept == 0 {
-                let tail = tail_bytes(line, limits.max_bytes);
-                bytes = tail.len();
-                kept = 1;
-                partial = Some(tail);
-            }
             break;
         }
         kept += 1;
         bytes += cost;
     }
+    (kept, bytes)
+}
+
+/// The limit a cut is said to have reached: upstream names the line limit whenever the kept
+/// lines reach it within the byte limit, else the byte limit.
+fn reached(kept: usize, bytes: usize, limits: Limits) -> TruncatedBy {
     if kept >= limits.max_lines && bytes <= limits.max_bytes {
-        by = TruncatedBy::Lines;
-    }
-    let out = match partial {
-        Some(p) => p,
-        None => &content[content.len() - bytes..],
-    };
-    Truncation {
-        content: out.to_owned(),
-        truncated: true,
-        truncated_by: Some(by),
-        total_lines,
-        total_bytes,
-        output_lines: kept,
-        output_bytes: out.len(),
-        last_line_partial: partial.is_some(),
-        first_line_exceeds_limit: false,
-        max_lines: limits.max_lines,
-        max_bytes: limits.max_bytes,
+        TruncatedBy::Lines
+    } else {
+        TruncatedBy::Bytes
     }
 }
 
@@ -229,28 +195,15 @@ fn tail_bytes(s: &str, max: usize) -> &str {
     &s[start..]
 }
 
-/// Number of UTF-16 code units of `s` (JavaScript's `length`).
-pub fn utf16_len(s: &str) -> usize {
-    s.chars().map(char::len_utf16).sum()
-}
-
 /// A grep line longer than `max` UTF-16 code units becomes its first `max` units plus
 /// `... [truncated]`; the flag says whether that happened. (A surrogate pair that the cut
 /// would split is dropped whole.)
 pub fn truncate_line(line: &str, max: usize) -> (String, bool) {
-    if utf16_len(line) <= max {
+    let head = js::utf16_prefix(line, max);
+    if head.len() == line.len() {
         return (line.to_owned(), false);
     }
-    let mut units = 0usize;
-    let mut end = 0usize;
-    for (i, c) in line.char_indices() {
-        if units + c.len_utf16() > max {
-            break;
-        }
-        units += c.len_utf16();
-        end = i + c.len_utf8();
-    }
-    (format!("{}... [truncated]", &line[..end]), true)
+    (format!("{head}... [truncated]"), true)
 }
 
 /// The output of a listing tool (find, grep, ls): the lines cut to the byte limit, then the
@@ -262,7 +215,6 @@ pub(crate) fn listing_output(
     limit: Option<(&str, &str, &str, f64)>,
     extra: Vec<(String, &str, serde_json::Value)>,
 ) -> super::ToolOutput {
-    use super::validate::{js_number, number_value};
     let truncation = truncate_head(&lines.join("\n"), Limits::bytes_only());
     let mut output = truncation.content.clone();
     let mut details = serde_json::Map::new();
@@ -270,10 +222,10 @@ pub(crate) fn listing_output(
     if let Some((what, hint, key, n)) = limit {
         notices.push(format!(
             "{} {what} limit reached. Use limit={} for more{hint}",
-            js_number(n),
-            js_number(n * 2.0)
+            js::number(n),
+            js::number(n * 2.0)
         ));
-        details.insert(key.into(), number_value(n));
+        details.insert(key.into(), js::json_number(n));
     }
     if truncation.truncated {
         notices.push(format!("{} limit reached", format_size(DEFAULT_MAX_BYTES)));
@@ -295,6 +247,13 @@ pub(crate) fn listing_output(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn limits(max_lines: usize, max_bytes: usize) -> Limits {
+        Limits {
+            max_lines,
+            max_bytes,
+        }
+    }
 
     #[test]
     fn sizes() {
@@ -318,59 +277,34 @@ mod tests {
 
     #[test]
     fn head_by_lines_and_bytes() {
-        let t = truncate_head(
-            "a\nb\nc\nd",
-            Limits {
-                max_lines: 2,
-                max_bytes: 100,
-            },
-        );
+        let t = truncate_head("a\nb\nc\nd", limits(2, 100));
         assert_eq!(t.content, "a\nb");
         assert_eq!(t.truncated_by, Some(TruncatedBy::Lines));
         assert_eq!((t.output_lines, t.output_bytes), (2, 3));
-        let t = truncate_head(
-            "aaa\nbbb\nccc",
-            Limits {
-                max_lines: 10,
-                max_bytes: 8,
-            },
-        );
+        let t = truncate_head("aaa\nbbb\nccc", limits(10, 8));
         assert_eq!(t.content, "aaa\nbbb");
         assert_eq!(t.truncated_by, Some(TruncatedBy::Bytes));
-        let t = truncate_head(
-            "aaaaaaaaaa\nb",
-            Limits {
-                max_lines: 10,
-                max_bytes: 5,
-            },
-        );
+        let t = truncate_head("aaaaaaaaaa\nb", limits(10, 5));
         assert!(t.first_line_exceeds_limit);
         assert_eq!(t.content, "");
     }
 
     #[test]
     fn tail_cuts() {
-        let t = truncate_tail(
-            "a\nb\nc\nd",
-            Limits {
-                max_lines: 2,
-                max_bytes: 100,
-            },
-        );
+        let t = truncate_tail("a\nb\nc\nd", limits(2, 100));
         assert_eq!(t.content, "c\nd");
         assert_eq!(t.truncated_by, Some(TruncatedBy::Lines));
-        let t = truncate_tail(
-            "x\néééé",
-            Limits {
-                max_lines: 10,
-                max_bytes: 5,
-            },
-        );
+        let t = truncate_tail("x\néééé", limits(10, 5));
         // 8 bytes of é; the last 5 start inside a character, so 4 bytes are kept.
         assert_eq!(t.content, "éé");
         assert!(t.last_line_partial);
         assert_eq!(t.output_lines, 1);
         assert_eq!(t.truncated_by, Some(TruncatedBy::Bytes));
+        // As upstream: the line limit is named when the one line it allows is cut.
+        let t = truncate_tail("a\nbbbbbb", limits(1, 3));
+        assert_eq!(t.content, "bbb");
+        assert!(t.last_line_partial);
+        assert_eq!(t.truncated_by, Some(TruncatedBy::Lines));
     }
 
     #[test]

@@ -11,7 +11,9 @@
 //! {}
 //! ```
 
-use serde_json::{Map, Number, Value};
+use serde_json::{Map, Value};
+
+use crate::js;
 
 /// Converts and checks `args` against `schema`. `Ok` holds the converted arguments; `Err`
 /// the full error text.
@@ -63,7 +65,7 @@ fn convert(value: &mut Value, schema: &Value) {
         }
         "string" => {
             let s = match &*value {
-                Value::Number(n) => Some(js_number(n.as_f64().unwrap_or(0.0))),
+                Value::Number(n) => Some(js::number(n.as_f64().unwrap_or(0.0))),
                 Value::Bool(b) => Some(b.to_string()),
                 Value::Null => Some("null".to_owned()),
                 _ => None,
@@ -74,13 +76,13 @@ fn convert(value: &mut Value, schema: &Value) {
         }
         "number" => {
             let n = match &*value {
-                Value::String(s) => js_parse_number(s).filter(|n| n.is_finite()),
+                Value::String(s) => js::parse_number(s).filter(|n| n.is_finite()),
                 Value::Bool(b) => Some(if *b { 1.0 } else { 0.0 }),
                 Value::Null => Some(0.0),
                 _ => None,
             };
             if let Some(n) = n {
-                *value = number_value(n);
+                *value = js::json_number(n);
             }
         }
         "boolean" => {
@@ -97,15 +99,6 @@ fn convert(value: &mut Value, schema: &Value) {
             }
         }
         _ => {}
-    }
-}
-
-/// A JSON number for `n`: an integer when it is one, as JavaScript would print it.
-pub(crate) fn number_value(n: f64) -> Value {
-    if n.fract() == 0.0 && n.abs() < 9.0e15 {
-        Value::Number(Number::from(n as i64))
-    } else {
-        Number::from_f64(n).map_or(Value::Null, Value::Number)
     }
 }
 
@@ -197,176 +190,5 @@ fn check_object(
         if let Some(v) = map.get(key) {
             check(v, sub, &join(path, key), errors);
         }
-    }
-}
-
-pub(crate) fn is_js_space(c: char) -> bool {
-    matches!(
-        c,
-        '\t' | '\n' | '\u{0B}' | '\u{0C}' | '\r' | ' ' | '\u{A0}' | '\u{1680}' | '\u{2000}'
-            ..='\u{200A}'
-                | '\u{2028}'
-                | '\u{2029}'
-                | '\u{202F}'
-                | '\u{205F}'
-                | '\u{3000}'
-                | '\u{FEFF}'
-    )
-}
-
-/// JavaScript's `Number(string)`: surrounding white space is ignored, the empty string is 0,
-/// `0x`/`0o`/`0b` prefixes are read, anything else must be a decimal literal (or
-/// `Infinity`). `None` where JavaScript gives `NaN`.
-pub(crate) fn js_parse_number(s: &str) -> Option<f64> {
-    let t = s.trim_matches(is_js_space);
-    if t.is_empty() {
-        return Some(0.0);
-    }
-    for (prefix, radix) in [
-        ("0x", 16),
-        ("0X", 16),
-        ("0o", 8),
-        ("0O", 8),
-        ("0b", 2),
-        ("0B", 2),
-    ] {
-        if let Some(digits) = t.strip_prefix(prefix) {
-            if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
-                return None;
-            }
-            let mut n = 0f64;
-            for c in digits.chars() {
-                n = n * f64::from(radix) + f64::from(c.to_digit(radix).unwrap_or(0));
-            }
-            return Some(n);
-        }
-    }
-    let (sign, body) = match t.as_bytes()[0] {
-        b'+' => (1.0, &t[1..]),
-        b'-' => (-1.0, &t[1..]),
-        _ => (1.0, t),
-    };
-    if body == "Infinity" {
-        return Some(sign * f64::INFINITY);
-    }
-    // Decimal literal: digits [. digits] [e [sign] digits], at least one mantissa digit.
-    let b = body.as_bytes();
-    let mut i = 0;
-    let mut mantissa_digits = 0;
-    while i < b.len() && b[i].is_ascii_digit() {
-        i += 1;
-        mantissa_digits += 1;
-    }
-    if i < b.len() && b[i] == b'.' {
-        i += 1;
-        while i < b.len() && b[i].is_ascii_digit() {
-            i += 1;
-            mantissa_digits += 1;
-        }
-    }
-    if mantissa_digits == 0 {
-        return None;
-    }
-    if i < b.len() && (b[i] == b'e' || b[i] == b'E') {
-        i += 1;
-        if i < b.len() && (b[i] == b'+' || b[i] == b'-') {
-            i += 1;
-        }
-        let start = i;
-        while i < b.len() && b[i].is_ascii_digit() {
-            i += 1;
-        }
-        if i == start {
-            return None;
-        }
-    }
-    if i != b.len() {
-        return None;
-    }
-    let text = if body.starts_with('.') {
-        format!("0{body}")
-    } else {
-        body.to_owned()
-    };
-    text.parse::<f64>().ok().map(|n| sign * n)
-}
-
-/// JavaScript's `String(number)`: `3`, `1.5`, `1e+21`, `1.5e-7`, `NaN`, `Infinity`.
-pub(crate) fn js_number(n: f64) -> String {
-    if n.is_nan() {
-        return "NaN".to_owned();
-    }
-    if n.is_infinite() {
-        return if n > 0.0 { "Infinity" } else { "-Infinity" }.to_owned();
-    }
-    if n == 0.0 {
-        return "0".to_owned();
-    }
-    let sign = if n < 0.0 { "-" } else { "" };
-    // Shortest round-trip digits and exponent, e.g. "1.5e300".
-    let e = format!("{:e}", n.abs());
-    let (mantissa, exp) = e.split_once('e').unwrap_or((&e, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
-    let k = digits.len() as i32;
-    let point = exp + 1; // position of the decimal point after the first `point` digits
-    let body = if k <= point && point <= 21 {
-        format!("{digits}{}", "0".repeat((point - k) as usize))
-    } else if 0 < point && point <= 21 {
-        format!(
-            "{}.{}",
-            &digits[..point as usize],
-            &digits[point as usize..]
-        )
-    } else if -6 < point && point <= 0 {
-        format!("0.{}{digits}", "0".repeat((-point) as usize))
-    } else {
-        let e = point - 1;
-        let e = if e >= 0 {
-            format!("+{e}")
-        } else {
-            e.to_string()
-        };
-        if k == 1 {
-            format!("{digits}e{e}")
-        } else {
-            format!("{}.{}e{e}", &digits[..1], &digits[1..])
-        }
-    };
-    format!("{sign}{body}")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn numbers_print_like_javascript() {
-        assert_eq!(js_number(3.0), "3");
-        assert_eq!(js_number(-2.5), "-2.5");
-        assert_eq!(js_number(1.5e300), "1.5e+300");
-        assert_eq!(js_number(1e21), "1e+21");
-        assert_eq!(js_number(123456789012.0), "123456789012");
-        assert_eq!(js_number(0.000001), "0.000001");
-        assert_eq!(js_number(1.5e-7), "1.5e-7");
-        assert_eq!(js_number(0.1 + 0.2), "0.30000000000000004");
-    }
-
-    #[test]
-    fn strings_parse_like_javascript() {
-        assert_eq!(js_parse_number(" 3 "), Some(3.0));
-        assert_eq!(js_parse_number(""), Some(0.0));
-        assert_eq!(js_parse_number("0x10"), Some(16.0));
-        assert_eq!(js_parse_number("0b11"), Some(3.0));
-        assert_eq!(js_parse_number("-0x10"), None);
-        assert_eq!(js_parse_number("1e2"), Some(100.0));
-        assert_eq!(js_parse_number("5."), Some(5.0));
-        assert_eq!(js_parse_number(".5"), Some(0.5));
-        assert_eq!(js_parse_number("+3"), Some(3.0));
-        assert_eq!(js_parse_number("3px"), None);
-        assert_eq!(js_parse_number("1_000"), None);
-        assert_eq!(js_parse_number("inf"), None);
-        assert_eq!(js_parse_number("."), None);
-        assert_eq!(js_parse_number("1e"), None);
     }
 }

@@ -3,8 +3,8 @@
 use serde::Deserialize;
 
 use super::path::{io_message, resolve_to_cwd};
-use super::truncate::utf16_len;
 use super::{ToolContext, ToolError, ToolOutput};
+use crate::js;
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct WriteArgs {
@@ -23,7 +23,7 @@ pub fn run(ctx: &ToolContext, args: &WriteArgs) -> Result<ToolOutput, ToolError>
         .map_err(|e| ToolError(io_message(&e, "open", &abs)))?;
     Ok(ToolOutput::text(format!(
         "Successfully wrote {} bytes to {}",
-        utf16_len(&args.content),
+        js::utf16_len(&args.content),
         args.path
     )))
 }

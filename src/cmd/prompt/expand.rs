@@ -9,9 +9,9 @@ use super::DiscoveryArgs;
 use crate::clock;
 use crate::cmd::Ctx;
 use crate::error::{Exit, ExitStatus, failed};
+use crate::js;
 use crate::prompt::skills::{self, ExpandError};
 use crate::prompt::templates;
-use crate::prompt::text::js_trim;
 
 #[derive(Debug, Args)]
 pub struct ExpandArgs {
@@ -42,7 +42,7 @@ pub fn run(args: ExpandArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
         if std::io::stdin().is_terminal() {
             crate::error::note("reading the text from the terminal (end with Ctrl-D)");
         }
-        (js_trim(&super::read_stdin()?).to_owned(), None)
+        (js::trim(&super::read_stdin()?).to_owned(), None)
     } else {
         let first = &args.text[0];
         let words = (args.text.len() > 1

@@ -208,7 +208,7 @@ pub fn run(args: BranchArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
             parent,
             target.as_deref().unwrap_or("root"),
             &text,
-            details.as_ref().map(crate::agent::event::js),
+            details.as_ref().map(crate::js::stringify),
             details.is_some(),
         ),
         None => branch::move_entry(parent, ap.leaf.as_ref().map(|l| l.as_str())),
