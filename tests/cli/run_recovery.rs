@@ -335,6 +335,9 @@ fn overflow_drops_the_error_compacts_and_retries_once() {
 fn a_second_overflow_after_recovery_fails() {
     let server = ModelServer::start();
     let w = world(&server);
+    // An answer counts against the window only when it is newer than the latest compaction,
+    // which a frozen clock never makes it.
+    w.real_clock("answers must be timestamped after the compaction");
     settings(&w, json!({"compaction": {"keepRecentTokens": 150}}));
     let f = earlier_session(&w, "m1", 400);
     server.push(Reply::status(400, OVERFLOW));
@@ -362,6 +365,9 @@ fn a_second_overflow_after_recovery_fails() {
 fn threshold_compaction_before_the_prompt_and_after_the_run() {
     let server = ModelServer::start();
     let w = world(&server);
+    // An answer counts against the window only when it is newer than the latest compaction,
+    // which a frozen clock never makes it.
+    w.real_clock("answers must be timestamped after the compaction");
     settings(
         &w,
         json!({"compaction": {"keepRecentTokens": 150, "reserveTokens": 500}}),

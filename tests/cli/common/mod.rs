@@ -1,5 +1,10 @@
 //! Shared helpers: a temporary world (agent dir, home, project dir) and a `pi` command bound
 //! to it.
+//!
+//! Every command of a world runs with a fixed clock (`PI_NOW` = [`NOW`]) and a seed for its
+//! ids (`PI_SEED`) drawn from a counter of the world, so a test's output is the same on every
+//! run (and can be compared with a snapshot) while two commands of one test still make
+//! distinct ids. A test that needs the real clock says so with [`World::real_clock`].
 
 #![allow(dead_code)]
 
@@ -7,7 +12,9 @@ pub mod deflate;
 
 pub mod model_server;
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use assert_cmd::Command;
 
@@ -23,9 +30,16 @@ pub fn fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
+/// The clock of every command of a [`World`] (`PI_NOW`).
+pub const NOW: &str = "2026-01-02T03:04:05.678Z";
+
 /// A temporary home with an agent directory and a project directory.
 pub struct World {
     pub tmp: tempfile::TempDir,
+    /// The `PI_SEED` of the next command (counts up, so each command draws other ids).
+    seed: AtomicU64,
+    /// Commands see the real clock instead of [`NOW`].
+    real_clock: AtomicBool,
 }
 
 impl World {
@@ -34,7 +48,35 @@ impl World {
         for d in ["home", "agent", "proj"] {
             std::fs::create_dir_all(tmp.path().join(d)).expect("mkdir");
         }
-        World { tmp }
+        World {
+            tmp,
+            seed: AtomicU64::new(1),
+            real_clock: AtomicBool::new(false),
+        }
+    }
+
+    /// From now on, commands run with the real clock (no `PI_NOW`): for tests about ages,
+    /// modification times or time passing. `why` documents the reason at the call site.
+    pub fn real_clock(&self, why: &str) -> &Self {
+        assert!(!why.is_empty(), "say why the test needs the real clock");
+        self.real_clock.store(true, Ordering::Relaxed);
+        self
+    }
+
+    /// The environment of a command: a clean one with the world's home, agent directory,
+    /// clock and the next id seed.
+    pub fn envs(&self) -> Vec<(&'static str, OsString)> {
+        let seed = self.seed.fetch_add(1, Ordering::Relaxed);
+        let mut env = vec![
+            ("PATH", std::env::var_os("PATH").unwrap_or_default()),
+            ("HOME", self.path("home").into_os_string()),
+            ("PI_CODING_AGENT_DIR", self.agent().into_os_string()),
+            ("PI_SEED", seed.to_string().into()),
+        ];
+        if !self.real_clock.load(Ordering::Relaxed) {
+            env.push(("PI_NOW", NOW.into()));
+        }
+        env
     }
 
     pub fn root(&self) -> &Path {
@@ -66,22 +108,14 @@ impl World {
     /// `pi` with a clean environment, run in the project directory.
     pub fn pi(&self) -> Command {
         let mut c = Command::new(bin());
-        c.current_dir(self.proj())
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", self.path("home"))
-            .env("PI_CODING_AGENT_DIR", self.agent());
+        c.current_dir(self.proj()).env_clear().envs(self.envs());
         c
     }
 
     /// `pi` as a plain std Command (for spawning with pipes).
     pub fn std_cmd(&self) -> std::process::Command {
         let mut c = std::process::Command::new(bin());
-        c.current_dir(self.proj())
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", self.path("home"))
-            .env("PI_CODING_AGENT_DIR", self.agent());
+        c.current_dir(self.proj()).env_clear().envs(self.envs());
         c
     }
 
