@@ -405,29 +405,28 @@ fn human_listing() {
         "agent/skills/Bad/SKILL.md",
         "---\ndescription: Bad name.\n---\n",
     );
-    let out = w.ok(&["prompt", "list", "--format", "human"]);
-    let lines: Vec<&str> = out.lines().collect();
-    assert_eq!(lines[0], "/review <pr>  project  Review a PR");
-    assert_eq!(lines[1], "/skill:Bad    user     Bad name.");
-    assert_eq!(lines[2], "/skill:foo    user     Foo skill.");
-    assert!(
-        lines[3].starts_with("warning: ")
-            && lines[3].ends_with("invalid characters (must be lowercase a-z, 0-9, hyphens only)")
-    );
+    // The invalid name is listed, and warned about after the list.
+    insta::assert_snapshot!(w.snap(&["prompt", "list", "--format", "human"]), @"
+    status: 0
+    ----- stdout -----
+    /review <pr>  project  Review a PR
+    /skill:Bad    user     Bad name.
+    /skill:foo    user     Foo skill.
+    warning: [AGENT]/skills/Bad/SKILL.md: name contains invalid characters (must be lowercase a-z, 0-9, hyphens only)
+    ----- stderr -----
+    ");
 }
 
 #[test]
 fn nothing_found() {
     let w = World::new();
     assert!(list(&w, &[]).is_empty());
-    let out = w
-        .pi()
-        .args(["prompt", "list", "--format", "human"])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    assert!(out.stdout.is_empty());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("no prompt templates or skills"));
+    insta::assert_snapshot!(w.snap(&["prompt", "list", "--format", "human"]), @"
+    status: 0
+    ----- stdout -----
+    ----- stderr -----
+    pi: no prompt templates or skills found
+    ");
 }
 
 #[test]

@@ -203,12 +203,13 @@ fn the_client_resends_after_retry_after_without_agent_retries() {
     );
     server.push(Reply::openai_text(&["ok"]));
     let o = run(&w, &["--no-session", "-p", "hello"]);
-    status(&o, 0);
-    assert!(
-        err(&o).contains("sending the request again in 0.0 s (1/2) after: 429 slow down"),
-        "{}",
-        err(&o)
-    );
+    insta::assert_snapshot!(w.shown(&o), @"
+    status: 0
+    ----- stdout -----
+    ok
+    ----- stderr -----
+    pi: sending the request again in 0.0 s (1/2) after: 429 slow down
+    ");
 }
 
 #[test]

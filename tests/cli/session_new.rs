@@ -281,9 +281,14 @@ fn list_reports_sessions_newest_first() {
     let ra = recs.iter().find(|r| r["path"] == a.as_str()).unwrap();
     assert!(ra.get("name").is_none(), "{ra}");
     // Human table.
-    let human = w.ok(&["session", "list", "--format", "human"]);
-    assert!(human.starts_with("MODIFIED"), "{human}");
-    assert!(human.contains("hello there"), "{human}");
+    insta::assert_snapshot!(w.snap(&["session", "list", "--format", "human"]), @"
+    status: 0
+    ----- stdout -----
+    MODIFIED     MSGS  ID        NAME / FIRST MESSAGE
+    just now        3  019b7ca9  hello there
+    just now        0  019b7ca9  (no messages)
+    ----- stderr -----
+    ");
 }
 
 #[test]

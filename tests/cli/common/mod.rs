@@ -33,6 +33,9 @@ pub fn fixture(name: &str) -> PathBuf {
 /// The clock of every command of a [`World`] (`PI_NOW`).
 pub const NOW: &str = "2026-01-02T03:04:05.678Z";
 
+/// The terminal width of the tests that render human views (`COLUMNS`).
+pub const COLUMNS: &str = "100";
+
 /// A temporary home with an agent directory and a project directory.
 pub struct World {
     pub tmp: tempfile::TempDir,
@@ -148,6 +151,90 @@ impl World {
             String::from_utf8_lossy(&out.stderr)
         );
         String::from_utf8(out.stdout).expect("utf8")
+    }
+
+    /// `text` with the world's directories written as placeholders: `[SESSIONS]` for the
+    /// project's session directory, `[AGENT]`, `[PROJ]`, `[HOME]` and `[ROOT]`, also in the
+    /// names of session directories (`--[ROOT]-other--`).
+    pub fn redact(&self, text: &str) -> String {
+        let root = self.root().to_string_lossy().into_owned();
+        let canonical = std::fs::canonicalize(self.root())
+            .expect("canonicalize")
+            .to_string_lossy()
+            .into_owned();
+        let proj = self.proj().to_string_lossy().into_owned();
+        let sessions = self
+            .agent()
+            .join("sessions")
+            .join(pi::config::encode_cwd(&proj))
+            .to_string_lossy()
+            .into_owned();
+        let mut text = text.replace(&sessions, "[SESSIONS]");
+        // The session directory of another directory under the root.
+        let encoded = pi::config::encode_cwd(&canonical);
+        text = text.replace(encoded.trim_end_matches('-'), "--[ROOT]");
+        for (dir, name) in [("agent", "[AGENT]"), ("proj", "[PROJ]"), ("home", "[HOME]")] {
+            for base in [&canonical, &root] {
+                text = text.replace(&format!("{base}/{dir}"), name);
+            }
+        }
+        text.replace(&canonical, "[ROOT]").replace(&root, "[ROOT]")
+    }
+
+    /// A command's outcome as one text for a snapshot: the exit status, stdout and stderr,
+    /// redacted (see [`World::redact`]). A missing final newline is marked `[no newline]`.
+    pub fn shown(&self, o: &std::process::Output) -> String {
+        let status = match o.status.code() {
+            Some(code) => code.to_string(),
+            None => format!("{:?}", o.status),
+        };
+        let part = |bytes: &[u8]| {
+            let mut t = self.redact(&String::from_utf8_lossy(bytes));
+            if !t.is_empty() && !t.ends_with('\n') {
+                t.push_str("[no newline]\n");
+            }
+            t
+        };
+        format!(
+            "status: {status}\n----- stdout -----\n{}----- stderr -----\n{}",
+            part(&o.stdout),
+            part(&o.stderr)
+        )
+    }
+
+    /// Runs `pi ARGS` as for a human view (`COLUMNS` fixed at [`COLUMNS`]) and shows its
+    /// outcome (see [`World::shown`]).
+    pub fn snap(&self, args: &[&str]) -> String {
+        let o = self
+            .pi()
+            .env("COLUMNS", COLUMNS)
+            .args(args)
+            .output()
+            .expect("run pi");
+        self.shown(&o)
+    }
+
+    /// [`World::snap`] of several commands, each shown after a `$ pi ARGS` line.
+    pub fn snaps(&self, runs: &[&[&str]]) -> String {
+        runs.iter()
+            .map(|args| {
+                let line = self.redact(&shell_words::join(*args));
+                format!("$ pi {line}\n{}", self.snap(args))
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// [`World::snap`] with `stdin`.
+    pub fn snap_in(&self, args: &[&str], stdin: &str) -> String {
+        let o = self
+            .pi()
+            .env("COLUMNS", COLUMNS)
+            .args(args)
+            .write_stdin(stdin)
+            .output()
+            .expect("run pi");
+        self.shown(&o)
     }
 
     /// Creates a session in the project and returns its path.
