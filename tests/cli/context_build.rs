@@ -5,6 +5,7 @@
 use std::io::Read;
 use std::process::Stdio;
 
+use predicates::prelude::*;
 use serde_json::{Value, json};
 
 use crate::common::*;
@@ -229,8 +230,7 @@ fn system_prompt_placement() {
         assert!(out.stdout.is_empty());
     }
     // A missing file.
-    let out = w
-        .pi()
+    w.pi()
         .args([
             "context",
             "build",
@@ -240,10 +240,9 @@ fn system_prompt_placement() {
             "--system-prompt-file",
             "nope.md",
         ])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read nope.md"));
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("cannot read nope.md"));
 }
 
 #[test]
@@ -278,15 +277,15 @@ fn target_model_decides_the_transforms() {
     ]));
     assert_eq!(out[1]["content"][0], json!({"type": "text", "text": "hmm"}));
     // An unknown model is used with defaults, and said so.
-    let out = w
-        .pi()
+    w.pi()
         .args([
             "context", "build", s, "--format", "openai", "--model", "acme/x1",
         ])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("model acme/x1 is not in models.json"));
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(
+            "model acme/x1 is not in models.json",
+        ));
     // --model is for the request formats, and needs PROVIDER/ID.
     for (args, msg) in [
         (vec!["--model", "a/b"], "--model applies to --format openai"),

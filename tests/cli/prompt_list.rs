@@ -1,6 +1,7 @@
 //! `pi prompt list`: discovery of templates and skills and their diagnostics (test-cases SK,
 //! RL1–RL3, and the frontmatter cases FM as they show through loading).
 
+use predicates::prelude::*;
 use serde_json::{Value, json};
 
 use crate::common::*;
@@ -434,11 +435,14 @@ fn bad_settings_are_a_warning() {
     let w = World::new();
     w.write("proj/.pi/settings.json", "{not json");
     w.write("agent/prompts/a.md", "a");
-    let out = w.pi().args(["prompt", "list", "--json"]).output().unwrap();
-    assert!(out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("pi: warning: ignoring"));
+    let out = w
+        .pi()
+        .args(["prompt", "list", "--json"])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("pi: warning: ignoring"));
     assert_eq!(
-        jsonl(&String::from_utf8(out.stdout).unwrap())[0]["name"],
+        jsonl(&String::from_utf8_lossy(&out.get_output().stdout))[0]["name"],
         json!("a")
     );
 }
@@ -446,13 +450,11 @@ fn bad_settings_are_a_warning() {
 #[test]
 fn cwd_must_be_a_directory() {
     let w = World::new();
-    let out = w
-        .pi()
+    w.pi()
         .args(["prompt", "list", "--cwd", "nope"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("not a directory"));
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("not a directory"));
 }
 
 #[test]
