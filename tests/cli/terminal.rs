@@ -64,6 +64,21 @@ fn uncolored(text: &str) -> String {
     out
 }
 
+/// `text` without the spinner of `pi run`: each frame is drawn after `\r␛[2K` (which also
+/// clears it) and runs to the next `\r`. How many frames there are depends on timing.
+fn without_spinner(text: &str) -> String {
+    const FRAMES: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
+    let mut pieces = text.split('\r');
+    let mut out = pieces.next().unwrap_or_default().to_owned();
+    for piece in pieces {
+        let piece = piece.strip_prefix("␛[2K").unwrap_or(piece);
+        if !piece.starts_with(FRAMES) {
+            out.push_str(piece);
+        }
+    }
+    out
+}
+
 fn pi(w: &World, args: &[&str]) -> Command {
     let mut c = w.std_cmd();
     c.env("COLUMNS", COLUMNS).args(args);
@@ -180,10 +195,13 @@ fn run_shows_tool_lines_on_a_terminal() {
         ("c1", "bash", r#"{"command":"echo from the tool"}"#),
         ("c2", "read", r#"{"path":"missing.txt"}"#),
     ]));
-    server.push(Reply::openai_text(&["All ", "done."]));
+    // The answer comes late: the spinner shows the wait meanwhile.
+    server
+        .push(Reply::openai_text(&["All ", "done."]).delay(std::time::Duration::from_millis(500)));
     let (code, text) = on_terminal(pi(&w, &["run", "-p", "go"]));
     assert_eq!(code, 0, "{text}");
-    insta::assert_snapshot!(w.redact(&text), @"
+    assert!(text.contains(" waiting for mock/m1\r␛[2K"), "{text:?}");
+    insta::assert_snapshot!(w.redact(&without_spinner(&text)), @"
     pi: new session [SESSIONS]/2026-01-02T03-04-05-678Z_019b7ca9-8f2e-727e-8bef-3cafe4594b0f.jsonl
     ␛[36m→ bash echo from the tool␛[0m
     ␛[36m→ read missing.txt␛[0m
