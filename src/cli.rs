@@ -1,7 +1,7 @@
 //! The command-line interface: the clap command tree, dispatch, and the process's exit.
 
 use std::ffi::OsString;
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
@@ -75,11 +75,7 @@ pub enum Command {
 pub fn main() -> u8 {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
-        Err(e) => {
-            let code = e.exit_code();
-            let _ = e.print();
-            return u8::try_from(code).unwrap_or(ExitStatus::Usage.code());
-        }
+        Err(e) => return clap_error(&e),
     };
     crate::session::append::on_wait(|path| {
         if std::io::stderr().is_terminal() {
@@ -93,6 +89,40 @@ pub fn main() -> u8 {
         Ok(status) => status.code(),
         Err(e) => error::report(&e).code(),
     }
+}
+
+/// Prints a parse error of clap's the way pi prints its own errors (`pi: error: …`, then
+/// the usage and hints indented); help and version go out as clap writes them.
+fn clap_error(e: &clap::Error) -> u8 {
+    use clap::error::ErrorKind;
+    let code = u8::try_from(e.exit_code()).unwrap_or(ExitStatus::Usage.code());
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        let _ = e.print();
+        return code;
+    }
+    let text = e.render().to_string();
+    let mut out = String::new();
+    for line in text.lines().map(str::trim_end).filter(|l| !l.is_empty()) {
+        if let Some(rest) = line.strip_prefix("error: ") {
+            out.push_str(&format!("pi: error: {rest}\n"));
+        } else if let Some(rest) = line.strip_prefix("Usage: ") {
+            out.push_str(&format!("  usage: {rest}\n"));
+        } else if let Some(rest) = line.trim_start().strip_prefix("tip: ") {
+            out.push_str(&format!("  hint: {rest}\n"));
+        } else if let Some(rest) = line.strip_prefix("For more information, try ") {
+            let rest = rest.trim_end_matches('.');
+            out.push_str(&format!("  hint: for more information, try {rest}\n"));
+        } else {
+            out.push_str(&format!("  {}\n", line.trim_start()));
+        }
+    }
+    let _ = std::io::stderr().lock().write_all(out.as_bytes());
+    code
 }
 
 pub fn run(cli: Cli) -> anyhow::Result<ExitStatus> {

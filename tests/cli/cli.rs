@@ -21,17 +21,76 @@ fn version_and_help() {
 #[test]
 fn usage_errors_exit_2() {
     let w = World::new();
-    for args in [
-        vec!["session"],
-        vec!["session", "log", "--no-such-flag"],
-        vec!["session", "branch"],
-        vec!["session", "log", "-n", "many"],
-        vec!["session", "tree", "--format", "xml"],
-    ] {
-        let out = w.pi().args(&args).output().unwrap();
-        assert_eq!(out.status.code(), Some(2), "{args:?}");
-        assert!(!out.stderr.is_empty());
-    }
+    let shown = w.snaps(&[
+        &["session"],
+        &["session", "log", "--no-such-flag"],
+        &["session", "branch"],
+        &["session", "log", "-n", "many"],
+        &["session", "tree", "--format", "xml"],
+    ]);
+    insta::assert_snapshot!(shown, @"
+    $ pi session
+    status: 2
+    ----- stdout -----
+    ----- stderr -----
+    Create, read, extend and check session files
+
+    Usage: pi session [OPTIONS] <COMMAND>
+
+    Commands:
+      new      Create a session file and print its path
+      list     List sessions, newest first
+      log      Print entries as JSONL: the active path from root to leaf, or all of them
+      append   Append entries or messages read as JSONL from stdin
+      branch   Move the session's leaf to an earlier entry, optionally with a summary of what is left
+      tree     Show the whole entry tree
+      resume   Print the path of the most recent session of a directory
+      label    Set or clear the label of an entry
+      name     Set or clear the session's name
+      fork     Copy the path from the root to an entry into a new session file
+      check    Check a session file for problems, without changing it
+      migrate  Rewrite a version 1 or 2 session file as version 3, keeping a backup
+
+    Options:
+          --session-dir <DIR>  Keep sessions in DIR instead of the per-project directory under the agent
+                               directory
+      -h, --help               Print help (see more with '--help')
+      -V, --version            Print version
+
+    $ pi session log --no-such-flag
+    status: 2
+    ----- stdout -----
+    ----- stderr -----
+    pi: error: unexpected argument '--no-such-flag' found
+      hint: to pass '--no-such-flag' as a value, use '-- --no-such-flag'
+      usage: pi session log [OPTIONS] [SESSION]
+      hint: for more information, try '--help'
+
+    $ pi session branch
+    status: 2
+    ----- stdout -----
+    ----- stderr -----
+    pi: error: the following required arguments were not provided:
+      <SESSION>
+      <ENTRY>
+      usage: pi session branch <SESSION> <ENTRY>
+      hint: for more information, try '--help'
+
+    $ pi session log -n many
+    status: 2
+    ----- stdout -----
+    ----- stderr -----
+    pi: error: invalid value 'many' for '--max-count <N>': invalid digit found in string
+      hint: for more information, try '--help'
+
+    $ pi session tree --format xml
+    status: 2
+    ----- stdout -----
+    ----- stderr -----
+    pi: error: invalid value 'xml' for '--format <FORMAT>'
+      [possible values: auto, json, human]
+      hint: for more information, try '--help'
+    ");
 }
 
 #[test]
@@ -44,33 +103,32 @@ fn unknown_commands_run_pi_programs_from_path() {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
     let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    // The program gets the arguments as given, and its exit status is pi's.
     let out = w
         .pi()
         .env("PATH", &path)
         .args(["greet", "a b", "--flag"])
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(7),
-        "the program's exit status is pi's"
-    );
-    assert_eq!(
-        String::from_utf8_lossy(&out.stdout),
-        "greet: 2 args: a b --flag\n"
-    );
+    insta::assert_snapshot!(w.shown(&out), @"
+    status: 7
+    ----- stdout -----
+    greet: 2 args: a b --flag
+    ----- stderr -----
+    ");
     let out = w
         .pi()
         .env("PATH", &path)
         .args(["nothing-here"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("unknown command 'nothing-here'") && err.contains("pi-nothing-here"),
-        "{err}"
-    );
+    insta::assert_snapshot!(w.shown(&out), @"
+    status: 2
+    ----- stdout -----
+    ----- stderr -----
+    pi: error: unknown command 'nothing-here'
+      hint: built-in commands: session, prompt, context, compact, models, run; `pi-nothing-here` was not found on PATH either
+    ");
 }
 
 #[test]
@@ -82,24 +140,25 @@ fn errors_have_causes_and_no_backtraces() {
         .args(["session", "log", "/nonexistent/dir/file.jsonl"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(
-        err,
-        "pi: error: no session file at /nonexistent/dir/file.jsonl\n"
-    );
+    insta::assert_snapshot!(w.shown(&out), @"
+    status: 2
+    ----- stdout -----
+    ----- stderr -----
+    pi: error: no session file at /nonexistent/dir/file.jsonl
+    ");
+    // A directory is not a session file either.
     let d = w.path("dir.jsonl");
     std::fs::create_dir_all(&d).unwrap();
     let out = w
         .pi()
+        .env("RUST_BACKTRACE", "1")
         .args(["session", "log", d.to_str().unwrap()])
         .output()
         .unwrap();
-    assert_ne!(out.status.code(), Some(0));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.starts_with("pi: error: "), "{err}");
-    assert!(
-        !err.contains("backtrace") && !err.contains("panicked"),
-        "{err}"
-    );
+    insta::assert_snapshot!(w.shown(&out), @"
+    status: 2
+    ----- stdout -----
+    ----- stderr -----
+    pi: error: no session file at [ROOT]/dir.jsonl
+    ");
 }

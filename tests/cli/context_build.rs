@@ -5,6 +5,7 @@
 use std::io::Read;
 use std::process::Stdio;
 
+use predicates::prelude::*;
 use serde_json::{Value, json};
 
 use crate::common::*;
@@ -229,8 +230,7 @@ fn system_prompt_placement() {
         assert!(out.stdout.is_empty());
     }
     // A missing file.
-    let out = w
-        .pi()
+    w.pi()
         .args([
             "context",
             "build",
@@ -240,10 +240,9 @@ fn system_prompt_placement() {
             "--system-prompt-file",
             "nope.md",
         ])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read nope.md"));
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("cannot read nope.md"));
 }
 
 #[test]
@@ -278,15 +277,15 @@ fn target_model_decides_the_transforms() {
     ]));
     assert_eq!(out[1]["content"][0], json!({"type": "text", "text": "hmm"}));
     // An unknown model is used with defaults, and said so.
-    let out = w
-        .pi()
+    w.pi()
         .args([
             "context", "build", s, "--format", "openai", "--model", "acme/x1",
         ])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("model acme/x1 is not in models.json"));
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(
+            "model acme/x1 is not in models.json",
+        ));
     // --model is for the request formats, and needs PROVIDER/ID.
     for (args, msg) in [
         (vec!["--model", "a/b"], "--model applies to --format openai"),
@@ -313,20 +312,61 @@ fn target_model_decides_the_transforms() {
 fn errors_and_exit_statuses() {
     let w = World::new();
     let (s, _) = session(&w);
-    let run = |args: &[&str]| w.pi().args(args).output().unwrap();
-    let out = run(&["context", "build", &s, "--leaf", "zzzz"]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("no entry with id 'zzzz'"));
-    let out = run(&["context", "build", "/nonexistent/s.jsonl"]);
-    assert_eq!(out.status.code(), Some(2));
     let not = w.write("not.jsonl", "hello\n");
-    let out = run(&["context", "build", not.to_str().unwrap()]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("is not a session file"));
-    let out = run(&["context", "build", &s, "--format", "xml"]);
-    assert_eq!(out.status.code(), Some(2));
-    let out = run(&["context"]);
-    assert_eq!(out.status.code(), Some(2));
+    let shown = w.snaps(&[
+        &["context", "build", &s, "--leaf", "zzzz"],
+        &["context", "build", "/nonexistent/s.jsonl"],
+        &["context", "build", not.to_str().unwrap()],
+        &["context", "build", &s, "--format", "xml"],
+        &["context"],
+    ]);
+    insta::assert_snapshot!(shown, @"
+    $ pi context build [SESSIONS]/2026-01-02T03-04-05-678Z_019b7ca9-8f2e-727e-8bef-3cafe4594b0f.jsonl --leaf zzzz
+    status: 2
+    ----- stdout -----
+    ----- stderr -----
+    pi: error: no entry with id 'zzzz'
+
+    $ pi context build /nonexistent/s.jsonl
+    status: 2
+    ----- stdout -----
+    ----- stderr -----
+    pi: error: no session file at /nonexistent/s.jsonl
+
+    $ pi context build [ROOT]/not.jsonl
+    status: 2
+    ----- stdout -----
+    ----- stderr -----
+    pi: error: [ROOT]/not.jsonl is not a session file: it has no session header line
+
+    $ pi context build [SESSIONS]/2026-01-02T03-04-05-678Z_019b7ca9-8f2e-727e-8bef-3cafe4594b0f.jsonl --format xml
+    status: 2
+    ----- stdout -----
+    ----- stderr -----
+    pi: error: invalid value 'xml' for '--format <FORMAT>'
+      [possible values: agent, llm, openai, anthropic]
+      hint: for more information, try '--help'
+
+    $ pi context
+    status: 2
+    ----- stdout -----
+    ----- stderr -----
+    Build the context a model sees from a session, and measure it
+
+    Usage: pi context [OPTIONS] <COMMAND>
+
+    Commands:
+      build  Print the messages a model sees, as agent messages, LLM messages or a provider's request
+             messages (JSONL)
+      stats  Measure the context: messages, estimated and reported tokens, and whether the agent would
+             compact it
+
+    Options:
+          --session-dir <DIR>  Keep sessions in DIR instead of the per-project directory under the agent
+                               directory
+      -h, --help               Print help (see more with '--help')
+      -V, --version            Print version
+    ");
 }
 
 #[test]

@@ -204,11 +204,17 @@ fn usage_before_the_latest_compaction_is_stale() {
     assert_eq!(r["usageStale"], true);
     assert_eq!(r["tokens"], 190_000);
     assert_eq!(r["shouldCompact"], false);
-    let human = w.ok(&["context", "stats", &s, "--format", "human"]);
-    assert!(
-        human.contains("no: no reply since the latest compaction"),
-        "{human}"
-    );
+    insta::assert_snapshot!(w.snap(&["context", "stats", &s, "--format", "human"]), @"
+    status: 0
+    ----- stdout -----
+    context   leaf 6f9fb04b (3 entries on the path, compacted)
+    messages  3: 1 compactionSummary, 1 user, 1 assistant
+    tokens    190,000 = 190,000 reported (totalTokens of entry 987bbcbf) + 0 estimated for 0 later messages
+    estimate  3 (characters / 4, every message)
+    window    200,000 (anthropic/claude-sonnet-4-5, built-in) − reserve 16,384 (default) = threshold 183,616
+    compact   no: no reply since the latest compaction, the reported usage predates it
+    ----- stderr -----
+    ");
     // A reply after the compaction makes the figures current again.
     w.ok_in(
         &["session", "append", &s],
@@ -232,27 +238,17 @@ fn human_view() {
             user("more"),
         ],
     );
-    let out = w.ok(&["context", "stats", &s, "--format", "human"]);
-    let lines: Vec<&str> = out.lines().collect();
-    assert_eq!(lines.len(), 6, "{out}");
-    assert!(lines[0].starts_with("context   leaf "), "{out}");
-    assert_eq!(lines[1], "messages  3: 2 user, 1 assistant");
-    assert!(
-        lines[2].starts_with("tokens    190,001 = 190,000 reported (totalTokens of entry "),
-        "{out}"
-    );
-    assert!(
-        lines[2].ends_with(") + 1 estimated for 1 later message"),
-        "{out}"
-    );
-    assert_eq!(
-        lines[4],
-        "window    200,000 (anthropic/claude-sonnet-4-5, built-in) − reserve 16,384 (default) = threshold 183,616"
-    );
-    assert_eq!(
-        lines[5],
-        "compact   yes: 190,001 > 183,616 (95.0% of the window)"
-    );
+    insta::assert_snapshot!(w.snap(&["context", "stats", &s, "--format", "human"]), @"
+    status: 0
+    ----- stdout -----
+    context   leaf c3f2827a (3 entries on the path)
+    messages  3: 2 user, 1 assistant
+    tokens    190,001 = 190,000 reported (totalTokens of entry 987bbcbf) + 1 estimated for 1 later message
+    estimate  3 (characters / 4, every message)
+    window    200,000 (anthropic/claude-sonnet-4-5, built-in) − reserve 16,384 (default) = threshold 183,616
+    compact   yes: 190,001 > 183,616 (95.0% of the window)
+    ----- stderr -----
+    ");
     // Not a terminal: JSON, unless asked.
     assert!(w.ok(&["context", "stats", &s]).starts_with("{\"leaf\":"));
 }

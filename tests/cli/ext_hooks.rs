@@ -347,12 +347,13 @@ fn input_hooks_transform_handle_or_refuse_prompts() {
         json!({"hooks": {"input": {"command": "exit 9", "onError": "block"}}}),
     );
     let o = run(&w, &["-p", "hi"]);
-    status(&o, 1);
-    assert!(
-        err(&o).contains("hook `exit 9` (input) failed: it ended with exit status 9"),
-        "{}",
-        err(&o)
-    );
+    insta::assert_snapshot!(w.shown(&o), @"
+    status: 1
+    ----- stdout -----
+    ----- stderr -----
+    pi: warning: hook `exit 9` (input) failed: it ended with exit status 9
+    pi: error: hook `exit 9` (input) failed: it ended with exit status 9
+    ");
     assert!(server.requests().is_empty());
 }
 
@@ -566,12 +567,23 @@ fn settings_hooks_from_both_files_then_flags() {
 fn bad_hook_flags_and_settings() {
     let server = ModelServer::start();
     let w = world(&server);
-    let o = run(&w, &["--hook", "nonsense=true", "-p", "x"]);
-    status(&o, 2);
-    assert!(err(&o).contains("unknown event 'nonsense'"), "{}", err(&o));
-    let o = run(&w, &["--hook", "tool_call", "-p", "x"]);
-    status(&o, 2);
-    assert!(err(&o).contains("expected EVENT=COMMAND"));
+    let shown = w.snaps(&[
+        &["run", "--hook", "nonsense=true", "-p", "x"],
+        &["run", "--hook", "tool_call", "-p", "x"],
+    ]);
+    insta::assert_snapshot!(shown, @"
+    $ pi run --hook 'nonsense=true' -p x
+    status: 2
+    ----- stdout -----
+    ----- stderr -----
+    pi: error: invalid --hook 'nonsense=true': unknown event 'nonsense' (events: input, before_agent_start, context, tool_call, tool_result, message_end, turn_end, agent_end, session_before_compact, session_before_tree)
+
+    $ pi run --hook tool_call -p x
+    status: 2
+    ----- stdout -----
+    ----- stderr -----
+    pi: error: invalid --hook 'tool_call': expected EVENT=COMMAND
+    ");
     assert!(server.requests().is_empty());
     // A bad entry in settings is a warning; the rest runs.
     settings(
@@ -580,13 +592,14 @@ fn bad_hook_flags_and_settings() {
     );
     server.push(Reply::openai_text(&["hi"]));
     let o = run(&w, &["-p", "x"]);
-    status(&o, 0);
-    assert!(
-        err(&o).contains("unknown hook event \"tool_cal\""),
-        "{}",
-        err(&o)
-    );
-    assert!(err(&o).contains("a hook needs a \"command\""));
+    insta::assert_snapshot!(w.shown(&o), @r#"
+    status: 0
+    ----- stdout -----
+    hi
+    ----- stderr -----
+    pi: warning: [AGENT]/settings.json: unknown hook event "tool_cal" ignored (events: input, before_agent_start, context, tool_call, tool_result, message_end, turn_end, agent_end, session_before_compact, session_before_tree)
+    pi: warning: [AGENT]/settings.json: hooks.agent_end: a hook needs a "command" (a string); ignored
+    "#);
 }
 
 fn compactable(w: &World) -> PathBuf {

@@ -153,9 +153,10 @@ cat > /dev/null; echo "{desc}""#
     let o = run(&w, &["-p", "where am I"]);
     status(&o, 0);
     assert_eq!(text(&tool_results(&session_file(&w))[0]), "project\n");
-    assert!(err(&o).contains("ignoring tool"), "{}", err(&o));
-    assert!(err(&o).contains("broken"));
-    assert!(err(&o).contains("README.md: not an executable file"));
+    insta::assert_snapshot!(w.redact(&err(&o)), @"
+    pi: warning: ignoring [PROJ]/.pi/tools/README.md: not an executable file (chmod +x it to make it a tool)
+    pi: warning: ignoring tool [PROJ]/.pi/tools/broken: `--describe` did not print a JSON object: expected ident at line 1 column 2
+    ");
 
     let explicit = script(&w, "elsewhere/where", &describe("explicit"));
     server.push(tool_calls(&[("t1", "where", "{}")]));
@@ -175,16 +176,23 @@ cat > /dev/null; echo "{desc}""#
     assert!(last.contains("explicit"), "{last}");
 
     let broken = w.path("proj/.pi/tools/broken");
-    let o = run(&w, &["--tool", broken.to_str().unwrap(), "-p", "x"]);
-    status(&o, 2);
-    assert!(
-        err(&o).contains("did not print a JSON object"),
-        "{}",
-        err(&o)
-    );
-    let o = run(&w, &["--tool", "no/such/tool", "-p", "x"]);
-    status(&o, 2);
-    assert!(err(&o).contains("not an executable file"));
+    let shown = w.snaps(&[
+        &["run", "--tool", broken.to_str().unwrap(), "-p", "x"],
+        &["run", "--tool", "no/such/tool", "-p", "x"],
+    ]);
+    insta::assert_snapshot!(shown, @"
+    $ pi run --tool [PROJ]/.pi/tools/broken -p x
+    status: 2
+    ----- stdout -----
+    ----- stderr -----
+    pi: error: --tool [PROJ]/.pi/tools/broken: `--describe` did not print a JSON object: expected ident at line 1 column 2
+
+    $ pi run --tool no/such/tool -p x
+    status: 2
+    ----- stdout -----
+    ----- stderr -----
+    pi: error: --tool [PROJ]/no/such/tool: not an executable file
+    ");
 }
 
 /// Arguments are checked against the tool's schema before it runs; a failing program

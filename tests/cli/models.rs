@@ -88,14 +88,13 @@ fn models_json_definitions_auth_json_and_the_default() {
     assert_eq!(s["cost"]["input"], 6);
     assert_eq!(s["cost"]["output"], 15, "the other prices stay");
     // The human table marks the default.
-    let human = w.ok(&["models", "llama", "--format", "human"]);
-    assert_eq!(
-        human.lines().collect::<Vec<_>>(),
-        [
-            "provider  model    context  max-out  thinking  images  key",
-            "local     llama *  8.2K     16.4K    yes       no      models.json",
-        ]
-    );
+    insta::assert_snapshot!(w.snap(&["models", "llama", "--format", "human"]), @"
+    status: 0
+    ----- stdout -----
+    provider  model    context  max-out  thinking  images  key
+    local     llama *  8.2K     16.4K    yes       no      models.json
+    ----- stderr -----
+    ");
     // A models.json that does not fit the schema is reported and ignored.
     w.write(
         "agent/models.json",

@@ -136,17 +136,13 @@ fn argument_splitting_pa_pi() {
     }
     // PA14, deviation: an apostrophe does not swallow the rest; with unbalanced quotes the
     // arguments are split at whitespace, with a warning.
-    let out = w
-        .pi()
-        .args(["prompt", "expand", "/q it's here"])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    assert_eq!(
-        String::from_utf8(out.stdout).unwrap(),
-        "[it's][here][]|$#|\n"
-    );
-    assert!(String::from_utf8_lossy(&out.stderr).contains("unbalanced quote"));
+    insta::assert_snapshot!(w.snap(&["prompt", "expand", "/q it's here"]), @"
+    status: 0
+    ----- stdout -----
+    [it's][here][]|$#|
+    ----- stderr -----
+    pi: warning: unbalanced quote in the template arguments; splitting them at whitespace
+    ");
 
     // PI1, PI2
     template(&w, "c", "Create component $1 with features: $ARGUMENTS");
@@ -252,16 +248,13 @@ fn unknown_skill_is_a_usage_error() {
         "agent/skills/foo/SKILL.md",
         "---\ndescription: Foo.\n---\nbody",
     );
-    let out = w
-        .pi()
-        .args(["prompt", "expand", "/skill:bar", "x"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(out.stdout.is_empty());
-    let err = String::from_utf8(out.stderr).unwrap();
-    assert!(err.contains("pi: error: unknown skill 'bar'"), "{err}");
-    assert!(err.contains("hint: known skills: foo"), "{err}");
+    insta::assert_snapshot!(w.snap(&["prompt", "expand", "/skill:bar", "x"]), @"
+    status: 2
+    ----- stdout -----
+    ----- stderr -----
+    pi: error: unknown skill 'bar'
+      hint: known skills: foo
+    ");
 }
 
 #[test]
@@ -278,9 +271,9 @@ fn skills_hidden_from_the_model_can_still_be_invoked() {
 fn as_message_is_a_user_message_record() {
     let w = World::new();
     template(&w, "review", "Review PR $1");
+    // The timestamp is the world's clock (NOW).
     let out = w
         .pi()
-        .env("PI_NOW", "2026-01-02T03:04:05.678Z")
         .args(["prompt", "expand", "--as-message", "/review", "1234"])
         .output()
         .unwrap();
@@ -344,13 +337,13 @@ fn explicit_template_paths() {
     ]);
     assert_eq!(out, "two x\n");
     // A missing path is reported, the rest still works.
-    let out = w
-        .pi()
-        .args(["prompt", "expand", "--prompt-dir", "nope", "/x"])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("nope: no such file or directory"));
+    insta::assert_snapshot!(w.snap(&["prompt", "expand", "--prompt-dir", "nope", "/x"]), @"
+    status: 0
+    ----- stdout -----
+    /x
+    ----- stderr -----
+    pi: warning: [PROJ]/nope: no such file or directory
+    ");
     // --no-prompt-templates: only explicit paths.
     template(&w, "two", "discovered");
     let out = w.ok(&["prompt", "expand", "--no-prompt-templates", "/two", "y"]);

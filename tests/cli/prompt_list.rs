@@ -1,6 +1,7 @@
 //! `pi prompt list`: discovery of templates and skills and their diagnostics (test-cases SK,
 //! RL1–RL3, and the frontmatter cases FM as they show through loading).
 
+use predicates::prelude::*;
 use serde_json::{Value, json};
 
 use crate::common::*;
@@ -405,29 +406,28 @@ fn human_listing() {
         "agent/skills/Bad/SKILL.md",
         "---\ndescription: Bad name.\n---\n",
     );
-    let out = w.ok(&["prompt", "list", "--format", "human"]);
-    let lines: Vec<&str> = out.lines().collect();
-    assert_eq!(lines[0], "/review <pr>  project  Review a PR");
-    assert_eq!(lines[1], "/skill:Bad    user     Bad name.");
-    assert_eq!(lines[2], "/skill:foo    user     Foo skill.");
-    assert!(
-        lines[3].starts_with("warning: ")
-            && lines[3].ends_with("invalid characters (must be lowercase a-z, 0-9, hyphens only)")
-    );
+    // The invalid name is listed, and warned about after the list.
+    insta::assert_snapshot!(w.snap(&["prompt", "list", "--format", "human"]), @"
+    status: 0
+    ----- stdout -----
+    /review <pr>  project  Review a PR
+    /skill:Bad    user     Bad name.
+    /skill:foo    user     Foo skill.
+    warning: [AGENT]/skills/Bad/SKILL.md: name contains invalid characters (must be lowercase a-z, 0-9, hyphens only)
+    ----- stderr -----
+    ");
 }
 
 #[test]
 fn nothing_found() {
     let w = World::new();
     assert!(list(&w, &[]).is_empty());
-    let out = w
-        .pi()
-        .args(["prompt", "list", "--format", "human"])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    assert!(out.stdout.is_empty());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("no prompt templates or skills"));
+    insta::assert_snapshot!(w.snap(&["prompt", "list", "--format", "human"]), @"
+    status: 0
+    ----- stdout -----
+    ----- stderr -----
+    pi: no prompt templates or skills found
+    ");
 }
 
 #[test]
@@ -435,11 +435,14 @@ fn bad_settings_are_a_warning() {
     let w = World::new();
     w.write("proj/.pi/settings.json", "{not json");
     w.write("agent/prompts/a.md", "a");
-    let out = w.pi().args(["prompt", "list", "--json"]).output().unwrap();
-    assert!(out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("pi: warning: ignoring"));
+    let out = w
+        .pi()
+        .args(["prompt", "list", "--json"])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("pi: warning: ignoring"));
     assert_eq!(
-        jsonl(&String::from_utf8(out.stdout).unwrap())[0]["name"],
+        jsonl(&String::from_utf8_lossy(&out.get_output().stdout))[0]["name"],
         json!("a")
     );
 }
@@ -447,13 +450,11 @@ fn bad_settings_are_a_warning() {
 #[test]
 fn cwd_must_be_a_directory() {
     let w = World::new();
-    let out = w
-        .pi()
+    w.pi()
         .args(["prompt", "list", "--cwd", "nope"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("not a directory"));
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("not a directory"));
 }
 
 #[test]

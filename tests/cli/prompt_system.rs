@@ -1,6 +1,7 @@
 //! `pi prompt system`: the assembled system prompt (test-cases SP, RL4–RL6), context files,
 //! SYSTEM.md / APPEND_SYSTEM.md, tools and guidelines, the skills index and the local date.
 
+use predicates::prelude::*;
 use serde_json::Value;
 
 use crate::common::*;
@@ -277,17 +278,12 @@ fn rl5_rl6_system_and_append_files() {
     assert!(system(&w, &["--system-prompt", "Literal."]).starts_with("Literal.\n\n"));
     // An empty custom prompt means the default text.
     assert!(system(&w, &["--system-prompt", ""]).starts_with("You are a coding assistant"));
-    let out = w
-        .pi()
+    w.pi()
         .args(["prompt", "system", "--system-prompt-file", "missing.md"])
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(2),
-        "an unreadable file argument is a usage error"
-    );
-    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read missing.md"));
+        .assert()
+        // An unreadable file argument is a usage error.
+        .code(2)
+        .stderr(predicate::str::contains("cannot read missing.md"));
 }
 
 #[test]
@@ -330,11 +326,7 @@ fn unreadable_system_md_is_a_warning() {
     std::fs::create_dir_all(w.path("proj/.pi/SYSTEM.md")).unwrap();
     let o = w.pi().args(["prompt", "system"]).output().unwrap();
     assert!(o.status.success());
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        err.contains("pi: warning:") && err.contains("SYSTEM.md"),
-        "{err}"
-    );
+    insta::assert_snapshot!(w.redact(&String::from_utf8_lossy(&o.stderr)), @"pi: warning: cannot read [PROJ]/.pi/SYSTEM.md: Is a directory (os error 21)");
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(!text.contains(".pi/SYSTEM.md"), "{text}");
     // The same as without the file: the default prompt.

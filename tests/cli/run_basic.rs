@@ -16,8 +16,12 @@ fn single_answer_streams_text_and_records_the_session() {
     let w = world(&server);
     server.push(Reply::openai_text(&["Hello", ", ", "world."]).split(7));
     let o = run(&w, &["-p", "Say hello"]);
-    status(&o, 0);
-    assert_eq!(out(&o), "Hello, world.\n");
+    insta::assert_snapshot!(w.shown(&o), @"
+    status: 0
+    ----- stdout -----
+    Hello, world.
+    ----- stderr -----
+    ");
     // The request: the system prompt, the user message, the default tools.
     let r = &server.requests()[0];
     assert_eq!(r.path, "/v1/chat/completions");
@@ -206,8 +210,12 @@ fn anthropic_wire_format_and_continuing_a_session() {
             "One",
         ],
     );
-    status(&o, 0);
-    assert_eq!(out(&o), "First answer.\n");
+    insta::assert_snapshot!(w.shown(&o), @"
+    status: 0
+    ----- stdout -----
+    First answer.
+    ----- stderr -----
+    ");
     let r = &server.requests()[0];
     assert_eq!(r.path, "/v1/messages");
     assert_eq!(r.header("x-api-key"), Some(KEY));
@@ -407,34 +415,79 @@ fn usage_errors_write_nothing() {
     let server = ModelServer::start();
     let w = world(&server);
     let sessions = w.agent().join("sessions");
-    let o = run(&w, &["--max-turns", "0", "-p", "x"]);
-    status(&o, 2);
-    let o = run(&w, &["-p", "/skill:nope do it"]);
-    status(&o, 2);
-    assert!(err(&o).contains("unknown skill 'nope'"), "{}", err(&o));
-    let o = run(&w, &["--model", "mock/unknown", "-p", "x"]);
-    status(&o, 2);
-    assert!(
-        err(&o).contains("unknown model mock/unknown"),
-        "{}",
-        err(&o)
-    );
-    let o = run(&w, &["--tool-choice", "fly", "-p", "x"]);
-    status(&o, 2);
-    let o = run(&w, &["--thinking", "huge", "-p", "x"]);
-    status(&o, 2);
-    let o = run(&w, &["--leaf", "abc", "-p", "x"]);
-    status(&o, 2);
-    // No prompt (stdin empty) and nothing to continue.
-    let o = run(&w, &[]);
-    status(&o, 2);
-    assert!(err(&o).contains("no prompt"), "{}", err(&o));
+    // The last one: no prompt (stdin empty) and nothing to continue.
+    let shown = w.snaps(&[
+        &["run", "--max-turns", "0", "-p", "x"],
+        &["run", "-p", "/skill:nope do it"],
+        &["run", "--model", "mock/unknown", "-p", "x"],
+        &["run", "--tool-choice", "fly", "-p", "x"],
+        &["run", "--thinking", "huge", "-p", "x"],
+        &["run", "--leaf", "abc", "-p", "x"],
+        &["run"],
+    ]);
+    insta::assert_snapshot!(shown, @"
+    $ pi run --max-turns 0 -p x
+    status: 2
+    ----- stdout -----
+    ----- stderr -----
+    pi: error: invalid value '0' for '--max-turns <N>': must be at least 1
+      hint: for more information, try '--help'
+
+    $ pi run -p '/skill:nope do it'
+    status: 2
+    ----- stdout -----
+    ----- stderr -----
+    pi: error: unknown skill 'nope'
+      hint: no skills were found; `pi prompt list` shows where pi looks
+
+    $ pi run --model mock/unknown -p x
+    status: 2
+    ----- stdout -----
+    ----- stderr -----
+    pi: error: unknown model mock/unknown (not in models.json or the built-in table)
+      hint: `pi models --all` lists the models pi knows; define others in models.json
+
+    $ pi run --tool-choice fly -p x
+    status: 2
+    ----- stdout -----
+    ----- stderr -----
+    pi: error: invalid --tool-choice 'fly'
+      hint: use auto, none, required, or the name of an active tool
+
+    $ pi run --thinking huge -p x
+    status: 2
+    ----- stdout -----
+    ----- stderr -----
+    pi: error: invalid value 'huge' for '--thinking <LEVEL>'
+      [possible values: off, minimal, low, medium, high, xhigh]
+      hint: for more information, try '--help'
+
+    $ pi run --leaf abc -p x
+    status: 2
+    ----- stdout -----
+    ----- stderr -----
+    pi: error: the following required arguments were not provided:
+      <SESSION>
+      usage: pi run --leaf <ID> --prompt <PROMPT> <SESSION>
+      hint: for more information, try '--help'
+
+    $ pi run
+    status: 2
+    ----- stdout -----
+    ----- stderr -----
+    pi: error: no prompt
+      hint: pass -p PROMPT or pipe the prompt to stdin
+    ");
     assert!(!sessions.exists(), "a session was created");
     // No model configured at all.
     settings(&w, json!({"defaultProvider": null, "defaultModel": null}));
-    let o = run(&w, &["-p", "x"]);
-    status(&o, 2);
-    assert!(err(&o).contains("no model to use"), "{}", err(&o));
+    insta::assert_snapshot!(w.snap(&["run", "-p", "x"]), @"
+    status: 2
+    ----- stdout -----
+    ----- stderr -----
+    pi: error: no model to use: the session names none that is configured, and settings.json has no defaultProvider/defaultModel
+      hint: pass --model PROVIDER/ID, or set defaultProvider and defaultModel in settings.json
+    ");
     assert!(!sessions.exists());
     assert!(server.requests().is_empty());
 }
@@ -444,13 +497,13 @@ fn missing_key_and_missing_cwd_fail_with_status_1() {
     let server = ModelServer::start();
     let w = world(&server);
     let o = run(&w, &["--model", "anthropic/claude-sonnet-4-5", "-p", "x"]);
-    status(&o, 1);
-    assert!(
-        err(&o).contains("no API key for provider \"anthropic\""),
-        "{}",
-        err(&o)
-    );
-    assert!(err(&o).contains("ANTHROPIC_API_KEY"), "{}", err(&o));
+    insta::assert_snapshot!(w.shown(&o), @r#"
+    status: 1
+    ----- stdout -----
+    ----- stderr -----
+    pi: error: no API key for provider "anthropic"
+      hint: set ANTHROPIC_API_KEY, or add {"anthropic": {"type": "api_key", "key": …}} to auth.json
+    "#);
     // A session whose directory is gone.
     let gone = w.path("gone");
     std::fs::create_dir_all(&gone).unwrap();
@@ -460,7 +513,12 @@ fn missing_key_and_missing_cwd_fail_with_status_1() {
     );
     std::fs::remove_dir(&gone).unwrap();
     let o = run(&w, &[f.to_str().unwrap(), "-p", "x"]);
-    status(&o, 1);
-    assert!(err(&o).contains("does not exist"), "{}", err(&o));
+    insta::assert_snapshot!(w.shown(&o), @"
+    status: 1
+    ----- stdout -----
+    ----- stderr -----
+    pi: error: the session's working directory [ROOT]/gone does not exist (session [AGENT]/sessions/--[ROOT]-gone--/2026-01-02T03-04-05-678Z_019b7ca9-8f2e-7dca-82ee-ee9dee8f30f2.jsonl; current directory [PROJ])
+      hint: recreate the directory, or fork the session into this one with `pi session fork`
+    ");
     assert!(server.requests().is_empty());
 }

@@ -287,8 +287,12 @@ fn max_turns_stops_and_a_run_without_prompt_continues() {
             "step",
         ],
     );
-    status(&o, 0);
-    assert!(err(&o).contains("stopped after 1 turns"), "{}", err(&o));
+    insta::assert_snapshot!(w.shown(&o), @"
+    status: 0
+    ----- stdout -----
+    ----- stderr -----
+    pi: stopped after 1 turns (--max-turns)
+    ");
     assert_eq!(server.requests().len(), 1);
     assert_eq!(server.requests()[0].json()["tool_choice"], "required");
     let f = session_file(&w);
@@ -296,8 +300,12 @@ fn max_turns_stops_and_a_run_without_prompt_continues() {
     // No prompt: the run continues from the tool result.
     server.push(Reply::openai_text(&["Finished."]));
     let o = run(&w, &[f.to_str().unwrap()]);
-    status(&o, 0);
-    assert_eq!(out(&o), "Finished.\n");
+    insta::assert_snapshot!(w.shown(&o), @"
+    status: 0
+    ----- stdout -----
+    Finished.
+    ----- stderr -----
+    ");
     let msgs = request_messages(&server.requests()[1]);
     assert_eq!(msgs.last().unwrap()["role"], "tool");
     assert_eq!(

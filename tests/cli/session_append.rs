@@ -1,5 +1,6 @@
 //! `pi session append`, `branch`, `label`, `name`
 
+use predicates::prelude::*;
 use serde_json::{Value, json};
 
 use crate::common::*;
@@ -170,14 +171,12 @@ fn bad_input_is_rejected_whole_with_line_and_column() {
             "nothing written for {input}"
         );
     }
-    let out = w
-        .pi()
+    w.pi()
         .args(["session", "append", s, "--parent", "ffffffff"])
         .write_stdin(good)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown --parent"));
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("unknown --parent"));
     assert_eq!(std::fs::read(s).unwrap(), before);
 }
 
@@ -232,17 +231,12 @@ fn files_that_are_not_sessions_are_never_written() {
         ("nohead.jsonl", "{\"type\":\"message\",\"id\":\"a\"}\n"),
     ] {
         let f = w.write(name, content);
-        let out = w
-            .pi()
+        w.pi()
             .args(["session", "append", f.to_str().unwrap()])
             .write_stdin(user("b"))
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(2), "{name}");
-        assert!(
-            String::from_utf8_lossy(&out.stderr).contains("is not a session file"),
-            "{name}"
-        );
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("is not a session file"));
         assert_eq!(std::fs::read_to_string(&f).unwrap(), content, "{name}");
     }
 }
@@ -333,13 +327,11 @@ fn branch_persists_the_new_leaf() {
     assert_eq!(r[0]["fromId"], "root");
     // Errors.
     let before = std::fs::read(&s).unwrap();
-    let out = w
-        .pi()
+    w.pi()
         .args(["session", "branch", sp, "0000dead"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("no entry with id '0000dead'"));
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("no entry with id '0000dead'"));
     let out = w
         .pi()
         .args([

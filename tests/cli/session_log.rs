@@ -147,22 +147,39 @@ fn unknown_types_can_be_selected() {
 fn log_errors() {
     let w = World::new();
     let (s, _) = branched(&w);
-    for (args, code, needle) in [
-        (vec!["--leaf", "ffffffff"], 2, "no entry with id 'ffffffff'"),
-        (vec!["--filter", ".a |"], 2, "invalid --filter program"),
-        (vec!["--filter", "nosuchfn"], 2, "undefined filter"),
-        (vec!["--all", "--leaf", "x"], 2, "cannot be used with"),
-    ] {
-        let out = w
-            .pi()
-            .args(["session", "log", &s])
-            .args(&args)
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(code), "{args:?}");
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(err.contains(needle), "{args:?}: {err}");
-    }
+    let shown = w.snaps(&[
+        &["session", "log", &s, "--leaf", "ffffffff"],
+        &["session", "log", &s, "--filter", ".a |"],
+        &["session", "log", &s, "--filter", "nosuchfn"],
+        &["session", "log", &s, "--all", "--leaf", "x"],
+    ]);
+    insta::assert_snapshot!(shown, @"
+    $ pi session log [SESSIONS]/2026-01-02T03-04-05-678Z_019b7ca9-8f2e-727e-8bef-3cafe4594b0f.jsonl --leaf ffffffff
+    status: 2
+    ----- stdout -----
+    ----- stderr -----
+    pi: error: no entry with id 'ffffffff'
+
+    $ pi session log [SESSIONS]/2026-01-02T03-04-05-678Z_019b7ca9-8f2e-727e-8bef-3cafe4594b0f.jsonl --filter '.a |'
+    status: 2
+    ----- stdout -----
+    ----- stderr -----
+    pi: error: invalid --filter program: expected term at line 1, column 5, found the end of the program
+
+    $ pi session log [SESSIONS]/2026-01-02T03-04-05-678Z_019b7ca9-8f2e-727e-8bef-3cafe4594b0f.jsonl --filter nosuchfn
+    status: 2
+    ----- stdout -----
+    ----- stderr -----
+    pi: error: invalid --filter program: undefined filter 'nosuchfn' at line 1, column 1
+
+    $ pi session log [SESSIONS]/2026-01-02T03-04-05-678Z_019b7ca9-8f2e-727e-8bef-3cafe4594b0f.jsonl --all --leaf x
+    status: 2
+    ----- stdout -----
+    ----- stderr -----
+    pi: error: the argument '--all' cannot be used with '--leaf <ID>'
+      usage: pi session log --all <SESSION>
+      hint: for more information, try '--help'
+    ");
     // A runtime error in the filter: reported per entry, exit 1, other output kept.
     let out = w
         .pi()
@@ -228,11 +245,7 @@ fn torn_last_line_is_reported_and_skipped() {
         ids(&String::from_utf8_lossy(&out.stdout)).last().unwrap(),
         &id[5]
     );
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains(":8: skipped: the last line is incomplete"),
-        "{err}"
-    );
+    insta::assert_snapshot!(w.redact(&String::from_utf8_lossy(&out.stderr)), @r#"pi: warning: [SESSIONS]/2026-01-02T03-04-05-678Z_019b7ca9-8f2e-727e-8bef-3cafe4594b0f.jsonl:8: skipped: the last line is incomplete (an interrupted write?): expected '"' to close the string at column 35"#);
 }
 
 #[test]

@@ -71,19 +71,22 @@ fn tree_json_nests_and_marks_the_active_path() {
 #[test]
 fn tree_human_keeps_chains_flat_and_branches_indented() {
     let w = World::new();
-    let (s, id) = sample(&w);
-    let out = w.ok(&["session", "tree", &s, "--format", "human"]);
-    let lines: Vec<&str> = out.lines().collect();
-    assert_eq!(lines.len(), 8, "{out}");
-    assert_eq!(lines[0], format!("• {} [start] user: u1", id[0]));
-    assert_eq!(lines[1], format!("• {} assistant: a1", id[1]));
-    // The side branch hangs off its branch point, indented; the active path stays in the
-    // first column and continues after it.
-    assert_eq!(lines[2], format!("  └─ {} user: u2", id[2]));
-    assert_eq!(lines[3], format!("     {} assistant: a2", id[3]));
-    assert_eq!(lines[4], format!("• {} [branch summary]: left u2", id[4]));
-    assert_eq!(lines[5], format!("• {} user: u3 line one line two", id[5]));
-    assert!(lines[7].ends_with("[label: start]  ← leaf"), "{out}");
+    let (s, _) = sample(&w);
+    // The side branch (u2 a2) hangs off its branch point a1, indented; the active path stays
+    // in the first column and continues after it, to the label at the leaf.
+    insta::assert_snapshot!(w.snap(&["session", "tree", &s, "--format", "human"]), @"
+    status: 0
+    ----- stdout -----
+    • bfc84610 [start] user: u1
+    • 987bbcbf assistant: a1
+      └─ c3f2827a user: u2
+         4fc446b5 assistant: a2
+    • c34d0bff [branch summary]: left u2
+    • 01f6b010 user: u3 line one line two
+    • 1ca62ac7 assistant: a3
+    • 6d2bea3a [label: start]  ← leaf
+    ----- stderr -----
+    ");
     // Not a terminal: JSON by default.
     assert!(w.ok(&["session", "tree", &s]).starts_with("{\"id\""));
 }
@@ -204,13 +207,12 @@ fn fork_copies_the_path_into_a_new_session() {
 fn check_reports_problems_with_line_numbers() {
     let w = World::new();
     let (s, _) = sample(&w);
-    let out = w
-        .pi()
-        .args(["session", "check", &s, "--format", "human"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0));
-    assert!(String::from_utf8_lossy(&out.stdout).ends_with("ok (8 entries)\n"));
+    insta::assert_snapshot!(w.snap(&["session", "check", &s, "--format", "human"]), @"
+    status: 0
+    ----- stdout -----
+    [SESSIONS]/2026-01-02T03-04-05-678Z_019b7ca9-8f2e-727e-8bef-3cafe4594b0f.jsonl: ok (8 entries)
+    ----- stderr -----
+    ");
     let f = w.write(
         "bad.jsonl",
         concat!(
@@ -261,20 +263,23 @@ fn check_reports_problems_with_line_numbers() {
             .contains("not valid JSON")
     );
     assert_eq!(std::fs::read(&f).unwrap(), before, "check never writes");
-    let human = w
-        .pi()
-        .args(["session", "check", f.to_str().unwrap(), "--format", "human"])
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&human.stdout);
-    assert!(
-        text.contains("bad.jsonl:3:1: error[invalid-json]: not valid JSON"),
-        "{text}"
-    );
-    assert!(
-        text.trim_end()
-            .ends_with("9 errors, 0 warnings (6 entries)"),
-        "{text}"
+    insta::assert_snapshot!(
+        w.snap(&["session", "check", f.to_str().unwrap(), "--format", "human"]),
+        @r#"
+    status: 1
+    ----- stdout -----
+    [ROOT]/bad.jsonl:3:1: error[invalid-json]: not valid JSON: expected 'null' at column 1
+    [ROOT]/bad.jsonl:4: error[dangling-parent]: entry 'a' has parent 'a0', which does not exist
+    [ROOT]/bad.jsonl:4: error[duplicate-id]: id 'a' was already used on line 2
+    [ROOT]/bad.jsonl:5:1: error[not-an-entry]: a JSON value that is not an object
+    [ROOT]/bad.jsonl:6: error[dangling-reference]: label targets 'ghost', which does not exist
+    [ROOT]/bad.jsonl:7: error[extra-header]: a second session header (skipped)
+    [ROOT]/bad.jsonl:9: error[cycle]: entry 'c2' is its own ancestor (a parentId cycle)
+    [ROOT]/bad.jsonl:10: error[dangling-reference]: firstKeptEntryId refers to 'nowhere', which does not exist
+    [ROOT]/bad.jsonl:11:35: error[torn-line]: the last line is incomplete (an interrupted write?): expected '"' to close the string at column 35
+    [ROOT]/bad.jsonl: 9 errors, 0 warnings (6 entries)
+    ----- stderr -----
+    "#
     );
     // Not a session at all.
     let g = w.write("g.jsonl", "");

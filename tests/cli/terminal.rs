@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 use crate::common::*;
 
 /// Runs `cmd` with stdout and stderr on a new pseudo-terminal; returns its exit status and
-/// what it wrote there.
+/// what it wrote there, with escape characters shown as `␛`.
 fn on_terminal(mut cmd: Command) -> (i32, String) {
     let (mut master, mut slave) = (0, 0);
     // SAFETY: openpty fills in two descriptors, which are then owned below.
@@ -44,12 +44,44 @@ fn on_terminal(mut cmd: Command) -> (i32, String) {
     }
     let mut child = child;
     let status = child.wait().unwrap().code().unwrap_or(-1);
-    (status, String::from_utf8_lossy(&out).replace("\r\n", "\n"))
+    let text = String::from_utf8_lossy(&out)
+        .replace("\r\n", "\n")
+        .replace('\u{1b}', "␛");
+    (status, text)
+}
+
+/// `text` without its color codes (`␛[…m`).
+fn uncolored(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(i) = rest.find("␛[") {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + "␛[".len()..];
+        let end = after.find('m').expect("an unterminated color code");
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `text` without the spinner of `pi run`: each frame is drawn after `\r␛[2K` (which also
+/// clears it) and runs to the next `\r`. How many frames there are depends on timing.
+fn without_spinner(text: &str) -> String {
+    const FRAMES: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
+    let mut pieces = text.split('\r');
+    let mut out = pieces.next().unwrap_or_default().to_owned();
+    for piece in pieces {
+        let piece = piece.strip_prefix("␛[2K").unwrap_or(piece);
+        if !piece.starts_with(FRAMES) {
+            out.push_str(piece);
+        }
+    }
+    out
 }
 
 fn pi(w: &World, args: &[&str]) -> Command {
     let mut c = w.std_cmd();
-    c.args(args);
+    c.env("COLUMNS", COLUMNS).args(args);
     c
 }
 
@@ -76,12 +108,15 @@ fn tree_list_and_check_are_human_on_a_terminal() {
     let f = session_with_branch(&w);
     let p = f.to_str().unwrap();
 
+    // Colors on a terminal.
     let (code, text) = on_terminal(pi(&w, &["session", "tree", p]));
     assert_eq!(code, 0, "{text}");
-    assert!(text.contains("user: first question"), "{text}");
-    assert!(text.contains("← leaf"), "{text}");
-    assert!(text.contains('\u{1b}'), "colors on a terminal: {text:?}");
-    assert!(serde_json::from_str::<serde_json::Value>(text.lines().next().unwrap()).is_err());
+    insta::assert_snapshot!(text, @"
+    ␛[36m•␛[0m ␛[33mbfc84610␛[0m user: first question
+      ␛[2m└─ ␛[0m␛[33m987bbcbf␛[0m ␛[2massistant: first answer␛[0m
+    ␛[36m•␛[0m ␛[33m6f9fb04b␛[0m [custom: branch]
+    ␛[36m•␛[0m ␛[33me8ea9e94␛[0m user: second try␛[1m  ← leaf␛[0m
+    ");
     // Piped: JSON.
     let piped = w.ok(&["session", "tree", p]);
     assert!(serde_json::from_str::<serde_json::Value>(piped.lines().next().unwrap()).is_ok());
@@ -89,8 +124,8 @@ fn tree_list_and_check_are_human_on_a_terminal() {
     let mut c = pi(&w, &["session", "tree", p]);
     c.env("NO_COLOR", "1");
     let (_, plain) = on_terminal(c);
-    assert!(!plain.contains('\u{1b}'), "{plain:?}");
-    assert!(plain.contains("← leaf"));
+    assert_eq!(plain, uncolored(&text));
+    assert!(!plain.contains('␛'), "{plain}");
     // --json (and --format json) on a terminal: JSON.
     for flags in [&["--json"][..], &["--format", "json"][..]] {
         let mut args = vec!["session", "tree", p];
@@ -104,12 +139,14 @@ fn tree_list_and_check_are_human_on_a_terminal() {
 
     let (code, text) = on_terminal(pi(&w, &["session", "list"]));
     assert_eq!(code, 0, "{text}");
-    assert!(text.contains("MODIFIED     MSGS  ID"), "{text}");
-    assert!(text.contains("first question"));
+    insta::assert_snapshot!(w.redact(&text), @"
+    ␛[1mMODIFIED     MSGS  ID        NAME / FIRST MESSAGE␛[0m
+    just now        3  ␛[33m019b7ca9␛[0m  first question
+    ");
 
     let (code, text) = on_terminal(pi(&w, &["session", "check", p]));
     assert_eq!(code, 0, "{text}");
-    assert!(!text.trim_start().starts_with('{'), "{text}");
+    insta::assert_snapshot!(w.redact(&text), @"[SESSIONS]/2026-01-02T03-04-05-678Z_019b7ca9-8f2e-727e-8bef-3cafe4594b0f.jsonl: ok (4 entries)");
 }
 
 #[test]
@@ -127,19 +164,21 @@ fn context_stats_and_prompt_list_are_human_on_a_terminal() {
         ],
     ));
     assert_eq!(code, 0, "{text}");
-    assert!(!text.trim_start().starts_with('{'), "{text}");
-    assert!(text.contains("1000") || text.contains("1,000"), "{text}");
+    insta::assert_snapshot!(text, @"
+    ␛[1mcontext  ␛[0m leaf e8ea9e94 (3 entries on the path)
+    ␛[1mmessages ␛[0m 2: 2 user
+    ␛[1mtokens   ␛[0m 7 estimated (no usage reported on the path)
+    ␛[1mestimate ␛[0m 7 (characters / 4, every message)
+    ␛[1mwindow   ␛[0m 1,000 (--context-window) − reserve 16,384 (default) = threshold -15,384
+    ␛[1mcompact  ␛[0m ␛[33myes␛[0m: 7 > -15,384 (0.7% of the window)
+    ");
     w.write(
         "proj/.pi/prompts/review.md",
         "---\ndescription: Review a change\n---\nReview $1\n",
     );
     let (code, text) = on_terminal(pi(&w, &["prompt", "list"]));
     assert_eq!(code, 0, "{text}");
-    assert!(
-        text.contains("review") && text.contains("Review a change"),
-        "{text}"
-    );
-    assert!(!text.trim_start().starts_with('{'), "{text}");
+    insta::assert_snapshot!(text, @"␛[36m/review␛[0m  ␛[2mproject␛[0m  Review a change");
     let piped = w.ok(&["prompt", "list"]);
     assert!(piped.trim_start().starts_with('{'), "{piped}");
 }
@@ -156,13 +195,19 @@ fn run_shows_tool_lines_on_a_terminal() {
         ("c1", "bash", r#"{"command":"echo from the tool"}"#),
         ("c2", "read", r#"{"path":"missing.txt"}"#),
     ]));
-    server.push(Reply::openai_text(&["All ", "done."]));
+    // The answer comes late: the spinner shows the wait meanwhile.
+    server
+        .push(Reply::openai_text(&["All ", "done."]).delay(std::time::Duration::from_millis(500)));
     let (code, text) = on_terminal(pi(&w, &["run", "-p", "go"]));
     assert_eq!(code, 0, "{text}");
-    assert!(text.contains("→ bash echo from the tool"), "{text:?}");
-    assert!(text.contains("→ read missing.txt"), "{text:?}");
-    assert!(text.contains("✗ read: ENOENT"), "{text:?}");
-    assert!(text.contains("All done."), "{text:?}");
+    assert!(text.contains(" waiting for mock/m1\r␛[2K"), "{text:?}");
+    insta::assert_snapshot!(w.redact(&without_spinner(&text)), @"
+    pi: new session [SESSIONS]/2026-01-02T03-04-05-678Z_019b7ca9-8f2e-727e-8bef-3cafe4594b0f.jsonl
+    ␛[36m→ bash echo from the tool␛[0m
+    ␛[36m→ read missing.txt␛[0m
+    ␛[31m  ✗ read: ENOENT: no such file or directory, access '[PROJ]/missing.txt'␛[0m
+    All done.
+    ");
     // Piped, stderr has no spinner or tool lines.
     server.push(tool_calls(&[("c3", "bash", r#"{"command":"true"}"#)]));
     server.push(Reply::openai_text(&["ok"]));
@@ -173,5 +218,5 @@ fn run_shows_tool_lines_on_a_terminal() {
         .unwrap();
     assert!(o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(!err.contains('→') && !err.contains('\u{1b}'), "{err:?}");
+    assert_eq!(err, "");
 }
