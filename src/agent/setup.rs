@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use crate::models::{Details, Model, clamp_thinking_level};
 use crate::prompt::resources::Resources;
 use crate::prompt::skills::{self, ExpandError};
-use crate::prompt::{context, discover, file_or_literal, system, templates, tz};
+use crate::prompt::{context, discover, file_or_literal, system, templates};
 use crate::tools::Tool;
 
 /// What the system prompt is built from.
@@ -60,7 +60,7 @@ impl SystemPrompt<'_> {
             tools: &tools,
             context_files: &files,
             skills: &self.resources.skills,
-            date: tz::local_date(self.now_ms),
+            date: crate::clock::local_date(self.now_ms),
             cwd: self.cwd.to_string_lossy().into_owned(),
         });
         (text, warnings)

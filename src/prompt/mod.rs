@@ -17,7 +17,12 @@ pub mod skills;
 pub mod system;
 pub mod templates;
 pub mod text;
-pub mod tz;
+
+/// The local date moved to [`crate::clock::local_date`] (chrono); this path stays until
+/// `cmd/prompt/system.rs` imports it from there.
+pub mod tz {
+    pub use crate::clock::local_date;
+}
 
 use std::path::{Path, PathBuf};
 
