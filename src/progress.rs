@@ -14,11 +14,12 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 /// Spinner frames; the last one is the finished state, which is never left on screen.
-const FRAMES: &str = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏ ";
+const FRAMES: [&str; 11] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏", " "];
 const TICK: Duration = Duration::from_millis(100);
+const REDRAWS_PER_SECOND: u8 = 20;
 
 /// A status line on stderr: a spinner, a message and an optional counter. On anything but a
 /// terminal it draws nothing. Cleared when dropped.
@@ -49,14 +50,16 @@ impl Spinner {
         if !std::io::stderr().is_terminal() {
             return Spinner::hidden();
         }
-        let template = if crate::output::color(true) {
-            "{spinner:.cyan} {wide_msg}"
-        } else {
-            "{spinner} {wide_msg}"
+        // Colored here rather than in the template, so that the rule is the tool's
+        // (`output::color`), not the terminal library's.
+        let style = crate::output::Style {
+            on: crate::output::color(true),
         };
-        let style = ProgressStyle::with_template(template)
+        let frames: Vec<String> = FRAMES.iter().map(|f| style.cyan(f)).collect();
+        let frames: Vec<&str> = frames.iter().map(String::as_str).collect();
+        let style = ProgressStyle::with_template("{spinner} {wide_msg}")
             .unwrap_or_else(|_| ProgressStyle::default_spinner())
-            .tick_chars(FRAMES);
+            .tick_strings(&frames);
         Spinner {
             live: Some(Live {
                 style,
@@ -164,7 +167,14 @@ impl Live {
         match &st.bar {
             Some(bar) => bar.set_message(text),
             None => {
-                let bar = ProgressBar::new_spinner();
+                // A terminal target of our own: indicatif's stderr target also hides
+                // itself when TERM is unset or `dumb`, and the spinner always drew on a
+                // terminal.
+                let target = ProgressDrawTarget::term_like_with_hz(
+                    Box::new(console::Term::buffered_stderr()),
+                    REDRAWS_PER_SECOND,
+                );
+                let bar = ProgressBar::with_draw_target(None, target);
                 bar.set_style(self.style.clone());
                 bar.set_message(text);
                 bar.enable_steady_tick(TICK);
