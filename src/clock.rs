@@ -1,5 +1,9 @@
 //! Time: the clock (overridable with `PI_NOW` for reproducible output) and the
-//! millisecond ISO-8601 form JavaScript's `Date.prototype.toISOString` writes.
+//! millisecond ISO-8601 form JavaScript's `Date.prototype.toISOString` writes. Calendar
+//! arithmetic and time zones are chrono's; what is left here are the shims for JavaScript's
+//! formats (`toISOString`, the `Date.parse` leniency for `PI_NOW` and timestamps).
+
+use chrono::{DateTime, Datelike, Local, NaiveDate, NaiveDateTime, Utc};
 
 /// Current time in Unix milliseconds. `PI_NOW` (an ISO timestamp or Unix milliseconds) fixes
 /// the clock, so scripted and tested output is reproducible.
@@ -16,51 +20,44 @@ pub fn now_ms() -> i64 {
     }
 }
 
-/// Days since 1970-01-01 for a proleptic Gregorian date.
-pub fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
+/// 400 Gregorian years in milliseconds: the calendar repeats after them.
+const ERA_MS: i64 = 146_097 * 86_400_000;
+
+/// `ms` as a chrono date-time, moved by whole 400-year eras when outside chrono's ±262,143
+/// years (JavaScript's `Date` reaches ±275,760; callers pass any `i64`), plus the years to
+/// add back. Moved times land about 200,000 years from 1970 on the same side, past every
+/// time zone transition, so local offsets stay those of the far future or past.
+fn in_range(ms: i64) -> (DateTime<Utc>, i64) {
+    if let Some(t) = DateTime::from_timestamp_millis(ms) {
+        return (t, 0);
+    }
+    let base = ERA_MS * 500 * ms.signum();
+    let moved = base + (ms - base).rem_euclid(ERA_MS);
+    let t = DateTime::from_timestamp_millis(moved).unwrap_or_default();
+    (t, (ms - base).div_euclid(ERA_MS) * 400)
 }
 
-/// The proleptic Gregorian date (year, month, day) of a day number since 1970-01-01.
-pub fn civil_from_days(z: i64) -> (i64, i64, i64) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    (if m <= 2 { y + 1 } else { y }, m, d)
-}
-
-/// `2025-01-02T03:04:05.678Z`, as `Date.prototype.toISOString` writes it.
+/// `2025-01-02T03:04:05.678Z`, as `Date.prototype.toISOString` writes it (years outside
+/// 0–9999 as `+YYYYYY`/`-YYYYYY`).
 pub fn format_iso(ms: i64) -> String {
-    let days = ms.div_euclid(86_400_000);
-    let rem = ms.rem_euclid(86_400_000);
-    let (y, mo, d) = civil_from_days(days);
-    let (h, mi, s, frac) = (
-        rem / 3_600_000,
-        rem / 60_000 % 60,
-        rem / 1000 % 60,
-        rem % 1000,
-    );
+    let (t, years) = in_range(ms);
+    let y = i64::from(t.year()) + years;
+    let rest = t.format("-%m-%dT%H:%M:%S%.3fZ");
     if (0..=9999).contains(&y) {
-        format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}.{frac:03}Z")
+        format!("{y:04}{rest}")
     } else {
         let sign = if y < 0 { '-' } else { '+' };
-        format!(
-            "{sign}{:06}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}.{frac:03}Z",
-            y.abs()
-        )
+        format!("{sign}{:06}{rest}", y.abs())
     }
+}
+
+/// `YYYY-MM-DD` in the local time zone (chrono's `Local`: `TZ` as a zone name, a file or a
+/// POSIX rule, else `/etc/localtime`), for the system prompt's date line.
+pub fn local_date(ms: i64) -> String {
+    let (t, years) = in_range(ms);
+    let d = t.with_timezone(&Local).date_naive();
+    let y = i64::from(d.year()) + years;
+    format!("{y:04}-{:02}-{:02}", d.month(), d.day())
 }
 
 /// The file-name form of a timestamp: `:` and `.` replaced by `-`.
@@ -92,7 +89,13 @@ pub fn parse_iso(s: &str) -> Option<i64> {
     if !(1..=12).contains(&mo) || !(1..=31).contains(&d) {
         return None;
     }
-    let mut ms = days_from_civil(y, mo, d) * 86_400_000;
+    // Like V8, a day past the end of the month runs into the next (`02-31` is March 3).
+    let first = NaiveDate::from_ymd_opt(i32::try_from(y).ok()?, u32::try_from(mo).ok()?, 1)?;
+    let mut ms = first
+        .and_time(chrono::NaiveTime::MIN)
+        .and_utc()
+        .timestamp_millis()
+        + (d - 1) * 86_400_000;
     let mut i = 10;
     if i == b.len() {
         return Some(ms);
@@ -151,32 +154,16 @@ pub fn parse_iso(s: &str) -> Option<i64> {
     }
 }
 
-/// A short human age such as `5m ago` or `3d ago`.
 /// Parses an HTTP date (`Wed, 21 Oct 2015 07:28:00 GMT`, RFC 9110's preferred form) to
-/// Unix milliseconds.
+/// Unix milliseconds. The weekday is not checked against the date.
 pub fn parse_http_date(s: &str) -> Option<i64> {
-    let mut it = s.split_whitespace();
-    let _weekday = it.next()?.strip_suffix(',')?;
-    let day: i64 = it.next()?.parse().ok()?;
-    const MONTHS: [&str; 12] = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ];
-    let month = it.next()?;
-    let month = MONTHS.iter().position(|m| m.eq_ignore_ascii_case(month))? as i64 + 1;
-    let year: i64 = it.next()?.parse().ok()?;
-    let mut hms = it.next()?.split(':');
-    let mut part = |max: i64| -> Option<i64> {
-        let v: i64 = hms.next()?.parse().ok()?;
-        (0..=max).contains(&v).then_some(v)
-    };
-    let (h, m, sec) = (part(23)?, part(59)?, part(60)?);
-    if it.next()? != "GMT" || it.next().is_some() || !(1..=31).contains(&day) {
-        return None;
-    }
-    let days = days_from_civil(year, month, day);
-    Some(((days * 24 + h) * 60 + m) * 60_000 + sec * 1000)
+    let (weekday, rest) = s.trim_start().split_once(char::is_whitespace)?;
+    weekday.strip_suffix(',')?;
+    let t = NaiveDateTime::parse_from_str(rest.trim(), "%d %b %Y %H:%M:%S GMT").ok()?;
+    Some(t.and_utc().timestamp_millis())
 }
 
+/// A short human age such as `5m ago` or `3d ago`.
 pub fn age(now_ms: i64, then_ms: i64) -> String {
     let secs = (now_ms - then_ms).max(0) / 1000;
     match secs {
@@ -199,6 +186,12 @@ mod tests {
             parse_iso("2015-10-21T07:28:00.000Z")
         );
         assert_eq!(parse_http_date("Thu, 01 Jan 1970 00:00:01 GMT"), Some(1000));
+        // Extra spaces, and a leap second (the next minute).
+        assert_eq!(
+            parse_http_date("  Thu,  01 Jan 1970   00:00:01 GMT "),
+            Some(1000)
+        );
+        assert_eq!(parse_http_date("Wed, 31 Dec 1969 23:59:60 GMT"), Some(0));
         for bad in [
             "",
             "21 Oct 2015 07:28:00 GMT",
@@ -221,6 +214,29 @@ mod tests {
         assert_eq!(file_stamp(1_765_241_609_825), "2025-12-09T00-53-29-825Z");
     }
 
+    /// Years outside 0–9999 as JavaScript writes them, up to `Date`'s limits (±8.64e15 ms,
+    /// past chrono's range).
+    #[test]
+    fn iso_extended_years() {
+        for (ms, iso) in [
+            (253_402_300_799_999, "9999-12-31T23:59:59.999Z"),
+            (253_402_300_800_000, "+010000-01-01T00:00:00.000Z"),
+            (-62_167_219_200_000, "0000-01-01T00:00:00.000Z"),
+            (-62_167_219_200_001, "-000001-12-31T23:59:59.999Z"),
+            (8_640_000_000_000_000, "+275760-09-13T00:00:00.000Z"),
+            (-8_640_000_000_000_000, "-271821-04-20T00:00:00.000Z"),
+        ] {
+            assert_eq!(format_iso(ms), iso, "{ms}");
+        }
+        // Noon UTC, so the local date is within a day of it in any zone.
+        assert!(local_date(8_640_000_043_200_000).starts_with("275760-09-1"));
+        assert!(local_date(-8_639_999_956_800_000).starts_with("-271821-04-2"));
+        // Any i64 formats without panicking.
+        for ms in [i64::MIN, i64::MAX] {
+            assert!(format_iso(ms).ends_with('Z'));
+        }
+    }
+
     #[test]
     fn parses_js_forms() {
         assert_eq!(parse_iso("2025-01-01T00:00:00Z"), Some(1_735_689_600_000));
@@ -232,5 +248,8 @@ mod tests {
         assert_eq!(parse_iso("2025-01-01T00:00:00.5Z"), Some(1_735_689_600_500));
         assert_eq!(parse_iso("nope"), None);
         assert_eq!(parse_iso("2025-13-01"), None);
+        // V8 runs a day past the month's end into the next month.
+        assert_eq!(parse_iso("2025-02-31"), parse_iso("2025-03-03"));
+        assert_eq!(parse_iso("2025-02-28T24:00"), parse_iso("2025-03-01"));
     }
 }

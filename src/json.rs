@@ -1,10 +1,11 @@
-//! A validating, zero-copy JSON scanner.
+// Kept hand-written (not serde_json): byte spans of members and `JSON.parse`'s leniency.
+//! A validating JSON scanner that hands out byte spans.
 //!
-//! Session files are large and mostly made of long strings (tool output, file contents), and
-//! most commands only need a handful of top-level fields of each line. This module validates a
-//! JSON text exactly as strictly as RFC 8259 demands (with two deliberate allowances, below)
-//! without building a tree, and hands out byte spans of object members so callers can look at
-//! what they need and copy the rest through verbatim.
+//! It exists for byte compatibility, not speed: callers copy the members they do not change
+//! through verbatim (so a rewritten session line differs from the original only where it
+//! must), and it accepts exactly what the reference accepts. It validates a JSON text as
+//! strictly as RFC 8259 demands (with two deliberate allowances, below) without building a
+//! tree, and gives the byte span of each object member.
 //!
 //! Allowances, both matching what the reference implementation (JavaScript's `JSON.parse` on a
 //! UTF-8 decoded file) accepts:

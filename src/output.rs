@@ -57,7 +57,7 @@ impl Out {
 
     /// Colors only on a terminal, and never with `NO_COLOR` set.
     pub fn color(&self) -> bool {
-        self.tty && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+        color(self.tty)
     }
 
     /// Copies `file[start..end]` followed by a newline to stdout: by the kernel (sendfile,
@@ -121,6 +121,11 @@ impl Write for Out {
     }
 }
 
+/// Whether to color a stream: only a terminal, and never with `NO_COLOR` set (non-empty).
+pub fn color(is_terminal: bool) -> bool {
+    is_terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
 /// Terminal styles (ANSI), or nothing.
 #[derive(Clone, Copy)]
 pub struct Style {
@@ -128,41 +133,48 @@ pub struct Style {
 }
 
 impl Style {
-    pub fn paint(&self, code: &str, s: &str) -> String {
+    /// `s` in `style` (then a reset), or `s` as it is when styles are off.
+    pub fn paint(&self, style: anstyle::Style, s: &str) -> String {
         if self.on && !s.is_empty() {
-            format!("\x1b[{code}m{s}\x1b[0m")
+            format!("{style}{s}{style:#}")
         } else {
             s.to_owned()
         }
     }
+    fn fg(&self, color: anstyle::AnsiColor, s: &str) -> String {
+        self.paint(color.on_default(), s)
+    }
     pub fn dim(&self, s: &str) -> String {
-        self.paint("2", s)
+        self.paint(anstyle::Style::new().dimmed(), s)
     }
     pub fn bold(&self, s: &str) -> String {
-        self.paint("1", s)
+        self.paint(anstyle::Style::new().bold(), s)
     }
     pub fn yellow(&self, s: &str) -> String {
-        self.paint("33", s)
+        self.fg(anstyle::AnsiColor::Yellow, s)
     }
     pub fn cyan(&self, s: &str) -> String {
-        self.paint("36", s)
+        self.fg(anstyle::AnsiColor::Cyan, s)
     }
     pub fn green(&self, s: &str) -> String {
-        self.paint("32", s)
+        self.fg(anstyle::AnsiColor::Green, s)
     }
     pub fn red(&self, s: &str) -> String {
-        self.paint("31", s)
+        self.fg(anstyle::AnsiColor::Red, s)
     }
     pub fn magenta(&self, s: &str) -> String {
-        self.paint("35", s)
+        self.fg(anstyle::AnsiColor::Magenta, s)
     }
 }
 
-/// The terminal width from `COLUMNS`, else 100.
+/// The width for human views: `COLUMNS` when set (tests and users rely on it), else the
+/// width of the terminal on stdout, else 100; widths under 20 are ignored.
 pub fn term_width() -> usize {
-    std::env::var("COLUMNS")
+    let columns = std::env::var("COLUMNS")
         .ok()
-        .and_then(|c| c.trim().parse().ok())
+        .and_then(|c| c.trim().parse().ok());
+    columns
+        .or_else(|| terminal_size::terminal_size_of(io::stdout()).map(|(w, _)| usize::from(w.0)))
         .filter(|&w: &usize| w >= 20)
         .unwrap_or(100)
 }
@@ -175,4 +187,23 @@ pub fn truncate(s: &str, max: usize) -> String {
     let mut out: String = s.chars().take(max.saturating_sub(1)).collect();
     out.push('…');
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn styles_are_plain_ansi() {
+        let on = Style { on: true };
+        assert_eq!(on.dim("x"), "\x1b[2mx\x1b[0m");
+        assert_eq!(on.bold("x"), "\x1b[1mx\x1b[0m");
+        assert_eq!(on.yellow("x"), "\x1b[33mx\x1b[0m");
+        assert_eq!(on.cyan("x"), "\x1b[36mx\x1b[0m");
+        assert_eq!(on.green("x"), "\x1b[32mx\x1b[0m");
+        assert_eq!(on.red("x"), "\x1b[31mx\x1b[0m");
+        assert_eq!(on.magenta("x"), "\x1b[35mx\x1b[0m");
+        assert_eq!(on.red(""), "");
+        assert_eq!(Style { on: false }.red("x"), "x");
+    }
 }

@@ -3,13 +3,11 @@
 //! stdout; on a terminal, a spinner with the running tool or the wait on stderr).
 
 use std::io::{IsTerminal, Write};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use super::Observer;
 use super::event::Event;
 use crate::llm;
+use crate::progress::Spinner;
 
 /// JSON mode: every event as a line. A closed output stops the printing, not the run.
 pub struct JsonLines<W: Write> {
@@ -46,103 +44,10 @@ impl<W: Write> Observer for JsonLines<W> {
     }
 }
 
-#[derive(Default)]
-struct SpinState {
-    status: Option<String>,
-    /// Whether the spinner line is on screen.
-    drawn: bool,
-}
-
-/// A status line on stderr, redrawn every 100 ms while there is a status.
-struct Spinner {
-    state: Arc<Mutex<SpinState>>,
-    stop: Arc<AtomicBool>,
-    thread: Option<std::thread::JoinHandle<()>>,
-}
-
-fn clear(state: &mut SpinState, err: &mut impl Write) {
-    if state.drawn {
-        let _ = write!(err, "\r\x1b[2K");
-        let _ = err.flush();
-        state.drawn = false;
-    }
-}
-
-impl Spinner {
-    fn start() -> Spinner {
-        let state = Arc::new(Mutex::new(SpinState::default()));
-        let stop = Arc::new(AtomicBool::new(false));
-        let (st, sp) = (state.clone(), stop.clone());
-        let thread = std::thread::spawn(move || {
-            let frames = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
-            let mut k = 0usize;
-            let width = crate::output::term_width().max(20);
-            while !sp.load(Ordering::Relaxed) {
-                if let Ok(mut s) = st.lock() {
-                    let mut err = std::io::stderr().lock();
-                    match s.status.clone() {
-                        Some(text) => {
-                            let text = crate::output::truncate(&text, width - 3);
-                            let _ = write!(err, "\r\x1b[2K{} {text}", frames[k % frames.len()]);
-                            let _ = err.flush();
-                            s.drawn = true;
-                        }
-                        None => clear(&mut s, &mut err),
-                    }
-                }
-                k += 1;
-                std::thread::sleep(Duration::from_millis(100));
-            }
-            if let Ok(mut s) = st.lock() {
-                clear(&mut s, &mut std::io::stderr().lock());
-            }
-        });
-        Spinner {
-            state,
-            stop,
-            thread: Some(thread),
-        }
-    }
-
-    fn with<T>(&self, f: impl FnOnce(&mut SpinState, &mut std::io::StderrLock<'_>) -> T) -> T {
-        let mut guard = match self.state.lock() {
-            Ok(g) => g,
-            Err(p) => p.into_inner(),
-        };
-        f(&mut guard, &mut std::io::stderr().lock())
-    }
-
-    fn set(&self, status: Option<String>) {
-        self.with(|s, err| {
-            if status.is_none() {
-                clear(s, err);
-            }
-            s.status = status;
-        });
-    }
-
-    /// Prints a line on stderr above the spinner.
-    fn println(&self, line: &str) {
-        self.with(|s, err| {
-            clear(s, err);
-            let _ = writeln!(err, "{line}");
-            let _ = err.flush();
-        });
-    }
-}
-
-impl Drop for Spinner {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
-
 /// The human view.
 pub struct Human {
-    spinner: Option<Spinner>,
+    /// Draws only when stderr is a terminal.
+    spinner: Spinner,
     style: crate::output::Style,
     /// `provider/id` of the model, for the waiting status.
     model: String,
@@ -170,13 +75,13 @@ fn call_summary(name: &str, args: &serde_json::Value) -> String {
 }
 
 impl Human {
-    /// `spinner`: show progress on stderr (when it is a terminal).
+    /// Shows progress on stderr when it is a terminal.
     pub fn new(model: String) -> Human {
-        let tty = std::io::stderr().is_terminal();
-        let color = tty && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
         Human {
-            spinner: tty.then(Spinner::start),
-            style: crate::output::Style { on: color },
+            spinner: Spinner::new(),
+            style: crate::output::Style {
+                on: crate::output::color(std::io::stderr().is_terminal()),
+            },
             model,
             at_line_start: true,
             closed: false,
@@ -184,16 +89,18 @@ impl Human {
     }
 
     fn status(&self, s: Option<String>) {
-        if let Some(sp) = &self.spinner {
-            sp.set(s);
+        match s {
+            Some(s) => self.spinner.set_message(s),
+            None => self.spinner.clear(),
         }
     }
 
     /// A line on stderr: above the spinner on a terminal, else as a `pi:` note.
     fn note(&self, line: &str) {
-        match &self.spinner {
-            Some(sp) => sp.println(&self.style.dim(line)),
-            None => crate::error::note(line),
+        if self.spinner.is_active() {
+            self.spinner.println(&self.style.dim(line));
+        } else {
+            crate::error::note(line);
         }
     }
 
@@ -240,22 +147,21 @@ impl Observer for Human {
             }
             Event::ToolExecutionStart { name, args, .. } => {
                 let line = format!("→ {name} {}", call_summary(name, args));
-                if let Some(sp) = &self.spinner {
-                    sp.println(&self.style.cyan(line.trim_end()));
+                if self.spinner.is_active() {
+                    self.spinner.println(&self.style.cyan(line.trim_end()));
                 }
                 self.status(Some(format!("running {name}")));
             }
             Event::ToolExecutionEnd {
                 name,
                 result,
-                is_error,
+                is_error: true,
                 ..
-            } => {
-                if *is_error && let Some(sp) = &self.spinner {
-                    let text = result.text();
-                    let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-                    sp.println(&self.style.red(&format!("  ✗ {name}: {first}")));
-                }
+            } if self.spinner.is_active() => {
+                let text = result.text();
+                let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+                self.spinner
+                    .println(&self.style.red(&format!("  ✗ {name}: {first}")));
             }
             Event::AgentEnd { .. } => self.status(None),
             Event::CompactionStart { reason } => {
@@ -307,12 +213,5 @@ impl Observer for Human {
             }
             _ => {}
         }
-    }
-}
-
-impl Drop for Human {
-    fn drop(&mut self) {
-        self.status(None);
-        self.spinner = None;
     }
 }

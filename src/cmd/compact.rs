@@ -9,7 +9,7 @@ use serde_json::Value as Json;
 
 use crate::cmd::Ctx;
 use crate::cmd::args::{ModelArgs, positive};
-use crate::cmd::spinner::Progress;
+use crate::cmd::watch::Progress;
 use crate::compact::job::{self, Job, Outcome, Request};
 use crate::context::settings::Settings as ContextSettings;
 use crate::error::ExitStatus;

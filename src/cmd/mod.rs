@@ -1,5 +1,6 @@
 //! Commands: one module per leaf command (its arguments, then `run`), one folder per group.
-//! [`args`] holds the option groups several commands flatten into theirs; no command module
+//! Besides the commands: [`args`] holds the option groups several commands flatten into
+//! theirs, and [`watch`] what a summarizing command shows on stderr. No command module
 //! imports another.
 
 pub mod args;
@@ -11,7 +12,7 @@ pub mod models;
 pub mod prompt;
 pub mod run;
 pub mod session;
-pub mod spinner;
+pub mod watch;
 
 use std::path::{Path, PathBuf};
 

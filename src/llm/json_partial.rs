@@ -1,3 +1,4 @@
+// Kept hand-written: no crate repairs partial JSON as `parseStreamingJson` does.
 //! Tool-call arguments arrive as JSON text in pieces. While they stream (and when a stream
 //! is cut off) the text is incomplete; this turns any prefix of a JSON document into the
 //! value it has so far, as the reference's `parseStreamingJson` does: strict parsing first,

@@ -2,143 +2,63 @@
 //! for the model's context window (`isContextOverflow`), and an error worth trying again
 //! (the agent's retry rule).
 //!
-//! The patterns are case-insensitive regular expressions upstream; the few constructs they
-//! use are written here as sequences of [`Part`]s and matched by a small backtracking
-//! matcher, so no regex engine is needed.
+//! The patterns are upstream's case-insensitive regular expressions, matched against the
+//! lower-cased message; as in JavaScript, `.` stops at `\r` and `\n` and digits are ASCII.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
 
 use super::message::{AssistantMessage, StopReason};
 
-#[derive(Debug, Clone, Copy)]
-enum Part {
-    /// Literal text (lower case).
-    L(&'static str),
-    /// `\d+`
-    Digits,
-    /// `.*` (no line breaks)
-    Any,
-    /// `.?`
-    AnyOne,
-    /// `\s*`
-    Space,
-    /// `(?:…)?`
-    Opt(&'static str),
-    /// `^`: the match must start at the beginning.
-    Start,
+/// One regex matching any of `patterns` (CRLF mode, so `.` matches neither `\r` nor `\n`);
+/// `None` only if a pattern is invalid, which a test rules out.
+fn any_of(patterns: &[&str]) -> Option<Regex> {
+    Regex::new(&format!("(?R){}", patterns.join("|"))).ok()
 }
 
-use Part::*;
-
-/// Whether `pat` matches somewhere in `text` (already lower case).
-fn find(pat: &[Part], text: &str) -> bool {
-    if matches!(pat.first(), Some(Start)) {
-        return at(&pat[1..], text);
-    }
-    text.char_indices()
-        .map(|(i, _)| i)
-        .chain(std::iter::once(text.len()))
-        .any(|i| at(pat, &text[i..]))
+fn matches(re: &LazyLock<Option<Regex>>, text: &str) -> bool {
+    re.as_ref().is_some_and(|r| r.is_match(text))
 }
 
-/// Whether `pat` matches a prefix of `s`.
-fn at(pat: &[Part], s: &str) -> bool {
-    let Some((first, rest)) = pat.split_first() else {
-        return true;
-    };
-    match first {
-        Start => at(rest, s),
-        L(l) => s.strip_prefix(l).is_some_and(|t| at(rest, t)),
-        Opt(l) => s.strip_prefix(l).is_some_and(|t| at(rest, t)) || at(rest, s),
-        Digits => {
-            let n = s.bytes().take_while(u8::is_ascii_digit).count();
-            (1..=n).rev().any(|k| at(rest, &s[k..]))
-        }
-        Space => {
-            let ends: Vec<usize> = std::iter::once(0)
-                .chain(
-                    s.char_indices()
-                        .take_while(|(_, c)| c.is_whitespace())
-                        .map(|(i, c)| i + c.len_utf8()),
-                )
-                .collect();
-            ends.iter().rev().any(|&k| at(rest, &s[k..]))
-        }
-        AnyOne => {
-            at(rest, s)
-                || s.chars()
-                    .next()
-                    .is_some_and(|c| c != '\n' && c != '\r' && at(rest, &s[c.len_utf8()..]))
-        }
-        Any => {
-            let mut ends = vec![0];
-            for (i, c) in s.char_indices() {
-                if c == '\n' || c == '\r' {
-                    break;
-                }
-                ends.push(i + c.len_utf8());
-            }
-            ends.iter().rev().any(|&k| at(rest, &s[k..]))
-        }
-    }
-}
-
-const OVERFLOW: &[&[Part]] = &[
-    &[L("prompt is too long")],
-    &[L("request_too_large")],
-    &[L("input is too long for requested model")],
-    &[L("exceeds the context window")],
-    &[L("input token count"), Any, L("exceeds the maximum")],
-    &[L("maximum prompt length is "), Digits],
-    &[L("reduce the length of the messages")],
-    &[L("maximum context length is "), Digits, L(" tokens")],
-    &[L("exceeds the limit of "), Digits],
-    &[L("exceeds the available context size")],
-    &[L("greater than the context length")],
-    &[L("context window exceeds limit")],
-    &[L("exceeded model token limit")],
-    &[
-        L("too large for model with "),
-        Digits,
-        L(" maximum context length"),
-    ],
-    &[L("model_context_window_exceeded")],
-    &[
-        L("prompt too long; exceeded "),
-        Opt("max "),
-        L("context length"),
-    ],
-    &[L("too many tokens")],
-    &[L("token limit exceeded")],
+const OVERFLOW: &[&str] = &[
+    "prompt is too long",
+    "request_too_large",
+    "input is too long for requested model",
+    "exceeds the context window",
+    "input token count.*exceeds the maximum",
+    "maximum prompt length is [0-9]+",
+    "reduce the length of the messages",
+    "maximum context length is [0-9]+ tokens",
+    "exceeds the limit of [0-9]+",
+    "exceeds the available context size",
+    "greater than the context length",
+    "context window exceeds limit",
+    "exceeded model token limit",
+    "too large for model with [0-9]+ maximum context length",
+    "model_context_window_exceeded",
+    "prompt too long; exceeded (?:max )?context length",
+    "too many tokens",
+    "token limit exceeded",
+    "context[_ ]length[_ ]exceeded",
+    // Cerebras: 400/413 without a body.
+    r"^4(?:00|13)\s*(?:status code)?\s*\(no body\)",
 ];
 
-/// `context[_ ]length[_ ]exceeded`
-const CONTEXT_LENGTH_EXCEEDED: [&str; 4] = [
-    "context_length_exceeded",
-    "context length exceeded",
-    "context_length exceeded",
-    "context length_exceeded",
+const NOT_OVERFLOW: &[&str] = &[
+    "^throttling error:",
+    "^service unavailable:",
+    "rate limit",
+    "too many requests",
 ];
 
-const NOT_OVERFLOW: &[&[Part]] = &[
-    &[Start, L("throttling error:")],
-    &[Start, L("service unavailable:")],
-    &[L("rate limit")],
-    &[L("too many requests")],
-];
+static OVERFLOW_RE: LazyLock<Option<Regex>> = LazyLock::new(|| any_of(OVERFLOW));
+static NOT_OVERFLOW_RE: LazyLock<Option<Regex>> = LazyLock::new(|| any_of(NOT_OVERFLOW));
 
 /// Whether an error message says the request did not fit the context window.
 pub fn is_overflow_message(message: &str) -> bool {
     let m = message.to_lowercase();
-    if NOT_OVERFLOW.iter().any(|p| find(p, &m)) {
-        return false;
-    }
-    OVERFLOW.iter().any(|p| find(p, &m))
-        || CONTEXT_LENGTH_EXCEEDED.iter().any(|l| m.contains(l))
-        // `^4(?:00|13)\s*(?:status code)?\s*\(no body\)`: Cerebras.
-        || ["400", "413"].iter().any(|code| {
-            m.strip_prefix(code).is_some_and(|rest| {
-                at(&[Space, Opt("status code"), Space, L("(no body)")], rest)
-            })
-        })
+    !matches(&NOT_OVERFLOW_RE, &m) && matches(&OVERFLOW_RE, &m)
 }
 
 /// Upstream's `isContextOverflow(message, contextWindow)`: an error with an overflow
@@ -162,37 +82,39 @@ pub fn is_context_overflow(msg: &AssistantMessage, context_window: u64) -> bool 
         && input as f64 >= context_window as f64 * 0.99
 }
 
-const RETRYABLE: &[&[Part]] = &[
-    &[L("overloaded")],
-    &[L("provider"), AnyOne, L("returned"), AnyOne, L("error")],
-    &[L("rate"), AnyOne, L("limit")],
-    &[L("too many requests")],
-    &[L("429")],
-    &[L("500")],
-    &[L("502")],
-    &[L("503")],
-    &[L("504")],
-    &[L("service"), AnyOne, L("unavailable")],
-    &[L("server"), AnyOne, L("error")],
-    &[L("internal"), AnyOne, L("error")],
-    &[L("network"), AnyOne, L("error")],
-    &[L("connection"), AnyOne, L("error")],
-    &[L("connection"), AnyOne, L("refused")],
-    &[L("connection"), AnyOne, L("lost")],
-    &[L("websocket"), AnyOne, L("closed")],
-    &[L("websocket"), AnyOne, L("error")],
-    &[L("other side closed")],
-    &[L("fetch failed")],
-    &[L("upstream"), AnyOne, L("connect")],
-    &[L("reset before headers")],
-    &[L("socket hang up")],
-    &[L("ended without")],
-    &[L("http2 request did not get a response")],
-    &[L("time"), Opt("d"), L(" out")],
-    &[L("timeout")],
-    &[L("terminated")],
-    &[L("retry delay")],
+const RETRYABLE: &[&str] = &[
+    "overloaded",
+    "provider.?returned.?error",
+    "rate.?limit",
+    "too many requests",
+    "429",
+    "500",
+    "502",
+    "503",
+    "504",
+    "service.?unavailable",
+    "server.?error",
+    "internal.?error",
+    "network.?error",
+    "connection.?error",
+    "connection.?refused",
+    "connection.?lost",
+    "websocket.?closed",
+    "websocket.?error",
+    "other side closed",
+    "fetch failed",
+    "upstream.?connect",
+    "reset before headers",
+    "socket hang up",
+    "ended without",
+    "http2 request did not get a response",
+    "timed? out",
+    "timeout",
+    "terminated",
+    "retry delay",
 ];
+
+static RETRYABLE_RE: LazyLock<Option<Regex>> = LazyLock::new(|| any_of(RETRYABLE));
 
 /// The agent's rule for trying a failed turn again: an error message that looks transient
 /// (overload, rate limit, 5xx, network) and is not a context overflow.
@@ -206,8 +128,7 @@ pub fn is_retryable(msg: &AssistantMessage, context_window: u64) -> bool {
     if is_context_overflow(msg, context_window) {
         return false;
     }
-    let m = e.to_lowercase();
-    RETRYABLE.iter().any(|p| find(p, &m))
+    matches(&RETRYABLE_RE, &e.to_lowercase())
 }
 
 #[cfg(test)]
@@ -262,6 +183,33 @@ mod tests {
         ] {
             assert!(!is_context_overflow(&err(no), 0), "{no}");
         }
+    }
+
+    #[test]
+    fn patterns_compile_and_keep_js_semantics() {
+        for re in [&OVERFLOW_RE, &NOT_OVERFLOW_RE, &RETRYABLE_RE] {
+            assert!(re.is_some());
+        }
+        // `.` stops at line breaks, `\d` is ASCII, `\s` any white space, matching anywhere.
+        assert!(is_overflow_message(
+            "Input token count 5 > 4; exceeds the maximum"
+        ));
+        assert!(!is_overflow_message(
+            "input token count 5\rexceeds the maximum"
+        ));
+        assert!(!is_overflow_message(
+            "input token count 5\nexceeds the maximum"
+        ));
+        assert!(!is_overflow_message("maximum prompt length is \u{663}"));
+        assert!(is_overflow_message("413\u{a0}\t(no body)"));
+        assert!(!is_overflow_message("error 413 (no body)"));
+        // The throttling exception holds only at the start.
+        assert!(is_overflow_message("x: throttling error: too many tokens"));
+        assert!(is_retryable(&err("Provider returned error"), 0));
+        assert!(is_retryable(&err("provider_returned-error"), 0));
+        assert!(!is_retryable(&err("provider\rreturned error"), 0));
+        assert!(is_retryable(&err("time out"), 0));
+        assert!(!is_retryable(&err("timedd out"), 0));
     }
 
     #[test]

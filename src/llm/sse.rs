@@ -1,3 +1,4 @@
+// Kept hand-written (not eventsource-stream): the SDKs' event rules over any chunking.
 //! Server-sent events (the `text/event-stream` format both providers stream in), parsed
 //! incrementally: bytes go in as they arrive, in chunks of any size (a line, a UTF-8
 //! character or a `\r\n` pair may be split between chunks), and complete events come out.

@@ -1,3 +1,4 @@
+// Kept hand-written (not globset): minimatch's quirks decide which files upstream loads.
 //! Glob matching for two purposes: `.gitignore`-style ignore files met during discovery, and
 //! the include/exclude patterns of the `prompts`/`skills` settings (minimatch semantics:
 //! `*`, `?`, `[...]`, `{a,b}`, `**` as a whole segment, and no match of dot-names unless the

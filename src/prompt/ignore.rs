@@ -1,3 +1,4 @@
+// Kept hand-written (not the ignore crate): rule order and prefixes exactly as upstream.
 //! `.gitignore`, `.ignore` and `.fdignore` files met while discovering templates and skills,
 //! applied the way upstream applies them: the rules of a sub-directory are prefixed with its
 //! path relative to the walk's root, the last matching rule wins, and `!` re-includes.

@@ -17,7 +17,6 @@ pub mod skills;
 pub mod system;
 pub mod templates;
 pub mod text;
-pub mod tz;
 
 use std::path::{Path, PathBuf};
 

@@ -357,7 +357,7 @@ impl Sources<'_> {
             tools: self.tools,
             context_files: &context_files,
             skills: self.skills,
-            date: super::tz::local_date(self.now_ms),
+            date: crate::clock::local_date(self.now_ms),
             cwd: self.cwd.to_string_lossy().into_owned(),
         });
         Assembled {

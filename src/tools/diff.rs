@@ -1,3 +1,4 @@
+// Kept hand-written (not similar): the stored diff must be jsdiff's among equal-length diffs.
 //! The diff the edit tool stores in `details.diff`: a line diff of the old and new text with
 //! line numbers, changed lines marked `+`/`-`, and up to four unchanged lines of context
 //! around each change (`...` where lines are skipped).

@@ -68,12 +68,19 @@ fn uncolored(text: &str) -> String {
 /// clears it) and runs to the next `\r`. How many frames there are depends on timing.
 fn without_spinner(text: &str) -> String {
     const FRAMES: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
-    let mut pieces = text.split('\r');
-    let mut out = pieces.next().unwrap_or_default().to_owned();
-    for piece in pieces {
+    let mut out = String::new();
+    for piece in text.split('\r') {
         let piece = piece.strip_prefix("␛[2K").unwrap_or(piece);
-        if !piece.starts_with(FRAMES) {
-            out.push_str(piece);
+        // A (coloured) spinner frame starts the spinner's line; what comes before it was
+        // printed above the spinner, padded to the width of the terminal.
+        let printed = match piece.find(FRAMES) {
+            Some(i) => piece[..i].strip_suffix("␛[36m").unwrap_or(&piece[..i]),
+            None => piece,
+        };
+        let trimmed = printed.trim_end_matches(' ');
+        out.push_str(trimmed);
+        if trimmed.len() < printed.len() {
+            out.push('\n');
         }
     }
     out
@@ -200,7 +207,11 @@ fn run_shows_tool_lines_on_a_terminal() {
         .push(Reply::openai_text(&["All ", "done."]).delay(std::time::Duration::from_millis(500)));
     let (code, text) = on_terminal(pi(&w, &["run", "-p", "go"]));
     assert_eq!(code, 0, "{text}");
-    assert!(text.contains(" waiting for mock/m1\r␛[2K"), "{text:?}");
+    assert!(text.contains(" waiting for mock/m1 "), "{text:?}");
+    assert!(
+        text.contains("\r␛[2K"),
+        "the spinner redraws its line: {text:?}"
+    );
     insta::assert_snapshot!(w.redact(&without_spinner(&text)), @"
     pi: new session [SESSIONS]/2026-01-02T03-04-05-678Z_019b7ca9-8f2e-727e-8bef-3cafe4594b0f.jsonl
     ␛[36m→ bash echo from the tool␛[0m

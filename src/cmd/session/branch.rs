@@ -9,7 +9,7 @@ use clap::Args;
 
 use crate::cmd::Ctx;
 use crate::cmd::args::ModelArgs;
-use crate::cmd::spinner::Progress;
+use crate::cmd::watch::Progress;
 use crate::compact::branch::{self, BranchSummary, Moved};
 use crate::extensions::config::{HookEvent, check_flags_for};
 use crate::extensions::hooks::{Tree, before_tree, effect_entries, for_session, tree_preparation};
