@@ -109,7 +109,7 @@ fn classify(e: &(dyn std::error::Error + 'static)) -> Option<(ExitStatus, Option
     use crate::llm::config::{ModelError, SelectError};
     use crate::session::{
         append::AppendError, entry::InputError, find::FindError, store::EntryLookupError,
-        store::OpenError,
+        store::NotASession, store::OpenError,
     };
     if let Some(x) = e.downcast_ref::<Exit>() {
         return Some((x.status, x.hint.clone()));
@@ -117,12 +117,15 @@ fn classify(e: &(dyn std::error::Error + 'static)) -> Option<(ExitStatus, Option
     if e.downcast_ref::<InputError>().is_some() || e.downcast_ref::<EntryLookupError>().is_some() {
         return Some((ExitStatus::Usage, None));
     }
-    if let Some(OpenError::NotASession { .. }) = e.downcast_ref::<OpenError>() {
+    if e.downcast_ref::<NotASession>().is_some() {
+        return Some((ExitStatus::Usage, None));
+    }
+    if let Some(OpenError::NotASession(_)) = e.downcast_ref::<OpenError>() {
         return Some((ExitStatus::Usage, None));
     }
     if let Some(a) = e.downcast_ref::<AppendError>() {
         return match a {
-            AppendError::NotASession { .. } => Some((ExitStatus::Usage, None)),
+            AppendError::NotASession(_) => Some((ExitStatus::Usage, None)),
             AppendError::OldVersion { path, .. } => Some((
                 ExitStatus::Failure,
                 Some(format!(
@@ -205,6 +208,7 @@ fn classify(e: &(dyn std::error::Error + 'static)) -> Option<(ExitStatus, Option
 fn job_status(j: &crate::compact::job::JobError) -> (ExitStatus, Option<String>) {
     use crate::compact::NoPlan;
     use crate::compact::job::JobError;
+    use crate::compact::record::RecordError;
     let from_inner =
         |e: &(dyn std::error::Error + 'static)| classify(e).unwrap_or((ExitStatus::Failure, None));
     match j {
@@ -224,9 +228,10 @@ fn job_status(j: &crate::compact::job::JobError) -> (ExitStatus, Option<String>)
                 .into(),
             ),
         ),
-        JobError::LeafMoved { .. } => {
+        JobError::Record(RecordError::LeafMoved { .. }) => {
             (ExitStatus::Failure, Some("run the command again".into()))
         }
+        JobError::Record(RecordError::Append(a)) => from_inner(a),
         JobError::Summary { error, model } => {
             let hint = if error.is_overflow() {
                 Some(format!(

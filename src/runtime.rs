@@ -17,8 +17,10 @@ use crate::tools::CancelToken;
 pub enum SetupError {
     #[error("cannot start the async runtime")]
     Runtime(#[source] std::io::Error),
-    #[error("{0}")]
-    Client(String),
+    #[error(transparent)]
+    Client(#[from] crate::llm::client::ClientError),
+    #[error("the async runtime is unavailable")]
+    Unavailable,
 }
 
 /// A runtime and a client, made when first asked for.
@@ -38,22 +40,18 @@ impl Lazy {
         if self.runtime.is_none() {
             self.runtime = Some(build()?);
         }
-        self.runtime
-            .as_ref()
-            .ok_or_else(|| SetupError::Client("the async runtime is unavailable".into()))
+        self.runtime.as_ref().ok_or(SetupError::Unavailable)
     }
 
     /// The runtime and the HTTP client (both made now if needed).
     pub fn with_client(&mut self) -> Result<(&tokio::runtime::Runtime, &Client), SetupError> {
         self.runtime()?;
         if self.client.is_none() {
-            self.client = Some(Client::new().map_err(SetupError::Client)?);
+            self.client = Some(Client::new()?);
         }
         match (&self.runtime, &self.client) {
             (Some(r), Some(c)) => Ok((r, c)),
-            _ => Err(SetupError::Client(
-                "the async runtime is unavailable".into(),
-            )),
+            _ => Err(SetupError::Unavailable),
         }
     }
 
@@ -84,8 +82,7 @@ pub fn interruptible<T>(rt: &tokio::runtime::Runtime, fut: impl Future<Output = 
     })
 }
 
-/// The signal that ended a run, if any: its exit status (130 SIGINT, 143 SIGTERM, 129
-/// SIGHUP), shared with the signal watcher.
+/// The first signal a run got, if any, shared with the signal watcher.
 #[derive(Debug, Clone, Default)]
 pub struct Signalled(Arc<AtomicU8>);
 
@@ -100,24 +97,29 @@ pub enum Signal {
 impl Signalled {
     pub fn get(&self) -> Option<Signal> {
         match self.0.load(Ordering::SeqCst) {
-            130 => Some(Signal::Interrupt),
-            143 => Some(Signal::Terminate),
-            129 => Some(Signal::HangUp),
+            1 => Some(Signal::Interrupt),
+            2 => Some(Signal::Terminate),
+            3 => Some(Signal::HangUp),
             _ => None,
         }
     }
 
-    fn set_first(&self, code: u8) {
+    fn set_first(&self, signal: Signal) {
+        let n = match signal {
+            Signal::Interrupt => 1,
+            Signal::Terminate => 2,
+            Signal::HangUp => 3,
+        };
         let _ = self
             .0
-            .compare_exchange(0, code, Ordering::SeqCst, Ordering::SeqCst);
+            .compare_exchange(0, n, Ordering::SeqCst, Ordering::SeqCst);
     }
 }
 
 /// Listens for signals while a run goes on: the first cancels the run (and is recorded in
 /// `signalled`); SIGTERM and SIGHUP also kill the running `bash` commands; a second Ctrl-C
-/// ends the process at once with status 130. Call inside the runtime; abort the handle when
-/// the run ends.
+/// kills them and ends the process at once, as interrupted. Call inside the runtime; abort
+/// the handle when the run ends.
 pub fn watch_signals(
     cancel: CancelToken,
     signalled: Signalled,
@@ -128,17 +130,17 @@ pub fn watch_signals(
     let mut hup = signal(SignalKind::hangup())?;
     Ok(tokio::spawn(async move {
         loop {
-            let code = tokio::select! {
-                _ = int.recv() => 130,
-                _ = term.recv() => 143,
-                _ = hup.recv() => 129,
+            let got = tokio::select! {
+                _ = int.recv() => Signal::Interrupt,
+                _ = term.recv() => Signal::Terminate,
+                _ = hup.recv() => Signal::HangUp,
             };
-            if cancel.is_cancelled() && code == 130 {
+            if cancel.is_cancelled() && got == Signal::Interrupt {
                 crate::tools::bash::kill_all_running();
-                std::process::exit(130);
+                std::process::exit(i32::from(crate::error::ExitStatus::of_signal(got).code()));
             }
-            signalled.set_first(code);
-            if code != 130 {
+            signalled.set_first(got);
+            if got != Signal::Interrupt {
                 crate::tools::bash::kill_all_running();
             }
             cancel.cancel();

@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::Value as Json;
 
 use super::Message;
-use crate::compact::{Compact, CompactionReason, Plan};
+use crate::compact::BeforeCompact;
 use crate::tools::ToolResult;
 
 /// What the `input` hook does with a prompt.
@@ -73,9 +73,10 @@ impl Effects {
     }
 }
 
-/// Hooks into the loop. Every method has a default that changes nothing.
+/// Hooks into the loop (and, through [`BeforeCompact`], into its compactions). Every
+/// method has a default that changes nothing.
 #[allow(clippy::manual_async_fn)]
-pub trait Hooks {
+pub trait Hooks: BeforeCompact {
     /// The token that cancels the run (hooks still running are stopped with it); told
     /// again whenever the session gets a new one.
     fn use_cancel(&mut self, cancel: &crate::tools::CancelToken) {
@@ -143,17 +144,6 @@ pub trait Hooks {
         async {}
     }
 
-    /// Before a compaction asks the model for a summary.
-    fn session_before_compact(
-        &mut self,
-        plan: &Plan,
-        reason: CompactionReason,
-        instructions: Option<&str>,
-    ) -> impl Future<Output = Compact> {
-        let _ = (plan, reason, instructions);
-        async { Compact::Proceed }
-    }
-
     /// What the hooks asked for since the last call (taken, so the next call starts empty).
     fn take_effects(&mut self) -> Effects {
         Effects::default()
@@ -165,6 +155,8 @@ pub trait Hooks {
 pub struct NoHooks;
 
 impl Hooks for NoHooks {}
+
+impl BeforeCompact for NoHooks {}
 
 /// How a queue hands out its messages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

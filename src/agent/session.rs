@@ -39,7 +39,7 @@ pub struct Credentials {
 
 impl Credentials {
     /// `base` with the key, headers and secrets of a request to `target`.
-    pub fn options(&self, target: &Target, base: &Options) -> Result<Options, String> {
+    pub fn options(&self, target: &Target, base: &Options) -> Result<Options, auth::AuthError> {
         let a = auth::resolve(
             &self.agent_dir,
             &self.registry,
@@ -748,10 +748,7 @@ impl<'c, H: Hooks, O: Observer> AgentSession<'c, H, O> {
             Ok(Err(e)) => return Ok(Err(Unmade::NoPlan(e))),
             Err(e) => return Ok(Err(Unmade::Failed(format!("{e:#}")))),
         };
-        let answer = self
-            .hooks
-            .session_before_compact(&plan, reason, instructions)
-            .await;
+        let answer = self.hooks.before_compact(&plan, reason, instructions).await;
         self.apply_effects()?;
         let (result, from_hook) = match answer {
             Compact::Cancel => return Ok(Err(Unmade::Cancelled)),

@@ -199,7 +199,7 @@ impl<H: Hooks, O: Observer> AgentSession<'_, H, O> {
             .config
             .credentials
             .options(&self.config.target, &self.config.options)
-            .map_err(Stop::Thrown)?;
+            .map_err(|e| Stop::Thrown(e.to_string()))?;
         options.tool_choice = self.config.tool_choice.clone();
         options.reasoning = Some(self.config.thinking_level.clone()).filter(|l| l != "off");
         let target = &self.config.target;
@@ -248,12 +248,7 @@ impl<H: Hooks, O: Observer> AgentSession<'_, H, O> {
             Some(m) => m,
             None => {
                 let mut m = latest.unwrap_or_else(|| {
-                    AssistantMessage::new(
-                        target.wire.api(),
-                        &target.model.provider,
-                        &target.model.id,
-                        crate::clock::now_ms(),
-                    )
+                    AssistantMessage::for_target(target, crate::clock::now_ms())
                 });
                 m.fail(StopReason::Aborted, "Request was aborted".to_owned());
                 m

@@ -459,7 +459,7 @@ fn launch(mut rs: RunSettings, args: &RunArgs, ctx: &Ctx) -> anyhow::Result<Exit
         max_turns: args.max_turns,
         tool_choice: rs.tool_choice,
     };
-    let client = Client::new().map_err(|e| anyhow::anyhow!(e))?;
+    let client = Client::new()?;
     let rt = crate::runtime::build()?;
     let cancel = CancelToken::new();
     let signalled = Signalled::default();

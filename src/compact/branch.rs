@@ -213,10 +213,10 @@ impl BranchSummary {
         let mut ap = Appender::open(path, Some(&self.agent_dir))?;
         let now = ap.leaf.as_ref().map(|l| l.as_str().to_owned());
         if now != old_leaf_id {
-            return Err(JobError::LeafMoved {
+            return Err(JobError::Record(super::record::RecordError::LeafMoved {
                 from: old_leaf_id.unwrap_or_else(|| "(none)".to_owned()),
                 to: now,
-            });
+            }));
         }
         let mut batch = vec![new_entry];
         batch.extend(extra);

@@ -95,24 +95,13 @@ pub enum JobError {
     /// The model did not write the summary (`model`: `provider/id`).
     #[error("{error}; nothing was written")]
     Summary { error: SummaryError, model: String },
-    #[error(
-        "the session changed while the summary was written: its leaf moved from {from} to {}; nothing was written",
-        .to.as_deref().unwrap_or("(none)")
-    )]
-    LeafMoved { from: String, to: Option<String> },
+    /// Not written: the session moved on meanwhile, or could not be appended to.
+    #[error(transparent)]
+    Record(#[from] RecordError),
     #[error(transparent)]
     Append(#[from] AppendError),
     #[error(transparent)]
     Setup(#[from] SetupError),
-}
-
-impl From<RecordError> for JobError {
-    fn from(e: RecordError) -> JobError {
-        match e {
-            RecordError::LeafMoved { from, to } => JobError::LeafMoved { from, to },
-            RecordError::Append(a) => JobError::Append(a),
-        }
-    }
 }
 
 /// Told what happens: warnings, and a model writing a summary.

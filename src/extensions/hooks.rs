@@ -139,16 +139,20 @@ fn preview(text: &str) -> String {
     }
 }
 
+/// The `customType` of `o` (a non-empty string); `what` names `o` in the error.
+fn custom_type<'a>(o: &'a Map<String, Json>, what: &str) -> Result<&'a str, String> {
+    o.get("customType")
+        .and_then(Json::as_str)
+        .filter(|t| !t.is_empty())
+        .ok_or_else(|| format!("{what} needs \"customType\" (a non-empty string)"))
+}
+
 /// A custom message from a hook's answer (upstream's `CustomMessage`).
 fn custom_message(v: &Json) -> Result<Message, String> {
     let o = v
         .as_object()
         .ok_or("a custom message must be an object {customType, content, display?, details?}")?;
-    let ty = o
-        .get("customType")
-        .and_then(Json::as_str)
-        .filter(|t| !t.is_empty())
-        .ok_or("a custom message needs \"customType\" (a non-empty string)")?;
+    let ty = custom_type(o, "a custom message")?;
     let content = match o.get("content") {
         Some(c @ Json::String(_)) => c.clone(),
         Some(c @ Json::Array(blocks)) if !blocks.is_empty() => {
@@ -243,11 +247,7 @@ fn take_extras(answer: &mut Map<String, Json>, fx: &mut Effects) -> Result<(), S
             let o = e
                 .as_object()
                 .ok_or("\"appendEntry\" must be {customType, data} or a list of them")?;
-            let ty = o
-                .get("customType")
-                .and_then(Json::as_str)
-                .filter(|t| !t.is_empty())
-                .ok_or("\"appendEntry\" needs \"customType\" (a non-empty string)")?;
+            let ty = custom_type(o, "\"appendEntry\"")?;
             fx.entries
                 .push((ty.to_owned(), o.get("data").cloned().unwrap_or(Json::Null)));
         }
@@ -878,15 +878,6 @@ impl Hooks for ProgramHooks {
             fields(vec![("messages", to_json_list(messages))]),
         )
         .await;
-    }
-
-    async fn session_before_compact(
-        &mut self,
-        plan: &Plan,
-        reason: CompactionReason,
-        instructions: Option<&str>,
-    ) -> Compact {
-        before_compact(self, plan, reason, instructions).await
     }
 
     fn take_effects(&mut self) -> Effects {

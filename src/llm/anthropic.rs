@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use super::json_partial;
-use super::message::{AssistantMessage, Block, Event, Sink, StopReason};
+use super::message::{AssistantMessage, Block, Event, LlmError, Sink, StopReason};
 use super::request::{Options, Request, Target, ToolChoice};
 use crate::context::anthropic as wire_messages;
 use crate::context::value::{Obj, Value as Js};
@@ -325,11 +325,7 @@ pub fn http_error(status: u16, body: &str) -> String {
         },
         Err(_) => body.trim().to_owned(),
     };
-    if msg.is_empty() {
-        format!("{status} status code (no body)")
-    } else {
-        format!("{status} {msg}")
-    }
+    super::message::status_message(status, &msg)
 }
 
 /// The state of one streamed response.
@@ -347,12 +343,7 @@ pub struct Stream {
 impl Stream {
     pub fn new(target: &Target, req: &Request, oauth: bool, timestamp: i64) -> Stream {
         Stream {
-            msg: AssistantMessage::new(
-                target.wire.api(),
-                &target.model.provider,
-                &target.model.id,
-                timestamp,
-            ),
+            msg: AssistantMessage::for_target(target, timestamp),
             blocks: HashMap::new(),
             prices: target.details.prices,
             started: false,
@@ -368,10 +359,10 @@ impl Stream {
     }
 
     /// Handles one SSE event.
-    pub fn event(&mut self, name: Option<&str>, data: &str, sink: Sink) -> Result<(), String> {
+    pub fn event(&mut self, name: Option<&str>, data: &str, sink: Sink) -> Result<(), LlmError> {
         let name = name.unwrap_or("");
         if name == "error" {
-            return Err(data.to_owned());
+            return Err(data.into());
         }
         if !matches!(
             name,
@@ -386,7 +377,11 @@ impl Stream {
         }
         let ev: Value = serde_json::from_str(data)
             .or_else(|_| serde_json::from_str(&json_partial::repair(data)))
-            .map_err(|e| format!("Could not parse Anthropic SSE event {name}: {e}; data={data}"))?;
+            .map_err(|e| {
+                LlmError::new(format!(
+                    "Could not parse Anthropic SSE event {name}: {e}; data={data}"
+                ))
+            })?;
         let n = |v: Option<&Value>| v.and_then(Value::as_f64).map(|f| f.max(0.0) as u64);
         match ev.get("type").and_then(Value::as_str).unwrap_or(name) {
             "message_start" => {
@@ -550,7 +545,7 @@ impl Stream {
                         "max_tokens" => StopReason::Length,
                         "tool_use" => StopReason::ToolUse,
                         "refusal" | "sensitive" => StopReason::Error,
-                        other => return Err(format!("Unhandled stop reason: {other}")),
+                        other => return Err(format!("Unhandled stop reason: {other}").into()),
                     };
                 }
                 let u = ev.get("usage");
@@ -576,7 +571,7 @@ impl Stream {
     }
 
     /// Ends the stream: it must have been complete and successful.
-    pub fn finish(&mut self) -> Result<(), String> {
+    pub fn finish(&mut self) -> Result<(), LlmError> {
         if !self.started {
             return Err("Anthropic stream ended before message_start".into());
         }

@@ -65,16 +65,57 @@ pub fn env_key(provider: &str) -> Option<(&'static str, String)> {
         .find_map(|n| env(n).map(|v| (*n, v)))
 }
 
+/// Why a `!command` value gave no value.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CommandError {
+    #[error("cannot run the command: {0}")]
+    Run(String),
+    #[error("the command took more than 10 seconds")]
+    Timeout,
+    #[error("the command failed ({0})")]
+    Failed(String),
+    #[error("the command printed nothing")]
+    Empty,
+}
+
+/// Why a key or a header could not be resolved.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AuthError {
+    #[error("cannot resolve the API key for \"{provider}\" from auth.json: {error}")]
+    AuthFileKey {
+        provider: String,
+        error: CommandError,
+    },
+    #[error(
+        "the OAuth login for \"{provider}\" in auth.json has expired; log in again with the reference agent (/login {provider}) or set an API key"
+    )]
+    Expired { provider: String },
+    #[error("cannot resolve the API key for provider \"{provider}\" in models.json: {error}")]
+    ModelsKey {
+        provider: String,
+        error: CommandError,
+    },
+    #[error("cannot resolve header \"{header}\" of \"{provider}/{model}\": {error}")]
+    Header {
+        header: String,
+        provider: String,
+        model: String,
+        error: CommandError,
+    },
+    #[error("no API key found for \"{provider}\"")]
+    NoKeyForHeader { provider: String },
+}
+
 /// Resolves a configured value: `!command`, an environment variable name, or a literal.
 /// A command that fails or prints nothing gives `Err`.
-pub fn resolve_value(config: &str) -> Result<String, String> {
+pub fn resolve_value(config: &str) -> Result<String, CommandError> {
     if let Some(cmd) = config.strip_prefix('!') {
         return run_command(cmd);
     }
     Ok(env(config).unwrap_or_else(|| config.to_owned()))
 }
 
-fn run_command(cmd: &str) -> Result<String, String> {
+fn run_command(cmd: &str) -> Result<String, CommandError> {
     let mut child = Command::new("sh")
         .arg("-c")
         .arg(cmd)
@@ -82,7 +123,7 @@ fn run_command(cmd: &str) -> Result<String, String> {
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
-        .map_err(|e| format!("cannot run the command: {e}"))?;
+        .map_err(|e| CommandError::Run(e.to_string()))?;
     let start = Instant::now();
     loop {
         match child.try_wait() {
@@ -93,20 +134,20 @@ fn run_command(cmd: &str) -> Result<String, String> {
             Ok(None) => {
                 let _ = child.kill();
                 let _ = child.wait();
-                return Err("the command took more than 10 seconds".into());
+                return Err(CommandError::Timeout);
             }
-            Err(e) => return Err(format!("cannot run the command: {e}")),
+            Err(e) => return Err(CommandError::Run(e.to_string())),
         }
     }
     let out = child
         .wait_with_output()
-        .map_err(|e| format!("cannot run the command: {e}"))?;
+        .map_err(|e| CommandError::Run(e.to_string()))?;
     if !out.status.success() {
-        return Err(format!("the command failed ({})", out.status));
+        return Err(CommandError::Failed(out.status.to_string()));
     }
     let v = String::from_utf8_lossy(&out.stdout).trim().to_owned();
     if v.is_empty() {
-        return Err("the command printed nothing".into());
+        return Err(CommandError::Empty);
     }
     Ok(v)
 }
@@ -171,15 +212,16 @@ pub fn resolve(
     registry: &Registry,
     model: &Model,
     details: &Details,
-) -> Result<Auth, String> {
+) -> Result<Auth, AuthError> {
     let provider = model.provider.as_str();
     let mut a = Auth::default();
     let auth = auth_file(agent_dir);
     match auth.get(provider) {
         Some(c) if c.get("type").and_then(Value::as_str) == Some("api_key") => {
             if let Some(k) = c.get("key").and_then(Value::as_str) {
-                let v = resolve_value(k).map_err(|e| {
-                    format!("cannot resolve the API key for \"{provider}\" from auth.json: {e}")
+                let v = resolve_value(k).map_err(|error| AuthError::AuthFileKey {
+                    provider: provider.to_owned(),
+                    error,
                 })?;
                 a.api_key = Some(v);
                 a.source = Some("auth.json".into());
@@ -193,10 +235,9 @@ pub fn resolve(
                     a.source = Some("auth.json (oauth)".into());
                 }
                 _ => {
-                    return Err(format!(
-                        "the OAuth login for \"{provider}\" in auth.json has expired; \
-                         log in again with the reference agent (/login {provider}) or set an API key"
-                    ));
+                    return Err(AuthError::Expired {
+                        provider: provider.to_owned(),
+                    });
                 }
             }
         }
@@ -212,8 +253,9 @@ pub fn resolve(
     if a.api_key.is_none()
         && let Some(k) = config.and_then(|c| c.api_key.as_deref())
     {
-        let v = resolve_value(k).map_err(|e| {
-            format!("cannot resolve the API key for provider \"{provider}\" in models.json: {e}")
+        let v = resolve_value(k).map_err(|error| AuthError::ModelsKey {
+            provider: provider.to_owned(),
+            error,
         })?;
         a.api_key = Some(v);
         a.source = Some("models.json".into());
@@ -226,18 +268,20 @@ pub fn resolve(
         .iter()
         .chain(details.config_headers.iter());
     for (k, v) in configured {
-        let value = resolve_value(v).map_err(|e| {
-            format!(
-                "cannot resolve header \"{k}\" of \"{provider}/{}\": {e}",
-                model.id
-            )
+        let value = resolve_value(v).map_err(|error| AuthError::Header {
+            header: k.clone(),
+            provider: provider.to_owned(),
+            model: model.id.clone(),
+            error,
         })?;
         a.secrets.push(value.clone());
         set_header(&mut a.headers, k, value);
     }
     if config.is_some_and(|c| c.auth_header) {
         let Some(key) = &a.api_key else {
-            return Err(format!("no API key found for \"{provider}\""));
+            return Err(AuthError::NoKeyForHeader {
+                provider: provider.to_owned(),
+            });
         };
         set_header(&mut a.headers, "Authorization", format!("Bearer {key}"));
     }

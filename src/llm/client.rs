@@ -23,6 +23,11 @@ use super::openai;
 use super::request::{Options, Request, Target, Wire};
 use super::sse;
 
+/// The HTTP client could not be set up.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot set up the HTTP client: {0}")]
+pub struct ClientError(String);
+
 /// An HTTP client for model APIs (TLS by rustls with the ring provider).
 pub struct Client {
     http: reqwest::Client,
@@ -80,14 +85,14 @@ fn error_chain(e: &dyn std::error::Error) -> String {
 }
 
 impl Client {
-    pub fn new() -> Result<Client, String> {
+    pub fn new() -> Result<Client, ClientError> {
         // Several clients in one process share the provider; a second install is refused
         // harmlessly.
         let _ = rustls::crypto::ring::default_provider().install_default();
         let http = reqwest::Client::builder()
             .user_agent(concat!("pi/", env!("CARGO_PKG_VERSION")))
             .build()
-            .map_err(|e| format!("cannot set up the HTTP client: {}", error_chain(&e)))?;
+            .map_err(|e| ClientError(error_chain(&e)))?;
         Ok(Client { http })
     }
 
@@ -118,8 +123,7 @@ impl Client {
         let mut secrets = opts.secrets.clone();
         secrets.extend(key.clone());
         let Some(key) = key else {
-            let mut m =
-                AssistantMessage::new(target.wire.api(), &model.provider, &model.id, timestamp);
+            let mut m = AssistantMessage::for_target(target, timestamp);
             m.fail(
                 StopReason::Error,
                 format!("No API key for provider: {}", model.provider),
@@ -161,39 +165,12 @@ impl Client {
             .await;
         match target.wire {
             Wire::OpenAiCompletions => {
-                let mut s = openai::Stream::new(target, timestamp);
-                let result = match response {
-                    Err(e) => Err(e),
-                    Ok(resp) => {
-                        sink(&Event::Start, &s.msg);
-                        let read = {
-                            let mut on = |ev: &sse::Event, sink: Sink| {
-                                s.data(&ev.data, sink).map(|()| s.done)
-                            };
-                            read(resp, opts, &mut on, sink).await
-                        };
-                        read.and_then(|()| s.finish(sink)).map_err(LlmError::new)
-                    }
-                };
-                end(s.msg, result, &secrets, sink)
+                let s = openai::Stream::new(target, timestamp);
+                parse(s, response, opts, &secrets, sink).await
             }
             Wire::AnthropicMessages => {
-                let mut s = anthropic::Stream::new(target, req, oauth, timestamp);
-                let result = match response {
-                    Err(e) => Err(e),
-                    Ok(resp) => {
-                        sink(&Event::Start, &s.msg);
-                        let read = {
-                            let mut on = |ev: &sse::Event, sink: Sink| {
-                                s.event(ev.event.as_deref(), &ev.data, sink)
-                                    .map(|()| s.stopped)
-                            };
-                            read(resp, opts, &mut on, sink).await
-                        };
-                        read.and_then(|()| s.finish()).map_err(LlmError::new)
-                    }
-                };
-                end(s.msg, result, &secrets, sink)
+                let s = anthropic::Stream::new(target, req, oauth, timestamp);
+                parse(s, response, opts, &secrets, sink).await
             }
         }
     }
@@ -297,9 +274,72 @@ impl Client {
     }
 }
 
+/// A provider's parser of a streamed response, building the message.
+trait Parser {
+    fn message(&self) -> &AssistantMessage;
+    fn into_message(self) -> AssistantMessage;
+    /// Handles one server-sent event; `Ok(true)` when the response is complete.
+    fn event(&mut self, ev: &sse::Event, sink: Sink) -> Result<bool, LlmError>;
+    /// The body ended: completes the message.
+    fn finish(&mut self, sink: Sink) -> Result<(), LlmError>;
+}
+
+impl Parser for openai::Stream {
+    fn message(&self) -> &AssistantMessage {
+        &self.msg
+    }
+    fn into_message(self) -> AssistantMessage {
+        self.msg
+    }
+    fn event(&mut self, ev: &sse::Event, sink: Sink) -> Result<bool, LlmError> {
+        self.data(&ev.data, sink).map(|()| self.done)
+    }
+    fn finish(&mut self, sink: Sink) -> Result<(), LlmError> {
+        openai::Stream::finish(self, sink)
+    }
+}
+
+impl Parser for anthropic::Stream {
+    fn message(&self) -> &AssistantMessage {
+        &self.msg
+    }
+    fn into_message(self) -> AssistantMessage {
+        self.msg
+    }
+    fn event(&mut self, ev: &sse::Event, sink: Sink) -> Result<bool, LlmError> {
+        anthropic::Stream::event(self, ev.event.as_deref(), &ev.data, sink).map(|()| self.stopped)
+    }
+    fn finish(&mut self, _sink: Sink) -> Result<(), LlmError> {
+        anthropic::Stream::finish(self)
+    }
+}
+
+/// Streams the response (if the request got one) through the provider's parser into the
+/// final message.
+async fn parse<P: Parser>(
+    mut p: P,
+    response: Result<reqwest::Response, LlmError>,
+    opts: &Options,
+    secrets: &[String],
+    sink: Sink<'_>,
+) -> AssistantMessage {
+    let result = match response {
+        Err(e) => Err(e),
+        Ok(resp) => {
+            sink(&Event::Start, p.message());
+            let read = {
+                let mut on = |ev: &sse::Event, sink: Sink| p.event(ev, sink);
+                read(resp, opts, &mut on, sink).await
+            };
+            read.and_then(|()| p.finish(sink))
+        }
+    };
+    end(p.into_message(), result, secrets, sink)
+}
+
 /// Handles one server-sent event; `Ok(true)` when the response is complete.
-type OnEvent<'a> =
-    dyn FnMut(&sse::Event, &mut dyn FnMut(&Event, &AssistantMessage)) -> Result<bool, String> + 'a;
+type OnEvent<'a> = dyn FnMut(&sse::Event, &mut dyn FnMut(&Event, &AssistantMessage)) -> Result<bool, LlmError>
+    + 'a;
 
 /// Reads the body as server-sent events until `on_event` says the response is complete or
 /// the body ends.
@@ -308,22 +348,22 @@ async fn read(
     opts: &Options,
     on_event: &mut OnEvent<'_>,
     sink: Sink<'_>,
-) -> Result<(), String> {
+) -> Result<(), LlmError> {
     let timeout = Duration::from_millis(opts.retry.timeout_ms.max(1));
     let mut parser = sse::Parser::new();
     loop {
         let chunk = match tokio::time::timeout(timeout, resp.chunk()).await {
             Err(_) => {
-                return Err(format!(
-                    "Request timed out: no data for {} s",
-                    timeout.as_secs()
-                ));
+                return Err(
+                    format!("Request timed out: no data for {} s", timeout.as_secs()).into(),
+                );
             }
             Ok(Err(e)) => {
                 return Err(format!(
                     "terminated: the connection failed in the middle of the response ({})",
                     error_chain(&e)
-                ));
+                )
+                .into());
             }
             Ok(Ok(c)) => c,
         };

@@ -180,8 +180,8 @@ pub enum ModelError {
     #[error(transparent)]
     Select(#[from] SelectError),
     /// The key or a header could not be resolved (a failing `!command`, an expired login).
-    #[error("{0}")]
-    Auth(String),
+    #[error(transparent)]
+    Auth(#[from] auth::AuthError),
     /// No key anywhere; `env` is the variable the provider's key is read from, if any.
     #[error("no API key for provider \"{provider}\"")]
     NoKey {
@@ -200,8 +200,7 @@ pub fn resolve(
     session: Option<&(String, String)>,
 ) -> Result<(Target, Auth), ModelError> {
     let (target, _) = select(registry, agent_dir, settings, flag, session)?;
-    let a = auth::resolve(agent_dir, registry, &target.model, &target.details)
-        .map_err(ModelError::Auth)?;
+    let a = auth::resolve(agent_dir, registry, &target.model, &target.details)?;
     if a.api_key.is_none() {
         let provider = target.model.provider.clone();
         return Err(ModelError::NoKey {

@@ -187,6 +187,16 @@ impl AssistantMessage {
         }
     }
 
+    /// An empty message of a call to `target`.
+    pub fn for_target(target: &super::Target, timestamp: i64) -> AssistantMessage {
+        AssistantMessage::new(
+            target.wire.api(),
+            &target.model.provider,
+            &target.model.id,
+            timestamp,
+        )
+    }
+
     /// The text blocks joined with newlines (what a summary is made of).
     pub fn text(&self) -> String {
         let texts: Vec<&str> = self
@@ -249,6 +259,16 @@ impl AssistantMessage {
     }
 }
 
+/// The text of an HTTP error as the reference's SDKs write it: `STATUS MESSAGE`, or
+/// `STATUS status code (no body)`.
+pub fn status_message(status: u16, msg: &str) -> String {
+    if msg.is_empty() {
+        format!("{status} status code (no body)")
+    } else {
+        format!("{status} {msg}")
+    }
+}
+
 /// A failed model call: the message the reference reports (`errorMessage`), and the HTTP
 /// status when the provider answered with an error status.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -256,6 +276,18 @@ impl AssistantMessage {
 pub struct LlmError {
     pub message: String,
     pub status: Option<u16>,
+}
+
+impl From<String> for LlmError {
+    fn from(message: String) -> LlmError {
+        LlmError::new(message)
+    }
+}
+
+impl From<&str> for LlmError {
+    fn from(message: &str) -> LlmError {
+        LlmError::new(message)
+    }
 }
 
 impl LlmError {

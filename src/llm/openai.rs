@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use super::json_partial;
-use super::message::{AssistantMessage, Block, Event, Sink, StopReason};
+use super::message::{AssistantMessage, Block, Event, LlmError, Sink, StopReason};
 use super::request::{Options, Request, Target, ToolChoice};
 use crate::context::openai as wire_messages;
 use crate::context::value::{JStr, Obj, Value as Js};
@@ -312,11 +312,7 @@ pub fn http_error(status: u16, body: &str) -> String {
         },
         Err(_) => body.trim().to_owned(),
     };
-    if msg.is_empty() {
-        format!("{status} status code (no body)")
-    } else {
-        format!("{status} {msg}")
-    }
+    super::message::status_message(status, &msg)
 }
 
 /// The state of one streamed response.
@@ -361,12 +357,7 @@ fn usage_from(raw: &Value, prices: &crate::models::Prices) -> super::message::Us
 impl Stream {
     pub fn new(target: &Target, timestamp: i64) -> Stream {
         Stream {
-            msg: AssistantMessage::new(
-                target.wire.api(),
-                &target.model.provider,
-                &target.model.id,
-                timestamp,
-            ),
+            msg: AssistantMessage::for_target(target, timestamp),
             text: None,
             thinking: None,
             by_index: HashMap::new(),
@@ -379,14 +370,14 @@ impl Stream {
     }
 
     /// Handles the data of one SSE event.
-    pub fn data(&mut self, data: &str, sink: Sink) -> Result<(), String> {
+    pub fn data(&mut self, data: &str, sink: Sink) -> Result<(), LlmError> {
         if data.trim() == "[DONE]" {
             self.done = true;
             return Ok(());
         }
         let chunk: Value = match serde_json::from_str(data) {
             Ok(v) => v,
-            Err(e) => return Err(format!("could not parse a stream chunk: {e}")),
+            Err(e) => return Err(format!("could not parse a stream chunk: {e}").into()),
         };
         if !chunk.is_object() {
             return Ok(());
@@ -396,7 +387,7 @@ impl Stream {
                 Some(s) if !s.is_empty() => s.to_owned(),
                 _ => e.to_string(),
             };
-            return Err(m);
+            return Err(m.into());
         }
         if self.msg.response_id.is_none()
             && let Some(id) = chunk.get("id").and_then(Value::as_str)
@@ -614,7 +605,7 @@ impl Stream {
     }
 
     /// Ends the stream: closes the blocks and checks that the response is complete.
-    pub fn finish(&mut self, sink: Sink) -> Result<(), String> {
+    pub fn finish(&mut self, sink: Sink) -> Result<(), LlmError> {
         for i in 0..self.msg.content.len() {
             let ev = match &mut self.msg.content[i] {
                 Block::Text { .. } => Event::TextEnd { index: i },
@@ -640,7 +631,8 @@ impl Stream {
                 .msg
                 .error_message
                 .clone()
-                .unwrap_or_else(|| "Provider returned an error stop reason".into())),
+                .unwrap_or_else(|| "Provider returned an error stop reason".into())
+                .into()),
             StopReason::Aborted => Err("Request was aborted".into()),
             _ => Ok(()),
         }
@@ -665,7 +657,7 @@ mod tests {
         Target::new(m, d).unwrap()
     }
 
-    fn run(chunks: &[&str]) -> (AssistantMessage, Vec<Event>, Result<(), String>) {
+    fn run(chunks: &[&str]) -> (AssistantMessage, Vec<Event>, Result<(), LlmError>) {
         let t = target("openai", "gpt-4o");
         let mut s = Stream::new(&t, 1);
         let mut events = Vec::new();
@@ -733,6 +725,7 @@ mod tests {
         let (m, _, res) = run(&[r#"{"choices":[{"delta":{"content":"partial"}}]}"#]);
         assert!(
             res.unwrap_err()
+                .message
                 .contains("ended before the response was complete")
         );
         assert_eq!(m.text(), "partial");

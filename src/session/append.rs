@@ -24,8 +24,8 @@ pub enum AppendError {
         #[source]
         source: io::Error,
     },
-    #[error("{path} is not a session file: {reason}")]
-    NotASession { path: PathBuf, reason: String },
+    #[error(transparent)]
+    NotASession(#[from] super::store::NotASession),
     #[error(
         "{path} is a version {version} session file; it must be migrated before it can be appended to"
     )]
@@ -53,6 +53,29 @@ impl Appender {
     /// Opens and locks a session file for appending. `cache` is the agent directory, where
     /// the id index of the file is cached (`None`: scan it every time).
     pub fn open(path: &Path, cache: Option<&Path>) -> Result<Appender, AppendError> {
+        match Self::open_locked(path, cache, true)? {
+            Some(ap) => Ok(ap),
+            None => Err(AppendError::Io {
+                path: path.to_owned(),
+                source: io::Error::other("the lock was not taken"),
+            }),
+        }
+    }
+
+    /// Like [`Appender::open`], but without waiting: `None` when another process holds the
+    /// lock (a running writer, such as an agent run).
+    pub fn try_open(path: &Path, cache: Option<&Path>) -> Result<Option<Appender>, AppendError> {
+        Self::open_locked(path, cache, false)
+    }
+
+    /// Opens and locks the file (waiting for the lock, or `None` when it is held), making
+    /// sure the file locked is the one at `path`: a migration may have renamed a new file
+    /// over it meanwhile.
+    fn open_locked(
+        path: &Path,
+        cache: Option<&Path>,
+        wait: bool,
+    ) -> Result<Option<Appender>, AppendError> {
         let io_err = |source| AppendError::Io {
             path: path.to_owned(),
             source,
@@ -64,8 +87,15 @@ impl Appender {
                 .append(true)
                 .open(path)
                 .map_err(io_err)?;
-            lock(&file, path).map_err(io_err)?;
-            // A migration may have renamed a new file over this path while we waited.
+            if wait {
+                lock(&file, path).map_err(io_err)?;
+            } else {
+                match file.try_lock() {
+                    Ok(()) => {}
+                    Err(std::fs::TryLockError::WouldBlock) => return Ok(None),
+                    Err(std::fs::TryLockError::Error(e)) => return Err(io_err(e)),
+                }
+            }
             let (a, b) = (file.metadata().map_err(io_err)?, std::fs::metadata(path));
             match b {
                 Ok(b) if a.dev() == b.dev() && a.ino() == b.ino() => break file,
@@ -74,7 +104,7 @@ impl Appender {
                 Err(e) => return Err(io_err(e)),
             }
         };
-        Self::locked(path, file, cache)
+        Self::locked(path, file, cache).map(Some)
     }
 
     /// The state of a file just locked.
@@ -85,7 +115,7 @@ impl Appender {
         };
         let len = file.metadata().map_err(io_err)?.len();
         let header = read_header(&file, len).map_err(io_err)?.map_err(|reason| {
-            AppendError::NotASession {
+            super::store::NotASession {
                 path: path.to_owned(),
                 reason,
             }
@@ -120,37 +150,6 @@ impl Appender {
             cache: cache.map(Path::to_owned),
             rng,
         })
-    }
-
-    /// Like [`Appender::open`], but without waiting: `None` when another process holds the
-    /// lock (a running writer, such as an agent run).
-    pub fn try_open(path: &Path, cache: Option<&Path>) -> Result<Option<Appender>, AppendError> {
-        let io_err = |source| AppendError::Io {
-            path: path.to_owned(),
-            source,
-        };
-        let mut attempts = 0;
-        let file = loop {
-            let file = OpenOptions::new()
-                .read(true)
-                .append(true)
-                .open(path)
-                .map_err(io_err)?;
-            match file.try_lock() {
-                Ok(()) => {}
-                Err(std::fs::TryLockError::WouldBlock) => return Ok(None),
-                Err(std::fs::TryLockError::Error(e)) => return Err(io_err(e)),
-            }
-            // A migration may have renamed a new file over this path meanwhile.
-            let (a, b) = (file.metadata().map_err(io_err)?, std::fs::metadata(path));
-            match b {
-                Ok(b) if a.dev() == b.dev() && a.ino() == b.ino() => break file,
-                _ if attempts < 20 => attempts += 1,
-                Ok(_) => break file,
-                Err(e) => return Err(io_err(e)),
-            }
-        };
-        Self::locked(path, file, cache).map(Some)
     }
 
     pub fn path(&self) -> &Path {

@@ -208,8 +208,16 @@ pub enum OpenError {
         #[source]
         source: io::Error,
     },
-    #[error("{path} is not a session file: {reason}")]
-    NotASession { path: PathBuf, reason: String },
+    #[error(transparent)]
+    NotASession(#[from] NotASession),
+}
+
+/// A file that is not a session file (no valid header line), and why.
+#[derive(Debug, thiserror::Error)]
+#[error("{} is not a session file: {reason}", path.display())]
+pub struct NotASession {
+    pub path: PathBuf,
+    pub reason: String,
 }
 
 impl Session {
@@ -227,10 +235,11 @@ impl Session {
                 Some(p) if p.kind == ProblemKind::NoHeader => p.message.clone(),
                 _ => "it has no session header line".to_owned(),
             };
-            return Err(OpenError::NotASession {
+            return Err(NotASession {
                 path: path.to_owned(),
                 reason,
-            });
+            }
+            .into());
         }
         Ok((s, v))
     }

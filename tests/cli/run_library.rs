@@ -70,6 +70,8 @@ struct Typist {
     typed: bool,
 }
 
+impl pi::compact::BeforeCompact for Typist {}
+
 impl Hooks for Typist {
     async fn tool_call(&mut self, _id: &str, _name: &str, _args: &Value) -> hooks::ToolCall {
         if !self.typed {
@@ -185,6 +187,8 @@ fn roles_of(f: &std::path::Path) -> Vec<String> {
 /// Blocks bash, sends reads to another file, marks results, and adds a custom message to
 /// every prompt.
 struct Guard;
+
+impl pi::compact::BeforeCompact for Guard {}
 
 impl Hooks for Guard {
     async fn before_agent_start(
