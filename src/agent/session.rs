@@ -740,6 +740,7 @@ impl<'c, H: Hooks, O: Observer> AgentSession<'c, H, O> {
             }
         };
         let budget = Budget {
+            window: self.config.target.model.context_window,
             reserve_tokens: self.config.settings.reserve_tokens,
             keep_recent_tokens: self.config.settings.keep_recent_tokens,
         };

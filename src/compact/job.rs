@@ -19,8 +19,8 @@ use crate::context::tokens::{self, Need};
 use crate::context::value::Value;
 use crate::context::{self as ctx};
 use crate::js;
-use crate::llm::Event;
 use crate::llm::config::{self, ModelError, Settings as LlmSettings};
+use crate::llm::{Event, Target};
 use crate::models::Registry;
 use crate::runtime::{self, SetupError};
 use crate::session::append::AppendError;
@@ -180,9 +180,15 @@ impl Opened {
 }
 
 impl Job {
-    fn budget(&self) -> Budget {
+    /// The budget of a session whose model is `session_model`: the reserves, and the window
+    /// of the model that would write the summary (what its request can carry).
+    fn budget(&self, session_model: Option<&(String, String)>) -> Budget {
         let r = &self.request;
+        let window = self
+            .summary_model(session_model)
+            .map_or(0, |t| t.model.context_window);
         Budget {
+            window,
             reserve_tokens: r
                 .reserve_tokens
                 .or(self.context.reserve_tokens)
@@ -234,7 +240,8 @@ impl Job {
         {
             return Ok(Outcome::Skipped(m));
         }
-        let plan = match super::prepare(&o.s, leaf, self.budget()).map_err(o.read_error())? {
+        let budget = self.budget(o.session_model().as_ref());
+        let plan = match super::prepare(&o.s, leaf, budget).map_err(o.read_error())? {
             Ok(p) => p,
             Err(e) if self.request.skip_unplannable => {
                 let reason = match e {
@@ -246,7 +253,9 @@ impl Job {
             Err(e) => return Err(JobError::NoPlan(e)),
         };
         if self.request.dry_run {
-            let model = self.model_name(o.session_model().as_ref());
+            let model = self
+                .summary_model(o.session_model().as_ref())
+                .map(|t| format!("{}/{}", t.model.provider, t.model.id));
             return Ok(Outcome::Planned(record::plan_record(&o.s, &plan, model)));
         }
         if o.s.version() < crate::session::VERSION {
@@ -320,7 +329,7 @@ impl Job {
                 Ok(())
             })
             .map_err(o.read_error())?;
-        let reserve = self.budget().reserve_tokens;
+        let reserve = self.budget(o.session_model().as_ref()).reserve_tokens;
         let a = meter.assess(o.plan.info.compaction.is_some(), window, reserve, true);
         let mut m = match a.need {
             Need::Above => return Ok(None),
@@ -345,8 +354,8 @@ impl Job {
         Ok(Some(m))
     }
 
-    /// `provider/id` of the model that would write the summary, if one can be chosen.
-    fn model_name(&self, session_model: Option<&(String, String)>) -> Option<String> {
+    /// The model that would write the summary, if one can be chosen.
+    fn summary_model(&self, session_model: Option<&(String, String)>) -> Option<Target> {
         config::select(
             &self.registry,
             &self.agent_dir,
@@ -355,7 +364,7 @@ impl Job {
             session_model,
         )
         .ok()
-        .map(|(t, _)| format!("{}/{}", t.model.provider, t.model.id))
+        .map(|(t, _)| t)
     }
 
     /// The summary: a hook's, the given one, or the model's.

@@ -10,11 +10,14 @@ use crate::context::value::Value;
 use crate::context::{self, js_date};
 use crate::session::{Kind, Session};
 
-/// `compaction.reserveTokens` and `compaction.keepRecentTokens`.
+/// `compaction.reserveTokens` and `compaction.keepRecentTokens`, and the context window
+/// of the model that writes the summary (what a summary request can carry).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Budget {
     pub reserve_tokens: u64,
     pub keep_recent_tokens: u64,
+    /// The summary model's context window (0: not known; [`DEFAULT_WINDOW`] is assumed).
+    pub window: u64,
 }
 
 impl Default for Budget {
@@ -22,7 +25,31 @@ impl Default for Budget {
         Budget {
             reserve_tokens: 16_384,
             keep_recent_tokens: 20_000,
+            window: 0,
         }
+    }
+}
+
+/// The window assumed when the summary model's is not known.
+pub const DEFAULT_WINDOW: u64 = 200_000;
+
+/// The fewest tokens of conversation a summary request is given room for, however small
+/// the window.
+const MIN_REQUEST_TOKENS: u64 = 4_096;
+
+impl Budget {
+    /// How many (estimated) tokens of conversation one summary request can carry: the
+    /// window less the reserve for the answer and the prompt. Older messages beyond it are
+    /// left out of the request.
+    pub fn request_tokens(&self) -> u64 {
+        let window = if self.window == 0 {
+            DEFAULT_WINDOW
+        } else {
+            self.window
+        };
+        window
+            .saturating_sub(self.reserve_tokens)
+            .max(MIN_REQUEST_TOKENS)
     }
 }
 
@@ -36,11 +63,6 @@ pub struct Item {
     pub role: Option<String>,
     /// The message's estimated tokens (message entries only; 0 otherwise).
     pub tokens: u64,
-    /// The agent message the entry stands for in a summary (none for compactions and
-    /// entries that are not messages).
-    pub message: Option<Value>,
-    /// The parsed entry.
-    pub value: Value,
 }
 
 /// The agent message of an entry, for summaries (upstream's `getMessageFromEntry`).
@@ -71,36 +93,89 @@ pub fn entry_message(kind: Kind, e: &Value) -> Option<Value> {
     Some(Value::Obj(m))
 }
 
-/// Reads the entries `path[from..]` of a session as [`Item`]s.
+/// Reads the entries `path` of a session as [`Item`]s (their content is not kept).
 pub fn load(s: &Session, path: &[u32]) -> io::Result<Vec<Item>> {
     let mut items = Vec::with_capacity(path.len());
     s.for_each_line(path, |i, line| {
         let kind = s.entries[i as usize].kind;
-        let value = Value::parse(line).unwrap_or_default();
-        let (role, tokens, message) = match kind {
+        let (role, tokens) = match kind {
             Kind::Message => {
+                let value = Value::parse(line).unwrap_or_default();
                 let msg = value.get("message");
                 let role = msg
                     .and_then(|m| m.get("role"))
                     .and_then(Value::as_jstr)
                     .map(|r| r.text().into_owned());
-                let t = msg.map_or(0, tokens::estimate);
-                (role, t, entry_message(kind, &value))
+                (role, msg.map_or(0, tokens::estimate))
             }
-            Kind::CustomMessage | Kind::BranchSummary => (None, 0, entry_message(kind, &value)),
-            _ => (None, 0, None),
+            _ => (None, 0),
         };
         items.push(Item {
             entry: i,
             kind,
             role,
             tokens,
-            message,
-            value,
         });
         Ok(())
     })?;
     Ok(items)
+}
+
+/// The messages of a span, as a summary request carries them: the newest that fit in
+/// `limit` tokens (older ones are counted, not kept), and every entry they come from.
+#[derive(Debug, Clone, Default)]
+pub struct Span {
+    /// The agent messages the request carries, oldest first.
+    pub messages: Vec<Value>,
+    /// Every entry of the span that has a message (also those left out).
+    pub entries: Vec<u32>,
+    /// Messages per role (all of them), in order of first appearance.
+    pub roles: Vec<(String, usize)>,
+    /// The oldest messages left out of the request.
+    pub omitted: usize,
+}
+
+impl Span {
+    /// Reads the messages of `entries` (compactions skipped), keeping the newest that fit
+    /// in `limit` tokens, and adding every message's files to `files`.
+    fn read(s: &Session, entries: &[u32], limit: u64, files: &mut FileOps) -> io::Result<Span> {
+        let mut span = Span::default();
+        let mut kept: std::collections::VecDeque<(Value, u64)> = Default::default();
+        let mut total = 0u64;
+        s.for_each_line(entries, |i, line| {
+            let kind = s.entries[i as usize].kind;
+            if kind == Kind::Compaction {
+                return Ok(());
+            }
+            let value = Value::parse(line).unwrap_or_default();
+            let Some(m) = entry_message(kind, &value) else {
+                return Ok(());
+            };
+            files.add_message(&m);
+            let role = m
+                .get("role")
+                .and_then(Value::as_jstr)
+                .map_or_else(|| "(none)".to_owned(), |r| r.text().into_owned());
+            match span.roles.iter_mut().find(|(r, _)| *r == role) {
+                Some((_, n)) => *n += 1,
+                None => span.roles.push((role, 1)),
+            }
+            span.entries.push(i);
+            let t = tokens::estimate(&m);
+            total += t;
+            kept.push_back((m, t));
+            // Keep at least the newest message, whatever its size.
+            while total > limit && kept.len() > 1 {
+                if let Some((_, old)) = kept.pop_front() {
+                    total -= old;
+                    span.omitted += 1;
+                }
+            }
+            Ok(())
+        })?;
+        span.messages = kept.into_iter().map(|(m, _)| m).collect();
+        Ok(span)
+    }
 }
 
 /// Where to cut: the first kept item, and the start of the turn it splits (if any).
@@ -202,12 +277,10 @@ pub struct Plan {
     pub first_kept_entry_id: String,
     /// Session entry index of the first kept entry.
     pub first_kept: u32,
-    /// Agent messages to summarize, and the entries they come from.
-    pub messages: Vec<Value>,
-    pub message_entries: Vec<u32>,
-    /// The first part of a split turn: its messages and entries.
-    pub turn_prefix: Vec<Value>,
-    pub turn_prefix_entries: Vec<u32>,
+    /// The messages to summarize (the newest that fit in a request; the entries of all).
+    pub history: Span,
+    /// The first part of a split turn, likewise.
+    pub turn_prefix: Span,
     pub split_turn: bool,
     /// Session entry index where the split turn starts.
     pub turn_start: Option<u32>,
@@ -226,7 +299,53 @@ pub struct Plan {
     pub budget: Budget,
 }
 
-/// Upstream's `prepareCompaction(pathEntries, settings)` for the path to `leaf`.
+/// The previous compaction on a path, as the next one starts from it.
+struct Previous {
+    /// Its position on the path.
+    pos: usize,
+    summary: Option<String>,
+    /// Where the span to summarize starts: the position of its first kept entry.
+    boundary: usize,
+    /// Its file lists (unless a hook wrote it).
+    details: Option<Value>,
+}
+
+fn previous(s: &Session, path: &[u32]) -> io::Result<Option<Previous>> {
+    let Some(p) = path
+        .iter()
+        .rposition(|&i| s.entries[i as usize].kind == Kind::Compaction)
+    else {
+        return Ok(None);
+    };
+    let e = Value::parse(&s.line(path[p])?).unwrap_or_default();
+    let kept = e
+        .get("firstKeptEntryId")
+        .and_then(Value::as_jstr)
+        .map(|k| k.text().into_owned());
+    Ok(Some(Previous {
+        pos: p,
+        summary: e
+            .get("summary")
+            .filter(|v| !matches!(v, Value::Null))
+            .map(|v| Value::js_string(Some(v)).text().into_owned()),
+        boundary: kept
+            .and_then(|k| {
+                path.iter()
+                    .position(|&i| s.entries[i as usize].id.as_str() == k)
+            })
+            .unwrap_or(p + 1),
+        details: if e.get("fromHook").is_some_and(Value::truthy) {
+            None
+        } else {
+            e.get("details").cloned()
+        },
+    }))
+}
+
+/// Upstream's `prepareCompaction(pathEntries, settings)` for the path to `leaf`, in memory
+/// bounded by what a summary request can carry (`budget.request_tokens()`): the path is read
+/// as a list of small items, then the messages to summarize are streamed, keeping the newest
+/// that fit.
 pub fn prepare(s: &Session, leaf: u32, budget: Budget) -> Result<Result<Plan, NoPlan>, io::Error> {
     let path = s.path_to(leaf);
     let kind = |i: u32| s.entries[i as usize].kind;
@@ -236,33 +355,15 @@ pub fn prepare(s: &Session, leaf: u32, budget: Budget) -> Result<Result<Plan, No
     if path.is_empty() {
         return Ok(Err(NoPlan::TooSmall));
     }
-    let prev_pos = path.iter().rposition(|&i| kind(i) == Kind::Compaction);
-    let mut previous_summary = None;
-    let mut prev_details = None;
-    let mut boundary = 0usize;
-    if let Some(p) = prev_pos {
-        let e = Value::parse(&s.line(path[p])?).unwrap_or_default();
-        previous_summary = e
-            .get("summary")
-            .filter(|v| !matches!(v, Value::Null))
-            .map(|v| Value::js_string(Some(v)).text().into_owned());
-        let kept = e
-            .get("firstKeptEntryId")
-            .and_then(Value::as_jstr)
-            .map(|k| k.text().into_owned());
-        boundary = kept
-            .and_then(|k| {
-                path.iter()
-                    .position(|&i| s.entries[i as usize].id.as_str() == k)
-            })
-            .unwrap_or(p + 1);
-        if !e.get("fromHook").is_some_and(Value::truthy) {
-            prev_details = e.get("details").cloned();
-        }
-    }
+    let prev = previous(s, &path)?;
+    let boundary = prev.as_ref().map_or(0, |p| p.boundary);
     // The context the model would see now: its estimated size.
-    let ctx = context::build(s, Some(leaf))?;
-    let tokens_before = tokens::estimate_context(&ctx.messages).tokens;
+    let mut meter = tokens::Meter::default();
+    context::Plan::new(s, Some(leaf))?.each(s, |m| {
+        meter.add(&m.value, false);
+        Ok(())
+    })?;
+    let tokens_before = meter.estimate().tokens;
     let items = load(s, &path[boundary..])?;
     let cut = find_cut_point(&items, 0, items.len(), budget.keep_recent_tokens);
     let Some(first) = items.get(cut.first_kept) else {
@@ -277,50 +378,39 @@ pub fn prepare(s: &Session, leaf: u32, budget: Budget) -> Result<Result<Plan, No
     } else {
         cut.first_kept
     };
-    let mut plan = Plan {
+    let entries =
+        |r: std::ops::Range<usize>| -> Vec<u32> { items[r].iter().map(|it| it.entry).collect() };
+    let mut file_ops = FileOps::default();
+    file_ops.add_details(prev.as_ref().and_then(|p| p.details.as_ref()));
+    let limit = budget.request_tokens();
+    let history = Span::read(s, &entries(0..history_end), limit, &mut file_ops)?;
+    let turn_prefix = if cut.split {
+        Span::read(
+            s,
+            &entries(history_end..cut.first_kept),
+            limit,
+            &mut file_ops,
+        )?
+    } else {
+        Span::default()
+    };
+    Ok(Ok(Plan {
         leaf,
         first_kept_entry_id,
         first_kept: first.entry,
-        messages: Vec::new(),
-        message_entries: Vec::new(),
-        turn_prefix: Vec::new(),
-        turn_prefix_entries: Vec::new(),
+        history,
+        turn_prefix,
         split_turn: cut.split,
         turn_start: cut.turn_start.filter(|_| cut.split).map(|t| items[t].entry),
         tokens_before,
-        previous: prev_pos.map(|p| path[p]),
-        previous_summary,
+        previous: prev.as_ref().map(|p| path[p.pos]),
+        previous_summary: prev.and_then(|p| p.summary),
         boundary_start: path[boundary],
-        file_ops: FileOps::default(),
+        file_ops,
         kept_entries: items.len() - cut.first_kept,
         path_entries: path.len(),
         budget,
-    };
-    for it in &items[..history_end] {
-        if it.kind == Kind::Compaction {
-            continue;
-        }
-        if let Some(m) = &it.message {
-            plan.messages.push(m.clone());
-            plan.message_entries.push(it.entry);
-        }
-    }
-    if cut.split {
-        for it in &items[history_end..cut.first_kept] {
-            if it.kind == Kind::Compaction {
-                continue;
-            }
-            if let Some(m) = &it.message {
-                plan.turn_prefix.push(m.clone());
-                plan.turn_prefix_entries.push(it.entry);
-            }
-        }
-    }
-    plan.file_ops.add_details(prev_details.as_ref());
-    for m in plan.messages.iter().chain(&plan.turn_prefix) {
-        plan.file_ops.add_message(m);
-    }
-    Ok(Ok(plan))
+    }))
 }
 
 #[cfg(test)]
@@ -333,8 +423,6 @@ mod tests {
             kind,
             role: role.map(str::to_owned),
             tokens: chars.div_ceil(4) as u64,
-            message: None,
-            value: Value::Null,
         }
     }
 

@@ -6,7 +6,6 @@ use std::path::Path;
 use serde_json::{Map, Value as Json, json};
 
 use super::{Compaction, Plan};
-use crate::context::value::Value;
 use crate::js;
 use crate::session::Session;
 use crate::session::append::{AppendError, Appender, NewEntry, Parent};
@@ -92,15 +91,21 @@ pub fn record(
 /// The `--dry-run` record of a plan: where it cuts, what it summarizes and keeps.
 pub fn plan_record(s: &Session, p: &Plan, model: Option<String>) -> Map<String, Json> {
     let id = |i: u32| Json::from(s.entries[i as usize].id.to_string());
-    let roles = |msgs: &[Value]| -> Json {
+    let span = |sp: &super::prepare::Span| -> Json {
+        let roles: Map<String, Json> = sp
+            .roles
+            .iter()
+            .map(|(r, n)| (r.clone(), Json::from(*n)))
+            .collect();
         let mut m = Map::new();
-        for msg in msgs {
-            let r = msg
-                .get("role")
-                .and_then(Value::as_jstr)
-                .map_or_else(|| "(none)".to_owned(), |r| r.text().into_owned());
-            let n = m.get(&r).and_then(Json::as_u64).unwrap_or(0);
-            m.insert(r, (n + 1).into());
+        m.insert("messages".into(), sp.entries.len().into());
+        m.insert("roles".into(), Json::Object(roles));
+        m.insert(
+            "entries".into(),
+            sp.entries.iter().map(|&i| id(i)).collect::<Vec<_>>().into(),
+        );
+        if sp.omitted > 0 {
+            m.insert("omitted".into(), sp.omitted.into());
         }
         Json::Object(m)
     };
@@ -127,22 +132,8 @@ pub fn plan_record(s: &Session, p: &Plan, model: Option<String>) -> Map<String, 
         p.previous_summary.clone().map_or(Json::Null, Json::from),
     );
     m.insert("boundaryStartEntryId".into(), id(p.boundary_start));
-    m.insert(
-        "summarize".into(),
-        json!({
-            "messages": p.messages.len(),
-            "roles": roles(&p.messages),
-            "entries": p.message_entries.iter().map(|&i| id(i)).collect::<Vec<_>>(),
-        }),
-    );
-    m.insert(
-        "turnPrefix".into(),
-        json!({
-            "messages": p.turn_prefix.len(),
-            "roles": roles(&p.turn_prefix),
-            "entries": p.turn_prefix_entries.iter().map(|&i| id(i)).collect::<Vec<_>>(),
-        }),
-    );
+    m.insert("summarize".into(), span(&p.history));
+    m.insert("turnPrefix".into(), span(&p.turn_prefix));
     m.insert("keptEntries".into(), p.kept_entries.into());
     m.insert("pathEntries".into(), p.path_entries.into());
     m.insert("readFiles".into(), read.into());

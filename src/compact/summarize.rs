@@ -1,7 +1,7 @@
 //! Asking a model for the summaries (upstream's `generateSummary`, the turn-prefix summary,
 //! `compact` and `generateBranchSummary`), with pi's prompts.
 
-use super::prepare::Plan;
+use super::prepare::{Plan, Span};
 use super::text::{self, FileOps};
 use crate::context::llm;
 use crate::context::value::{Obj, Value};
@@ -73,12 +73,21 @@ pub fn conversation(messages: &[Value]) -> String {
     text::serialize(&llm::convert(messages, false))
 }
 
+/// The conversation of a span, saying first how many older messages did not fit in the
+/// request (when any did not).
+fn span_text(span: &Span) -> String {
+    let text = conversation(&span.messages);
+    match span.omitted {
+        0 => text,
+        n => format!(
+            "[{n} older message{} of this part did not fit in this request and are not shown.]\n\n{text}",
+            if n == 1 { "" } else { "s" }
+        ),
+    }
+}
+
 /// The prompt of a history summary (initial, or an update of `previous`).
-pub fn history_prompt(
-    messages: &[Value],
-    previous: Option<&str>,
-    instructions: Option<&str>,
-) -> String {
+pub fn history_prompt(span: &Span, previous: Option<&str>, instructions: Option<&str>) -> String {
     let previous = previous.filter(|p| !p.is_empty());
     let mut base = if previous.is_some() {
         text::UPDATE_PROMPT.to_owned()
@@ -89,12 +98,12 @@ pub fn history_prompt(
         base.push_str(text::FOCUS_PREFIX);
         base.push_str(i);
     }
-    text::request_text(&conversation(messages), previous, &base)
+    text::request_text(&span_text(span), previous, &base)
 }
 
 /// The prompt of a turn-prefix summary.
-pub fn turn_prefix_prompt(messages: &[Value]) -> String {
-    text::request_text(&conversation(messages), None, text::TURN_PREFIX_PROMPT)
+pub fn turn_prefix_prompt(span: &Span) -> String {
+    text::request_text(&span_text(span), None, text::TURN_PREFIX_PROMPT)
 }
 
 impl Summarizer<'_> {
@@ -142,7 +151,10 @@ impl Summarizer<'_> {
         let reserve = plan.budget.reserve_tokens;
         let history_tokens = (0.8 * reserve as f64).floor() as u64;
         let history = async {
-            if plan.split_turn && !plan.turn_prefix.is_empty() && plan.messages.is_empty() {
+            if plan.split_turn
+                && !plan.turn_prefix.messages.is_empty()
+                && plan.history.messages.is_empty()
+            {
                 // Nothing before the turn: carry the earlier summary (the reference writes
                 // "No prior history." and loses it).
                 return Ok(plan
@@ -152,14 +164,14 @@ impl Summarizer<'_> {
                     .unwrap_or_else(|| "No prior history.".to_owned()));
             }
             let prompt = history_prompt(
-                &plan.messages,
+                &plan.history,
                 plan.previous_summary.as_deref(),
                 instructions,
             );
             self.call(prompt, self.options(history_tokens, true), "Summarization")
                 .await
         };
-        let summary = if plan.split_turn && !plan.turn_prefix.is_empty() {
+        let summary = if plan.split_turn && !plan.turn_prefix.messages.is_empty() {
             let prefix_tokens = (0.5 * reserve as f64).floor() as u64;
             let prefix = self.call(
                 turn_prefix_prompt(&plan.turn_prefix),

@@ -411,8 +411,8 @@ pub fn compact_preparation(plan: &Plan) -> Json {
         "tokensBefore": plan.tokens_before,
         "isSplitTurn": plan.split_turn,
         "previousSummary": plan.previous_summary,
-        "messagesToSummarize": to_json_list(&plan.messages),
-        "turnPrefixMessages": to_json_list(&plan.turn_prefix),
+        "messagesToSummarize": to_json_list(&plan.history.messages),
+        "turnPrefixMessages": to_json_list(&plan.turn_prefix.messages),
         "readFiles": read,
         "modifiedFiles": modified,
     })

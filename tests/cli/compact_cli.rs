@@ -1109,3 +1109,61 @@ fn all_with_cwd_walks_one_directory() {
     assert_eq!(sessions.len(), 2);
     assert!(server.requests().is_empty());
 }
+
+/// History older than a summary request can carry is left out of it, oldest first (and the
+/// request says so); the dry run counts what is left out. Memory follows the request, not
+/// the session.
+#[test]
+fn history_beyond_the_summary_window_is_left_out() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    // A small window: 20000 - reserve 16384 = 3616 tokens, raised to the floor of 4096.
+    let mut models: Value =
+        serde_json::from_str(&std::fs::read_to_string(w.path("agent/models.json")).unwrap())
+            .unwrap();
+    models["providers"]["mock"]["models"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"id": "small", "contextWindow": 20000, "maxTokens": 2000}));
+    w.write("agent/models.json", models.to_string());
+    let s = w.new_session();
+    // 60 turns of 1000 characters each way: about 30000 tokens.
+    let mut input = String::new();
+    for i in 0..60 {
+        input.push_str(&format!(
+            "{}\n{}\n",
+            json!({"role": "user", "content": format!("question {i} {}", "q".repeat(1000))}),
+            json!({"role": "assistant", "content": [{"type": "text", "text": format!("answer {i} {}", "a".repeat(1000))}],
+                   "api": "openai-completions", "provider": "mock", "model": "small",
+                   "usage": {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0}, "stopReason": "stop"}),
+        ));
+    }
+    w.ok_in(&["session", "append", s.to_str().unwrap()], &input);
+    let dry = run(&w, &["compact", s.to_str().unwrap(), "--dry-run"]);
+    assert!(dry.status.success(), "{}", err(&dry));
+    let r = &jsonl(&out(&dry))[0];
+    let all = r["summarize"]["messages"].as_u64().unwrap();
+    let omitted = r["summarize"]["omitted"].as_u64().unwrap();
+    assert_eq!(all, 40, "{r}");
+    assert!(omitted > 0 && omitted < all, "{r}");
+    assert_eq!(
+        r["summarize"]["entries"].as_array().unwrap().len() as u64,
+        all
+    );
+    server.push(Reply::openai_text(&["short"]));
+    let o = run(&w, &["compact", s.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", err(&o));
+    let p = prompt(&server.requests()[0].json());
+    assert!(
+        p.starts_with(&format!(
+            "<conversation>\n[{omitted} older messages of this part did not fit"
+        )),
+        "{}",
+        &p[..200]
+    );
+    // The newest summarized turn is there, the oldest is not.
+    assert!(!p.contains("question 0 "));
+    let kept = all - omitted;
+    assert!(p.matches("[User]: question").count() as u64 <= kept);
+    assert!(p.len() < 4096 * 4 + 4000, "{}", p.len());
+}

@@ -59,6 +59,7 @@ fn check_plan(s: &Session, what: &str, g: &Value, full: bool, bad: &mut Vec<Stri
     let budget = Budget {
         reserve_tokens: 16_384,
         keep_recent_tokens: keep,
+        window: 0,
     };
     let what = format!("{what} leaf {} keep {keep}", g["leaf"]);
     let plan = match compact::prepare(s, leaf, budget).unwrap() {
@@ -77,15 +78,15 @@ fn check_plan(s: &Session, what: &str, g: &Value, full: bool, bad: &mut Vec<Stri
     let path = s.path_to(leaf);
     let pos = |i: u32| path.iter().position(|&x| x == i).map_or(-1, |p| p as i64);
     let (read, modified) = plan.file_ops.lists();
-    let conversation = compact::summarize::conversation(&plan.messages);
-    let prefix = compact::summarize::conversation(&plan.turn_prefix);
+    let conversation = compact::summarize::conversation(&plan.history.messages);
+    let prefix = compact::summarize::conversation(&plan.turn_prefix.messages);
     let mut ours = serde_json::json!({
         "firstKept": pos(plan.first_kept),
         "split": plan.split_turn,
         "turnStart": plan.turn_start.map_or(-1, pos),
         "tokensBefore": plan.tokens_before,
-        "messages": plan.messages.len(),
-        "prefix": plan.turn_prefix.len(),
+        "messages": plan.history.messages.len(),
+        "prefix": plan.turn_prefix.messages.len(),
         "conversation": fnv64(conversation.as_bytes()),
         "prefixText": fnv64(prefix.as_bytes()),
         "previousSummary": plan.previous_summary.as_ref().map(|p| fnv64(p.as_bytes())),
