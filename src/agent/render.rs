@@ -2,11 +2,13 @@
 //! reference's JSON mode prints it), and the human view (the assistant's text streamed to
 //! stdout; on a terminal, a spinner with the running tool or the wait on stderr).
 
+use std::borrow::Cow;
 use std::io::{IsTerminal, Write};
 
 use super::Observer;
 use super::event::Event;
 use crate::llm;
+use crate::output::{escape, escape_text};
 use crate::progress::Spinner;
 
 /// JSON mode: every event as a line. A closed output stops the printing, not the run.
@@ -53,6 +55,8 @@ pub struct Human {
     model: String,
     /// Whether stdout is at the start of a line.
     at_line_start: bool,
+    /// Whether stdout is a terminal: the answer's control characters are then escaped.
+    escape_answer: bool,
     closed: bool,
 }
 
@@ -84,6 +88,7 @@ impl Human {
             },
             model,
             at_line_start: true,
+            escape_answer: std::io::stdout().is_terminal(),
             closed: false,
         }
     }
@@ -95,7 +100,8 @@ impl Human {
         }
     }
 
-    /// A line on stderr: above the spinner on a terminal, else as a `pi:` note.
+    /// A line on stderr: above the spinner on a terminal, else as a `pi:` note. The
+    /// line's text from the model, tools or files must already be escaped.
     fn note(&self, line: &str) {
         if self.spinner.is_active() {
             self.spinner.println(&self.style.dim(line));
@@ -104,10 +110,16 @@ impl Human {
         }
     }
 
+    /// Writes model text to stdout (escaped on a terminal, newlines and tabs kept).
     fn out(&mut self, text: &str) {
         if self.closed || text.is_empty() {
             return;
         }
+        let text = if self.escape_answer {
+            escape_text(text)
+        } else {
+            Cow::Borrowed(text)
+        };
         let mut o = std::io::stdout().lock();
         if o.write_all(text.as_bytes())
             .and_then(|()| o.flush())
@@ -146,11 +158,14 @@ impl Observer for Human {
                 self.end_line();
             }
             Event::ToolExecutionStart { name, args, .. } => {
-                let line = format!("→ {name} {}", call_summary(name, args));
+                let line = format!(
+                    "→ {}",
+                    escape(&format!("{name} {}", call_summary(name, args)))
+                );
                 if self.spinner.is_active() {
                     self.spinner.println(&self.style.cyan(line.trim_end()));
                 }
-                self.status(Some(format!("running {name}")));
+                self.status(Some(format!("running {}", escape(name))));
             }
             Event::ToolExecutionEnd {
                 name,
@@ -160,8 +175,9 @@ impl Observer for Human {
             } if self.spinner.is_active() => {
                 let text = result.text();
                 let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+                let line = escape(&format!("{name}: {first}")).into_owned();
                 self.spinner
-                    .println(&self.style.red(&format!("  ✗ {name}: {first}")));
+                    .println(&self.style.red(&format!("  ✗ {line}")));
             }
             Event::AgentEnd { .. } => self.status(None),
             Event::CompactionStart { reason } => {
@@ -179,10 +195,10 @@ impl Observer for Human {
                     self.note(&format!(
                         "compacted: {} tokens before; kept from entry {}",
                         crate::js::number(r.tokens_before),
-                        r.first_kept_entry_id
+                        escape(&r.first_kept_entry_id)
                     ));
                 } else if let Some(e) = error_message {
-                    crate::error::warn(e);
+                    crate::error::warn(&escape(e));
                 } else if *aborted {
                     self.note("compaction cancelled");
                 } else {
@@ -196,8 +212,9 @@ impl Observer for Human {
                 error_message,
             } => {
                 self.note(&format!(
-                    "retrying in {:.1} s (attempt {attempt}/{max_attempts}) after: {error_message}",
-                    *delay_ms as f64 / 1000.0
+                    "retrying in {:.1} s (attempt {attempt}/{max_attempts}) after: {}",
+                    *delay_ms as f64 / 1000.0,
+                    escape(error_message)
                 ));
             }
             Event::ProviderRetry {
@@ -207,8 +224,9 @@ impl Observer for Human {
                 error,
             } => {
                 self.note(&format!(
-                    "sending the request again in {:.1} s ({attempt}/{max_retries}) after: {error}",
-                    *delay_ms as f64 / 1000.0
+                    "sending the request again in {:.1} s ({attempt}/{max_retries}) after: {}",
+                    *delay_ms as f64 / 1000.0,
+                    escape(error)
                 ));
             }
             _ => {}

@@ -413,9 +413,8 @@ impl<'c, H: Hooks, O: Observer> AgentSession<'c, H, O> {
         {
             self.check_compaction(&last, false).await?;
         }
-        if self.cancel.is_cancelled() {
-            return Ok(Outcome::Aborted);
-        }
+        // An accepted prompt runs even when it was aborted at once: the loop records it and
+        // ends with an `aborted` answer, so `agent_start` … `agent_end` are always seen.
         self.system_prompt = p.system_prompt;
         let mut prompts = vec![user_message_with(&p.text, images)];
         prompts.extend(p.extra);

@@ -532,7 +532,12 @@ fn finish(
             Ok(ExitStatus::Success)
         }
         Outcome::Aborted => Ok(ExitStatus::Interrupted),
-        Outcome::Failed(e) => Err(Exit::new(ExitStatus::Failure, anyhow::anyhow!(e)).into()),
+        // The model's or the provider's words: escaped for the terminal (newlines kept).
+        Outcome::Failed(e) => Err(Exit::new(
+            ExitStatus::Failure,
+            anyhow::anyhow!("{}", crate::output::escape_text(&e)),
+        )
+        .into()),
     }
 }
 

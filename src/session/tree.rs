@@ -8,25 +8,85 @@ use std::rc::Rc;
 use super::store::{NONE, Session};
 
 pub struct Tree {
-    /// Roots in file order (parentless entries, and entries whose parent is missing or
-    /// themselves).
+    /// Roots in file order: parentless entries, entries whose parent is missing or
+    /// themselves, and one entry of every parent cycle (see [`Tree::cycle`]).
     pub roots: Vec<u32>,
+    /// The parent of every entry in the tree ([`NONE`] for roots).
+    parent: Vec<u32>,
+    /// The entries shown as roots because they close a parent cycle, self-parents
+    /// included, in file order.
+    cycles: Vec<u32>,
     child_start: Vec<u32>,
     child_list: Vec<u32>,
 }
 
+/// What makes a root of a cycle one (see [`Tree::cycle`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cycle {
+    /// The entry names itself as its parent.
+    SelfParent,
+    /// The entry's parent is one of its descendants: the rest of the cycle, and whatever
+    /// hangs under it, is shown under this entry.
+    Ancestor,
+}
+
+/// The entries that close a parent cycle: for every cycle of two or more entries, the one
+/// latest in the file (the one `pi session check` names). Linear in the number of entries.
+fn cycle_closers(s: &Session) -> Vec<u32> {
+    let n = s.entries.len();
+    // 0 = not seen, 1 = on the current walk, 2 = done.
+    let mut state = vec![0u8; n];
+    let mut found = Vec::new();
+    let mut walk = Vec::new();
+    for start in 0..n {
+        if state[start] != 0 {
+            continue;
+        }
+        walk.clear();
+        let mut cur = start as u32;
+        while cur != NONE && state[cur as usize] == 0 {
+            state[cur as usize] = 1;
+            walk.push(cur);
+            cur = s.entries[cur as usize].parent;
+        }
+        if cur != NONE && state[cur as usize] == 1 {
+            // The cycle runs from `cur` to the end of the walk.
+            let from = walk.iter().rposition(|&w| w == cur).unwrap_or(0);
+            if let Some(&last) = walk[from..].iter().max() {
+                found.push(last);
+            }
+        }
+        for &w in &walk {
+            state[w as usize] = 2;
+        }
+    }
+    found.sort_unstable();
+    found
+}
+
 impl Tree {
     /// `timestamps[i]` is the parsed entry timestamp (ms), used to order siblings; entries
-    /// with equal (or unparseable) timestamps keep file order.
+    /// with equal (or unparseable) timestamps keep file order. A parent cycle is cut at the
+    /// entry that closes it, which becomes a root, so every entry is in the tree once.
     pub fn build(s: &Session, timestamps: &[i64]) -> Tree {
         let n = s.entries.len();
+        let closers = cycle_closers(s);
+        let mut parent: Vec<u32> = s.entries.iter().map(|r| r.parent).collect();
+        for &c in &closers {
+            parent[c as usize] = NONE;
+        }
+        let mut cycles = Vec::new();
+        let mut next_closer = closers.iter().copied().peekable();
         let mut counts = vec![0u32; n + 1];
         let mut roots = Vec::new();
         for (i, r) in s.entries.iter().enumerate() {
-            if r.parent == NONE {
-                roots.push(i as u32);
-            } else {
-                counts[r.parent as usize] += 1;
+            let closes = next_closer.next_if_eq(&(i as u32)).is_some();
+            if closes || (r.parent == NONE && r.parent_id.as_ref() == Some(&r.id)) {
+                cycles.push(i as u32);
+            }
+            match parent[i] {
+                NONE => roots.push(i as u32),
+                p => counts[p as usize] += 1,
             }
         }
         let mut child_start = vec![0u32; n + 1];
@@ -35,11 +95,10 @@ impl Tree {
         }
         let mut fill = child_start.clone();
         let mut child_list = vec![0u32; child_start[n] as usize];
-        for (i, r) in s.entries.iter().enumerate() {
-            if r.parent != NONE {
-                let p = r.parent as usize;
-                child_list[fill[p] as usize] = i as u32;
-                fill[p] += 1;
+        for (i, &p) in parent.iter().enumerate() {
+            if p != NONE {
+                child_list[fill[p as usize] as usize] = i as u32;
+                fill[p as usize] += 1;
             }
         }
         for i in 0..n {
@@ -51,6 +110,8 @@ impl Tree {
         }
         Tree {
             roots,
+            parent,
+            cycles,
             child_start,
             child_list,
         }
@@ -62,6 +123,29 @@ impl Tree {
             self.child_start[i as usize + 1] as usize,
         );
         &self.child_list[a..b]
+    }
+
+    /// Whether entry `i` is a root because of a parent cycle, and which kind.
+    pub fn cycle(&self, s: &Session, i: u32) -> Option<Cycle> {
+        self.cycles.binary_search(&i).ok()?;
+        Some(if s.entries[i as usize].parent == NONE {
+            Cycle::SelfParent
+        } else {
+            Cycle::Ancestor
+        })
+    }
+
+    /// The entries from a root of the tree to `leaf` (inclusive): the session's path, cut
+    /// where the tree cuts a cycle.
+    pub fn path_to(&self, leaf: u32) -> Vec<u32> {
+        let mut path = Vec::new();
+        let mut cur = leaf;
+        while cur != NONE && (cur as usize) < self.parent.len() {
+            path.push(cur);
+            cur = self.parent[cur as usize];
+        }
+        path.reverse();
+        path
     }
 }
 

@@ -267,7 +267,7 @@ proptest! {
     }
 
     #[test]
-    fn tree_covers_every_entry_outside_cycles(lines in proptest::collection::vec(entry_line(), 0..15)) {
+    fn tree_covers_every_entry_once(lines in proptest::collection::vec(entry_line(), 0..15)) {
         let dir = tempfile::tempdir().unwrap();
         let f = dir.path().join("t.jsonl");
         let text = format!("{{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"t\",\"cwd\":\"/\"}}\n{}\n", lines.join("\n"));
@@ -278,22 +278,27 @@ proptest! {
         let mut seen = vec![0u32; s.entries.len()];
         tree::layout(&t, &active, |row| { seen[row.idx as usize] += 1; Ok(()) }).unwrap();
         for (i, &n) in seen.iter().enumerate() {
-            // An entry is shown once, unless its ancestors form a cycle (then it has no root).
-            let mut cur = i as u32;
-            let mut steps = 0;
-            while cur != NONE && steps <= s.entries.len() { cur = s.entries[cur as usize].parent; steps += 1; }
-            let in_cycle = cur != NONE;
-            prop_assert_eq!(n, u32::from(!in_cycle), "entry {}", i);
+            // Every entry is shown once, those in or under a parent cycle too.
+            prop_assert_eq!(n, 1, "entry {}", i);
         }
         let mut out = Vec::new();
         tree::write_nested(&t, &mut out, |w, i| write!(w, "\"i\":{i}")).unwrap();
-        for line in String::from_utf8(out).unwrap().lines() {
+        let out = String::from_utf8(out).unwrap();
+        prop_assert_eq!(out.matches("\"i\":").count(), s.entries.len());
+        for line in out.lines() {
             serde_json::from_str::<serde_json::Value>(line).unwrap();
         }
         if let Some(leaf) = s.leaf() {
             let path = s.path_to(leaf);
             prop_assert!(path.len() <= s.entries.len());
             prop_assert_eq!(path.last().copied(), Some(leaf));
+            // The tree's path runs from one of its roots down its edges.
+            let tp = t.path_to(leaf);
+            prop_assert_eq!(tp.last().copied(), Some(leaf));
+            prop_assert!(t.roots.contains(&tp[0]));
+            for pair in tp.windows(2) {
+                prop_assert!(t.children(pair[0]).contains(&pair[1]));
+            }
         }
     }
 }

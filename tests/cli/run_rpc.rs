@@ -308,6 +308,65 @@ fn abort_then_prompt_again() {
     check(&w, &f);
 }
 
+/// A prompt answered as accepted runs even when an `abort` follows at once (both lines in
+/// one write, before the run could start): `agent_start` … `agent_end` with an aborted
+/// answer, the prompt and the answer recorded, and `abort` answered after `agent_end`.
+#[test]
+fn prompt_then_abort_at_once_still_ends_visibly() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    let rounds = 8;
+    // Rounds whose request went out before the abort get a stalled answer.
+    server.push(Reply::openai_text(&["Back again."]).when("and now?"));
+    for _ in 0..rounds {
+        server.push(
+            Reply::openai_text(&["never ", "finishes"])
+                .stall_at("finishes", Duration::from_secs(20)),
+        );
+    }
+    let mut c = Client::start(&w, &[]);
+    for k in 0..rounds {
+        let (p, a) = (format!("p{k}"), format!("a{k}"));
+        c.send_raw(
+            format!(
+                "{}\n{}\n",
+                json!({"type": "prompt", "message": format!("prompt {k}"), "id": p}),
+                json!({"type": "abort", "id": a})
+            )
+            .as_bytes(),
+        );
+        let r = c.response(&a);
+        assert_eq!(r["success"], true, "{r}");
+        let at = |f: &dyn Fn(&Value) -> bool| c.seen.iter().rposition(f);
+        let accepted = at(&|v| v["id"] == p.as_str()).expect("the prompt is answered");
+        assert_eq!(c.seen[accepted]["success"], true);
+        let start = at(&|v| v["type"] == "agent_start");
+        let end = at(&|v| v["type"] == "agent_end");
+        let answered = c.seen.len() - 1;
+        assert!(
+            matches!((start, end), (Some(s), Some(e)) if accepted < s && s < e && e < answered),
+            "round {k}: agent_start … agent_end between the two answers: {:#?}",
+            &c.seen[accepted..]
+        );
+        let ended = &c.seen[end.unwrap()]["messages"];
+        assert_eq!(text(&ended[0]), format!("prompt {k}"));
+        assert_eq!(ended[1]["stopReason"], "aborted", "round {k}: {ended}");
+    }
+    c.call("last", json!({"type": "prompt", "message": "and now?"}));
+    c.idle();
+    let (code, _) = c.close();
+    assert_eq!(code, 0);
+    let f = session_file(&w);
+    let ms = messages(&f);
+    assert_eq!(ms.len(), 2 * rounds + 2, "{:#?}", roles(&ms));
+    for k in 0..rounds {
+        assert_eq!(text(&ms[2 * k]), format!("prompt {k}"));
+        assert_eq!(ms[2 * k + 1]["stopReason"], "aborted");
+    }
+    assert_eq!(text(&ms[2 * rounds + 1]), "Back again.");
+    check(&w, &f);
+}
+
 /// `compact` summarizes with the model, emits compaction events, answers with the result,
 /// and the context shrinks to the summary and kept messages.
 #[test]

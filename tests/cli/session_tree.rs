@@ -151,6 +151,115 @@ fn children_are_ordered_by_timestamp() {
     );
 }
 
+/// An entry line of a crafted file: `parent` is `null` or an id.
+fn raw_entry(id: &str, parent: Option<&str>, text: &str) -> String {
+    json!({"type": "message", "id": id, "parentId": parent,
+           "timestamp": "2025-01-01T00:00:00Z", "message": {"role": "user", "content": text}})
+    .to_string()
+}
+
+const HEADER: &str =
+    r#"{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00Z","cwd":"/"}"#;
+
+/// Entries in or under a parent cycle are shown: the entry that closes the cycle (the one
+/// `check` names) becomes a root marked as such, with the rest of the cycle and what hangs
+/// under it below; a self-parent is a marked root. Every entry is shown once.
+#[test]
+fn tree_shows_cycles_and_what_hangs_under_them() {
+    let w = World::new();
+    let lines = [
+        HEADER.to_owned(),
+        raw_entry("a", None, "a root"),
+        raw_entry("c1", Some("c2"), "in the cycle"),
+        raw_entry("c2", Some("c1"), "closes the cycle"),
+        raw_entry("e", Some("e"), "its own parent"),
+        raw_entry("d", Some("c1"), "under the cycle"),
+    ];
+    let f = w.write("cycle.jsonl", lines.join("\n") + "\n");
+    let p = f.to_str().unwrap();
+    insta::assert_snapshot!(w.snaps(&[
+        &["session", "tree", p, "--format", "human"],
+        &["session", "check", p, "--format", "human"],
+    ]), @"
+    $ pi session tree [ROOT]/cycle.jsonl --format human
+    status: 0
+    ----- stdout -----
+    • c2 [cycle: parent c1 is below] user: closes the cycle
+    • c1 user: in the cycle
+    • d user: under the cycle  ← leaf
+      a user: a root
+      e [cycle: its own parent] user: its own parent
+    ----- stderr -----
+
+    $ pi session check [ROOT]/cycle.jsonl --format human
+    status: 1
+    ----- stdout -----
+    [ROOT]/cycle.jsonl:4: error[cycle]: entry 'c2' is its own ancestor (a parentId cycle)
+    [ROOT]/cycle.jsonl:5: error[self-parent]: entry 'e' names itself as its parent
+    [ROOT]/cycle.jsonl: 2 errors, 0 warnings (5 entries)
+    ----- stderr -----
+    ");
+    let roots = jsonl(&w.ok(&["session", "tree", p, "--json"]));
+    assert_eq!(ids(&roots), ["a", "c2", "e"]);
+    assert_eq!(roots[0].get("cycle"), None);
+    assert_eq!(roots[1]["cycle"], true);
+    assert_eq!(roots[1]["parentId"], "c1", "the parent is kept as written");
+    assert_eq!(roots[1]["active"], true);
+    let c1 = &roots[1]["children"][0];
+    assert_eq!((c1["id"].clone(), c1.get("cycle")), (json!("c1"), None));
+    assert_eq!(c1["children"][0]["id"], "d");
+    assert_eq!(c1["children"][0]["leaf"], true);
+    assert_eq!(roots[2]["cycle"], true);
+    assert_eq!(roots[2]["children"], json!([]));
+}
+
+/// A cycle through every entry of a large file is shown whole, and fast.
+#[test]
+fn tree_of_a_long_cycle_is_linear() {
+    let w = World::new();
+    let n = 100_000;
+    let mut text = String::from(HEADER);
+    text.push('\n');
+    for i in 0..n {
+        let parent = format!("e{}", (i + n - 1) % n);
+        text.push_str(&raw_entry(
+            &format!("e{i}"),
+            Some(&parent),
+            &format!("m{i}"),
+        ));
+        text.push('\n');
+    }
+    let f = w.write("long.jsonl", text);
+    let p = f.to_str().unwrap();
+    let t = std::time::Instant::now();
+    let human = w.ok(&["session", "tree", p, "--format", "human"]);
+    let json = w.ok(&["session", "tree", p, "--json"]);
+    assert!(
+        t.elapsed() < std::time::Duration::from_secs(60),
+        "{:?}",
+        t.elapsed()
+    );
+    assert_eq!(human.lines().count(), n);
+    let last = format!("e{}", n - 1);
+    // The leaf closes the cycle: a root, with the rest of the cycle under it.
+    assert!(
+        human.starts_with(&format!(
+            "• {last} [cycle: parent e{} is below] user: m{}  ← leaf\n  e0 user: m0\n  e1 user: m1\n",
+            n - 2,
+            n - 1
+        )),
+        "{}",
+        &human[..200]
+    );
+    assert!(
+        human.lines().skip(1).all(|l| l.starts_with("  e")),
+        "one column"
+    );
+    assert_eq!(json.lines().count(), 1);
+    assert_eq!(json.matches("\"children\":[").count(), n);
+    assert_eq!(json.matches("\"cycle\":true").count(), 1);
+}
+
 #[test]
 fn fork_copies_the_path_into_a_new_session() {
     let w = World::new();

@@ -4,6 +4,7 @@
 
 use std::io::Read;
 use std::os::fd::{FromRawFd, OwnedFd};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
 use crate::common::*;
@@ -230,4 +231,184 @@ fn run_shows_tool_lines_on_a_terminal() {
     assert!(o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(err, "");
+}
+
+/// Escapes a file or a model could use to take over a terminal: a clipboard write (OSC 52),
+/// a title change, a screen clear, a carriage return, a C1 CSI and a right-to-left override.
+const HOSTILE: &str =
+    "\u{1b}]52;c;cHduZWQ=\u{7}\u{1b}]0;owned\u{7}\u{1b}[2J\rfake\u{9b}1m\u{202e}gnp.exe";
+
+/// What reached the terminal from `text` (as [`on_terminal`] shows it) besides pi's own
+/// colors must be printable: no escape, BEL, carriage return, C1 or bidi control.
+fn assert_printable(text: &str) {
+    let plain = uncolored(text);
+    for bad in ['␛', '\u{7}', '\r', '\u{9b}', '\u{202e}'] {
+        assert!(
+            !plain.contains(bad),
+            "{bad:?} reached the terminal: {plain:?}"
+        );
+    }
+}
+
+/// `s` as a YAML double-quoted scalar, every character outside printable ASCII escaped.
+fn yaml_quoted(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' | '\\' => {
+                out.push('\\');
+                out.push(c);
+            }
+            ' '..='~' => out.push(c),
+            c => out.push_str(&format!("\\u{:04x}", u32::from(c))),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// Names, labels, messages, ids, directories and template descriptions are text from files:
+/// every human view shows their control characters escaped, one row per record, and keeps
+/// its own colors; JSON keeps the text exact.
+#[test]
+fn human_views_escape_text_from_files() {
+    let w = World::new();
+    let name = format!("evil\n019b7ca9  forged row {HOSTILE}");
+    let f = PathBuf::from(w.ok(&["session", "new", "--name", &name]).trim());
+    let p = f.to_str().unwrap();
+    let out = jsonl(&w.ok_in(
+        &["session", "append", p],
+        &format!(
+            "{}\n{}\n",
+            user(&format!("hi {HOSTILE}")),
+            assistant(HOSTILE)
+        ),
+    ));
+    let first = out[0]["id"].as_str().unwrap().to_owned();
+    w.ok(&["session", "label", p, &first, &format!("lbl {HOSTILE}")]);
+
+    let (code, text) = on_terminal(pi(&w, &["session", "tree", p]));
+    assert_eq!(code, 0, "{text}");
+    assert_printable(&text);
+    insta::assert_snapshot!(uncolored(&text), @r"
+    • 25439588 [title: evil\n019b7ca9  forged row \u{1b}]52;c;cHduZWQ=\u{7}\u{1b}]0;owned\u{7}\u{1b}[2J…
+    • d0d5127a [lbl \u{1b}]52;c;cHduZWQ=\u{7}\u{1b}]0;owned\u{7}\u{1b}[2J\rfake\u{9b}1m\u{202e}gnp.exe] user: hi \u…
+    • 1ef156bb assistant: \u{1b}]52;c;cHduZWQ=\u{7}\u{1b}]0;owned\u{7}\u{1b}[2J fake\u{9b}1m\u{202e}gnp…
+    • 37688dad [label: lbl \u{1b}]52;c;cHduZWQ=\u{7}\u{1b}]0;owned\u{7}\u{1b}[2J\rfake\u{9b}1m\…  ← leaf
+    ");
+    // JSON is exact.
+    let roots = jsonl(&w.ok(&["session", "tree", p, "--json"]));
+    assert_eq!(
+        roots[0]["children"][0]["label"],
+        format!("lbl {HOSTILE}").as_str()
+    );
+
+    let (code, text) = on_terminal(pi(&w, &["session", "list"]));
+    assert_eq!(code, 0, "{text}");
+    assert_printable(&text);
+    assert_eq!(text.lines().count(), 2, "a header and one row: {text}");
+    insta::assert_snapshot!(w.redact(&uncolored(&text)), @r"
+    MODIFIED     MSGS  ID        NAME / FIRST MESSAGE
+    just now        2  019b7ca9  evil\n019b7ca9  forged row \u{1b}]52;c;cHduZWQ=\u{7}\u{1b}]0;owned\u{7…
+    ");
+    let listed = jsonl(&w.ok(&["session", "list"]));
+    assert_eq!(listed[0]["name"], name.trim());
+
+    // A crafted file: hostile ids in check's messages, a hostile directory in list --all.
+    let bad = w.write(
+        "bad.jsonl",
+        format!(
+            "{}\n{}\n",
+            serde_json::json!({"type": "session", "version": 3, "id": "s",
+                "timestamp": "2025-01-01T00:00:00Z", "cwd": format!("/tmp/{HOSTILE}")}),
+            serde_json::json!({"type": "message", "id": format!("id{HOSTILE}"),
+                "parentId": format!("gone{HOSTILE}"), "timestamp": "2025-01-01T00:00:00Z",
+                "message": {"role": "user", "content": "x"}}),
+        ),
+    );
+    let (code, text) = on_terminal(pi(&w, &["session", "check", bad.to_str().unwrap()]));
+    assert_eq!(code, 1, "{text}");
+    assert_printable(&text);
+    insta::assert_snapshot!(w.redact(&uncolored(&text)), @r"
+    [ROOT]/bad.jsonl:2: error[dangling-parent]: entry 'id\u{1b}]52;c;cHduZWQ=\u{7}\u{1b}]0;owned\u{7}\u{1b}[2J\rfake\u{9b}1m\u{202e}gnp.exe' has parent 'gone\u{1b}]52;c;cHduZWQ=\u{7}\u{1b}]0;owned\u{7}\u{1b}[2J\rfake\u{9b}1m\u{202e}gnp.exe', which does not exist
+    [ROOT]/bad.jsonl: 1 error, 0 warnings (1 entries)
+    ");
+    let (code, text) = on_terminal(pi(&w, &["session", "tree", bad.to_str().unwrap()]));
+    assert_eq!(code, 0, "{text}");
+    assert_printable(&text);
+    let sessions = w.agent().join("sessions/--tmp-x--");
+    std::fs::create_dir_all(&sessions).unwrap();
+    std::fs::copy(&bad, sessions.join("2025-01-01T00-00-00-000Z_s.jsonl")).unwrap();
+    let (code, text) = on_terminal(pi(&w, &["session", "list", "--all"]));
+    assert_eq!(code, 0, "{text}");
+    assert_printable(&text);
+    assert!(text.contains("/tmp/\\u{1b}]52;c;"), "{text}");
+
+    // Prompt templates: a hostile file name, description and argument hint.
+    w.write(
+        "proj/.pi/prompts/ev\u{1b}[8mil.md",
+        format!(
+            "---\ndescription: {}\nargument-hint: {}\n---\nReview $1\n",
+            yaml_quoted(&format!("Review {HOSTILE}")),
+            yaml_quoted("<x\u{7}>")
+        ),
+    );
+    let (code, text) = on_terminal(pi(&w, &["prompt", "list"]));
+    assert_eq!(code, 0, "{text}");
+    assert_printable(&text);
+    insta::assert_snapshot!(uncolored(&text), @r"/ev\u{1b}[8mil <x\u{7}>  project  Review \u{1b}]52;c;cHduZWQ=\u{7}\u{1b}]0;owned\u{7}\u{1b}[2J fake…");
+}
+
+/// The answer streamed to a terminal has its control characters escaped, newlines and tabs
+/// kept; so do the tool lines and the final error on stderr. Piped, the answer is data and
+/// is written as the model sent it.
+#[test]
+fn run_escapes_model_text_on_a_terminal() {
+    use crate::common::model_server::{ModelServer, Reply};
+    use crate::run_support::{tool_calls, world};
+    let server = ModelServer::start();
+    let w = world(&server);
+    let args = serde_json::json!({"path": format!("missing{HOSTILE}")}).to_string();
+    server.push(tool_calls(&[("c1", "read", &args)]));
+    server.push(Reply::openai_text(&[
+        "Line one\n",
+        "\tindented ",
+        HOSTILE,
+        "\nend",
+    ]));
+    let (code, text) = on_terminal(pi(&w, &["run", "--no-session", "-p", "go"]));
+    assert_eq!(code, 0, "{text}");
+    // The spinner redraws with CR; the answer's CR is escaped.
+    assert!(text.contains("\\u{1b}[2J\\rfake"), "{text:?}");
+    assert_printable(&without_spinner(&text));
+    insta::assert_snapshot!(w.redact(&uncolored(&without_spinner(&text))), @r"
+    → read missing\u{1b}]52;c;cHduZWQ=\u{7}\u{1b}]0;owned\u{7}\u{1b}[2J\rfake\u{9b}1m\u{202e}gnp.exe
+      ✗ read: ENOENT: no such file or directory, access '[PROJ]/missing\u{1b}]52;c;cHduZWQ=\u{7}\u{1b}]0;owned\u{7}\u{1b}[2J\rfake\u{9b}1m\u{202e}gnp.exe'
+    Line one
+    	indented \u{1b}]52;c;cHduZWQ=\u{7}\u{1b}]0;owned\u{7}\u{1b}[2J\rfake\u{9b}1m\u{202e}gnp.exe
+    end
+    ");
+
+    // A provider error with escapes in its message.
+    server.push(Reply::status(
+        400,
+        &serde_json::json!({"error": {"message": format!("bad request {HOSTILE}")}}).to_string(),
+    ));
+    let (code, text) = on_terminal(pi(&w, &["run", "--no-session", "-p", "go"]));
+    assert_eq!(code, 1, "{text}");
+    assert_printable(&without_spinner(&text));
+    assert!(text.contains("bad request \\u{1b}]52;c;"), "{text}");
+
+    // Piped: the answer as it came.
+    server.push(Reply::openai_text(&["raw ", HOSTILE]));
+    let o = w
+        .pi()
+        .args(["run", "--no-session", "-p", "again"])
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        format!("raw {HOSTILE}\n")
+    );
 }

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use super::DiscoveryArgs;
 use crate::cmd::Ctx;
 use crate::cmd::args::FormatArgs;
-use crate::output::{Style, term_width, truncate};
+use crate::output::{Style, escape, term_width, truncate};
 use crate::prompt::{Diagnostic, DiagnosticType, ResourceKind, Scope};
 
 #[derive(Debug, Args)]
@@ -96,15 +96,20 @@ pub fn run(args: ListArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
                 Some(h) => format!("/{} {h}", t.name),
                 None => format!("/{}", t.name),
             };
-            (cmd, t.description.clone(), scope_label(t.source.scope))
+            (cmd, t.description.as_str(), scope_label(t.source.scope))
         })
         .chain(res.skills.iter().map(|s| {
             (
                 format!("/skill:{}", s.name),
-                s.description.clone(),
+                s.description.as_str(),
                 scope_label(s.source.scope),
             )
         }))
+        .map(|(cmd, desc, scope)| {
+            // Names come from file names, the rest from the files: shown escaped.
+            let desc = crate::prompt::text::one_line(desc);
+            (escape(&cmd).into_owned(), escape(&desc).into_owned(), scope)
+        })
         .collect();
     if rows.is_empty() && diagnostics.is_empty() {
         crate::error::note("no prompt templates or skills found");
@@ -119,7 +124,6 @@ pub fn run(args: ListArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
         .unwrap_or(0)
         .min(32);
     for (cmd, desc, scope) in &rows {
-        let desc = crate::prompt::text::one_line(desc);
         let room = width.saturating_sub(cmd_w + scope_w + 4).max(10);
         let cmd_shown = truncate(cmd, cmd_w);
         let pad = cmd_w.saturating_sub(cmd_shown.chars().count());
@@ -128,7 +132,7 @@ pub fn run(args: ListArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
             st.cyan(&cmd_shown),
             " ".repeat(pad),
             st.dim(&format!("{scope:<scope_w$}")),
-            truncate(&desc, room)
+            truncate(desc, room)
         );
         ctx.out.line(line.trim_end().as_bytes())?;
     }
@@ -147,7 +151,8 @@ pub fn run(args: ListArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
             ),
             None => format!("{}: {}", d.path.display(), d.message),
         };
-        ctx.out.line(format!("{label}: {detail}").as_bytes())?;
+        ctx.out
+            .line(format!("{label}: {}", escape(&detail)).as_bytes())?;
     }
     Ok(ExitStatus::Success)
 }

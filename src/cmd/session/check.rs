@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use crate::cmd::Ctx;
 use crate::cmd::args::FormatArgs;
-use crate::output::Style;
+use crate::output::{Style, escape};
 use crate::session::store::Severity;
 
 pub const EXIT_STATUS: &str = "\
@@ -49,6 +49,7 @@ pub fn run(args: CheckArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
         let st = Style {
             on: ctx.out.color(),
         };
+        let p = escape(&p);
         for pr in &problems {
             let loc = match pr.column {
                 Some(c) => format!("{p}:{}:{c}", pr.line),
@@ -58,8 +59,9 @@ pub fn run(args: CheckArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
                 Severity::Error => st.red("error"),
                 Severity::Warning => st.yellow("warning"),
             };
+            let message = escape(&pr.message);
             ctx.out
-                .line(format!("{loc}: {sev}[{}]: {}", pr.kind.as_str(), pr.message).as_bytes())?;
+                .line(format!("{loc}: {sev}[{}]: {message}", pr.kind.as_str()).as_bytes())?;
         }
         if s.problems_dropped > 0 {
             ctx.out

@@ -8,7 +8,7 @@ use clap::Args;
 use crate::clock;
 use crate::cmd::Ctx;
 use crate::cmd::args::FormatArgs;
-use crate::output::{Style, term_width, truncate};
+use crate::output::{Style, escape, term_width, truncate};
 use crate::session::{find, info};
 
 #[derive(Debug, Args)]
@@ -53,13 +53,11 @@ pub fn run(args: ListArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
     ctx.out.line(st.bold(&head).as_bytes())?;
     for i in &infos {
         let id: String = i.id.chars().take(8).collect();
+        let id = escape(&id);
+        let first = crate::session::preview::normalize(&i.first_message);
         let what = match &i.name {
-            Some(n) => format!(
-                "{} — {}",
-                n,
-                crate::session::preview::normalize(&i.first_message)
-            ),
-            None => crate::session::preview::normalize(&i.first_message),
+            Some(n) => format!("{} — {}", escape(n), escape(&first)),
+            None => escape(&first).into_owned(),
         };
         let fixed = 10 + 1 + 6 + 2 + 8 + 2;
         let mut line = format!(
@@ -71,7 +69,7 @@ pub fn run(args: ListArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
         );
         if args.all {
             line.push('\n');
-            line.push_str(&st.dim(&format!("{:>28}{}", "", i.cwd)));
+            line.push_str(&st.dim(&format!("{:>28}{}", "", escape(&i.cwd))));
         }
         ctx.out.line(line.as_bytes())?;
     }

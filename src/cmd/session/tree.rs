@@ -7,10 +7,10 @@ use crate::clock;
 use crate::cmd::Ctx;
 use crate::cmd::args::FormatArgs;
 use crate::json::{self, RawStr};
-use crate::output::{Style, term_width, truncate};
+use crate::output::{Style, escape, term_width, truncate};
 use crate::session::id::IdMap;
 use crate::session::scan::Visit;
-use crate::session::tree::{self, Tree};
+use crate::session::tree::{self, Cycle, Tree};
 use crate::session::{Session, preview};
 
 #[derive(Debug, Args)]
@@ -83,13 +83,13 @@ pub fn run(args: TreeArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
         Some(l) => Some(s.resolve_entry(l)?),
         None => s.leaf(),
     };
+    let t = Tree::build(&s, &x.timestamps);
     let mut active = vec![false; s.entries.len()];
     if let Some(l) = leaf {
-        for i in s.path_to(l) {
+        for i in t.path_to(l) {
             active[i as usize] = true;
         }
     }
-    let t = Tree::build(&s, &x.timestamps);
     let labels: IdMap<(String, String)> = s
         .resolved_labels()
         .into_iter()
@@ -124,6 +124,9 @@ pub fn run(args: TreeArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
                 b.extend_from_slice(b",\"labelTimestamp\":");
                 json::write_str(&mut b, ts);
             }
+            if t.cycle(&s, i).is_some() {
+                b.extend_from_slice(b",\"cycle\":true");
+            }
             b.extend_from_slice(b",\"active\":");
             b.extend_from_slice(if active[i as usize] {
                 b"true"
@@ -152,30 +155,40 @@ pub fn run(args: TreeArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
         let marker = if on_path { "•" } else { " " };
         let label = labels
             .get(&r.id)
-            .map(|(l, _)| format!("[{l}] "))
+            .map(|(l, _)| format!("[{}] ", escape(l)))
             .unwrap_or_default();
+        let cycle = match t.cycle(&s, row.idx) {
+            None => String::new(),
+            Some(Cycle::SelfParent) => "[cycle: its own parent] ".to_owned(),
+            Some(Cycle::Ancestor) => format!(
+                "[cycle: parent {} is below] ",
+                escape(r.parent_id.as_ref().map_or("", |p| p.as_str()))
+            ),
+        };
         let leaf_mark = if leaf == Some(row.idx) {
             "  ← leaf"
         } else {
             ""
         };
-        let id = r.id.as_str();
+        let id = escape(r.id.as_str());
         let used = row.prefix.chars().count()
             + 2
             + id.chars().count()
             + 1
+            + cycle.chars().count()
             + label.chars().count()
             + leaf_mark.chars().count();
-        let text = truncate(&x.previews[i], width.saturating_sub(used).max(12));
+        let text = truncate(&escape(&x.previews[i]), width.saturating_sub(used).max(12));
         let line = format!(
-            "{} {}{} {}{}{}",
+            "{} {}{} {}{}{}{}",
             if on_path {
                 st.cyan(marker)
             } else {
                 marker.to_owned()
             },
             st.dim(row.prefix),
-            st.yellow(id),
+            st.yellow(&id),
+            st.red(&cycle),
             st.magenta(&label),
             if on_path { text } else { st.dim(&text) },
             st.bold(leaf_mark)
