@@ -48,24 +48,28 @@ impl Project {
     /// Decides for the project in `dir`, with the trust store of `agent_dir`.
     pub fn load(agent_dir: &Path, dir: &Path) -> Project {
         let mut warnings = Vec::new();
-        let fp = trust::fingerprint(dir).unwrap_or_else(|e| {
-            // Unreadable files: treated as code that cannot be checked.
-            warnings.push(format!("cannot read {}: {e}", dir.join(".pi").display()));
-            trust::Fingerprint {
-                has_code: true,
-                ..Default::default()
+        let fp = trust::fingerprint(dir);
+        let has_code = match &fp {
+            Ok(fp) => fp.has_code,
+            Err(e) => {
+                // Unreadable files: code that cannot be checked.
+                warnings.push(format!("cannot read {}: {e}", dir.join(".pi").display()));
+                true
             }
-        });
-        let (trusted, refused) = if !fp.has_code {
+        };
+        let (trusted, refused) = if !has_code {
             // Nothing to run; the project's other settings apply as always.
             (false, None)
         } else {
-            let status = trust::Store::new(agent_dir)
-                .status(dir)
-                .unwrap_or_else(|e| {
-                    warnings.push(format!("{e}; no project is trusted"));
-                    trust::Status::Untrusted
-                });
+            let store = trust::Store::new(agent_dir);
+            let status = match &fp {
+                Ok(fp) => store.status_of(dir, fp),
+                Err(_) => store.status(dir),
+            }
+            .unwrap_or_else(|e| {
+                warnings.push(format!("{e}; no project is trusted"));
+                trust::Status::Untrusted
+            });
             let hint = format!(
                 "review them, then run `pi trust {}`",
                 shell_words::quote(&dir.to_string_lossy())

@@ -333,7 +333,14 @@ impl Store {
     pub fn status(&self, dir: &Path) -> Result<Status, TrustError> {
         let k = key(dir);
         let records = self.read()?;
-        Ok(status_of(&k, records.get(&*k.to_string_lossy())))
+        Ok(status_of(&k, records.get(&*k.to_string_lossy()), None))
+    }
+
+    /// [`Store::status`] for a project whose files were just hashed (`fp`).
+    pub fn status_of(&self, dir: &Path, fp: &Fingerprint) -> Result<Status, TrustError> {
+        let k = key(dir);
+        let records = self.read()?;
+        Ok(status_of(&k, records.get(&*k.to_string_lossy()), Some(fp)))
     }
 
     /// Changes the store under its lock: `f` gets the records and says whether to write.
@@ -429,15 +436,15 @@ impl Store {
             .read()?
             .into_values()
             .map(|r| {
-                let s = status_of(Path::new(&r.dir), Some(&r));
+                let s = status_of(Path::new(&r.dir), Some(&r), None);
                 (r, s)
             })
             .collect())
     }
 }
 
-/// Where a project stands against its record.
-fn status_of(dir: &Path, record: Option<&Record>) -> Status {
+/// Where a project stands against its record (its files hashed now, unless given).
+fn status_of(dir: &Path, record: Option<&Record>, fp: Option<&Fingerprint>) -> Status {
     if !dir.is_dir() {
         return if record.is_some() {
             Status::Missing
@@ -448,7 +455,11 @@ fn status_of(dir: &Path, record: Option<&Record>) -> Status {
     let Some(r) = record else {
         return Status::Untrusted;
     };
-    match fingerprint(dir) {
+    let now = match fp {
+        Some(fp) => Ok(fp.clone()),
+        None => fingerprint(dir),
+    };
+    match now {
         Ok(fp) if fp.sha256() == r.sha256 => Status::Trusted,
         Ok(fp) => Status::Changed(fp.changed(&r.files)),
         Err(_) => Status::Changed(vec![".pi".into()]),
