@@ -37,6 +37,9 @@ _pi() {
             pi,session)
                 cmd="pi__subcmd__session"
                 ;;
+            pi,trust)
+                cmd="pi__subcmd__trust"
+                ;;
             pi__subcmd__context,build)
                 cmd="pi__subcmd__context__subcmd__build"
                 ;;
@@ -95,7 +98,7 @@ _pi() {
 
     case "${cmd}" in
         pi)
-            opts="-h -V --session-dir --help --version session prompt context compact models run generate"
+            opts="-h -V --session-dir --help --version session prompt context compact models run trust generate"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -845,6 +848,24 @@ _pi() {
                     COMPREPLY=($(compgen -W "auto json human" -- "${cur}"))
                     return 0
                     ;;
+                --session-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        pi__subcmd__trust)
+            opts="-h -V --list --revoke --session-dir --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
                 --session-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

@@ -33,6 +33,7 @@ complete -c pi -n "__fish_pi_needs_command" -f -a "context" -d 'Build the contex
 complete -c pi -n "__fish_pi_needs_command" -f -a "compact" -d 'Summarize older entries of a session with a model, from the shell or cron'
 complete -c pi -n "__fish_pi_needs_command" -f -a "models" -d 'List the configured models'
 complete -c pi -n "__fish_pi_needs_command" -f -a "run" -d 'Run the agent: send a prompt, let the model use tools, and record it all in a session'
+complete -c pi -n "__fish_pi_needs_command" -f -a "trust" -d 'Let a project\'s own hooks and tools (its .pi/) run, list trusted projects, revoke'
 complete -c pi -n "__fish_pi_needs_command" -f -a "generate" -d 'Write the man pages and shell completions (for packagers and the repository)'
 complete -c pi -n "__fish_pi_using_subcommand session; and not __fish_seen_subcommand_from new list log append branch tree resume label name fork check migrate" -l session-dir -d 'Keep sessions in DIR instead of the per-project directory under the agent directory' -r -F
 complete -c pi -n "__fish_pi_using_subcommand session; and not __fish_seen_subcommand_from new list log append branch tree resume label name fork check migrate" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -154,7 +155,7 @@ complete -c pi -n "__fish_pi_using_subcommand prompt; and __fish_seen_subcommand
 complete -c pi -n "__fish_pi_using_subcommand prompt; and __fish_seen_subcommand_from system" -l prompt-dir -l prompt-template -d 'Also load templates from PATH, a .md file or a directory of them (repeatable; they lose name collisions with discovered ones). Relative to the current directory' -r
 complete -c pi -n "__fish_pi_using_subcommand prompt; and __fish_seen_subcommand_from system" -l skill-dir -l skill -d 'Also load skills from PATH, a skill file or a directory (repeatable; they lose name collisions with discovered ones). Relative to the current directory' -r
 complete -c pi -n "__fish_pi_using_subcommand prompt; and __fish_seen_subcommand_from system" -l tools -d 'Active tools, comma-separated, in this order [default: read,bash,edit,write and the tools given by --tool-snippet/--tool-guideline]' -r
-complete -c pi -n "__fish_pi_using_subcommand prompt; and __fish_seen_subcommand_from system" -l tool -d 'A program tool, as `pi run --tool` takes it (repeatable); the program tools of <agent dir>/tools/ and .pi/tools/ are always included' -r -F
+complete -c pi -n "__fish_pi_using_subcommand prompt; and __fish_seen_subcommand_from system" -l tool -d 'A program tool, as `pi run --tool` takes it (repeatable); the program tools of <agent dir>/tools/ and of a trusted project\'s .pi/tools/ are always included' -r -F
 complete -c pi -n "__fish_pi_using_subcommand prompt; and __fish_seen_subcommand_from system" -l tool-snippet -d 'Define a tool\'s one-line summary for the tool list, as NAME=TEXT (repeatable); a name that is not built in adds a custom tool' -r
 complete -c pi -n "__fish_pi_using_subcommand prompt; and __fish_seen_subcommand_from system" -l tool-guideline -d 'Add a guideline that applies while tool NAME is active, as NAME=TEXT (repeatable)' -r
 complete -c pi -n "__fish_pi_using_subcommand prompt; and __fish_seen_subcommand_from system" -l system-prompt -d 'Use TEXT instead of the default prompt and SYSTEM.md (if TEXT names an existing file, its contents)' -r
@@ -245,6 +246,11 @@ complete -c pi -n "__fish_pi_using_subcommand run" -l json -d 'Print the event s
 complete -c pi -n "__fish_pi_using_subcommand run" -l rpc -d 'Take commands as JSON lines on stdin and answer on stdout (the reference\'s RPC mode): prompt, steer, follow_up, abort, compact, get_state, get_messages, …'
 complete -c pi -n "__fish_pi_using_subcommand run" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c pi -n "__fish_pi_using_subcommand run" -s V -l version -d 'Print version'
+complete -c pi -n "__fish_pi_using_subcommand trust" -l session-dir -d 'Keep sessions in DIR instead of the per-project directory under the agent directory' -r -F
+complete -c pi -n "__fish_pi_using_subcommand trust" -l list -d 'List the trusted projects, each with its state: trusted, changed (its files are no longer those trusted; with the files that changed) or missing'
+complete -c pi -n "__fish_pi_using_subcommand trust" -l revoke -d 'Forget the project: its hooks and tools no longer run'
+complete -c pi -n "__fish_pi_using_subcommand trust" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c pi -n "__fish_pi_using_subcommand trust" -s V -l version -d 'Print version'
 complete -c pi -n "__fish_pi_using_subcommand generate" -l out -d 'Directory that receives man/ and completions/' -r -F
 complete -c pi -n "__fish_pi_using_subcommand generate" -l session-dir -d 'Keep sessions in DIR instead of the per-project directory under the agent directory' -r -F
 complete -c pi -n "__fish_pi_using_subcommand generate" -l check -d 'Compare with the files in DIR instead of writing; exit 1 if they differ'

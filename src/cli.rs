@@ -64,6 +64,15 @@ pub enum Command {
     /// Run the agent: send a prompt, let the model use tools, and record it all in a session
     #[command(after_long_help = cmd::run::EXIT_STATUS)]
     Run(cmd::run::RunArgs),
+    /// Let a project's own hooks and tools (its .pi/) run, list trusted projects, revoke
+    ///
+    /// Hooks in a project's .pi/settings.json, its program tools (.pi/tools/) and its
+    /// shellEnvironmentPolicy are used only after `pi trust DIR`, and only while
+    /// .pi/settings.json and the files under .pi/tools/ and .pi/hooks/ are those that were
+    /// trusted. Global hooks and tools, and those given with --hook and --tool, always run.
+    /// Trusted projects are kept in <agent dir>/trust.json.
+    #[command(after_long_help = cmd::trust::EXIT_STATUS)]
+    Trust(cmd::trust::TrustArgs),
     /// Write the man pages and shell completions (for packagers and the repository)
     #[command(hide = true)]
     Generate(cmd::generate::GenerateArgs),
@@ -136,6 +145,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
         Command::Compact(args) => with_ctx(dir, |ctx| cmd::compact::run(args, ctx)),
         Command::Run(args) => with_ctx(dir, |ctx| cmd::run::run(args, ctx)),
         Command::Models(args) => with_ctx(dir, |ctx| cmd::models::run(args, ctx)),
+        Command::Trust(args) => with_ctx(dir, |ctx| cmd::trust::run(args, ctx)),
     }
 }
 

@@ -18,6 +18,7 @@ pub mod json;
 pub mod llm;
 pub mod models;
 pub mod output;
+pub mod private;
 pub mod progress;
 pub mod prompt;
 pub mod rng;

@@ -213,6 +213,7 @@ pub fn new_header(cwd: &str) -> (String, Vec<u8>, i64) {
 pub fn create(dir: &Path, cwd: &str) -> anyhow::Result<(PathBuf, Vec<u8>)> {
     let (id, header, now) = new_header(cwd);
     let path = dir.join(format!("{}_{id}.jsonl", clock::file_stamp(now)));
+    let _private = crate::private::PrivateUmask::set(); // 0600 (new folders 0700)
     append::write_new_file(&path, false, |w| {
         w.write_all(&header)?;
         w.write_all(b"\n")

@@ -1,5 +1,6 @@
 //! `pi compact`: the arguments, then a [`Job`] run on one session or every session.
 
+use std::collections::HashSet;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -138,13 +139,15 @@ fn job(args: &CompactArgs, ctx: &Ctx) -> anyhow::Result<Job> {
     })
 }
 
-/// Compacts one session with the hooks of `--hook` and the settings.
+/// Compacts one session with the hooks of `--hook` and the settings (a trusted project's
+/// too). A warning already in `warned` (the same untrusted project, say) is not repeated.
 fn compact(
     job: &mut Job,
     ctx: &Ctx,
     flags: &[String],
     path: &Path,
     progress: &Progress,
+    warned: &mut HashSet<String>,
 ) -> Result<Outcome, job::JobError> {
     job.run(path, progress, |cwd| -> Option<ProgramHooks> {
         let (hooks, warnings) = for_session(
@@ -155,8 +158,11 @@ fn compact(
             path,
             HookEvent::SessionBeforeCompact,
         );
-        for w in &warnings {
-            crate::error::warn(w);
+        for w in warnings {
+            if !warned.contains(&w) {
+                crate::error::warn(&w);
+                warned.insert(w);
+            }
         }
         hooks
     })
@@ -169,7 +175,15 @@ pub fn run(args: CompactArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
         return all(&args, &mut job, ctx);
     }
     let path = ctx.session_path(args.session.as_deref())?;
-    let outcome = compact(&mut job, ctx, &args.hook, &path, &Progress::default())?;
+    let mut warned = HashSet::new();
+    let outcome = compact(
+        &mut job,
+        ctx,
+        &args.hook,
+        &path,
+        &Progress::default(),
+        &mut warned,
+    )?;
     let cancelled = outcome.cancelled();
     let session = |mut m: serde_json::Map<String, Json>| {
         m.insert("session".into(), path.to_string_lossy().into_owned().into());
@@ -207,13 +221,21 @@ fn all(args: &CompactArgs, job: &mut Job, ctx: &mut Ctx) -> anyhow::Result<ExitS
         .filter(|p| find::read_header(p).is_some())
         .collect();
     let (mut compacted, mut failed) = (0usize, 0usize);
+    let mut warned = HashSet::new();
     for path in &files {
         let mut rec = serde_json::Map::new();
         rec.insert("session".into(), path.to_string_lossy().into_owned().into());
         let outcome = match job::probe(path) {
             Ok(Some(skip)) => Ok(Outcome::Skipped(skip)),
-            Ok(None) => compact(job, ctx, &args.hook, path, &Progress::default())
-                .map_err(anyhow::Error::from),
+            Ok(None) => compact(
+                job,
+                ctx,
+                &args.hook,
+                path,
+                &Progress::default(),
+                &mut warned,
+            )
+            .map_err(anyhow::Error::from),
             Err(e) => Err(e.into()),
         };
         match outcome {

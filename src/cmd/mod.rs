@@ -12,6 +12,7 @@ pub mod models;
 pub mod prompt;
 pub mod run;
 pub mod session;
+pub mod trust;
 pub mod watch;
 
 use std::path::{Path, PathBuf};

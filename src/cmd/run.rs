@@ -21,6 +21,7 @@ use crate::cmd::Ctx;
 use crate::cmd::args::{ModelArgs, SystemPromptArgs, positive_u32};
 use crate::context::value::Value;
 use crate::error::{Exit, ExitStatus};
+use crate::extensions::Project;
 use crate::extensions::config::HookSet;
 use crate::extensions::hooks::{ProgramHooks, Runner};
 use crate::llm::config::{self, Settings as LlmSettings};
@@ -97,7 +98,7 @@ pub struct RunArgs {
     /// and takes a call's arguments as JSON on stdin (repeatable)
     ///
     /// Program tools are also found in <agent dir>/tools/ and .pi/tools/ of the session's
-    /// directory. See `commands/pi-extensions.md`.
+    /// directory, when it is a trusted project (`pi trust`). See `commands/pi-extensions.md`.
     #[arg(long = "tool", value_name = "PATH")]
     pub tool: Vec<PathBuf>,
     /// Run COMMAND (a shell command line) at EVENT, after the hooks of settings.json
@@ -216,6 +217,8 @@ struct RunSettings {
     agent: crate::agent::settings::Settings,
     resources: Arc<Resources>,
     hooks: HookSet,
+    /// What the run may use of the project's extensions (trust, environment policy).
+    project: Project,
     tools: Vec<Tool>,
     tool_choice: Option<ToolChoice>,
     prompt: Option<String>,
@@ -256,7 +259,7 @@ impl RunSettings {
             no_skills: false,
         });
         warnings.extend(resources.warnings.iter().cloned());
-        let (hooks, tools, tool_choice) = extensions(args, ctx, &cwd, warnings)?;
+        let (hooks, project, tools, tool_choice) = extensions(args, ctx, &cwd, warnings)?;
         let prompt = if args.rpc { None } else { read_prompt(args)? };
         if let Some(p) = &prompt {
             check_prompt(p, &resources)?;
@@ -327,6 +330,7 @@ impl RunSettings {
             agent,
             resources: Arc::new(resources),
             hooks,
+            project,
             tools,
             tool_choice,
             prompt,
@@ -342,19 +346,27 @@ impl RunSettings {
     }
 }
 
-/// Program tools and hooks, and the tools of the run: warnings met so far are printed with
-/// those of the extensions.
+/// Program tools and hooks (the project's only when it is trusted), and the tools of the
+/// run: warnings met so far are printed with those of the extensions.
 fn extensions(
     args: &RunArgs,
     ctx: &Ctx,
     cwd: &std::path::Path,
     mut warnings: Vec<String>,
-) -> anyhow::Result<(HookSet, Vec<Tool>, Option<ToolChoice>)> {
+) -> anyhow::Result<(HookSet, Project, Vec<Tool>, Option<ToolChoice>)> {
     let agent_dir = &ctx.dirs.agent_dir;
-    let programs =
-        crate::extensions::tools::discover(agent_dir, cwd, &ctx.cwd, &args.tool, &mut warnings)
-            .map_err(crate::error::usage)?;
-    let (hooks, hook_warnings) = crate::extensions::config::load(agent_dir, cwd, &args.hook);
+    let project = Project::load(agent_dir, cwd);
+    warnings.extend(project.warnings.iter().cloned());
+    warnings.extend(project.refused.clone());
+    let programs = crate::extensions::tools::discover(
+        agent_dir,
+        &project,
+        &ctx.cwd,
+        &args.tool,
+        &mut warnings,
+    )
+    .map_err(crate::error::usage)?;
+    let (hooks, hook_warnings) = crate::extensions::config::load(agent_dir, &project, &args.hook);
     warnings.extend(hook_warnings);
     for w in &warnings {
         crate::error::warn(w);
@@ -365,7 +377,7 @@ fn extensions(
         .as_deref()
         .map(|c| tool_choice(c, &tools))
         .transpose()?;
-    Ok((hooks, tools, choice))
+    Ok((hooks, project, tools, choice))
 }
 
 /// How long a run waits for another writer's short append before calling the session busy.
@@ -437,7 +449,10 @@ fn launch(mut rs: RunSettings, args: &RunArgs, ctx: &Ctx) -> anyhow::Result<Exit
     tool_ctx.auto_resize_images = rs.agent.auto_resize_images;
     tool_ctx.model_accepts_images = Some(rs.target.model.accepts_images());
     tool_ctx.session_file = rs.file.as_ref().map(|f| f.path().to_owned());
+    tool_ctx.env_policy = rs.project.policy.clone();
     let session_file = tool_ctx.session_file.clone();
+    // Full-output files of `bash` that the session does not name are removed at the end.
+    let _logs = RemoveLogs(session_file.clone());
     let model_name = format!("{}/{}", rs.target.model.provider, rs.target.model.id);
     let config = Config {
         target: rs.target,
@@ -463,7 +478,12 @@ fn launch(mut rs: RunSettings, args: &RunArgs, ctx: &Ctx) -> anyhow::Result<Exit
     let rt = crate::runtime::build()?;
     let cancel = CancelToken::new();
     let signalled = Signalled::default();
-    let hooks = ProgramHooks::new(Runner::new(rs.hooks, rs.cwd.clone(), session_file.clone()));
+    let mut runner = Runner::new(rs.hooks, rs.cwd.clone(), session_file.clone());
+    runner.policy = rs.project.policy.clone();
+    let mut hooks = ProgramHooks::new(runner);
+    if let Some(e) = rs.project.refusal() {
+        hooks.report(e);
+    }
     let run = Run {
         rt: &rt,
         client: &client,
@@ -510,6 +530,15 @@ fn launch(mut rs: RunSettings, args: &RunArgs, ctx: &Ctx) -> anyhow::Result<Exit
         run.drive(Human::new(model_name), rs.prompt)
     };
     finish(outcome?, signalled.get(), args)
+}
+
+/// Removes the `bash` tool's full-output files the session does not name when dropped.
+struct RemoveLogs(Option<PathBuf>);
+
+impl Drop for RemoveLogs {
+    fn drop(&mut self) {
+        crate::tools::bash::remove_unreferenced_logs(self.0.as_deref());
+    }
 }
 
 /// The exit status of a finished run (and its last word on stderr).

@@ -1,5 +1,6 @@
 //! Which hooks run: `hooks` in `<agent dir>/settings.json`, then in the project's
-//! `.pi/settings.json` (both lists run, global first), then `--hook EVENT=COMMAND` flags.
+//! `.pi/settings.json` (both lists run, global first; the project's only when it is
+//! trusted, see [`super::trust`]), then `--hook EVENT=COMMAND` flags.
 //!
 //! ```json
 //! {
@@ -19,6 +20,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::{Map, Value};
+
+use super::Project;
 
 /// The default time a hook may take, in seconds (setting `hookTimeout`).
 pub const DEFAULT_TIMEOUT_SECS: f64 = 30.0;
@@ -278,22 +281,24 @@ pub fn parse_flag(arg: &str, default_timeout: Duration) -> Result<HookSpec, Stri
     })
 }
 
-/// The settings files hooks are read from, in order.
-pub fn settings_files(agent_dir: &Path, cwd: &Path) -> [PathBuf; 2] {
-    [
-        agent_dir.join("settings.json"),
-        cwd.join(".pi").join("settings.json"),
-    ]
+/// The settings files hooks are read from, in order: the global one, and the project's
+/// when it is trusted.
+pub fn settings_files(agent_dir: &Path, project: &Project) -> Vec<PathBuf> {
+    let mut files = vec![agent_dir.join("settings.json")];
+    if project.trusted {
+        files.push(project.dir.join(".pi").join("settings.json"));
+    }
+    files
 }
 
-/// The hooks for a session of `cwd`: from both settings files (global first), then the
-/// `--hook` flags (already parsed). Problems are returned as warnings; a broken file
-/// contributes nothing.
-pub fn load(agent_dir: &Path, cwd: &Path, flags: &[String]) -> (HookSet, Vec<String>) {
+/// The hooks for a session of `project`: from the settings files (global first; the
+/// project's when it is trusted), then the `--hook` flags (already checked). Problems are
+/// returned as warnings; a broken file contributes nothing.
+pub fn load(agent_dir: &Path, project: &Project, flags: &[String]) -> (HookSet, Vec<String>) {
     let mut warnings = Vec::new();
     let mut hooks = Vec::new();
     let mut files: Vec<(String, Map<String, Value>)> = Vec::new();
-    for path in settings_files(agent_dir, cwd) {
+    for path in settings_files(agent_dir, project) {
         // Unreadable or invalid files are reported by the settings reader already.
         let Ok(text) = std::fs::read(&path) else {
             continue;

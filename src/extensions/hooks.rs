@@ -15,10 +15,13 @@
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde_json::{Map, Value as Json, json};
 
+use super::Project;
 use super::config::{HookEvent, HookSet, HookSpec, OnError};
+use super::env::Policy;
 use super::process::{self, RunError, Spec};
 use crate::agent::Message;
 use crate::agent::hooks::{Effects, HookError, Hooks, Input, ToolCall};
@@ -42,6 +45,8 @@ pub struct Runner {
     /// Set in every hook's environment besides `PI_HOOK_EVENT`, `PI_CWD` and
     /// `PI_SESSION_FILE`.
     pub env: Vec<(String, OsString)>,
+    /// What hooks get of pi's environment.
+    pub policy: Arc<Policy>,
 }
 
 /// What one hook gave.
@@ -59,6 +64,7 @@ impl Runner {
             cwd,
             session_file,
             env: Vec::new(),
+            policy: Arc::default(),
         }
     }
 
@@ -93,6 +99,7 @@ impl Runner {
         let spec = Spec {
             argv: vec!["/bin/sh".into(), "-c".into(), h.command.clone().into()],
             cwd: self.cwd.clone(),
+            policy: self.policy.clone(),
             env,
             stdin: payload.to_vec(),
             timeout: Some(h.timeout),
@@ -393,6 +400,12 @@ impl ProgramHooks {
         .await;
     }
 
+    /// Reports an extension that could not run (it is part of the next effects taken, as
+    /// an `extension_error`); the caller has warned about it already.
+    pub fn report(&mut self, e: HookError) {
+        self.fx.errors.push(e);
+    }
+
     /// Takes the effects gathered so far.
     pub fn take(&mut self) -> Effects {
         std::mem::take(&mut self.fx)
@@ -495,8 +508,9 @@ pub async fn before_compact(
 }
 
 /// The hooks of `event` for the session at `path` whose working directory is `cwd`: those of
-/// the global and the project's settings and of `flags`, run in `cwd` (in `fallback_cwd`
-/// when `cwd` is gone). `None` when there are none; then the warnings met.
+/// the global settings, of the project's when it is trusted, and of `flags`, run in `cwd` (in
+/// `fallback_cwd` when `cwd` is gone). `None` when there are none; then the warnings met
+/// (an untrusted project's refusal among them).
 pub fn for_session(
     agent_dir: &Path,
     cwd: &Path,
@@ -505,12 +519,17 @@ pub fn for_session(
     path: &Path,
     event: HookEvent,
 ) -> (Option<ProgramHooks>, Vec<String>) {
-    let (set, warnings) = crate::extensions::config::load(agent_dir, cwd, flags);
+    let project = Project::load(agent_dir, cwd);
+    let mut warnings = project.warnings.clone();
+    warnings.extend(project.refused.clone());
+    let (set, hook_warnings) = crate::extensions::config::load(agent_dir, &project, flags);
+    warnings.extend(hook_warnings);
     if !set.has(event) {
         return (None, warnings);
     }
     let run_in = if cwd.is_dir() { cwd } else { fallback_cwd };
-    let runner = Runner::new(set, run_in.to_owned(), Some(path.to_owned()));
+    let mut runner = Runner::new(set, run_in.to_owned(), Some(path.to_owned()));
+    runner.policy = project.policy;
     (Some(ProgramHooks::new(runner)), warnings)
 }
 

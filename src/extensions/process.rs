@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
+use super::env::Policy;
 use crate::tools::CancelToken;
 
 /// The most an extension may print on stdout (and on stderr, when captured).
@@ -22,7 +23,10 @@ pub struct Spec {
     /// The program and its arguments.
     pub argv: Vec<OsString>,
     pub cwd: PathBuf,
-    /// Set in the program's environment (over pi's own).
+    /// The program's environment, made from pi's ([`Policy`]: secret-looking variables
+    /// left out by default).
+    pub policy: Arc<Policy>,
+    /// Set in the program's environment after the policy's.
     pub env: Vec<(String, OsString)>,
     /// Written to its stdin, which is then closed.
     pub stdin: Vec<u8>,
@@ -159,6 +163,7 @@ pub async fn run(spec: &Spec, cancel: Option<&CancelToken>) -> Result<Finished, 
         })
         .process_group(0)
         .kill_on_drop(true);
+    spec.policy.apply(&mut cmd);
     for (k, v) in &spec.env {
         cmd.env(k, v);
     }

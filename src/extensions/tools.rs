@@ -14,8 +14,8 @@
 //! cut, as the built-in tools cut theirs.
 //!
 //! Tools are found in `<agent dir>/tools/` and `<cwd>/.pi/tools/` (executable files; a
-//! project tool takes the place of a global one of the same name) and given with
-//! `--tool PATH` (these win over both).
+//! project tool takes the place of a global one of the same name; the project's only when
+//! it is trusted, see [`super::trust`]) and given with `--tool PATH` (these win over both).
 
 use std::ffi::OsString;
 use std::os::unix::fs::PermissionsExt;
@@ -26,6 +26,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use super::Project;
+use super::env::Policy;
 use super::process::{self, RunError, Spec};
 use crate::tools::truncate::{self, Limits};
 use crate::tools::{CancelToken, Content, CustomTool, ToolContext, ToolDefinition, ToolResult};
@@ -126,11 +128,12 @@ pub fn parse_description(path: &Path, stdout: &[u8]) -> Result<ProgramTool, Stri
     })
 }
 
-/// Runs `PROGRAM --describe` (from synchronous code).
-pub fn describe(path: &Path, cwd: &Path) -> Result<ProgramTool, String> {
+/// Runs `PROGRAM --describe` (from synchronous code), with the environment `policy` makes.
+pub fn describe(path: &Path, cwd: &Path, policy: &Arc<Policy>) -> Result<ProgramTool, String> {
     let spec = Spec {
         argv: vec![path.as_os_str().to_owned(), "--describe".into()],
         cwd: cwd.to_owned(),
+        policy: policy.clone(),
         env: vec![("PI_CWD".into(), cwd.as_os_str().to_owned())],
         stdin: Vec::new(),
         timeout: Some(DESCRIBE_TIMEOUT),
@@ -182,17 +185,19 @@ fn folder(dir: &Path, warnings: &mut Vec<String>) -> Vec<PathBuf> {
     out
 }
 
-/// The program tools for a session of `cwd`: `<agent dir>/tools/`, `<cwd>/.pi/tools/`,
-/// then `explicit` (`--tool`, taken from `launch_dir`); later ones take the place of
-/// earlier ones of the same name. A tool that cannot describe itself is left out with a
-/// warning, except one given with `--tool`, which is an error.
+/// The program tools for a session of `project`: `<agent dir>/tools/`, the project's
+/// `.pi/tools/` when it is trusted, then `explicit` (`--tool`, taken from `launch_dir`);
+/// later ones take the place of earlier ones of the same name. A tool that cannot describe
+/// itself is left out with a warning, except one given with `--tool`, which is an error.
 pub fn discover(
     agent_dir: &Path,
-    cwd: &Path,
+    project: &Project,
     launch_dir: &Path,
     explicit: &[PathBuf],
     warnings: &mut Vec<String>,
 ) -> Result<Vec<Arc<dyn CustomTool>>, String> {
+    let cwd = project.dir.as_path();
+    let policy = &project.policy;
     let mut found: Vec<ProgramTool> = Vec::new();
     let add = |t: ProgramTool, found: &mut Vec<ProgramTool>| match found
         .iter_mut()
@@ -201,9 +206,13 @@ pub fn discover(
         Some(f) => *f = t,
         None => found.push(t),
     };
-    for dir in [agent_dir.join("tools"), cwd.join(".pi").join("tools")] {
+    let mut dirs = vec![agent_dir.join("tools")];
+    if project.trusted {
+        dirs.push(cwd.join(".pi").join("tools"));
+    }
+    for dir in dirs {
         for p in folder(&dir, warnings) {
-            match describe(&p, cwd) {
+            match describe(&p, cwd, policy) {
                 Ok(t) => add(t, &mut found),
                 Err(e) => warnings.push(format!("ignoring tool {}: {e}", p.display())),
             }
@@ -214,7 +223,7 @@ pub fn discover(
         if !is_executable(&p) {
             return Err(format!("--tool {}: not an executable file", p.display()));
         }
-        let t = describe(&p, cwd).map_err(|e| format!("--tool {}: {e}", p.display()))?;
+        let t = describe(&p, cwd, policy).map_err(|e| format!("--tool {}: {e}", p.display()))?;
         add(t, &mut found);
     }
     Ok(found
@@ -355,6 +364,7 @@ impl CustomTool for ProgramTool {
         let spec = Spec {
             argv: vec![self.path.clone().into_os_string()],
             cwd: ctx.cwd.clone(),
+            policy: ctx.env_policy.clone(),
             env,
             stdin,
             timeout: self.timeout,

@@ -297,23 +297,114 @@ pub fn set_header(headers: &mut Vec<(String, String)>, name: &str, value: String
     headers.push((name.to_owned(), value));
 }
 
-/// Cuts secrets (keys, header values) out of a text. Values shorter than 6 characters are
+/// The shortest piece of a secret that is cut out on its own: a text holding the first 12
+/// characters of a key (a truncated key in an error message) gives the key away.
+pub const REDACT_PREFIX: usize = 12;
+
+/// Cuts secrets (keys, header values) out of a text: each as it is, JSON-escaped or
+/// percent-encoded (as a URL or a form carries it), in any mix of upper and lower case, and
+/// any piece of 12 or more characters that starts it. Values shorter than 6 characters are
 /// left alone (they are not secrets: `none`, `x`, `local`).
 pub fn redact(text: &str, secrets: &[String]) -> String {
-    let mut out = text.to_owned();
-    let mut sorted: Vec<&String> = secrets.iter().filter(|s| s.chars().count() >= 6).collect();
-    sorted.sort_by_key(|s| std::cmp::Reverse(s.len()));
-    for s in sorted {
-        if out.contains(s.as_str()) {
-            out = out.replace(s.as_str(), "[redacted]");
-        }
-        // A key inside a URL may be percent-encoded.
-        let enc = percent_encode(s);
-        if enc != *s && out.contains(&enc) {
-            out = out.replace(&enc, "[redacted]");
+    let mut ranges: Vec<(usize, usize)> = Vec::new();
+    for s in secrets.iter().filter(|s| s.chars().count() >= 6) {
+        for form in forms(s) {
+            find_prefixes(text.as_bytes(), form.as_bytes(), &mut ranges);
         }
     }
+    if ranges.is_empty() {
+        return text.to_owned();
+    }
+    ranges.sort_unstable();
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for (start, end) in ranges {
+        if end <= at {
+            continue;
+        }
+        if start >= at {
+            out.push_str(&text[at..start]);
+            out.push_str("[redacted]");
+        }
+        at = end;
+    }
+    out.push_str(&text[at..]);
     out
+}
+
+/// The ways a secret may be written in a text.
+fn forms(s: &str) -> Vec<String> {
+    let mut out = vec![s.to_owned()];
+    if let Ok(q) = serde_json::to_string(s) {
+        let json = q[1..q.len() - 1].to_owned();
+        // Escapes some writers add: `\\/`, and every non-ASCII character as `\\uXXXX`.
+        let mut ascii = String::new();
+        for c in json.chars() {
+            if c.is_ascii() {
+                ascii.push(c);
+            } else {
+                let mut buf = [0u16; 2];
+                for u in c.encode_utf16(&mut buf) {
+                    ascii.push_str(&format!("\\u{u:04x}"));
+                }
+            }
+        }
+        for j in [json, ascii] {
+            out.push(j.replace('/', "\\/"));
+            out.push(j);
+        }
+    }
+    let url = percent_encode(s);
+    out.push(url.replace("%20", "+"));
+    out.push(url);
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Adds to `out` every place where `text` holds `form` (ASCII letters in any case), or a
+/// piece of it at least [`REDACT_PREFIX`] characters long that starts it.
+fn find_prefixes(text: &[u8], form: &[u8], out: &mut Vec<(usize, usize)>) {
+    let Some(&first) = form.first() else {
+        return;
+    };
+    // The shortest piece that counts, in bytes, at a character boundary of `form`.
+    let boundary =
+        |n: usize| (n..=form.len()).find(|&k| k == form.len() || (form[k] & 0xC0) != 0x80);
+    let min = match form.iter().filter(|b| (**b & 0xC0) != 0x80).count() {
+        n if n > REDACT_PREFIX => {
+            let nth = form
+                .iter()
+                .enumerate()
+                .filter(|(_, b)| (**b & 0xC0) != 0x80)
+                .nth(REDACT_PREFIX)
+                .map_or(form.len(), |(i, _)| i);
+            boundary(nth).unwrap_or(form.len())
+        }
+        _ => form.len(),
+    };
+    let mut i = 0;
+    while i < text.len() {
+        if !text[i].eq_ignore_ascii_case(&first) {
+            i += 1;
+            continue;
+        }
+        let mut n = text[i..]
+            .iter()
+            .zip(form)
+            .take_while(|(a, b)| a.eq_ignore_ascii_case(b))
+            .count();
+        // Only whole characters of the form (and so of the text).
+        while n > 0 && n < form.len() && (form[n] & 0xC0) == 0x80 {
+            n -= 1;
+        }
+        if n >= min {
+            out.push((i, i + n));
+            i += n;
+        } else {
+            i += 1;
+        }
+    }
 }
 
 fn percent_encode(s: &str) -> String {
@@ -347,6 +438,41 @@ mod tests {
             "401 bad key [redacted] at http://h/?k=[redacted]"
         );
         assert_eq!(redact("x marks", &secrets), "x marks");
+    }
+
+    #[test]
+    fn redaction_catches_variants() {
+        let key = "sk-Proj-9f8e7d6c5b4a3210".to_owned();
+        let s = std::slice::from_ref(&key);
+        assert_eq!(redact("k=SK-PROJ-9F8E7D6C5B4A3210!", s), "k=[redacted]!");
+        assert_eq!(redact("k=sk-proj-9f8e7d6c5b4a3210", s), "k=[redacted]");
+        // A prefix of 12 characters or more, as error messages show keys.
+        assert_eq!(
+            redact("Incorrect API key provided: sk-Proj-9f8e****3210.", s),
+            "Incorrect API key provided: [redacted]****3210."
+        );
+        assert_eq!(redact("sk-Proj-9f8e", s), "[redacted]");
+        assert_eq!(redact("sk-Proj-9f8", s), "sk-Proj-9f8");
+        // Escaped forms.
+        let odd = "p@ss/wörd \"quoted\" 123".to_owned();
+        let s = std::slice::from_ref(&odd);
+        let json = serde_json::to_string(&odd).unwrap();
+        assert_eq!(redact(&format!("body {json}"), s), "body \"[redacted]\"");
+        assert_eq!(
+            redact(r#"{"k":"p@ss\/w\u00f6rd \"quoted\" 123"}"#, s),
+            r#"{"k":"[redacted]"}"#
+        );
+        assert_eq!(
+            redact("?k=p%40ss%2Fw%C3%B6rd+%22quoted%22+123&x", s),
+            "?k=[redacted]&x"
+        );
+        assert_eq!(
+            redact("?k=p%40ss%2fw%c3%b6rd%20%22quoted%22%20123", s),
+            "?k=[redacted]"
+        );
+        // Overlapping finds make one cut.
+        let two = vec!["abcdefghijklmnop".to_owned(), "ghijklmnopqrstuv".to_owned()];
+        assert_eq!(redact("xabcdefghijklmnopqrstuvx", &two), "x[redacted]x");
     }
 
     #[test]

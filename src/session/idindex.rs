@@ -357,9 +357,9 @@ impl IdIndex {
         let mut out = header(all.len() as u64)?;
         encode(&all, &mut out);
         let dir = path.parent().unwrap_or(Path::new("."));
-        std::fs::create_dir_all(dir)?;
+        crate::private::create_dir_all(dir)?;
         let tmp = dir.join(format!(".{}.tmp", std::process::id()));
-        std::fs::write(&tmp, &out)?;
+        crate::private::write_file(&tmp, &out)?;
         std::fs::rename(&tmp, path)?;
         let count = all.len() as u64;
         self.sorted = match File::open(path) {

@@ -4,7 +4,9 @@
 //! Output is kept in bounded memory: a decoded tail of about 100KB (enough for the last
 //! 2000 lines / 50KB shown to the model) plus running counts of all lines and bytes. Once the
 //! output passes either limit, everything (raw bytes, including what came before) goes to
-//! `<temp dir>/pi-bash-<16 hex>.log`, named in the truncation notice. Progress snapshots go to
+//! `<temp dir>/pi-bash-<16 hex>.log` (0600), named in the truncation notice; when the run
+//! ends, [`remove_unreferenced_logs`] deletes those its session does not mention. The shell
+//! gets the environment of [`ToolContext::env_policy`]. Progress snapshots go to
 //! the update callback at most every 100 ms. After the shell exits, output still arriving is
 //! read for up to 100 ms (background jobs holding the pipes open do not delay the result).
 //! A timeout or cancellation kills the whole process group.
@@ -96,6 +98,64 @@ impl Drop for Group {
         }
         if let Ok(mut s) = running().lock() {
             s.remove(&self.pid);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Full-output files
+
+/// The full-output files this process made.
+fn logs() -> &'static Mutex<Vec<PathBuf>> {
+    static LOGS: OnceLock<Mutex<Vec<PathBuf>>> = OnceLock::new();
+    LOGS.get_or_init(|| Mutex::new(Vec::new()))
+}
+
+/// Whether the file at `path` contains one of `needles` (read in blocks: any size).
+fn file_mentions(path: &Path, needles: &[Vec<u8>]) -> std::io::Result<bool> {
+    use std::io::Read;
+    let longest = needles.iter().map(Vec::len).max().unwrap_or(0);
+    if longest == 0 {
+        return Ok(false);
+    }
+    let mut f = File::open(path)?;
+    let mut buf: Vec<u8> = Vec::new();
+    let mut block = vec![0u8; 1 << 20];
+    loop {
+        let n = f.read(&mut block)?;
+        if n == 0 {
+            return Ok(false);
+        }
+        buf.extend_from_slice(&block[..n]);
+        if needles
+            .iter()
+            .any(|nd| memchr::memmem::find(&buf, nd).is_some())
+        {
+            return Ok(true);
+        }
+        // Keep what a needle cut at the block's end could start with.
+        let keep = buf.len().min(longest - 1);
+        buf.drain(..buf.len() - keep);
+    }
+}
+
+/// Removes the full-output files of this process's commands that `session` does not
+/// mention (all of them without a session): called when a run ends. The session names a
+/// file in a tool result (`fullOutputPath`, the notice) once it was recorded.
+pub fn remove_unreferenced_logs(session: Option<&Path>) {
+    let made: Vec<PathBuf> = match logs().lock() {
+        Ok(mut l) => std::mem::take(&mut *l),
+        Err(_) => return,
+    };
+    for log in made {
+        let text = log.to_string_lossy().into_owned();
+        let mut needles = vec![text.as_bytes().to_vec()];
+        if let Ok(quoted) = serde_json::to_string(&text) {
+            needles.push(quoted.trim_matches('"').as_bytes().to_vec());
+        }
+        let keep = session.is_some_and(|s| file_mentions(s, &needles).unwrap_or(true));
+        if !keep {
+            let _ = std::fs::remove_file(&log);
         }
     }
 }
@@ -231,12 +291,12 @@ impl Accumulator {
         }
         let id = uuid::Uuid::new_v4().simple().to_string();
         let path = self.temp_dir.join(format!("pi-bash-{}.log", &id[..16]));
-        let opened = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&path);
+        let opened = crate::private::create_new(&path);
         self.temp = Some(match opened {
             Ok(mut f) => {
+                if let Ok(mut logs) = logs().lock() {
+                    logs.push(path.clone());
+                }
                 let mut ok = true;
                 for chunk in self.raw_chunks.drain(..) {
                     ok &= f.write_all(&chunk).is_ok();
@@ -377,15 +437,19 @@ fn shell(ctx: &ToolContext) -> Result<PathBuf, ToolError> {
     Ok(find_on_path("bash").unwrap_or_else(|| PathBuf::from("sh")))
 }
 
-/// `PATH` with the agent's bin directory first (unless it is already on it).
-fn path_env(bin_dir: Option<&Path>) -> Option<std::ffi::OsString> {
-    let current = std::env::var_os("PATH").unwrap_or_default();
+/// `PATH` of the child's environment with the agent's bin directory first (unless it is
+/// already on it). `None` when the environment has no `PATH` (the shell's default applies).
+fn path_env(
+    env: &[(std::ffi::OsString, std::ffi::OsString)],
+    bin_dir: Option<&Path>,
+) -> Option<std::ffi::OsString> {
+    let current = env.iter().find(|(k, _)| k == "PATH").map(|(_, v)| v)?;
     let bin = bin_dir?;
-    if std::env::split_paths(&current).any(|p| p == bin) {
-        return Some(current);
+    if std::env::split_paths(current).any(|p| p == bin) {
+        return None;
     }
     let mut parts = vec![bin.to_path_buf()];
-    parts.extend(std::env::split_paths(&current).filter(|p| !p.as_os_str().is_empty()));
+    parts.extend(std::env::split_paths(current).filter(|p| !p.as_os_str().is_empty()));
     std::env::join_paths(parts).ok()
 }
 
@@ -446,7 +510,10 @@ pub async fn run(
         .stdout(Stdio::from(writer))
         .stderr(Stdio::from(writer2))
         .process_group(0);
-    if let Some(p) = path_env(ctx.bin_dir.as_deref()) {
+    let env = ctx.env_policy.environment();
+    let path = path_env(&env, ctx.bin_dir.as_deref());
+    cmd.env_clear().envs(env);
+    if let Some(p) = path {
         cmd.env("PATH", p);
     }
     let spawned = cmd.spawn();

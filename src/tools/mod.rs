@@ -296,6 +296,9 @@ pub struct ToolContext {
     /// The session file of the run, if it records one (given to program tools as
     /// `PI_SESSION_FILE`).
     pub session_file: Option<PathBuf>,
+    /// What `bash` and program tools get of pi's environment (settings
+    /// `shellEnvironmentPolicy`; by default all but secret-looking variables).
+    pub env_policy: std::sync::Arc<crate::extensions::env::Policy>,
 }
 
 impl ToolContext {
@@ -311,6 +314,7 @@ impl ToolContext {
             model_accepts_images: None,
             temp_dir: std::env::temp_dir(),
             session_file: None,
+            env_policy: std::sync::Arc::default(),
         }
     }
 }

@@ -551,6 +551,7 @@ fn settings_hooks_from_both_files_then_flags() {
         "proj/.pi/settings.json",
         json!({"hooks": {"agent_end": [say("project")]}}).to_string(),
     );
+    w.ok(&["trust"]);
     server.push(Reply::openai_text(&["hi"]));
     let o = run(
         &w,
@@ -820,6 +821,7 @@ fn readme_example_hook_works_in_a_run() {
         r#"{"hooks": {"tool_call": {"command": ".pi/hooks/no-rm-rf", "tools": ["bash"]}}}"#,
     );
     w.write("proj/src/main.rs", "fn main() {}\n");
+    w.ok(&["trust"]);
     server.push(tool_calls(&[
         ("c1", "bash", r#"{"command":"rm -rf src"}"#),
         ("c2", "bash", r#"{"command":"ls src"}"#),

@@ -148,6 +148,7 @@ cat > /dev/null; echo "{desc}""#
     script(&w, "proj/.pi/tools/where", &describe("project"));
     script(&w, "proj/.pi/tools/broken", "echo 'not a description'");
     w.write("proj/.pi/tools/README.md", "notes, not a tool");
+    w.ok(&["trust"]);
     server.push(tool_calls(&[("t1", "where", "{}")]));
     server.push(Reply::openai_text(&["ok"]));
     let o = run(&w, &["-p", "where am I"]);
@@ -252,6 +253,7 @@ echo '{{"content":[{{"type":"text","text":"sum computed"}}],"details":{{"sum":5}
 fn prompt_system_lists_program_tools() {
     let w = World::new();
     todo_tool(&w, "proj/.pi/tools/todo");
+    w.ok(&["trust"]);
     let text = w.ok(&["prompt", "system"]);
     assert!(
         text.contains("- todo: Keep the project's to-do list"),

@@ -773,3 +773,31 @@ fn abort_retry_stops_a_pending_retry() {
     let (code, _) = c.close();
     assert_eq!(code, 0);
 }
+
+/// An untrusted project's hooks do not run in RPC mode either; the client hears why in an
+/// `extension_error` (`event: "trust"`).
+#[test]
+fn untrusted_project_hooks_are_reported_not_run() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    let log = w.path("input.log");
+    w.write(
+        "proj/.pi/settings.json",
+        json!({"hooks": {"input": format!("cat >> '{}'", log.display())}}).to_string(),
+    );
+    server.push(Reply::openai_text(&["hi"]));
+    let mut c = Client::start(&w, &[]);
+    let r = c.call("p1", json!({"type": "prompt", "message": "hello"}));
+    assert_eq!(r["success"], true);
+    c.agent_end();
+    let errors: Vec<&Value> = c
+        .seen
+        .iter()
+        .filter(|v| v["type"] == "extension_error")
+        .collect();
+    assert_eq!(errors.len(), 1, "{:#?}", c.seen);
+    assert_eq!(errors[0]["event"], "trust");
+    assert!(!log.exists(), "the project's hook ran");
+    let (code, _) = c.close();
+    assert_eq!(code, 0);
+}

@@ -27,7 +27,7 @@ pub struct SystemArgs {
     #[arg(long)]
     pub no_tools: bool,
     /// A program tool, as `pi run --tool` takes it (repeatable); the program tools of
-    /// <agent dir>/tools/ and .pi/tools/ are always included
+    /// <agent dir>/tools/ and of a trusted project's .pi/tools/ are always included
     #[arg(long = "tool", value_name = "PATH")]
     pub tool: Vec<PathBuf>,
     /// Define a tool's one-line summary for the tool list, as NAME=TEXT (repeatable); a name
@@ -143,10 +143,12 @@ pub fn run(args: SystemArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
     let (cwd, res) = args.discovery.load(ctx)?;
     super::warn_missing_paths(&res);
     let agent_dir = ctx.dirs.agent_dir.clone();
-    let mut tool_warnings = Vec::new();
+    let project = crate::extensions::Project::load(&agent_dir, &cwd);
+    let mut tool_warnings = project.warnings.clone();
+    tool_warnings.extend(project.refused.clone());
     let programs = crate::extensions::tools::discover(
         &agent_dir,
-        &cwd,
+        &project,
         &ctx.cwd,
         &args.tool,
         &mut tool_warnings,

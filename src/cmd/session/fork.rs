@@ -91,6 +91,7 @@ pub fn run(args: ForkArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
     json::write_str(&mut header, &src.to_string_lossy());
     header.push(b'}');
     let out_path = dir.join(format!("{}_{sid}.jsonl", clock::file_stamp(now)));
+    let _private = crate::private::PrivateUmask::set(); // 0600 (new folders 0700)
     append::write_new_file(&out_path, false, |w| {
         w.write_all(&header)?;
         w.write_all(b"\n")?;

@@ -97,6 +97,7 @@ pub fn run(args: NewArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
         ));
     }
     let path = dir.join(format!("{}_{id}.jsonl", clock::file_stamp(now)));
+    let _private = crate::private::PrivateUmask::set(); // 0600 (new folders 0700)
     append::write_new_file(&path, false, |w| {
         for l in &lines {
             w.write_all(l)?;
