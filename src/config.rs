@@ -93,13 +93,23 @@ impl Dirs {
 /// `<cwd>/.pi/settings.json` merged over it (nested objects one level deep). Files that
 /// cannot be read or parsed are skipped, with a warning each.
 pub fn settings(agent_dir: &Path, cwd: &Path) -> (Map<String, Value>, Vec<String>) {
-    let mut merged = Map::new();
-    let mut warnings = Vec::new();
-    for path in [
+    merge_settings(&[
         agent_dir.join("settings.json"),
         cwd.join(".pi").join("settings.json"),
-    ] {
-        let text = match std::fs::read(&path) {
+    ])
+}
+
+/// The global settings alone (`<agent dir>/settings.json`), for what an untrusted project may
+/// not decide.
+pub fn global_settings(agent_dir: &Path) -> (Map<String, Value>, Vec<String>) {
+    merge_settings(&[agent_dir.join("settings.json")])
+}
+
+fn merge_settings(paths: &[PathBuf]) -> (Map<String, Value>, Vec<String>) {
+    let mut merged = Map::new();
+    let mut warnings = Vec::new();
+    for path in paths {
+        let text = match std::fs::read(path) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
             Err(e) => {

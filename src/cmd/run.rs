@@ -443,8 +443,14 @@ fn launch(mut rs: RunSettings, args: &RunArgs, ctx: &Ctx) -> anyhow::Result<Exit
     let agent_dir = ctx.dirs.agent_dir.clone();
     let header = start_session(&mut rs, args, ctx)?;
     let mut tool_ctx = ToolContext::new(&rs.cwd);
-    tool_ctx.shell_path = rs.agent.shell_path.clone();
-    tool_ctx.shell_command_prefix = rs.agent.shell_command_prefix.clone();
+    // The shell of `bash` calls is the project's only when it is trusted.
+    let shell = if rs.project.trusted {
+        rs.agent.clone()
+    } else {
+        crate::agent::settings::Settings::from_map(&crate::config::global_settings(&agent_dir).0)
+    };
+    tool_ctx.shell_path = shell.shell_path;
+    tool_ctx.shell_command_prefix = shell.shell_command_prefix;
     tool_ctx.bin_dir = Some(agent_dir.join("bin"));
     tool_ctx.auto_resize_images = rs.agent.auto_resize_images;
     tool_ctx.model_accepts_images = Some(rs.target.model.accepts_images());

@@ -56,8 +56,9 @@ pub enum TrustError {
 pub struct Fingerprint {
     /// Path relative to the project → its hash (hex).
     pub files: BTreeMap<String, String>,
-    /// Whether the project has anything that needs trust: hooks or a
-    /// `shellEnvironmentPolicy` in its settings, or files in `.pi/tools/`.
+    /// Whether the project has anything that needs trust: hooks, a
+    /// `shellEnvironmentPolicy`, `shellPath` or `shellCommandPrefix` in its settings, or
+    /// files in `.pi/tools/`.
     pub has_code: bool,
 }
 
@@ -174,7 +175,11 @@ fn settings_have_code(o: &Map<String, Value>) -> bool {
     let hooks = o
         .get("hooks")
         .is_some_and(|h| !matches!(h, Value::Object(m) if m.is_empty()));
-    hooks || o.contains_key(super::env::SETTING)
+    // The shell settings decide what runs every `bash` call: code too.
+    hooks
+        || o.contains_key(super::env::SETTING)
+        || o.contains_key("shellPath")
+        || o.contains_key("shellCommandPrefix")
 }
 
 /// Hashes the extension files of the project in `dir`.

@@ -425,3 +425,29 @@ fn prompt_system_does_not_run_untrusted_tools() {
     assert!(p["tools"].as_array().unwrap().contains(&json!("evil")));
     assert_eq!(marks(&w), ["project-tool---describe"]);
 }
+
+/// The project's `shellCommandPrefix` runs before every `bash` call of the model: code, so
+/// it applies only once the project is trusted.
+#[test]
+fn an_untrusted_projects_shell_prefix_is_not_used() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    w.write(
+        "proj/.pi/settings.json",
+        json!({"shellCommandPrefix": format!("echo prefix >> '{}'", w.path("marks.log").display())})
+            .to_string(),
+    );
+    let call = || {
+        server.push(tool_calls(&[("c1", "bash", r#"{"command":"echo hi"}"#)]));
+        server.push(Reply::openai_text(&["done"]));
+        let o = run(&w, &["-p", "x"]);
+        status(&o, 0);
+        o
+    };
+    let o = call();
+    assert!(marks(&w).is_empty(), "{:?}", marks(&w));
+    assert_eq!(refusals(&o).len(), 1, "{}", err(&o));
+    w.ok(&["trust"]);
+    call();
+    assert_eq!(marks(&w), ["prefix"]);
+}
