@@ -10,7 +10,7 @@ use crate::llm::auth;
 use crate::llm::config::Settings as LlmSettings;
 use crate::llm::request::Wire;
 use crate::models::{Model, Registry};
-use crate::output::Style;
+use crate::output::{Style, escape};
 
 #[derive(Debug, Args)]
 pub struct ModelsArgs {
@@ -119,13 +119,14 @@ pub fn run(args: ModelsArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
         .iter()
         .map(|(m, key, default)| {
             [
-                m.provider.clone(),
-                format!("{}{}", m.id, if *default { " *" } else { "" }),
+                escape(&m.provider).into_owned(),
+                format!("{}{}", escape(&m.id), if *default { " *" } else { "" }),
                 short(m.context_window),
                 short(m.max_tokens),
                 if m.reasoning { "yes" } else { "no" }.to_owned(),
                 if m.accepts_images() { "yes" } else { "no" }.to_owned(),
-                key.clone().unwrap_or_else(|| "-".to_owned()),
+                key.as_deref()
+                    .map_or_else(|| "-".to_owned(), |k| escape(k).into_owned()),
             ]
         })
         .collect();

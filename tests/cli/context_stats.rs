@@ -276,3 +276,37 @@ fn leaf_selects_the_branch_measured() {
     assert_eq!(r["leaf"], a1);
     assert_eq!(r["shouldCompact"], false);
 }
+
+/// Roles and model names come from the file: control characters in them are shown escaped.
+#[test]
+fn human_view_escapes_text_from_the_file() {
+    let w = World::new();
+    // A file written by another program, with a role no writer of pi's accepts.
+    let s = w.write(
+        "s.jsonl",
+        [
+            json!({"type": "session", "version": 3, "id": "0b1c", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/tmp"}),
+            json!({"type": "message", "id": "a1", "parentId": null, "timestamp": "2026-01-01T00:00:00.000Z",
+                   "message": {"role": "evil\u{1b}]52;c;Zm9v\u{7}", "content": "x"}}),
+        ]
+        .map(|v| v.to_string())
+        .join("\n"),
+    );
+    let s = s.to_str().unwrap();
+    let shown = w.snap(&[
+        "context",
+        "stats",
+        s,
+        "--format",
+        "human",
+        "--model",
+        "acme\u{1b}[2J/m",
+        "--context-window",
+        "1000",
+    ]);
+    assert!(
+        !shown.contains('\u{1b}') && !shown.contains('\u{7}'),
+        "{shown}"
+    );
+    assert!(shown.contains(r"evil\u{1b}]52;c;Zm9v\u{7}"), "{shown}");
+}

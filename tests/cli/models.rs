@@ -107,3 +107,22 @@ fn models_json_definitions_auth_json_and_the_default() {
             .contains("providers.x.headers must be an object of strings")
     );
 }
+
+/// Names from models.json are shown escaped in the table.
+#[test]
+fn the_table_escapes_names_from_models_json() {
+    let w = World::new();
+    w.write(
+        "agent/models.json",
+        json!({"providers": {"evil\u{1b}[2J": {"baseUrl": "http://127.0.0.1:9/v1",
+            "api": "openai-completions", "apiKey": "k",
+            "models": [{"id": "m\u{7}1", "contextWindow": 1000}]}}})
+        .to_string(),
+    );
+    let out = w.ok(&["models", "--format", "human"]);
+    assert!(!out.contains('\u{1b}') && !out.contains('\u{7}'), "{out}");
+    assert!(
+        out.contains(r"evil\u{1b}[2J") && out.contains(r"m\u{7}1"),
+        "{out}"
+    );
+}

@@ -9,7 +9,7 @@ use crate::context::settings::{DEFAULT_RESERVE_TOKENS, Settings};
 use crate::context::tokens::{self, Need};
 use crate::context::value::{Obj, Value};
 use crate::error::{Exit, ExitStatus};
-use crate::output::Style;
+use crate::output::{Style, escape};
 
 #[derive(Debug, Args)]
 pub struct StatsArgs {
@@ -255,12 +255,12 @@ impl Stats<'_> {
             .m
             .roles
             .iter()
-            .map(|(r, n)| format!("{n} {r}"))
+            .map(|(r, n)| format!("{n} {}", escape(r)))
             .collect::<Vec<_>>()
             .join(", ");
         let context = format!(
             "leaf {} ({} entries on the path{})",
-            self.leaf_id.as_deref().unwrap_or("(none)"),
+            self.leaf_id.as_deref().map_or("(none)".into(), escape),
             thousands(info.path_len as f64),
             if info.compaction.is_some() {
                 ", compacted"
@@ -281,7 +281,7 @@ impl Stats<'_> {
                     thousands(est.tokens),
                     thousands(est.usage_tokens),
                     rule.as_str(),
-                    self.m.usage_entry.as_deref().unwrap_or("?"),
+                    self.m.usage_entry.as_deref().map_or("?".into(), escape),
                     thousands(est.trailing_tokens as f64),
                     if later == 1 { "" } else { "s" }
                 )
@@ -296,7 +296,7 @@ impl Stats<'_> {
             thousands(self.m.meter.estimated as f64)
         );
         let model_text = match &self.w.model {
-            Some((p, id)) => format!("{p}/{id}, {}", self.w.from),
+            Some((p, id)) => format!("{}/{}, {}", escape(p), escape(id), escape(&self.w.from)),
             None => self.w.from.clone(),
         };
         let window = format!(
