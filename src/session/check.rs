@@ -1,5 +1,7 @@
 //! Checking a session file: everything `pi session check` reports (the reader's problems,
 //! references to entries that do not exist, parent cycles), without changing the file.
+//! Appends are not damage: a batch being written is left out (a note), and a batch whose
+//! writer was killed, recovered or not, is a warning (see [`super::pending`]).
 
 use std::path::Path;
 
@@ -25,6 +27,7 @@ pub fn check(path: &Path) -> Result<Report, OpenError> {
         problems.push(Problem {
             kind: ProblemKind::NoHeader,
             line: 1,
+            offset: 0,
             column: None,
             message: "the file is empty".into(),
         });
@@ -38,6 +41,7 @@ pub fn check(path: &Path) -> Result<Report, OpenError> {
             problems.push(Problem {
                 kind: ProblemKind::DanglingReference,
                 line: s.entries[i as usize].line,
+                offset: s.entries[i as usize].offset,
                 column: None,
                 message: format!("{field} refers to '{id}', which does not exist"),
             });
@@ -48,6 +52,7 @@ pub fn check(path: &Path) -> Result<Report, OpenError> {
             problems.push(Problem {
                 kind: ProblemKind::DanglingReference,
                 line: s.entries[l.entry as usize].line,
+                offset: s.entries[l.entry as usize].offset,
                 column: None,
                 message: format!("label targets '{}', which does not exist", l.target),
             });
@@ -58,6 +63,7 @@ pub fn check(path: &Path) -> Result<Report, OpenError> {
         problems.push(Problem {
             kind: ProblemKind::Cycle,
             line: r.line,
+            offset: r.offset,
             column: None,
             message: format!("entry '{}' is its own ancestor (a parentId cycle)", r.id),
         });
