@@ -114,7 +114,7 @@ pub fn create(path: &Path, m: &Marker) -> io::Result<()> {
 }
 
 /// Removes the marker at `path` (if it is there) and syncs its directory, so the removal
-/// survives a crash of the machine.
+/// survives a crash of the machine (where directories can be synced).
 pub fn remove(path: &Path) -> io::Result<()> {
     match std::fs::remove_file(path) {
         Ok(()) => {}
@@ -125,7 +125,17 @@ pub fn remove(path: &Path) -> io::Result<()> {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
-    File::open(dir)?.sync_all()
+    match File::open(dir).and_then(|d| d.sync_all()) {
+        Err(e)
+            if matches!(
+                e.kind(),
+                io::ErrorKind::InvalidInput | io::ErrorKind::Unsupported
+            ) =>
+        {
+            Ok(())
+        }
+        r => r,
+    }
 }
 
 /// The `data` of a recovery entry: the bytes the batch left (`start..end`, the newline

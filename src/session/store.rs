@@ -268,8 +268,8 @@ impl Session {
     ///
     /// An interrupted append found on the way is recovered first when the lock can be
     /// taken (see [`super::pending`]); when it cannot be written (a read-only file), the
-    /// session is read as recovery would leave it: without the bytes the batch left. The
-    /// batch of an append in progress is not read either.
+    /// session is read without the bytes the batch left, which gives the leaf and the
+    /// context recovery would give. The batch of an append in progress is not read either.
     pub fn open_with<V: Visit>(path: &Path, visitor: V) -> Result<(Session, V), OpenError> {
         let (s, v) = Self::read(path, visitor, Mode::Recover)?;
         if s.header.is_none() {
@@ -443,7 +443,7 @@ impl Session {
                 .as_ref()
                 .map_or_else(|| "a new root".to_owned(), |p| format!("'{p}'"));
             let message = format!(
-                "an append was interrupted and recovered by entry '{id}': {}{} on an abandoned branch; the leaf went back to {parent}",
+                "an append was interrupted; entry '{id}' recovered it: what it left, {}{}, is an abandoned branch, and the conversation continues from {parent}",
                 batch_lines(left.len(), incomplete),
                 line_span(&left, incomplete, line),
             );
@@ -496,7 +496,7 @@ impl Session {
                 let line = self.line_at(start, lines);
                 let message = if self.len >= end && end > start {
                     format!(
-                        "an append was interrupted (its writer is gone): {}{} are not on the active path; the next `pi` command that can write the file recovers it",
+                        "an append was interrupted (its writer is gone) and left {}{}, never acknowledged; the next `pi` command that can write the file moves the leaf back before them",
                         batch_lines(left.len(), incomplete),
                         line_span(&left, incomplete, lines + 1),
                     )
