@@ -823,3 +823,92 @@ fn count_lines(file: &File, len: u64) -> u64 {
     });
     n
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn session(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("pi-append-{}-{name}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("s.jsonl");
+        std::fs::write(
+            &path,
+            "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"t\",\"cwd\":\"/\"}\n",
+        )
+        .unwrap();
+        path
+    }
+
+    fn message(text: &str) -> NewEntry {
+        NewEntry::new("message", Parent::Leaf).field("message", jstr_message(text))
+    }
+
+    fn jstr_message(text: &str) -> Vec<u8> {
+        let mut v = b"{\"role\":\"user\",\"content\":".to_vec();
+        json::write_str(&mut v, text);
+        v.push(b'}');
+        v
+    }
+
+    /// One appender, held across writes (as a run holds it): a partial line another
+    /// program appends in between is ended before the next entry.
+    #[test]
+    fn every_write_looks_at_the_end_of_the_file_again() {
+        let path = session("tail");
+        let mut ap = Appender::open(&path, None).unwrap();
+        ap.append(&[message("one")]).unwrap();
+        OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap()
+            .write_all(b"X")
+            .unwrap();
+        let lines = ap.append(&[message("two")]).unwrap();
+        drop(ap);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let all: Vec<&str> = text.lines().collect();
+        assert_eq!(all.len(), 4);
+        assert_eq!(all[2], "X");
+        assert_eq!(all[3].as_bytes(), lines[0].as_slice());
+        assert!(!pending::marker_path(&path).exists());
+        let _ = std::fs::remove_dir_all(path.parent().unwrap());
+    }
+
+    /// A batch left behind its marker is recovered when the file is opened for writing:
+    /// the leaf goes back to the entry before it.
+    #[test]
+    fn opening_recovers_an_interrupted_batch() {
+        let path = session("recover");
+        let mut ap = Appender::open(&path, None).unwrap();
+        let first = ap.append(&[message("kept")]).unwrap();
+        let kept = entry_id(&first[0]).unwrap();
+        drop(ap);
+        let meta = std::fs::metadata(&path).unwrap();
+        let start = meta.len();
+        let orphan = b"{\"type\":\"message\",\"id\":\"0rphan00\",\"parentId\":null,\"timestamp\":\"t\",\"message\":{}}\n{\"type\":\"mess";
+        pending::create(
+            &pending::marker_path(&path),
+            &pending::Marker::new(&meta, start, start + 500),
+        )
+        .unwrap();
+        OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap()
+            .write_all(orphan)
+            .unwrap();
+        let ap = Appender::open(&path, None).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let last = text.lines().last().unwrap();
+        assert_eq!(ap.leaf, entry_id(last.as_bytes()));
+        assert!(last.contains("\"customType\":\"interrupted-append\""));
+        assert!(last.contains(&format!("\"parentId\":\"{kept}\"")));
+        let end = start + orphan.len() as u64 + 1;
+        assert!(last.contains(&format!(
+            "\"data\":{{\"from\":\"0rphan00\",\"start\":{start},\"end\":{end},\"entries\":1}}"
+        )));
+        assert!(!pending::marker_path(&path).exists());
+        let _ = std::fs::remove_dir_all(path.parent().unwrap());
+    }
+}

@@ -134,3 +134,49 @@ fn cycles(s: &Session) -> Vec<u32> {
     }
     found
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Only a recovery entry's own range (ending where it starts) excuses the unreadable
+    /// lines in it: a crafted one elsewhere hides nothing.
+    #[test]
+    fn recorded_ranges_excuse_only_the_lines_before_the_recovery_entry() {
+        let dir = std::env::temp_dir().join(format!("pi-check-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("s.jsonl");
+        let header =
+            "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"t\",\"cwd\":\"/\"}\n";
+        let torn = "{\"type\":\"mess\n";
+        let start = header.len();
+        let end = start + torn.len();
+        let entry = |s: usize, e: usize| {
+            format!(
+                "{{\"type\":\"custom\",\"customType\":\"interrupted-append\",\"data\":{{\"from\":null,\"start\":{s},\"end\":{e},\"entries\":0}},\"id\":\"r\",\"parentId\":null,\"timestamp\":\"t\"}}\n"
+            )
+        };
+        let kinds = |text: &str| {
+            std::fs::write(&path, text).unwrap();
+            let r = check(&path).unwrap();
+            r.problems
+                .iter()
+                .map(|p| (p.kind.as_str(), p.line))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            kinds(&format!("{header}{torn}{}", entry(start, end))),
+            [("interrupted-append", 3)]
+        );
+        // A range that does not end at the entry, or that ends there but is not its own.
+        assert_eq!(
+            kinds(&format!("{header}{torn}{}", entry(start, end - 1))),
+            [("invalid-json", 2)]
+        );
+        assert_eq!(
+            kinds(&format!("{header}{torn}\n{}", entry(start, end))),
+            [("invalid-json", 2)]
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
