@@ -86,6 +86,21 @@ pub fn main() -> u8 {
         Ok(cli) => cli,
         Err(e) => return clap_error(&e),
     };
+    crate::session::pending::on_recover(|r| {
+        let restored = match &r.leaf {
+            Some(l) => format!("the leaf is back at {l}"),
+            None => "the leaf is back at the start".to_owned(),
+        };
+        error::note(&format!(
+            "{}: recovered an interrupted append: the {} whole {} it left (bytes {}\u{2013}{}) are now an abandoned branch; {restored} (entry {})",
+            r.path.display(),
+            r.entries,
+            if r.entries == 1 { "entry" } else { "entries" },
+            r.start,
+            r.end,
+            r.id
+        ));
+    });
     crate::session::append::on_wait(|path| {
         if std::io::stderr().is_terminal() {
             error::note(&format!(

@@ -3,6 +3,12 @@
 //! so an interrupted run leaves a valid file that resumes where it stopped. Entries chain
 //! from the run's own leaf (the leaf of the file, or `--leaf`).
 //!
+//! The lock keeps other pi processes out, not other programs: before every entry the
+//! appender looks at the end of the file again, so a line a hook or tool left incomplete
+//! meanwhile (`printf X >> "$PI_SESSION_FILE"`) is ended first instead of having the entry
+//! glued to it, and each entry is bracketed by the pending-append marker like any batch
+//! (an entry whose write was cut short is recovered before the next one).
+//!
 //! A run without a session (`--no-session`) records nothing.
 
 use std::path::{Path, PathBuf};

@@ -2,6 +2,11 @@
 //! from the two ends of the file (header and leaf) plus one raw byte scan for ids, one
 //! `write(2)` per batch on an `O_APPEND` descriptor, then `fsync`.
 //!
+//! Every batch is bracketed by a pending-append marker, and an interrupted batch found when
+//! the lock is taken is recovered before anything else is written (see [`super::pending`]).
+//! The end of the file is looked at again before every write, so a line another program
+//! left incomplete meanwhile is ended first and never glued to.
+//!
 //! New files (`session new`, `fork`, `migrate`) are written to a temporary file that is
 //! synced and renamed into place, so no reader ever sees half a file.
 
@@ -12,6 +17,7 @@ use std::path::{Path, PathBuf};
 
 use super::id::{Id, IdSet};
 use super::idindex::{IdIndex, short_key};
+use super::pending::{self, Found, Recovery};
 use super::store::Header;
 use crate::json::{self, RawStr};
 use crate::rng::Rng;
@@ -38,8 +44,8 @@ pub enum AppendError {
 pub struct Appender {
     path: PathBuf,
     file: File,
+    /// The length of the file as last seen (looked at again before every write).
     len: u64,
-    needs_newline: bool,
     pub header: Header,
     /// The current leaf: the last entry line in the file.
     pub leaf: Option<Id>,
@@ -47,6 +53,11 @@ pub struct Appender {
     /// The agent directory, holding the id index cache (none: no cache).
     cache: Option<PathBuf>,
     rng: Rng,
+    /// The pending-append marker of the file.
+    marker: PathBuf,
+    /// A batch of ours may have been left half written (a write failed): recover it
+    /// before writing again.
+    pending: bool,
 }
 
 impl Appender {
@@ -132,24 +143,133 @@ impl Appender {
                 version: header.version,
             });
         }
-        let mut last = [0u8; 1];
-        let needs_newline = len > 0 && {
-            file.read_exact_at(&mut last, len - 1).map_err(io_err)?;
-            last[0] != b'\n'
-        };
         let leaf = find_leaf(&file, len).map_err(io_err)?;
         let rng = Rng::new(|| count_lines(&file, len));
-        Ok(Appender {
+        let mut ap = Appender {
             path: path.to_owned(),
             file,
             len,
-            needs_newline,
             header,
             leaf,
             ids: None,
             cache: cache.map(Path::to_owned),
             rng,
-        })
+            marker: pending::marker_path(path),
+            pending: false,
+        };
+        ap.recover()?;
+        Ok(ap)
+    }
+
+    fn io_err(&self) -> impl Fn(io::Error) -> AppendError + '_ {
+        |source| AppendError::Io {
+            path: self.path.clone(),
+            source,
+        }
+    }
+
+    fn marker_err(&self) -> impl Fn(io::Error) -> AppendError + '_ {
+        |source| AppendError::Io {
+            path: self.marker.clone(),
+            source,
+        }
+    }
+
+    /// Recovers an interrupted batch, if the marker says there is one: we hold the lock,
+    /// so its writer is gone. When anything of the batch reached the file, an incomplete
+    /// last line is ended and a recovery entry appended under the leaf from before the
+    /// batch (see [`super::pending`]); then the marker is removed.
+    fn recover(&mut self) -> Result<(), AppendError> {
+        let found = pending::read(&self.marker).map_err(self.marker_err())?;
+        if found == Found::None {
+            self.pending = false;
+            return Ok(());
+        }
+        let meta = self.file.metadata().map_err(self.io_err())?;
+        let len = meta.len();
+        let m = match found {
+            Found::Marker(m) if m.is_for(&meta, len) && m.start < len => m,
+            // Nothing of the batch was written, or the marker is not about this file.
+            _ => {
+                pending::remove(&self.marker).map_err(self.marker_err())?;
+                self.pending = false;
+                return Ok(());
+            }
+        };
+        self.seen_len(len).map_err(self.io_err())?;
+        let (entries, last) = whole_entries(&self.file, m.start, len).map_err(self.io_err())?;
+        let before = find_leaf(&self.file, m.start).map_err(self.io_err())?;
+        let newline = self.needs_newline().map_err(self.io_err())?;
+        let end = len + u64::from(newline);
+        let parent = match &before {
+            Some(l) => Parent::Id(l.as_str().to_owned()),
+            None => Parent::Root,
+        };
+        let last = last.map(|l| l.as_str().to_owned());
+        let entry = NewEntry::new("custom", parent)
+            .field("customType", super::entry::jstr(pending::CUSTOM_TYPE))
+            .field(
+                "data",
+                pending::data(last.as_deref(), m.start, end, entries),
+            );
+        let ids = self.assign_ids(1)?;
+        let lines = self.build_lines(&[entry], &ids);
+        // The recovery itself needs no marker: if it is interrupted, the batch's marker is
+        // still there and the next recovery covers it too.
+        self.write_synced(&lines, newline)?;
+        pending::remove(&self.marker).map_err(self.marker_err())?;
+        self.pending = false;
+        let id = ids.into_iter().next().unwrap_or_default();
+        self.leaf = Some(Id::new(&id));
+        let r = Recovery {
+            path: self.path.clone(),
+            start: m.start,
+            end,
+            entries,
+            leaf: before.map(|l| l.as_str().to_owned()),
+            id,
+        };
+        pending::recovered(&r);
+        Ok(())
+    }
+
+    /// Looks at the file again (before every write): our own interrupted batch is
+    /// recovered, and bytes another program appended since are taken into account (ids,
+    /// leaf, an incomplete last line).
+    fn refresh(&mut self) -> Result<(), AppendError> {
+        if self.pending {
+            self.recover()?;
+        }
+        let len = self.file.metadata().map_err(self.io_err())?.len();
+        self.seen_len(len).map_err(self.io_err())
+    }
+
+    /// Takes in that the file is now `len` bytes long.
+    fn seen_len(&mut self, len: u64) -> io::Result<()> {
+        if len == self.len {
+            return Ok(());
+        }
+        if len > self.len {
+            if let Some(idx) = self.ids.as_mut() {
+                // From a little before: an id cut in two at the old end.
+                let _ = idx.extend_and_save(&self.file, self.len.saturating_sub(64), len);
+            }
+        } else {
+            self.ids = None;
+        }
+        self.len = len;
+        self.leaf = find_leaf(&self.file, len)?;
+        Ok(())
+    }
+
+    /// Whether the file ends in an incomplete line (its last byte is not a newline).
+    fn needs_newline(&self) -> io::Result<bool> {
+        if self.len == 0 {
+            return Ok(false);
+        }
+        let mut last = [0u8; 1];
+        self.file.read_exact_at(&mut last, self.len - 1)?;
+        Ok(last[0] != b'\n')
     }
 
     pub fn path(&self) -> &Path {
@@ -167,9 +287,31 @@ impl Appender {
         }
     }
 
+    /// Replaces an index that came from the cache with one built from the file (a cache
+    /// is trusted for what it finds, which is checked against the file, but not for what it
+    /// misses: the file may have been edited in place). Whether it did.
+    fn reindex(&mut self) -> io::Result<bool> {
+        if !self.ids.as_ref().is_some_and(IdIndex::from_cache) {
+            return Ok(false);
+        }
+        let idx = IdIndex::rebuild(&self.file, &self.path, self.len, self.cache.as_deref())?;
+        self.ids = Some(idx);
+        Ok(true)
+    }
+
     /// Whether an entry with this id exists (exact: the lines where the id occurs are parsed
     /// and their top-level `id` compared).
     pub fn contains(&mut self, id: &str) -> io::Result<bool> {
+        if self.contains_once(id)? {
+            return Ok(true);
+        }
+        if short_key(id).is_some() && self.reindex()? {
+            return self.contains_once(id);
+        }
+        Ok(false)
+    }
+
+    fn contains_once(&mut self, id: &str) -> io::Result<bool> {
         if let Some(k) = short_key(id) {
             let offsets = self.index()?.offsets(k)?;
             for off in offsets {
@@ -202,6 +344,17 @@ impl Appender {
 
     /// Resolves an entry id or a unique id prefix.
     pub fn resolve_entry(&mut self, arg: &str) -> Result<String, super::store::EntryLookupError> {
+        use super::store::EntryLookupError;
+        match self.resolve_once(arg) {
+            // Not found with an index from the cache: look in the file before saying so.
+            Err(EntryLookupError::NotFound(_)) if self.reindex().unwrap_or(false) => {
+                self.resolve_once(arg)
+            }
+            r => r,
+        }
+    }
+
+    fn resolve_once(&mut self, arg: &str) -> Result<String, super::store::EntryLookupError> {
         use super::store::EntryLookupError;
         let io = |e: io::Error| EntryLookupError::NotFound(format!("{arg} ({e})"));
         if !arg.is_empty() && self.contains(arg).map_err(io)? {
@@ -254,10 +407,29 @@ impl Appender {
         Ok(self.rng.uuid_v4())
     }
 
-    /// Appends complete lines (without newlines) in one write, then syncs.
+    /// Appends complete lines (without newlines) in one write, then syncs: the end of the
+    /// file is looked at first (an incomplete last line is ended with a newline), and the
+    /// batch is bracketed by the pending-append marker, so that a batch interrupted midway
+    /// is recovered rather than continued from. When this returns, the batch is written
+    /// and synced and its marker is gone: it may be acknowledged.
     pub fn write(&mut self, lines: &[Vec<u8>]) -> Result<(), AppendError> {
+        self.refresh()?;
+        let newline = self.needs_newline().map_err(self.io_err())?;
+        let size = lines.iter().map(|l| l.len() as u64 + 1).sum::<u64>() + u64::from(newline);
+        let meta = self.file.metadata().map_err(self.io_err())?;
+        let marker = pending::Marker::new(&meta, self.len, self.len + size);
+        pending::create(&self.marker, &marker).map_err(self.marker_err())?;
+        self.pending = true;
+        self.write_synced(lines, newline)?;
+        pending::remove(&self.marker).map_err(self.marker_err())?;
+        self.pending = false;
+        Ok(())
+    }
+
+    /// Writes `lines` (after a newline, if `newline`) with one write, and syncs.
+    fn write_synced(&mut self, lines: &[Vec<u8>], newline: bool) -> Result<(), AppendError> {
         let mut buf = Vec::with_capacity(lines.iter().map(|l| l.len() + 1).sum::<usize>() + 1);
-        if self.needs_newline {
+        if newline {
             buf.push(b'\n');
         }
         for l in lines {
@@ -272,7 +444,6 @@ impl Appender {
         self.file.sync_data().map_err(io_err)?;
         let old_len = self.len;
         self.len += buf.len() as u64;
-        self.needs_newline = false;
         if let Some(idx) = self.ids.as_mut() {
             // Index the bytes just written (and cache the index).
             let _ = idx.extend_and_save(&self.file, old_len, self.len);
@@ -575,6 +746,7 @@ impl Appender {
     /// Assigns ids, parents and timestamps, writes the batch in one write, and returns the
     /// lines written. Each entry with `Parent::Leaf` chains from the one before it.
     pub fn append(&mut self, entries: &[NewEntry]) -> Result<Vec<Vec<u8>>, AppendError> {
+        self.refresh()?;
         let ids = self.assign_ids(entries.len())?;
         let lines = self.build_lines(entries, &ids);
         self.write(&lines)?;
@@ -628,6 +800,20 @@ impl Appender {
     }
 }
 
+/// The whole entries in `file[start..end]` (the bytes an interrupted batch left): how many,
+/// and the id of the last one.
+fn whole_entries(file: &File, start: u64, end: u64) -> io::Result<(u64, Option<Id>)> {
+    let mut n = 0u64;
+    let mut last = None;
+    super::scan::for_each_line_in(file, start, end, |_, _, line, _| {
+        if let Some(id) = entry_id(line) {
+            n += 1;
+            last = Some(id);
+        }
+    })?;
+    Ok((n, last))
+}
+
 /// Number of newlines in the first `len` bytes (a reproducible salt for seeded ids).
 fn count_lines(file: &File, len: u64) -> u64 {
     let mut n = 0u64;
@@ -636,4 +822,93 @@ fn count_lines(file: &File, len: u64) -> u64 {
         Ok(true)
     });
     n
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn session(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("pi-append-{}-{name}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("s.jsonl");
+        std::fs::write(
+            &path,
+            "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"t\",\"cwd\":\"/\"}\n",
+        )
+        .unwrap();
+        path
+    }
+
+    fn message(text: &str) -> NewEntry {
+        NewEntry::new("message", Parent::Leaf).field("message", jstr_message(text))
+    }
+
+    fn jstr_message(text: &str) -> Vec<u8> {
+        let mut v = b"{\"role\":\"user\",\"content\":".to_vec();
+        json::write_str(&mut v, text);
+        v.push(b'}');
+        v
+    }
+
+    /// One appender, held across writes (as a run holds it): a partial line another
+    /// program appends in between is ended before the next entry.
+    #[test]
+    fn every_write_looks_at_the_end_of_the_file_again() {
+        let path = session("tail");
+        let mut ap = Appender::open(&path, None).unwrap();
+        ap.append(&[message("one")]).unwrap();
+        OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap()
+            .write_all(b"X")
+            .unwrap();
+        let lines = ap.append(&[message("two")]).unwrap();
+        drop(ap);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let all: Vec<&str> = text.lines().collect();
+        assert_eq!(all.len(), 4);
+        assert_eq!(all[2], "X");
+        assert_eq!(all[3].as_bytes(), lines[0].as_slice());
+        assert!(!pending::marker_path(&path).exists());
+        let _ = std::fs::remove_dir_all(path.parent().unwrap());
+    }
+
+    /// A batch left behind its marker is recovered when the file is opened for writing:
+    /// the leaf goes back to the entry before it.
+    #[test]
+    fn opening_recovers_an_interrupted_batch() {
+        let path = session("recover");
+        let mut ap = Appender::open(&path, None).unwrap();
+        let first = ap.append(&[message("kept")]).unwrap();
+        let kept = entry_id(&first[0]).unwrap();
+        drop(ap);
+        let meta = std::fs::metadata(&path).unwrap();
+        let start = meta.len();
+        let orphan = b"{\"type\":\"message\",\"id\":\"0rphan00\",\"parentId\":null,\"timestamp\":\"t\",\"message\":{}}\n{\"type\":\"mess";
+        pending::create(
+            &pending::marker_path(&path),
+            &pending::Marker::new(&meta, start, start + 500),
+        )
+        .unwrap();
+        OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap()
+            .write_all(orphan)
+            .unwrap();
+        let ap = Appender::open(&path, None).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let last = text.lines().last().unwrap();
+        assert_eq!(ap.leaf, entry_id(last.as_bytes()));
+        assert!(last.contains("\"customType\":\"interrupted-append\""));
+        assert!(last.contains(&format!("\"parentId\":\"{kept}\"")));
+        let end = start + orphan.len() as u64 + 1;
+        assert!(last.contains(&format!(
+            "\"data\":{{\"from\":\"0rphan00\",\"start\":{start},\"end\":{end},\"entries\":1}}"
+        )));
+        assert!(!pending::marker_path(&path).exists());
+        let _ = std::fs::remove_dir_all(path.parent().unwrap());
+    }
 }

@@ -1,5 +1,7 @@
 //! Checking a session file: everything `pi session check` reports (the reader's problems,
 //! references to entries that do not exist, parent cycles), without changing the file.
+//! Appends are not damage: a batch being written is left out (a note), and a batch whose
+//! writer was killed, recovered or not, is a warning (see [`super::pending`]).
 
 use std::path::Path;
 
@@ -25,6 +27,7 @@ pub fn check(path: &Path) -> Result<Report, OpenError> {
         problems.push(Problem {
             kind: ProblemKind::NoHeader,
             line: 1,
+            offset: 0,
             column: None,
             message: "the file is empty".into(),
         });
@@ -38,6 +41,7 @@ pub fn check(path: &Path) -> Result<Report, OpenError> {
             problems.push(Problem {
                 kind: ProblemKind::DanglingReference,
                 line: s.entries[i as usize].line,
+                offset: s.entries[i as usize].offset,
                 column: None,
                 message: format!("{field} refers to '{id}', which does not exist"),
             });
@@ -48,6 +52,7 @@ pub fn check(path: &Path) -> Result<Report, OpenError> {
             problems.push(Problem {
                 kind: ProblemKind::DanglingReference,
                 line: s.entries[l.entry as usize].line,
+                offset: s.entries[l.entry as usize].offset,
                 column: None,
                 message: format!("label targets '{}', which does not exist", l.target),
             });
@@ -58,6 +63,7 @@ pub fn check(path: &Path) -> Result<Report, OpenError> {
         problems.push(Problem {
             kind: ProblemKind::Cycle,
             line: r.line,
+            offset: r.offset,
             column: None,
             message: format!("entry '{}' is its own ancestor (a parentId cycle)", r.id),
         });
@@ -127,4 +133,50 @@ fn cycles(s: &Session) -> Vec<u32> {
         }
     }
     found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Only a recovery entry's own range (ending where it starts) excuses the unreadable
+    /// lines in it: a crafted one elsewhere hides nothing.
+    #[test]
+    fn recorded_ranges_excuse_only_the_lines_before_the_recovery_entry() {
+        let dir = std::env::temp_dir().join(format!("pi-check-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("s.jsonl");
+        let header =
+            "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"t\",\"cwd\":\"/\"}\n";
+        let torn = "{\"type\":\"mess\n";
+        let start = header.len();
+        let end = start + torn.len();
+        let entry = |s: usize, e: usize| {
+            format!(
+                "{{\"type\":\"custom\",\"customType\":\"interrupted-append\",\"data\":{{\"from\":null,\"start\":{s},\"end\":{e},\"entries\":0}},\"id\":\"r\",\"parentId\":null,\"timestamp\":\"t\"}}\n"
+            )
+        };
+        let kinds = |text: &str| {
+            std::fs::write(&path, text).unwrap();
+            let r = check(&path).unwrap();
+            r.problems
+                .iter()
+                .map(|p| (p.kind.as_str(), p.line))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            kinds(&format!("{header}{torn}{}", entry(start, end))),
+            [("interrupted-append", 3)]
+        );
+        // A range that does not end at the entry, or that ends there but is not its own.
+        assert_eq!(
+            kinds(&format!("{header}{torn}{}", entry(start, end - 1))),
+            [("invalid-json", 2)]
+        );
+        assert_eq!(
+            kinds(&format!("{header}{torn}\n{}", entry(start, end))),
+            [("invalid-json", 2)]
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

@@ -9,8 +9,11 @@
 //! Then only the bytes appended since are scanned, ids are looked up by binary search in the
 //! cache file, and an append adds its ids at the cache's end: an append costs about the same
 //! at any file size. The cache is only a shortcut: deleting it, or a stale one being
-//! rejected, changes nothing but speed. It is read and written under the session file's
-//! writer lock.
+//! rejected, changes nothing but speed. Its validation cannot see an edit in the middle of
+//! a file that keeps its size and inode, so what it finds is checked against the file and
+//! what it misses is looked up again in an index built from the file
+//! ([`IdIndex::rebuild`]) before a writer reports it missing. It is read and written under
+//! the session file's writer lock.
 //!
 //! Cache layout: a 56-byte header (magic, device, inode, bytes covered, fingerprint, number
 //! of sorted records, reserved), the sorted records, then unsorted records appended later;
@@ -204,6 +207,8 @@ pub struct IdIndex {
     persisted: usize,
     covered: u64,
     cache: Option<PathBuf>,
+    /// Loaded from the cache (rather than built from the whole file in this process).
+    from_cache: bool,
 }
 
 fn cache_path(agent_dir: &Path, session: &Path) -> PathBuf {
@@ -236,6 +241,7 @@ impl IdIndex {
                 persisted: 0,
                 covered: 0,
                 cache: None,
+                from_cache: false,
             },
         };
         idx.cache = path;
@@ -252,6 +258,33 @@ impl IdIndex {
         }
         idx.covered = len;
         Ok(idx)
+    }
+
+    /// The index of `file[..len]` built from the file alone; it replaces the cache at the
+    /// next save.
+    pub fn rebuild(
+        file: &File,
+        session: &Path,
+        len: u64,
+        cache: Option<&Path>,
+    ) -> io::Result<IdIndex> {
+        let mut all = Vec::new();
+        scan(file, 0, len, &mut all)?;
+        all.sort_unstable();
+        all.dedup();
+        Ok(IdIndex {
+            sorted: Sorted::Mem(all),
+            extra: Vec::new(),
+            persisted: 0,
+            covered: len,
+            cache: cache.map(|dir| cache_path(dir, session)),
+            from_cache: false,
+        })
+    }
+
+    /// Whether the index came from the cache (and may miss ids edited into the file).
+    pub fn from_cache(&self) -> bool {
+        self.from_cache
     }
 
     pub fn contains(&self, k: u32) -> io::Result<bool> {
@@ -408,6 +441,7 @@ fn open_cache(path: &Path, file: &File, len: u64) -> Option<IdIndex> {
         sorted: Sorted::File { file: c, count },
         covered,
         cache: None,
+        from_cache: true,
     })
 }
 
@@ -426,6 +460,7 @@ mod tests {
             persisted: 0,
             covered: 12,
             cache: None,
+            from_cache: false,
         };
         assert_eq!(
             idx.with_prefix("1a2").unwrap(),

@@ -9,6 +9,7 @@ pub mod id;
 pub mod idindex;
 pub mod info;
 pub mod migrate;
+pub mod pending;
 pub mod preview;
 pub mod scan;
 pub mod store;

@@ -57,6 +57,9 @@ pub struct Acc<V> {
     pub parsed_index: Vec<u32>,
     /// For v1 compactions: (entry index, numeric `firstKeptEntryIndex`).
     pub first_kept_index: Vec<(u32, Option<f64>)>,
+    /// Entries that record a recovered interrupted append: (entry index, the byte range
+    /// their `data` gives).
+    pub recoveries: Vec<(u32, (u64, u64))>,
     pub lines: u32,
     members: Vec<(usize, usize, usize, usize, bool)>,
     pub visitor: V,
@@ -76,6 +79,7 @@ impl<V: Visit> Acc<V> {
             parsed: 0,
             parsed_index: Vec::new(),
             first_kept_index: Vec::new(),
+            recoveries: Vec::new(),
             lines: 0,
             members: Vec::new(),
             visitor,
@@ -86,11 +90,18 @@ impl<V: Visit> Acc<V> {
         self.header.as_ref().map_or(3, |h| h.version)
     }
 
-    pub fn problem(&mut self, kind: ProblemKind, line: u32, column: Option<usize>, msg: String) {
+    pub fn problem(
+        &mut self,
+        kind: ProblemKind,
+        (line, offset): (u32, u64),
+        column: Option<usize>,
+        msg: String,
+    ) {
         if self.problems.len() < MAX_PROBLEMS {
             self.problems.push(Problem {
                 kind,
                 line,
+                offset,
                 column,
                 message: msg,
             });
@@ -110,7 +121,7 @@ impl<V: Visit> Acc<V> {
         if line.len() > u32::MAX as usize {
             self.problem(
                 ProblemKind::Invalid,
-                line_no,
+                (line_no, offset),
                 None,
                 "line longer than 4 GiB".into(),
             );
@@ -157,7 +168,7 @@ impl<V: Visit> Acc<V> {
                     ),
                 )
             };
-            self.problem(kind, line_no, Some(column), msg);
+            self.problem(kind, (line_no, offset), Some(column), msg);
             return;
         }
         self.parsed += 1;
@@ -166,7 +177,7 @@ impl<V: Visit> Acc<V> {
             let column = json::line_col(line, start).1;
             self.problem(
                 ProblemKind::NotEntry,
-                line_no,
+                (line_no, offset),
                 Some(column),
                 "a JSON value that is not an object".into(),
             );
@@ -192,7 +203,7 @@ impl<V: Visit> Acc<V> {
         let Some(ty) = field("type").and_then(RawStr::from_value) else {
             self.problem(
                 ProblemKind::NotEntry,
-                line_no,
+                (line_no, offset),
                 None,
                 "an object without a string \"type\"".into(),
             );
@@ -204,13 +215,13 @@ impl<V: Visit> Acc<V> {
                     Ok(h) => self.header = Some(h),
                     Err(msg) => {
                         self.saw_entry = true;
-                        self.problem(ProblemKind::NoHeader, line_no, None, msg);
+                        self.problem(ProblemKind::NoHeader, (line_no, offset), None, msg);
                     }
                 }
             } else {
                 self.problem(
                     ProblemKind::ExtraHeader,
-                    line_no,
+                    (line_no, offset),
                     None,
                     "a second session header (skipped)".into(),
                 );
@@ -224,7 +235,7 @@ impl<V: Visit> Acc<V> {
                 format!("the first entry (line {line_no}) comes before any session header line")
             };
             self.saw_entry = true;
-            self.problem(ProblemKind::NoHeader, line_no, None, msg);
+            self.problem(ProblemKind::NoHeader, (line_no, offset), None, msg);
             return;
         }
         let idx = self.recs.len() as u32;
@@ -236,7 +247,7 @@ impl<V: Visit> Acc<V> {
             let Some(id) = field("id").and_then(RawStr::from_value) else {
                 self.problem(
                     ProblemKind::NotEntry,
-                    line_no,
+                    (line_no, offset),
                     None,
                     "an entry without a string \"id\"".into(),
                 );
@@ -271,6 +282,13 @@ impl<V: Visit> Acc<V> {
         } else if kind == Kind::SessionInfo {
             self.names
                 .push((idx, string("name").unwrap_or_default().trim().to_owned()));
+        } else if kind == Kind::Custom
+            && field("customType")
+                .and_then(RawStr::from_value)
+                .is_some_and(|t| t.eq_str(super::pending::CUSTOM_TYPE))
+            && let Some(range) = field("data").and_then(super::pending::recorded_range)
+        {
+            self.recoveries.push((idx, range));
         }
         self.visitor.entry(idx, line, &members);
         self.recs.push(Rec {
@@ -314,6 +332,8 @@ impl<V: Visit> Acc<V> {
                 .into_iter()
                 .map(|(i, k)| (i + idx_base, k)),
         );
+        self.recoveries
+            .extend(next.recoveries.into_iter().map(|(i, r)| (i + idx_base, r)));
         self.parsed += next.parsed;
         self.lines = line_base + next.lines;
         self.visitor.merge(next.visitor, idx_base);

@@ -105,6 +105,8 @@ pub struct Header {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Severity {
+    /// Not a problem, but worth knowing (an append in progress).
+    Note,
     Warning,
     Error,
 }
@@ -131,6 +133,11 @@ pub enum ProblemKind {
     OldVersion,
     /// A newer format version than this program knows.
     NewerVersion,
+    /// An append that was interrupted (its writer killed): recovered, or waiting for the
+    /// next writer or reader to recover it.
+    InterruptedAppend,
+    /// Another process was appending while the file was read; what it writes was not read.
+    AppendInProgress,
 }
 
 impl ProblemKind {
@@ -148,12 +155,17 @@ impl ProblemKind {
             ProblemKind::DanglingReference => "dangling-reference",
             ProblemKind::OldVersion => "old-version",
             ProblemKind::NewerVersion => "newer-version",
+            ProblemKind::InterruptedAppend => "interrupted-append",
+            ProblemKind::AppendInProgress => "append-in-progress",
         }
     }
 
     pub fn severity(self) -> Severity {
         match self {
-            ProblemKind::OldVersion | ProblemKind::NewerVersion => Severity::Warning,
+            ProblemKind::OldVersion
+            | ProblemKind::NewerVersion
+            | ProblemKind::InterruptedAppend => Severity::Warning,
+            ProblemKind::AppendInProgress => Severity::Note,
             _ => Severity::Error,
         }
     }
@@ -163,6 +175,8 @@ impl ProblemKind {
 pub struct Problem {
     pub kind: ProblemKind,
     pub line: u32,
+    /// Byte offset of the start of the line.
+    pub offset: u64,
     /// 1-based column (characters) for syntax errors.
     pub column: Option<usize>,
     pub message: String,
@@ -196,8 +210,32 @@ pub struct Session {
     pub names: Vec<(u32, String)>,
     pub problems: Vec<Problem>,
     pub problems_dropped: usize,
+    /// Whether an append was under way or interrupted when the file was read.
+    pub appending: Appending,
     /// Per-entry migration data for v1/v2 files (empty for v3).
     migration: Option<migrate::Plan>,
+}
+
+/// How a reader treats an interrupted append.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// Recover it when the lock can be taken; otherwise read the file without it.
+    Recover,
+    /// Read it whole and report it (`check`: nothing is written).
+    Inspect,
+}
+
+/// The appends to a file when it was read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Appending {
+    /// None under way, none interrupted.
+    Idle,
+    /// Another process was writing a batch from byte `start`: the file was read up to
+    /// there (or up to its incomplete last line).
+    InProgress { start: u64 },
+    /// A batch was interrupted at `start..end` and not recovered (its writer is gone and
+    /// the file could not be written, or the reader does not write).
+    Interrupted { start: u64, end: u64 },
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -227,8 +265,13 @@ impl Session {
     }
 
     /// Opens a session, running `visitor` over every entry during the index pass.
+    ///
+    /// An interrupted append found on the way is recovered first when the lock can be
+    /// taken (see [`super::pending`]); when it cannot be written (a read-only file), the
+    /// session is read without the bytes the batch left, which gives the leaf and the
+    /// context recovery would give. The batch of an append in progress is not read either.
     pub fn open_with<V: Visit>(path: &Path, visitor: V) -> Result<(Session, V), OpenError> {
-        let (s, v) = Self::scan(path, visitor)?;
+        let (s, v) = Self::read(path, visitor, Mode::Recover)?;
         if s.header.is_none() {
             let reason = match s.problems.first() {
                 _ if s.len == 0 => "the file is empty".to_owned(),
@@ -244,16 +287,85 @@ impl Session {
         Ok((s, v))
     }
 
-    /// Indexes any file, recording every problem instead of failing (used by `check`).
+    /// Indexes any file, recording every problem instead of failing (used by `check`). It
+    /// never writes: an interrupted append is read whole and reported, not recovered.
     pub fn scan<V: Visit>(path: &Path, visitor: V) -> Result<(Session, V), OpenError> {
+        Self::read(path, visitor, Mode::Inspect)
+    }
+
+    /// Decides how much of the file to read (see [`Appending`]), reads it, and reports what
+    /// it found about appends.
+    fn read<V: Visit>(path: &Path, visitor: V, mode: Mode) -> Result<(Session, V), OpenError> {
         let io_err = |source| OpenError::Io {
             path: path.to_owned(),
             source,
         };
-        let file = File::open(path).map_err(io_err)?;
-        let len = file.metadata().map_err(io_err)?.len();
+        let marker = super::pending::marker_path(path);
+        let mut attempt = 0;
+        let (file, len, appending) = loop {
+            attempt += 1;
+            let last = attempt >= 4;
+            let file = File::open(path).map_err(io_err)?;
+            // The length first, then the marker: a batch whose marker is gone by then was
+            // written whole, so every byte up to `len` is acknowledged or being written by
+            // a writer whose marker is there.
+            let meta = file.metadata().map_err(io_err)?;
+            let len = meta.len();
+            let m = match super::pending::read(&marker).map_err(io_err)? {
+                super::pending::Found::None => break (file, len, Appending::Idle),
+                super::pending::Found::Marker(m) if m.is_for(&meta, len) => m,
+                // A marker whose writer died before writing any of its batch, or one about
+                // another file: nothing to leave out. It is removed under the lock.
+                _ => {
+                    let removed = mode == Mode::Recover
+                        && !last
+                        && matches!(super::append::Appender::try_open(path, None), Ok(Some(_)));
+                    if removed {
+                        continue;
+                    }
+                    break (file, len, Appending::Idle);
+                }
+            };
+            let in_progress = Appending::InProgress { start: m.start };
+            let interrupted = Appending::Interrupted {
+                start: m.start,
+                end: len,
+            };
+            match mode {
+                Mode::Recover => match super::append::Appender::try_open(path, None) {
+                    // Recovered under the lock (or the writer finished meanwhile): again.
+                    Ok(Some(_)) if !last => continue,
+                    Ok(Some(_)) | Ok(None) => break (file, m.start, in_progress),
+                    Err(_) if m.start == len => break (file, len, Appending::Idle),
+                    Err(_) => break (file, m.start, interrupted),
+                },
+                Mode::Inspect => {
+                    let live = match file.try_lock_shared() {
+                        Ok(()) => {
+                            let _ = file.unlock();
+                            false
+                        }
+                        Err(std::fs::TryLockError::WouldBlock) => true,
+                        Err(std::fs::TryLockError::Error(e)) => return Err(io_err(e)),
+                    };
+                    if live {
+                        break (file, m.start, in_progress);
+                    }
+                    if m.start == len {
+                        // Nothing of it reached the file.
+                        break (file, len, Appending::Idle);
+                    }
+                    // Its writer is gone, unless it just finished: the marker says which.
+                    let again = super::pending::read(&marker).map_err(io_err)?;
+                    if again == super::pending::Found::Marker(m) || last {
+                        break (file, len, interrupted);
+                    }
+                }
+            }
+        };
         let (acc, ends_with_newline) = scan::scan_file(&file, len, visitor).map_err(io_err)?;
         let mut migration = acc.plan();
+        let recoveries = acc.recoveries;
         let mut s = Session {
             path: path.to_owned(),
             file,
@@ -266,12 +378,14 @@ impl Session {
             names: acc.names,
             problems: acc.problems,
             problems_dropped: acc.problems_dropped,
+            appending,
             migration: None,
         };
         if let (Some(h), Some(plan)) = (&s.header, migration.as_mut()) {
             s.problems.push(Problem {
                 kind: ProblemKind::OldVersion,
                 line: h.line,
+                offset: 0,
                 column: None,
                 message: format!(
                     "format version {}; `pi session migrate` rewrites it as version 3",
@@ -287,6 +401,7 @@ impl Session {
             s.problems.push(Problem {
                 kind: ProblemKind::NewerVersion,
                 line: h.line,
+                offset: 0,
                 column: None,
                 message: format!(
                     "format version {} is newer than this program knows (3)",
@@ -296,7 +411,151 @@ impl Session {
         }
         s.migration = migration;
         s.index();
+        s.settle_appends(&recoveries, acc.lines, &marker);
         Ok((s, acc.visitor))
+    }
+
+    /// Accounts for appends in the problems: the lines a recovered batch left are part of
+    /// it (one warning instead of an error for its incomplete line), an interrupted batch
+    /// not yet recovered is a warning, and an incomplete last line that is still being
+    /// written is not damage.
+    fn settle_appends(&mut self, recoveries: &[(u32, (u64, u64))], lines: u32, marker: &Path) {
+        for &(i, (start, end)) in recoveries {
+            let r = &self.entries[i as usize];
+            // Only a range that ends where the recovery entry starts is one it recorded.
+            if end != r.offset {
+                continue;
+            }
+            let (line, id) = (r.line, r.id.to_string());
+            let inside = |o: u64| (start..end).contains(&o);
+            let left = self.lines_from(start, end);
+            let before = self.problems.len();
+            self.problems.retain(|p| {
+                !(inside(p.offset)
+                    && matches!(
+                        p.kind,
+                        ProblemKind::Torn | ProblemKind::Invalid | ProblemKind::NotEntry
+                    ))
+            });
+            let incomplete = before - self.problems.len();
+            let parent = self.entries[i as usize]
+                .parent_id
+                .as_ref()
+                .map_or_else(|| "a new root".to_owned(), |p| format!("'{p}'"));
+            let message = format!(
+                "an append was interrupted; entry '{id}' recovered it: what it left, {}{}, is an abandoned branch, and the conversation continues from {parent}",
+                batch_lines(left.len(), incomplete),
+                line_span(&left, incomplete, line),
+            );
+            self.push_problem(ProblemKind::InterruptedAppend, line, r.offset, message);
+        }
+        match self.appending {
+            Appending::Idle => {
+                // An incomplete last line while the file grows (or a writer's marker
+                // appeared) is an append in progress: not damage.
+                let torn = self
+                    .problems
+                    .iter()
+                    .position(|p| p.kind == ProblemKind::Torn);
+                if let Some(t) = torn {
+                    let grew = self.file.metadata().is_ok_and(|m| m.len() > self.len);
+                    let marked = matches!(
+                        super::pending::read(marker),
+                        Ok(super::pending::Found::Marker(_))
+                    );
+                    if grew || marked {
+                        let p = self.problems.remove(t);
+                        self.appending = Appending::InProgress { start: p.offset };
+                        self.push_problem(
+                            ProblemKind::AppendInProgress,
+                            p.line,
+                            p.offset,
+                            "another process is appending to the file; its last line is still being written and was not read".into(),
+                        );
+                    }
+                }
+            }
+            Appending::InProgress { start } => {
+                let line = self.line_at(start, lines);
+                self.push_problem(
+                    ProblemKind::AppendInProgress,
+                    line,
+                    start,
+                    format!(
+                        "another process is appending to the file (from byte {start}); what it writes was not read"
+                    ),
+                );
+            }
+            Appending::Interrupted { start, end } => {
+                let inside = |o: u64| o >= start;
+                let left = self.lines_from(start, u64::MAX);
+                let before = self.problems.len();
+                self.problems
+                    .retain(|p| !(inside(p.offset) && p.kind == ProblemKind::Torn));
+                let incomplete = before - self.problems.len();
+                let line = self.line_at(start, lines);
+                let message = if self.len >= end && end > start {
+                    format!(
+                        "an append was interrupted (its writer is gone) and left {}{}, never acknowledged; the next `pi` command that can write the file moves the leaf back before them",
+                        batch_lines(left.len(), incomplete),
+                        line_span(&left, incomplete, lines + 1),
+                    )
+                } else {
+                    format!(
+                        "an append was interrupted (its writer is gone) and could not be recovered; the {} bytes it left from byte {start} were not read",
+                        end.saturating_sub(start)
+                    )
+                };
+                self.push_problem(ProblemKind::InterruptedAppend, line, start, message);
+            }
+        }
+        let added = self.problems.iter().any(|p| {
+            matches!(
+                p.kind,
+                ProblemKind::InterruptedAppend | ProblemKind::AppendInProgress
+            )
+        });
+        if added {
+            self.problems.sort_by_key(|p| p.line);
+        }
+    }
+
+    /// The line numbers of the entries that start in `start..end`.
+    fn lines_from(&self, start: u64, end: u64) -> Vec<u32> {
+        let from = self.entries.partition_point(|e| e.offset < start);
+        let to = self.entries.partition_point(|e| e.offset < end);
+        self.entries[from..to.max(from)]
+            .iter()
+            .map(|e| e.line)
+            .collect()
+    }
+
+    /// The line number of the line that starts at byte `at` (or of the line after the
+    /// last one).
+    fn line_at(&self, at: u64, lines: u32) -> u32 {
+        let first = self.entries.partition_point(|e| e.offset < at);
+        let rec = self.entries.get(first).map(|e| e.line);
+        let problem = self
+            .problems
+            .iter()
+            .filter(|p| p.offset >= at && p.line > 0)
+            .map(|p| p.line)
+            .min();
+        match (rec, problem) {
+            (Some(a), Some(b)) => a.min(b),
+            (Some(a), None) | (None, Some(a)) => a,
+            (None, None) => lines + 1,
+        }
+    }
+
+    fn push_problem(&mut self, kind: ProblemKind, line: u32, offset: u64, message: String) {
+        self.problems.push(Problem {
+            kind,
+            line,
+            offset,
+            column: None,
+            message,
+        });
     }
 
     /// Indexes ids (the last entry with an id wins), resolves parents, reports duplicates
@@ -309,7 +568,7 @@ impl Session {
                     "id '{}' was already used on line {}",
                     r.id, self.entries[prev as usize].line
                 );
-                found.push((ProblemKind::DuplicateId, r.line, msg));
+                found.push((ProblemKind::DuplicateId, r.line, r.offset, msg));
             }
         }
         for i in 0..self.entries.len() {
@@ -317,22 +576,23 @@ impl Session {
             let Some(p) = &r.parent_id else { continue };
             if *p == r.id {
                 let msg = format!("entry '{}' names itself as its parent", r.id);
-                found.push((ProblemKind::SelfParent, r.line, msg));
+                found.push((ProblemKind::SelfParent, r.line, r.offset, msg));
                 continue;
             }
             match self.by_id.get(p) {
                 Some(&pi) => self.entries[i].parent = pi,
                 None => {
                     let msg = format!("entry '{}' has parent '{p}', which does not exist", r.id);
-                    found.push((ProblemKind::DanglingParent, r.line, msg));
+                    found.push((ProblemKind::DanglingParent, r.line, r.offset, msg));
                 }
             }
         }
-        for (kind, line, message) in found {
+        for (kind, line, offset, message) in found {
             if self.problems.len() < scan::MAX_PROBLEMS {
                 self.problems.push(Problem {
                     kind,
                     line,
+                    offset,
                     column: None,
                     message,
                 });
@@ -567,6 +827,15 @@ impl Session {
                 skipped.len() - 3 + self.problems_dropped
             ));
         }
+        if let Appending::Interrupted { start, end } = self.appending
+            && self.len < end
+        {
+            out.push(format!(
+                "{}: an append to this file was interrupted and could not be recovered here (the file cannot be written); the {} bytes it left from byte {start} were not read",
+                self.path.display(),
+                end - start
+            ));
+        }
         out
     }
 }
@@ -591,4 +860,38 @@ pub fn scan_ids(file: &File, len: u64) -> io::Result<IdSet> {
         ids.insert(Id::new(&json::decode_str(&v[1..v.len() - 1])));
     })?;
     Ok(ids)
+}
+
+/// "3 entries and an incomplete line", "an incomplete line", "nothing but a newline".
+fn batch_lines(entries: usize, incomplete: usize) -> String {
+    let whole = match entries {
+        0 => None,
+        1 => Some("1 entry".to_owned()),
+        n => Some(format!("{n} entries")),
+    };
+    let part = match incomplete {
+        0 => None,
+        1 => Some("an incomplete line".to_owned()),
+        n => Some(format!("{n} unreadable lines")),
+    };
+    match (whole, part) {
+        (Some(w), Some(p)) => format!("{w} and {p}"),
+        (Some(x), None) | (None, Some(x)) => x,
+        (None, None) => "nothing but a newline".to_owned(),
+    }
+}
+
+/// " (lines a–b)" for the lines of a batch that ends before line `next`.
+fn line_span(entry_lines: &[u32], incomplete: usize, next: u32) -> String {
+    let first = entry_lines.iter().min().copied();
+    let last = if incomplete > 0 {
+        Some(next.saturating_sub(1))
+    } else {
+        entry_lines.iter().max().copied()
+    };
+    match (first.or(last), last) {
+        (Some(a), Some(b)) if a == b => format!(" (line {a})"),
+        (Some(a), Some(b)) => format!(" (lines {a}\u{2013}{b})"),
+        _ => String::new(),
+    }
 }

@@ -11,7 +11,7 @@ use crate::session::store::Severity;
 
 pub const EXIT_STATUS: &str = "\
 Exit status:
-  0  no errors (warnings, such as an old format version, may have been reported)
+  0  no errors (warnings, such as an interrupted append, and notes may have been reported)
   1  the file has errors, or cannot be read
   2  usage error";
 
@@ -39,11 +39,8 @@ pub fn run(args: CheckArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
     let report = crate::session::check::check(&path)?;
     let s = report.session;
     let problems = report.problems;
-    let errors = problems
-        .iter()
-        .filter(|p| p.kind.severity() == Severity::Error)
-        .count();
-    let warnings = problems.len() - errors;
+    let count = |sev: Severity| problems.iter().filter(|p| p.kind.severity() == sev).count();
+    let (errors, warnings) = (count(Severity::Error), count(Severity::Warning));
     let p = path.to_string_lossy();
     if ctx.out.human(args.format.get()) {
         let st = Style {
@@ -58,6 +55,7 @@ pub fn run(args: CheckArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
             let sev = match pr.kind.severity() {
                 Severity::Error => st.red("error"),
                 Severity::Warning => st.yellow("warning"),
+                Severity::Note => "note".to_owned(),
             };
             let message = escape(&pr.message);
             ctx.out
@@ -67,7 +65,7 @@ pub fn run(args: CheckArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
             ctx.out
                 .line(format!("… and {} more problems", s.problems_dropped).as_bytes())?;
         }
-        let summary = if problems.is_empty() {
+        let summary = if errors == 0 && warnings == 0 {
             format!("{p}: ok ({} entries)", s.entries.len())
         } else {
             format!(
@@ -87,6 +85,7 @@ pub fn run(args: CheckArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
                 severity: match pr.kind.severity() {
                     Severity::Error => "error",
                     Severity::Warning => "warning",
+                    Severity::Note => "note",
                 },
                 kind: pr.kind.as_str(),
                 message: &pr.message,
