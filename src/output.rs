@@ -56,7 +56,7 @@ impl Out {
         }
     }
 
-    /// Colors only on a terminal, and never with `NO_COLOR` set.
+    /// Whether stdout gets colors (see [`color`]).
     pub fn color(&self) -> bool {
         color(self.tty)
     }
@@ -122,9 +122,48 @@ impl Write for Out {
     }
 }
 
-/// Whether to color a stream: only a terminal, and never with `NO_COLOR` set (non-empty).
+/// `--color`: when human output may use colors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum ColorWhen {
+    /// On a terminal, unless NO_COLOR is set.
+    #[default]
+    Auto,
+    /// Always, also into a pipe or a file, and whatever NO_COLOR says.
+    Always,
+    /// Never.
+    Never,
+}
+
+/// The `--color` of this process (0 auto, 1 always, 2 never).
+static COLOR_WHEN: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+
+/// Sets the `--color` choice every later [`color`] decision follows.
+pub fn set_color_when(when: ColorWhen) {
+    let v = match when {
+        ColorWhen::Auto => 0,
+        ColorWhen::Always => 1,
+        ColorWhen::Never => 2,
+    };
+    COLOR_WHEN.store(v, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// The `--color` choice in force.
+pub fn color_when() -> ColorWhen {
+    match COLOR_WHEN.load(std::sync::atomic::Ordering::Relaxed) {
+        1 => ColorWhen::Always,
+        2 => ColorWhen::Never,
+        _ => ColorWhen::Auto,
+    }
+}
+
+/// Whether to color a stream: as `--color` says; for `auto` (the default) only a terminal,
+/// and never with `NO_COLOR` set (non-empty).
 pub fn color(is_terminal: bool) -> bool {
-    is_terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+    match color_when() {
+        ColorWhen::Always => true,
+        ColorWhen::Never => false,
+        ColorWhen::Auto => is_terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+    }
 }
 
 /// Terminal styles (ANSI), or nothing.

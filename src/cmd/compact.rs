@@ -85,7 +85,7 @@ pub struct CompactArgs {
     /// of settings.json; EVENT must be session_before_compact (repeatable)
     ///
     /// The hook reads the plan as JSON on stdin and may answer {"cancel":true} or
-    /// {"summary":"…"} (used instead of a model's). See `commands/pi-extensions.md`.
+    /// {"summary":"…"} (used instead of a model's). See `man pi-extensions`.
     #[arg(long = "hook", value_name = "EVENT=COMMAND")]
     pub hook: Vec<String>,
 }

@@ -2,20 +2,9 @@
 
 use std::ffi::OsString;
 use std::os::unix::process::CommandExt;
-use std::path::PathBuf;
 
+use crate::cmd::help;
 use crate::error::{Exit, ExitStatus};
-
-fn find_in_path(name: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|d| d.join(name))
-        .find(|p| {
-            use std::os::unix::fs::PermissionsExt;
-            p.metadata()
-                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        })
-}
 
 pub fn run(args: Vec<OsString>) -> anyhow::Result<ExitStatus> {
     let Some((name, rest)) = args.split_first() else {
@@ -23,14 +12,24 @@ pub fn run(args: Vec<OsString>) -> anyhow::Result<ExitStatus> {
     };
     let name = name.to_string_lossy();
     let program = format!("pi-{name}");
-    let Some(path) = find_in_path(&program) else {
-        return Err(
-            Exit::new(ExitStatus::Usage, anyhow::anyhow!("unknown command '{name}'"))
-                .hint(format!(
-                    "built-in commands: session, prompt, context, compact, models, run; `{program}` was not found on PATH either"
-                ))
-                .into(),
-        );
+    let Some(path) = help::find_in_path(&program) else {
+        let mut top = crate::cli::command();
+        top.build();
+        let builtin = help::command_names(&top);
+        let extensions = help::extensions_on_path();
+        let near = help::similar(&name, builtin.iter().chain(&extensions).map(String::as_str));
+        let hint = help::did_you_mean(&near).unwrap_or_else(|| {
+            format!(
+                "the commands are {}; `{program}` was not found on PATH either",
+                builtin.join(", ")
+            )
+        });
+        return Err(Exit::new(
+            ExitStatus::Usage,
+            anyhow::anyhow!("unknown command '{name}'"),
+        )
+        .hint(hint)
+        .into());
     };
     // Only returns on failure.
     let err = std::process::Command::new(&path).args(rest).exec();

@@ -1,13 +1,13 @@
-//! `pi generate` (hidden): man pages and shell completions, written into the repository and
-//! checked for drift by the test suite.
+//! `pi generate` (hidden): the repository's man/ (as `pi man --out man` writes it) and
+//! completions/ (as `pi completions SHELL` prints them), checked for drift by the tests.
 
 use crate::error::ExitStatus;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use clap::Args;
-use clap_complete::Shell;
+
+use crate::cmd::completions::{self, Shell};
 
 #[derive(Debug, Args)]
 pub struct GenerateArgs {
@@ -19,90 +19,49 @@ pub struct GenerateArgs {
     pub check: bool,
 }
 
-/// Escapes text for a roff line.
-fn roff_text(line: &str) -> String {
-    let s = line.replace('\\', "\\e");
-    if s.starts_with('.') || s.starts_with('\'') {
-        format!("\\&{s}")
-    } else {
-        s
-    }
-}
+/// The directories this command owns, relative to its `--out`.
+const DIRS: [&str; 2] = ["man", "completions"];
 
-fn man_page(cmd: &clap::Command) -> anyhow::Result<Vec<u8>> {
-    let man = clap_mangen::Man::new(cmd.clone());
-    let mut out = Vec::new();
-    man.render_title(&mut out)?;
-    man.render_name_section(&mut out)?;
-    man.render_synopsis_section(&mut out)?;
-    man.render_description_section(&mut out)?;
-    if cmd.get_arguments().any(|a| !a.is_hide_set()) {
-        man.render_options_section(&mut out)?;
-    }
-    if cmd.get_subcommands().any(|s| !s.is_hide_set()) {
-        man.render_subcommands_section(&mut out)?;
-    }
-    if let Some(after) = cmd.get_after_long_help() {
-        writeln!(out, ".SH \"EXIT STATUS\"")?;
-        for line in after.to_string().lines().skip(1) {
-            let line = line.trim_start();
-            if let Some((code, text)) = line.split_once("  ") {
-                writeln!(out, ".TP\n{}\n{}", roff_text(code), roff_text(text.trim()))?;
-            }
-        }
-    }
-    let name = cmd.get_display_name().unwrap_or(cmd.get_name());
-    writeln!(out, ".SH \"SEE ALSO\"")?;
-    writeln!(
-        out,
-        "{}",
-        roff_text(&format!(
-            "The command reference commands/{name}.md, with the records the command reads and writes and examples."
-        ))
-    )?;
-    man.render_version_section(&mut out)?;
-    Ok(out)
-}
-
-/// Every generated file: (relative path, contents).
+/// Every generated file: (relative path, contents), sorted.
 pub fn files() -> anyhow::Result<Vec<(PathBuf, Vec<u8>)>> {
-    let mut cmd = crate::cli::command();
-    cmd.build();
-    let mut out = Vec::new();
-    let mut stack = vec![cmd.clone()];
-    while let Some(c) = stack.pop() {
-        for sub in c.get_subcommands().filter(|s| !s.is_hide_set()) {
-            stack.push(sub.clone());
-        }
-        let name = c.get_display_name().unwrap_or(c.get_name()).to_owned();
+    let mut out: Vec<(PathBuf, Vec<u8>)> = crate::cmd::man::pages()?
+        .into_iter()
+        .map(|(rel, content)| (Path::new("man").join(rel), content))
+        .collect();
+    for shell in Shell::ALL {
         out.push((
-            PathBuf::from("man").join(format!("{name}.1")),
-            man_page(&c)?,
+            Path::new("completions").join(shell.file_name()),
+            completions::script(shell)?,
         ));
-    }
-    for (shell, file) in [
-        (Shell::Bash, "pi.bash"),
-        (Shell::Zsh, "_pi"),
-        (Shell::Fish, "pi.fish"),
-    ] {
-        let mut buf = Vec::new();
-        clap_complete::generate(shell, &mut cmd.clone(), "pi", &mut buf);
-        out.push((PathBuf::from("completions").join(file), buf));
     }
     out.sort();
     Ok(out)
 }
 
-fn listing(dir: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map(|rd| rd.filter_map(Result::ok).map(|e| e.path()).collect())
-        .unwrap_or_default();
+/// The files under `dir`, recursively, relative to `base`.
+fn listing(base: &Path, dir: &Path) -> Vec<PathBuf> {
+    let mut v = Vec::new();
+    let Ok(rd) = std::fs::read_dir(base.join(dir)) else {
+        return v;
+    };
+    for e in rd.filter_map(Result::ok) {
+        let rel = dir.join(e.file_name());
+        if e.file_type().is_ok_and(|t| t.is_dir()) {
+            v.extend(listing(base, &rel));
+        } else {
+            v.push(rel);
+        }
+    }
     v.sort();
     v
 }
 
 pub fn run(args: GenerateArgs) -> anyhow::Result<ExitStatus> {
     let files = files()?;
+    let existing: Vec<PathBuf> = DIRS
+        .iter()
+        .flat_map(|d| listing(&args.out, Path::new(d)))
+        .collect();
     if args.check {
         let mut stale = Vec::new();
         for (rel, content) in &files {
@@ -111,12 +70,9 @@ pub fn run(args: GenerateArgs) -> anyhow::Result<ExitStatus> {
                 stale.push(rel.display().to_string());
             }
         }
-        for dir in ["man", "completions"] {
-            for p in listing(&args.out.join(dir)) {
-                let rel = Path::new(dir).join(p.file_name().unwrap_or_default());
-                if !files.iter().any(|(r, _)| *r == rel) {
-                    stale.push(format!("{} (no longer generated)", rel.display()));
-                }
+        for rel in &existing {
+            if !files.iter().any(|(r, _)| r == rel) {
+                stale.push(format!("{} (no longer generated)", rel.display()));
             }
         }
         if stale.is_empty() {
@@ -129,15 +85,15 @@ pub fn run(args: GenerateArgs) -> anyhow::Result<ExitStatus> {
             "man pages or completions are out of date; run `cargo run -- generate`",
         ));
     }
-    for dir in ["man", "completions"] {
-        let d = args.out.join(dir);
-        for p in listing(&d) {
-            std::fs::remove_file(&p).with_context(|| format!("cannot remove {}", p.display()))?;
-        }
-        std::fs::create_dir_all(&d).with_context(|| format!("cannot create {}", d.display()))?;
+    for rel in &existing {
+        let p = args.out.join(rel);
+        std::fs::remove_file(&p).with_context(|| format!("cannot remove {}", p.display()))?;
     }
     for (rel, content) in &files {
         let p = args.out.join(rel);
+        if let Some(d) = p.parent() {
+            std::fs::create_dir_all(d).with_context(|| format!("cannot create {}", d.display()))?;
+        }
         std::fs::write(&p, content).with_context(|| format!("cannot write {}", p.display()))?;
     }
     Ok(ExitStatus::Success)

@@ -5,9 +5,12 @@
 
 pub mod args;
 pub mod compact;
+pub mod completions;
 pub mod context;
 pub mod external;
 pub mod generate;
+pub mod help;
+pub mod man;
 pub mod models;
 pub mod prompt;
 pub mod run;

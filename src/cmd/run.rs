@@ -98,7 +98,7 @@ pub struct RunArgs {
     /// and takes a call's arguments as JSON on stdin (repeatable)
     ///
     /// Program tools are also found in <agent dir>/tools/ and .pi/tools/ of the session's
-    /// directory, when it is a trusted project (`pi trust`). See `commands/pi-extensions.md`.
+    /// directory, when it is a trusted project (`pi trust`). See `man pi-extensions`.
     #[arg(long = "tool", value_name = "PATH")]
     pub tool: Vec<PathBuf>,
     /// Run COMMAND (a shell command line) at EVENT, after the hooks of settings.json
@@ -107,7 +107,7 @@ pub struct RunArgs {
     /// Events: input, before_agent_start, context, tool_call, tool_result, message_end,
     /// turn_end, agent_end, session_before_compact. The event is a JSON object on the
     /// command's stdin; what it prints (a JSON object, or nothing) is its answer. See
-    /// `commands/pi-extensions.md`.
+    /// `man pi-extensions`.
     #[arg(long = "hook", value_name = "EVENT=COMMAND")]
     pub hook: Vec<String>,
     /// Continue from this entry (id or unique prefix) instead of the leaf; the first new
@@ -137,7 +137,7 @@ pub struct RunArgs {
     /// mode): prompt, steer, follow_up, abort, compact, get_state, get_messages, …
     ///
     /// The events of every run are written as with --json. End of input finishes the
-    /// running prompt, then exits 0. See `commands/pi-run-rpc.md`.
+    /// running prompt, then exits 0. See `man pi-run-rpc`.
     #[arg(long, conflicts_with_all = ["prompt", "json", "max_turns"])]
     pub rpc: bool,
 }

@@ -173,3 +173,29 @@ pub fn resolve(arg: Option<&str>, dirs: &Dirs, cwd: &str) -> Result<PathBuf, Fin
         arg: arg.to_owned(),
     })
 }
+
+/// The sessions a shell offers to complete a session argument with: those of `cwd` first,
+/// then every other one, each group newest first. Only the first line of each file is read.
+/// (The one place completion learns what names a session; see `pi completions`.)
+pub fn completion_candidates(dirs: &Dirs, cwd: &str) -> Vec<HeaderInfo> {
+    let local = dirs.session_dir_for(cwd);
+    let newest_first = |dirs: Vec<PathBuf>| {
+        let mut found: Vec<(std::time::SystemTime, HeaderInfo)> = dirs
+            .iter()
+            .flat_map(|d| jsonl_files(d))
+            .filter_map(|p| {
+                let modified = std::fs::metadata(&p).ok()?.modified().ok()?;
+                Some((modified, read_header(&p)?))
+            })
+            .collect();
+        found.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.path.cmp(&b.1.path)));
+        found.into_iter().map(|(_, h)| h)
+    };
+    let others: Vec<PathBuf> = all_session_dirs(dirs)
+        .into_iter()
+        .filter(|d| *d != local)
+        .collect();
+    newest_first(vec![local])
+        .chain(newest_first(others))
+        .collect()
+}

@@ -33,46 +33,24 @@ fn usage_errors_exit_2() {
     status: 2
     ----- stdout -----
     ----- stderr -----
-    Create, read, extend and check session files
-
-    Usage: pi session [OPTIONS] <COMMAND>
-
-    Commands:
-      new      Create a session file and print its path
-      list     List sessions, newest first
-      log      Print entries as JSONL: the active path from root to leaf, or all of them
-      append   Append entries or messages read as JSONL from stdin
-      branch   Move the session's leaf to an earlier entry, optionally with a summary of what is left
-      tree     Show the whole entry tree
-      resume   Print the path of the most recent session of a directory
-      label    Set or clear the label of an entry
-      name     Set or clear the session's name
-      fork     Copy the path from the root to an entry into a new session file
-      check    Check a session file for problems, without changing it
-      migrate  Rewrite a version 1 or 2 session file as version 3, keeping a backup
-
-    Options:
-          --session-dir <DIR>  Keep sessions in DIR instead of the per-project directory under the agent
-                               directory
-      -h, --help               Print help (see more with '--help')
-      -V, --version            Print version
+    pi: error: 'pi session' requires a command
+      usage: pi session [OPTIONS] <COMMAND>
+      hint: the commands are new, list, log, append, branch, tree, resume, label, name, fork, check, migrate, help; `pi help session` describes them
 
     $ pi session log --no-such-flag
     status: 2
     ----- stdout -----
     ----- stderr -----
     pi: error: unexpected argument '--no-such-flag' found
-      hint: to pass '--no-such-flag' as a value, use '-- --no-such-flag'
       usage: pi session log [OPTIONS] [SESSION]
+      hint: to pass '--no-such-flag' as a value, use '-- --no-such-flag'
       hint: for more information, try '--help'
 
     $ pi session branch
     status: 2
     ----- stdout -----
     ----- stderr -----
-    pi: error: the following required arguments were not provided:
-      <SESSION>
-      <ENTRY>
+    pi: error: the following required arguments were not provided: <SESSION>, <ENTRY>
       usage: pi session branch <SESSION> <ENTRY>
       hint: for more information, try '--help'
 
@@ -88,7 +66,7 @@ fn usage_errors_exit_2() {
     ----- stdout -----
     ----- stderr -----
     pi: error: invalid value 'xml' for '--format <FORMAT>'
-      [possible values: auto, json, human]
+      hint: possible values: auto, json, human
       hint: for more information, try '--help'
     ");
 }
@@ -127,7 +105,7 @@ fn unknown_commands_run_pi_programs_from_path() {
     ----- stdout -----
     ----- stderr -----
     pi: error: unknown command 'nothing-here'
-      hint: built-in commands: session, prompt, context, compact, models, run; `pi-nothing-here` was not found on PATH either
+      hint: the commands are session, prompt, context, compact, models, run, trust, completions, man, help; `pi-nothing-here` was not found on PATH either
     ");
 }
 

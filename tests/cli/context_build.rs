@@ -344,28 +344,16 @@ fn errors_and_exit_statuses() {
     ----- stdout -----
     ----- stderr -----
     pi: error: invalid value 'xml' for '--format <FORMAT>'
-      [possible values: agent, llm, openai, anthropic]
+      hint: possible values: agent, llm, openai, anthropic
       hint: for more information, try '--help'
 
     $ pi context
     status: 2
     ----- stdout -----
     ----- stderr -----
-    Build the context a model sees from a session, and measure it
-
-    Usage: pi context [OPTIONS] <COMMAND>
-
-    Commands:
-      build  Print the messages a model sees, as agent messages, LLM messages or a provider's request
-             messages (JSONL)
-      stats  Measure the context: messages, estimated and reported tokens, and whether the agent would
-             compact it
-
-    Options:
-          --session-dir <DIR>  Keep sessions in DIR instead of the per-project directory under the agent
-                               directory
-      -h, --help               Print help (see more with '--help')
-      -V, --version            Print version
+    pi: error: 'pi context' requires a command
+      usage: pi context [OPTIONS] <COMMAND>
+      hint: the commands are build, stats, help; `pi help context` describes them
     ");
 }
 

@@ -1,6 +1,6 @@
 //! The documentation is tested: every ```console block in commands/*.md and README.md runs
-//! (each page in a fresh temporary world, commands through `sh`), and the committed man
-//! pages and completions must match what `pi generate` writes.
+//! (each page in a fresh temporary world, commands through `sh`), the committed man pages
+//! and completions must match what `pi generate` writes, and the help points to man pages.
 //!
 //! Block syntax: `$ cmd` runs a command (`> ` lines continue it); the lines after it are the
 //! expected stdout+stderr, where `[..]` matches any text within a line and a line `...`
@@ -190,14 +190,9 @@ fn command_pages_examples_run() {
 #[test]
 fn every_command_has_a_page_with_examples() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("commands");
-    let mut cmd = pi::cli::command();
-    cmd.build();
-    let mut stack = vec![cmd];
-    while let Some(c) = stack.pop() {
-        for sub in c.get_subcommands().filter(|s| !s.is_hide_set()) {
-            stack.push(sub.clone());
-        }
-        let name = c.get_display_name().unwrap_or(c.get_name()).to_owned();
+    // The commands with a manual page (clap's `help` of each group is `pi help`'s).
+    for c in pi::cmd::man::commands() {
+        let name = pi::cmd::man::page_name(&c);
         let page = dir.join(format!("{name}.md"));
         let text =
             std::fs::read_to_string(&page).unwrap_or_else(|_| panic!("missing {}", page.display()));
@@ -226,6 +221,103 @@ fn generated_files_are_up_to_date() {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// Every `man NAME` that pi's help, its pages and the default system prompt mention names a
+/// page pi installs, and no help text sends the reader to the repository's files.
+#[test]
+fn help_points_to_installed_pages() {
+    let pages: Vec<String> = pi::cmd::man::pages()
+        .unwrap()
+        .into_iter()
+        .map(|(rel, _)| rel.file_stem().unwrap().to_string_lossy().into_owned())
+        .collect();
+    for needed in [
+        "pi",
+        "pi-session",
+        "pi-session-log",
+        "pi-extensions",
+        "pi-run-rpc",
+    ] {
+        assert!(pages.iter().any(|p| p == needed), "no page {needed}");
+    }
+    let mut texts: Vec<(String, String)> = Vec::new();
+    for c in pi::cmd::man::commands() {
+        let mut c = c.clone();
+        texts.push((
+            pi::cmd::man::page_name(&c),
+            c.render_long_help().to_string(),
+        ));
+    }
+    for (rel, content) in pi::cmd::man::pages().unwrap() {
+        texts.push((
+            rel.display().to_string(),
+            String::from_utf8(content).unwrap(),
+        ));
+    }
+    let w = World::new();
+    texts.push(("the system prompt".into(), w.ok(&["prompt", "system"])));
+    let mut mentioned = 0;
+    for (name, text) in &texts {
+        assert!(
+            !text.contains("commands/"),
+            "{name} points to the repository: {text}"
+        );
+        for (i, _) in text.match_indices("man pi") {
+            let page: String = text[i + 4..]
+                .chars()
+                .take_while(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '-')
+                .collect();
+            let page = page.trim_end_matches('-');
+            mentioned += 1;
+            assert!(
+                pages.iter().any(|p| p == page),
+                "{name} mentions `man {page}`, which is not installed"
+            );
+        }
+    }
+    assert!(mentioned > 3, "{mentioned}");
+}
+
+/// The committed man/ is laid out for MANPATH (`man1/`, `man7/`), and `pi man --out`
+/// writes the same layout: `man` finds the pages there.
+#[test]
+fn man_finds_the_pages() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    assert!(root.join("man/man1/pi-session-log.1").is_file());
+    assert!(root.join("man/man1/pi-session.1").is_file());
+    assert!(root.join("man/man7/pi-extensions.7").is_file());
+    let w = World::new();
+    let out = w.path("share/man");
+    w.ok(&["man", "--out", out.to_str().unwrap()]);
+    let written = std::fs::read(out.join("man1/pi-session-log.1")).unwrap();
+    assert_eq!(
+        written,
+        std::fs::read(root.join("man/man1/pi-session-log.1")).unwrap()
+    );
+    if Command::new("man").arg("--version").output().is_err() {
+        eprintln!("no `man` on this machine: the MANPATH lookup is not tested");
+        return;
+    }
+    for dir in [root.join("man"), out] {
+        for (page, file) in [
+            ("pi-session-log", "man1/pi-session-log.1"),
+            ("pi", "man1/pi.1"),
+            ("pi-extensions", "man7/pi-extensions.7"),
+        ] {
+            let found = Command::new("man")
+                .args(["-w", page])
+                .env("MANPATH", &dir)
+                .output()
+                .unwrap();
+            assert_eq!(
+                String::from_utf8_lossy(&found.stdout).trim(),
+                dir.join(file).display().to_string(),
+                "{}",
+                String::from_utf8_lossy(&found.stderr)
+            );
+        }
+    }
 }
 
 #[test]

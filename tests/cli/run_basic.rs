@@ -459,15 +459,14 @@ fn usage_errors_write_nothing() {
     ----- stdout -----
     ----- stderr -----
     pi: error: invalid value 'huge' for '--thinking <LEVEL>'
-      [possible values: off, minimal, low, medium, high, xhigh]
+      hint: possible values: off, minimal, low, medium, high, xhigh
       hint: for more information, try '--help'
 
     $ pi run --leaf abc -p x
     status: 2
     ----- stdout -----
     ----- stderr -----
-    pi: error: the following required arguments were not provided:
-      <SESSION>
+    pi: error: the following required arguments were not provided: <SESSION>
       usage: pi run --leaf <ID> --prompt <PROMPT> <SESSION>
       hint: for more information, try '--help'
 

@@ -11,7 +11,7 @@ use crate::common::*;
 
 /// Runs `cmd` with stdout and stderr on a new pseudo-terminal; returns its exit status and
 /// what it wrote there, with escape characters shown as `␛`.
-fn on_terminal(mut cmd: Command) -> (i32, String) {
+pub(crate) fn on_terminal(mut cmd: Command) -> (i32, String) {
     let (mut master, mut slave) = (0, 0);
     // SAFETY: openpty fills in two descriptors, which are then owned below.
     let r = unsafe {
@@ -52,7 +52,7 @@ fn on_terminal(mut cmd: Command) -> (i32, String) {
 }
 
 /// `text` without its color codes (`␛[…m`).
-fn uncolored(text: &str) -> String {
+pub(crate) fn uncolored(text: &str) -> String {
     let mut out = String::new();
     let mut rest = text;
     while let Some(i) = rest.find("␛[") {

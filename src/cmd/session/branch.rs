@@ -54,7 +54,7 @@ pub struct BranchArgs {
     /// settings.json; EVENT must be session_before_tree (repeatable)
     ///
     /// The hook reads the move as JSON on stdin and may answer {"cancel":true} or
-    /// {"summary":"…"} (written as the branch summary). See `commands/pi-extensions.md`.
+    /// {"summary":"…"} (written as the branch summary). See `man pi-extensions`.
     #[arg(long = "hook", value_name = "EVENT=COMMAND")]
     pub hook: Vec<String>,
 }

@@ -1,0 +1,36 @@
+
+Register-ArgumentCompleter -Native -CommandName pi -ScriptBlock {
+    param($wordToComplete, $commandAst, $cursorPosition)
+
+    $prev = $env:PI_COMPLETE;
+    $env:PI_COMPLETE = "powershell";
+
+    $args = $commandAst.Extent.Text
+    $args = $args.Substring(0, [math]::Min($cursorPosition, $args.Length));
+    if ($wordToComplete -eq "") {
+        $args += " ''";
+    }
+
+    $results = Invoke-Expression @"
+& pi -- $args
+"@;
+    if ($null -eq $prev) {
+        Remove-Item Env:\PI_COMPLETE;
+    } else {
+        $env:PI_COMPLETE = $prev;
+    }
+    $results | ForEach-Object {
+        $split = $_.Split("`t");
+        $cmd = $split[0];
+
+        if ($split.Length -eq 2) {
+            $help = $split[1];
+        }
+        else {
+            $help = $split[0];
+        }
+
+        [System.Management.Automation.CompletionResult]::new($cmd, $cmd, 'ParameterValue', $help)
+    }
+};
+        
