@@ -120,10 +120,10 @@ pub fn answer() -> Option<u8> {
         .bin("pi")
         .completer("pi");
     match env.try_complete(args, cwd.as_deref()) {
-        Ok(true) => Some(0),
+        Ok(true) => Some(ExitStatus::Success.code()),
         Ok(false) => None,
         // Nothing useful can be shown to a shell in the middle of a completion.
-        Err(_) => Some(1),
+        Err(_) => Some(ExitStatus::Failure.code()),
     }
 }
 

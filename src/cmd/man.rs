@@ -22,7 +22,7 @@ pub struct ManArgs {
     pub out: PathBuf,
 }
 
-/// The topic pages (section 7): page name, title line, Markdown source.
+/// The topic pages (section 7): page name and Markdown source.
 const TOPICS: [(&str, &str); 2] = [
     (
         "pi-extensions",
@@ -61,6 +61,8 @@ fn help_command(top: &clap::Command) -> clap::Command {
         .map(|s| s.get_name())
         .collect();
     clap::Command::new("help")
+        .disable_help_flag(true)
+        .disable_version_flag(true)
         .about("Print the help of pi or of a command")
         .long_about(format!(
             "Print the help of pi or of a command.\n\n\
