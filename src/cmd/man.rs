@@ -57,7 +57,7 @@ pub fn documented() -> clap::Command {
 fn help_command(top: &clap::Command) -> clap::Command {
     let groups: Vec<&str> = top
         .get_subcommands()
-        .filter(|s| !s.is_hide_set() && s.get_subcommands().any(|x| x.get_name() != "help"))
+        .filter(|s| !s.is_hide_set() && s.has_subcommands())
         .map(|s| s.get_name())
         .collect();
     clap::Command::new("help")
