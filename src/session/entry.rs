@@ -449,15 +449,89 @@ fn names(kinds: &[JsonKind]) -> String {
     v.join(" or ")
 }
 
+/// Line and column (1-based, characters) of offsets met in increasing order, each counted on
+/// from the one before, so that locating every record costs one pass over the input, not one
+/// pass per record.
+struct Positions<'a> {
+    text: &'a [u8],
+    offset: usize,
+    line: usize,
+    line_start: usize,
+    column: usize,
+}
+
+impl<'a> Positions<'a> {
+    fn new(text: &'a [u8]) -> Positions<'a> {
+        Positions {
+            text,
+            offset: 0,
+            line: 1,
+            line_start: 0,
+            column: 1,
+        }
+    }
+
+    /// The position of `offset` (a character boundary). Offsets before the previous one are
+    /// counted from the start (as [`json::line_col`] does).
+    fn at(&mut self, offset: usize) -> (usize, usize) {
+        let offset = offset.min(self.text.len());
+        if offset < self.offset {
+            return json::line_col(self.text, offset);
+        }
+        let gap = &self.text[self.offset..offset];
+        match memchr::memrchr(b'\n', gap) {
+            Some(last) => {
+                self.line += memchr::memchr_iter(b'\n', gap).count();
+                self.line_start = self.offset + last + 1;
+                self.column = 1 + chars(&self.text[self.line_start..offset]);
+            }
+            None => self.column += chars(gap),
+        }
+        self.offset = offset;
+        (self.line, self.column)
+    }
+}
+
+/// Number of characters in `b`, counted as [`json::line_col`] counts them.
+fn chars(b: &[u8]) -> usize {
+    match std::str::from_utf8(b) {
+        Ok(s) => s.chars().count(),
+        Err(_) => String::from_utf8_lossy(b).chars().count(),
+    }
+}
+
+/// The offset of the first byte of `text` that is not UTF-8, and a description of it.
+fn first_invalid_utf8(text: &[u8]) -> Option<(usize, String)> {
+    let e = std::str::from_utf8(text).err()?;
+    let at = e.valid_up_to();
+    let what = match e.error_len() {
+        Some(_) => format!("byte 0x{:02x} is not valid here", text[at]),
+        None => "the input ends inside a character".to_owned(),
+    };
+    Some((
+        at,
+        format!("invalid UTF-8: {what} (input must be UTF-8 text)"),
+    ))
+}
+
 /// Parses and validates every JSON value in `text` (JSONL, or any whitespace-separated JSON
 /// values): a bare message (an object with `role` and no `type`) becomes a `message` record;
-/// an entry keeps its type and fields. Nothing is returned unless all of it is valid.
+/// an entry keeps its type and fields. The text must be UTF-8 (bytes that are not are an
+/// error at their position, like any other). Nothing is returned unless all of it is valid.
 pub fn parse_input(text: &[u8], source: &str, now_ms: i64) -> Result<Vec<InputRecord>, InputError> {
     let ck = Checker { text, source };
+    let bad_utf8 = first_invalid_utf8(text);
+    let utf8_error = |at: usize, msg: &str| ck.error(at, msg.to_owned());
+    let mut positions = Positions::new(text);
     let mut out = Vec::new();
     let mut i = json::skip_ws(text, 0);
     while i < text.len() {
         let (end, depth) = json::scan_value(text, i).map_err(|e| {
+            if let Some((at, msg)) = &bad_utf8
+                && *at <= e.offset
+            {
+                return utf8_error(*at, msg);
+            }
             if json::skip_ws(text, e.offset) >= text.len() {
                 // The input ends inside the value: point after its last character.
                 let last = text.len() - text.iter().rev().take_while(|&&c| json::is_ws(c)).count();
@@ -472,6 +546,11 @@ pub fn parse_input(text: &[u8], source: &str, now_ms: i64) -> Result<Vec<InputRe
                 ck.error(e.offset, format!("invalid JSON: {e}"))
             }
         })?;
+        if let Some((at, msg)) = &bad_utf8
+            && *at < end
+        {
+            return Err(utf8_error(*at, msg));
+        }
         if depth > 512 {
             return Err(ck.error(i, "JSON nested more than 512 levels deep".into()));
         }
@@ -487,7 +566,7 @@ pub fn parse_input(text: &[u8], source: &str, now_ms: i64) -> Result<Vec<InputRe
         }
         let members = ck.members(i, end);
         let get = |k: &str| members.iter().rev().find(|(key, _, _)| key == k);
-        let (line, column) = json::line_col(text, i);
+        let (line, column) = positions.at(i);
         let record = if let Some(&(_, ts, te)) = get("type") {
             if ck.kind(ts, te) != Some(JsonKind::String) {
                 return Err(ck.error(ts, "type must be a string".into()));
@@ -627,6 +706,74 @@ mod tests {
         assert!(e.message.contains("role must be one of"), "{}", e.message);
         let e = parse("[1]").unwrap_err();
         assert!(e.message.contains("not an array"), "{}", e.message);
+    }
+
+    #[test]
+    fn positions_counted_on_agree_with_counting_from_the_start() {
+        let text = "{\"a\":1}\n\n  {\"é\":\"ü\"} {\"b\":[\n1]}\r\n\t{}\n😀😀 x\n\nyz".as_bytes();
+        let boundaries: Vec<usize> = (0..=text.len())
+            .filter(|&o| o == text.len() || (text[o] as i8) >= -0x40)
+            .collect();
+        for step in 1..5 {
+            let mut p = Positions::new(text);
+            for &o in boundaries.iter().step_by(step) {
+                assert_eq!(p.at(o), json::line_col(text, o), "offset {o}, step {step}");
+            }
+            // Going back is answered too.
+            assert_eq!(p.at(3), json::line_col(text, 3));
+        }
+    }
+
+    #[test]
+    fn records_are_located_on_every_line_of_a_long_input() {
+        let mut text = String::new();
+        let mut starts = Vec::new();
+        for n in 0..3000 {
+            let pad = " ".repeat(n % 7);
+            let sep = if n % 5 == 0 { " " } else { "\n" };
+            text.push_str(&pad);
+            starts.push(text.len());
+            text.push_str(&format!("{{\"role\":\"user\",\"content\":\"ü{n}\"}}{sep}"));
+        }
+        let recs = parse(&text).unwrap();
+        assert_eq!(recs.len(), starts.len());
+        for (r, &o) in recs.iter().zip(&starts) {
+            assert_eq!((r.line, r.column), json::line_col(text.as_bytes(), o));
+        }
+        // An error after them all is still placed exactly.
+        text.push_str("\n  {\"role\":\"user\",\"content\":7}");
+        let e = parse(&text).unwrap_err();
+        let (l, _) = json::line_col(text.as_bytes(), text.len());
+        assert_eq!((e.line, e.column), (l, 28));
+    }
+
+    #[test]
+    fn bytes_that_are_not_utf8_are_errors_where_they_are() {
+        let p = |b: &[u8]| parse_input(b, "stdin", 0);
+        let e = p(b"{\"role\":\"user\",\"content\":\"ok\"}\n{\"role\":\"user\",\"content\":\"\xc3\xa9\xff\"}")
+            .unwrap_err();
+        assert_eq!((e.line, e.column), (2, 28));
+        assert!(
+            e.message.starts_with("invalid UTF-8: byte 0xff"),
+            "{}",
+            e.message
+        );
+        // Between values, and cut inside a character at the end.
+        let e = p(b"{\"role\":\"user\",\"content\":\"ok\"}\n\xfe").unwrap_err();
+        assert_eq!((e.line, e.column), (2, 1));
+        let e = p(b"{\"role\":\"user\",\"content\":\"ok\xe2\x82").unwrap_err();
+        assert_eq!((e.line, e.column), (1, 29));
+        assert!(
+            e.message.contains("ends inside a character"),
+            "{}",
+            e.message
+        );
+        // An earlier problem is reported first.
+        let e = p(b"{\"role\":\"user\",\"content\":1}\n{\"role\":\"user\",\"content\":\"\xff\"}")
+            .unwrap_err();
+        assert_eq!(e.line, 1);
+        // Escapes are not bytes: a lone surrogate escape is valid JSON text.
+        assert!(p(br#"{"role":"user","content":"\ud800"}"#).is_ok());
     }
 
     #[test]

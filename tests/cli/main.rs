@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod cli;
+mod closed_pipe;
 mod common;
 mod compact_cli;
 mod compact_goldens;
@@ -13,6 +14,7 @@ mod context_stats;
 mod docs;
 mod ext_hooks;
 mod ext_tools;
+mod input_hardening;
 mod llm_providers;
 mod models;
 mod prompt_expand;
