@@ -184,13 +184,17 @@ fn every_command_with_output_ends_with_0_when_its_reader_goes_away() {
             let o = run_into(cmd, *stdin, reader);
             assert_quiet(args, reader, &o);
         }
-        // The agent's event stream, from a model that talks at length.
-        server.push(Reply::openai_text(&["x".repeat(100_000).as_str(), " done"]));
-        let args = ["run", "--json", "-p", "talk"];
-        let mut cmd = w.std_cmd();
-        cmd.args(args);
-        let o = run_into(cmd, None, reader);
-        assert_quiet(&args, reader, &o);
+        // The agent's event stream and its text view, from a model that talks at length.
+        for args in [
+            ["run", "--json", "-p", "talk"],
+            ["run", "-p", "talk", "--no-session"],
+        ] {
+            server.push(Reply::openai_text(&["x".repeat(100_000).as_str(), " done"]));
+            let mut cmd = w.std_cmd();
+            cmd.args(args);
+            let o = run_into(cmd, None, reader);
+            assert_quiet(&args, reader, &o);
+        }
     }
     w.ok(&["session", "check", &sp]);
 }

@@ -43,7 +43,7 @@ fn a_large_piped_log_is_copied_whole_and_late_errors_are_located_exactly() {
     // characters of several bytes (columns count characters).
     let mut input = String::new();
     for n in 0..4000 {
-        let text = format!("message {n} — ünïcödé");
+        let text = format!("message {n} — ünïcödé {}", "x".repeat(n % 2000));
         match n % 4 {
             0 => input.push_str(&user(&text)),
             1 => input.push_str(&assistant(&text)),
