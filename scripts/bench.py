@@ -28,12 +28,13 @@ stream-loaded 1M run, which the reference cannot open). Results: DATA/pi-bench.j
 Markdown table on stdout.
 
 Two more benchmarks time writes where their input, not the session, is large:
-`append-batch`, `pi session log --all F | pi session append NEW` (every entry of each size's
-session copied as one batch; the pipeline, and the append alone reading the log from a
-file), and `long-line`, the first append to a session whose last line is one 100 MB entry
-(`--long-line-mb`) written by another program, with the id cache as an earlier append left it
-and with none. `--only sessions,append-batch,long-line` picks what runs (default: all); the
-other parts of DATA/pi-bench.json are kept.
+`append-batch`, `pi session log F | pi session append NEW` (the active path of each size's
+session copied as one batch) and the same with `log --all` (every entry), timed as the
+pipeline and as the append alone reading the log from a file; and `long-line`, the first
+append to a session whose last line is one 100 MB entry (`--long-line-mb`) written by
+another program, with the id cache as an earlier append left it and with none.
+`--only sessions,append-batch,long-line` picks what runs (default: all); the other parts of
+DATA/pi-bench.json are kept.
 """
 
 import argparse
@@ -147,30 +148,36 @@ def new_session(pi, session_dir, env):
 
 
 def append_batch(pi, f, data, runs, env):
-    """Every entry of `f` appended to a new session as one batch: `pi session log --all F |
-    pi session append NEW` (both processes), and the append alone, its input a file."""
-    log = os.path.join(data, "batch-log.jsonl")
-    with open(log, "wb") as o:
-        subprocess.run([pi, "session", "log", "--all", f], stdout=o, env=env, check=True)
-    with open(log, "rb") as i:
-        entries = sum(1 for _ in i)
+    """Entries of `f` appended to a new session as one batch: `pi session log F | pi session
+    append NEW` (the active path) and `pi session log --all F | pi session append NEW` (every
+    entry), both processes timed together, and the append alone reading the same log from a
+    file."""
     work = tempfile.mkdtemp(prefix="batch-", dir=data)
-    pipeline, alone = [], []
-    for _ in range(runs):
-        target = new_session(pi, work, env)
-        pipeline.append(run_timed(["sh", "-c", '"$0" session log --all "$1" | "$0" session append "$2"', pi, f, target], env=env))
-        target = new_session(pi, work, env)
-        with open(log) as i:
-            alone.append(run_timed([pi, "session", "append", target], stdin=i, env=env))
-        check = subprocess.run([pi, "session", "log", "--all", target, "-n", "1", "--filter", ".id", "-r"], capture_output=True, env=env)
-        if check.returncode != 0 or not check.stdout.strip():
-            raise RuntimeError(f"the batch was not appended to {target}")
-        shutil.rmtree(work)
-        os.makedirs(work)
-    shutil.rmtree(work, ignore_errors=True)
-    os.remove(log)
+    out = {"mb": os.path.getsize(f) / 1e6}
     summary = lambda ms: {"s": statistics.median(m[0] for m in ms), "all_s": [m[0] for m in ms], "rss_mb": max(m[1] for m in ms)}
-    return {"entries": entries, "mb": os.path.getsize(f) / 1e6, "pipeline": summary(pipeline), "append": summary(alone)}
+    for name, flags in (("path", []), ("all", ["--all"])):
+        log = os.path.join(data, "batch-log.jsonl")
+        with open(log, "wb") as o:
+            subprocess.run([pi, "session", "log", *flags, f], stdout=o, env=env, check=True)
+        with open(log, "rb") as i:
+            entries = sum(1 for _ in i)
+        pipeline, alone = [], []
+        for _ in range(runs):
+            target = new_session(pi, work, env)
+            script = '"$0" session log ' + " ".join(flags) + ' "$1" | "$0" session append "$2"'
+            pipeline.append(run_timed(["sh", "-c", script, pi, f, target], env=env))
+            target = new_session(pi, work, env)
+            with open(log) as i:
+                alone.append(run_timed([pi, "session", "append", target], stdin=i, env=env))
+            written = subprocess.run([pi, "session", "log", target, "--filter", ".id", "-r"], capture_output=True, env=env, check=True)
+            if written.stdout.count(b"\n") != entries:
+                raise RuntimeError(f"the batch was not appended whole to {target}")
+            shutil.rmtree(work)
+            os.makedirs(work)
+        os.remove(log)
+        out[name] = {"entries": entries, "pipeline": summary(pipeline), "append": summary(alone)}
+    shutil.rmtree(work, ignore_errors=True)
+    return out
 
 
 def long_line(pi, base, data, mb, runs):
@@ -217,9 +224,11 @@ def long_line(pi, base, data, mb, runs):
 def writes_table(results):
     rows = ["| benchmark | pi | pi peak RSS |", "|---|---|---|"]
     for size, r in results.get("append_batch", {}).items():
-        what = f"{r['entries']:,} entries, {r['mb']:.0f} MB"
-        rows.append(f"| `pi session log --all s{size} \\| pi session append NEW` ({what}) | {fmt_s(r['pipeline']['s'])} | {r['pipeline']['rss_mb']:.0f} MB |")
-        rows.append(f"| `pi session append NEW < log` (the same batch, the append alone) | {fmt_s(r['append']['s'])} | {r['append']['rss_mb']:.0f} MB |")
+        for name, flag in (("path", ""), ("all", " --all")):
+            b = r[name]
+            what = f"{b['entries']:,} entries"
+            rows.append(f"| `pi session log{flag} s{size} \\| pi session append NEW` ({what}; file {r['mb']:.0f} MB) | {fmt_s(b['pipeline']['s'])} | {b['pipeline']['rss_mb']:.0f} MB |")
+            rows.append(f"| `pi session append NEW < log` (the same {what}, the append alone) | {fmt_s(b['append']['s'])} | {b['append']['rss_mb']:.0f} MB |")
     ll = results.get("long_line")
     if ll:
         rows.append(f"| first `pi session append` after a {ll['mb']} MB last line (id cache from the append before it) | {fmt_s(ll['cached']['s'])} | {ll['cached']['rss_mb']:.0f} MB |")

@@ -78,14 +78,10 @@ pub struct DirLock {
     _dir: File,
 }
 
-/// Creates `dir` if needed (private, as the files it holds) and locks it, waiting for the
+/// Creates `dir` if needed (as new session files create it) and locks it, waiting for the
 /// lock.
-pub fn lock_dir(dir: &Path) -> std::io::Result<DirLock> {
-    use std::os::unix::fs::DirBuilderExt;
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)?;
+fn lock_dir(dir: &Path) -> std::io::Result<DirLock> {
+    std::fs::create_dir_all(dir)?;
     let handle = File::open(dir)?;
     handle.lock()?;
     Ok(DirLock { _dir: handle })
