@@ -26,6 +26,15 @@ the reference's pimono_bench.mjs runs on the same files (sizes it can open, up t
 entries); --reference-json adds the numbers the shared harness recorded (including its
 stream-loaded 1M run, which the reference cannot open). Results: DATA/pi-bench.json and a
 Markdown table on stdout.
+
+Two more benchmarks time writes where their input, not the session, is large:
+`append-batch`, `pi session log F | pi session append NEW` (the active path of each size's
+session copied as one batch) and the same with `log --all` (every entry), timed as the
+pipeline and as the append alone reading the log from a file; and `long-line`, the first
+append to a session whose last line is one 100 MB entry (`--long-line-mb`) written by
+another program, with the id cache as an earlier append left it and with none.
+`--only sessions,append-batch,long-line` picks what runs (default: all); the other parts of
+DATA/pi-bench.json are kept.
 """
 
 import argparse
@@ -39,6 +48,7 @@ import tempfile
 import time
 
 SIZES = {"1k": 1000, "10k": 10000, "100k": 100000, "1m": 1000000}
+PARTS = ("sessions", "append-batch", "long-line")
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -76,19 +86,158 @@ def main():
     ap.add_argument("--reference-bench", default=os.path.join(REPO, "..", "shared", "bench", "pimono_bench.mjs"))
     ap.add_argument("--reference-json", default=os.path.join(REPO, "..", "shared", "bench", "reference-results.json"))
     ap.add_argument("--report", action="store_true", help="only print the table of DATA/pi-bench.json")
+    ap.add_argument("--only", default=",".join(PARTS), help="comma-separated: " + ", ".join(PARTS))
+    ap.add_argument("--long-line-mb", type=int, default=100)
     args = ap.parse_args()
+    parts = args.only.split(",")
+    for p in parts:
+        if p not in PARTS:
+            ap.error(f"--only: unknown part {p!r} (known: {', '.join(PARTS)})")
+    saved = os.path.join(args.data, "pi-bench.json")
     if args.report:
-        results = json.load(open(os.path.join(args.data, "pi-bench.json")))
-        print(table(results))
-        print()
-        print(every_table(results))
+        print_tables(json.load(open(saved)))
         return
     os.makedirs(args.data, exist_ok=True)
     if not os.path.exists(args.pi):
         subprocess.run(["cargo", "build", "--release", "--locked"], cwd=REPO, check=True)
     pi = os.path.abspath(args.pi)
     env = dict(os.environ, PI_CODING_AGENT_DIR=os.path.join(args.data, "agent"))
-    results = {"pi": {}, "reference": {}}
+    results = json.load(open(saved)) if os.path.exists(saved) else {}
+    if "sessions" in parts:
+        results["pi"], results["reference"] = {}, {}
+    results.setdefault("pi", {})
+    results.setdefault("reference", {})
+    if "append-batch" in parts:
+        results["append_batch"] = {}
+        for size in args.sizes.split(","):
+            print(f"append-batch on {size}", file=sys.stderr)
+            f = session_file(args, size)
+            results["append_batch"][size] = append_batch(pi, f, args.data, args.runs, env)
+    if "long-line" in parts:
+        print(f"long-line ({args.long_line_mb} MB)", file=sys.stderr)
+        results["long_line"] = long_line(pi, session_file(args, "1k"), args.data, args.long_line_mb, args.runs)
+    if "sessions" in parts:
+        sessions(args, pi, env, results)
+    with open(saved, "w") as o:
+        json.dump(results, o, indent=1)
+    print_tables(results)
+
+
+def print_tables(results):
+    if "version" in results.get("pi", {}):
+        print(table(results))
+        print()
+        print(every_table(results))
+        print()
+    if "append_batch" in results or "long_line" in results:
+        print(writes_table(results))
+
+
+def session_file(args, size):
+    """The generated session of `size` entries (generated on first use)."""
+    f = os.path.join(args.data, f"s{size}.jsonl")
+    if not os.path.exists(f):
+        print(f"generating {f}", file=sys.stderr)
+        subprocess.run([sys.executable, args.generator, "--entries", str(SIZES[size]), "--seed", "1", "--out", f], check=True, stdout=subprocess.DEVNULL)
+    return f
+
+
+def new_session(pi, session_dir, env):
+    p = subprocess.run([pi, "--session-dir", session_dir, "session", "new"], capture_output=True, text=True, env=env, check=True)
+    return p.stdout.strip()
+
+
+def append_batch(pi, f, data, runs, env):
+    """Entries of `f` appended to a new session as one batch: `pi session log F | pi session
+    append NEW` (the active path) and `pi session log --all F | pi session append NEW` (every
+    entry), both processes timed together, and the append alone reading the same log from a
+    file."""
+    work = tempfile.mkdtemp(prefix="batch-", dir=data)
+    out = {"mb": os.path.getsize(f) / 1e6}
+    summary = lambda ms: {"s": statistics.median(m[0] for m in ms), "all_s": [m[0] for m in ms], "rss_mb": max(m[1] for m in ms)}
+    for name, flags in (("path", []), ("all", ["--all"])):
+        log = os.path.join(data, "batch-log.jsonl")
+        with open(log, "wb") as o:
+            subprocess.run([pi, "session", "log", *flags, f], stdout=o, env=env, check=True)
+        with open(log, "rb") as i:
+            entries = sum(1 for _ in i)
+        pipeline, alone = [], []
+        for _ in range(runs):
+            target = new_session(pi, work, env)
+            script = '"$0" session log ' + " ".join(flags) + ' "$1" | "$0" session append "$2"'
+            pipeline.append(run_timed(["sh", "-c", script, pi, f, target], env=env))
+            target = new_session(pi, work, env)
+            with open(log) as i:
+                alone.append(run_timed([pi, "session", "append", target], stdin=i, env=env))
+            written = subprocess.run([pi, "session", "log", target, "--filter", ".id", "-r"], capture_output=True, env=env, check=True)
+            if written.stdout.count(b"\n") != entries:
+                raise RuntimeError(f"the batch was not appended whole to {target}")
+            shutil.rmtree(work)
+            os.makedirs(work)
+        os.remove(log)
+        out[name] = {"entries": entries, "pipeline": summary(pipeline), "append": summary(alone)}
+    shutil.rmtree(work, ignore_errors=True)
+    return out
+
+
+def long_line(pi, base, data, mb, runs):
+    """The first append to a session whose last line is one entry of `mb` MB, appended by
+    another program after pi's last append (so pi's id cache covers all but that line), and
+    the same with no id cache at all. Checks that the new entry's parent is the long one."""
+    with open(base, "rb") as i:
+        leaf = json.loads(i.read().rstrip(b"\n").rsplit(b"\n", 1)[-1])["id"]
+    big = json.dumps({"type": "message", "id": "0b1a9f1e", "parentId": leaf, "timestamp": "2026-12-01T00:00:00.000Z",
+                      "message": {"role": "user", "content": "x" * (mb << 20), "timestamp": 1796083200000}},
+                     separators=(",", ":")).encode() + b"\n"
+    msg = os.path.join(data, "msg-small.json")
+    with open(msg, "w") as m:
+        m.write('{"role":"user","content":"after the long line"}\n')
+    out = {"mb": mb, "entries_before": sum(1 for _ in open(base, "rb")) - 1}
+    for kind in ("cached", "uncached"):
+        times = []
+        for _ in range(runs):
+            work = tempfile.mkdtemp(prefix="long-line-", dir=data)
+            env = dict(os.environ, PI_CODING_AGENT_DIR=os.path.join(work, "agent"))
+            f = os.path.join(work, "s.jsonl")
+            shutil.copyfile(base, f)
+            if kind == "cached":
+                with open(msg) as m:
+                    subprocess.run([pi, "session", "append", f], stdin=m, stdout=subprocess.DEVNULL, env=env, check=True)
+                with open(f, "rb") as i:
+                    leaf_now = json.loads(i.read().rstrip(b"\n").rsplit(b"\n", 1)[-1])["id"]
+                line = big.replace(json.dumps(leaf).encode(), json.dumps(leaf_now).encode(), 1)
+            else:
+                line = big
+            with open(f, "ab") as o:
+                o.write(line)
+            printed = os.path.join(work, "out.jsonl")
+            with open(msg) as m, open(printed, "w") as o:
+                times.append(run_timed([pi, "session", "append", f], stdin=m, stdout=o, env=env))
+            parent = json.loads(open(printed).read())["parentId"]
+            if parent != "0b1a9f1e":
+                raise RuntimeError(f"the append attached to {parent}, not to the long line")
+            shutil.rmtree(work)
+        out[kind] = {"s": statistics.median(t[0] for t in times), "all_s": [t[0] for t in times], "rss_mb": max(t[1] for t in times)}
+    return out
+
+
+def writes_table(results):
+    rows = ["| benchmark | pi | pi peak RSS |", "|---|---|---|"]
+    for size, r in results.get("append_batch", {}).items():
+        for name, flag in (("path", ""), ("all", " --all")):
+            b = r[name]
+            what = f"{b['entries']:,} entries"
+            rows.append(f"| `pi session log{flag} s{size} \\| pi session append NEW` ({what}; file {r['mb']:.0f} MB) | {fmt_s(b['pipeline']['s'])} | {b['pipeline']['rss_mb']:.0f} MB |")
+            rows.append(f"| `pi session append NEW < log` (the same {what}, the append alone) | {fmt_s(b['append']['s'])} | {b['append']['rss_mb']:.0f} MB |")
+    ll = results.get("long_line")
+    if ll:
+        rows.append(f"| first `pi session append` after a {ll['mb']} MB last line (id cache from the append before it) | {fmt_s(ll['cached']['s'])} | {ll['cached']['rss_mb']:.0f} MB |")
+        rows.append(f"| the same with no id cache ({ll['entries_before']:,} entries before the line) | {fmt_s(ll['uncached']['s'])} | {ll['uncached']['rss_mb']:.0f} MB |")
+    return "\n".join(rows)
+
+
+def sessions(args, pi, env, results):
+    """The table per size: every session command on each generated session."""
     results["pi"]["version"] = measure([pi, "--version"], 20)
     if args.reference_dir:
         ref_bin = os.path.join(args.reference_dir, "node_modules", ".bin", "pi")
@@ -99,10 +248,7 @@ def main():
         reference_recorded = json.load(open(args.reference_json))
     for size in args.sizes.split(","):
         n = SIZES[size]
-        f = os.path.join(args.data, f"s{size}.jsonl")
-        if not os.path.exists(f):
-            print(f"generating {f}", file=sys.stderr)
-            subprocess.run([sys.executable, args.generator, "--entries", str(n), "--seed", "1", "--out", f], check=True, stdout=subprocess.DEVNULL)
+        f = session_file(args, size)
         runs = args.runs if n < 1_000_000 else max(1, args.runs - 1)
         r = {}
         print(f"pi on {size}", file=sys.stderr)
@@ -145,11 +291,6 @@ def main():
             sl = reference_recorded["stream_load"][size].get("heap_20000mb")
             if sl:
                 results["reference"][size] = {"stream_load": True, "ms_median": sl["steps_ms"], "peak_rss_mb": sl["peak_rss_mb"]}
-    with open(os.path.join(args.data, "pi-bench.json"), "w") as o:
-        json.dump(results, o, indent=1)
-    print(table(results))
-    print()
-    print(every_table(results))
 
 
 def reference_runs(args, f, runs):

@@ -95,12 +95,23 @@ pub fn failed(msg: impl fmt::Display) -> anyhow::Error {
     Exit::new(ExitStatus::Failure, anyhow::anyhow!("{msg}")).into()
 }
 
-/// Whether the error comes from writing to a closed pipe (`pi … | head`).
+/// Whether the error comes from writing to a closed pipe (`pi … | head`): an I/O error of
+/// that kind anywhere in the chain, also one wrapped in another I/O error or in a JSON
+/// serializer's error.
 pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
-    err.chain().any(|e| {
-        e.downcast_ref::<std::io::Error>()
-            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
-    })
+    err.chain().any(pipe_closed)
+}
+
+fn pipe_closed(e: &(dyn std::error::Error + 'static)) -> bool {
+    use std::io::ErrorKind::BrokenPipe;
+    if let Some(io) = e.downcast_ref::<std::io::Error>() {
+        return io.kind() == BrokenPipe
+            || io
+                .get_ref()
+                .is_some_and(|inner| pipe_closed(inner as &(dyn std::error::Error + 'static)));
+    }
+    e.downcast_ref::<serde_json::Error>()
+        .is_some_and(|j| j.io_error_kind() == Some(BrokenPipe))
 }
 
 /// The status and hint of one error of a chain, when its type says them.
@@ -108,8 +119,8 @@ fn classify(e: &(dyn std::error::Error + 'static)) -> Option<(ExitStatus, Option
     use crate::compact::job::JobError;
     use crate::llm::config::{ModelError, SelectError};
     use crate::session::{
-        append::AppendError, entry::InputError, find::FindError, store::EntryLookupError,
-        store::NotASession, store::OpenError,
+        append::AppendError, entry::InputError, find::ClaimError, find::FindError,
+        store::EntryLookupError, store::NotASession, store::OpenError,
     };
     if let Some(x) = e.downcast_ref::<Exit>() {
         return Some((x.status, x.hint.clone()));
@@ -151,6 +162,22 @@ fn classify(e: &(dyn std::error::Error + 'static)) -> Option<(ExitStatus, Option
                 Some("give more characters of the id".into()),
             ),
             FindError::NoSuchFile { .. } => (ExitStatus::Usage, None),
+            FindError::Empty => (
+                ExitStatus::Usage,
+                Some(
+                    "name a session file, id or id prefix, or leave the argument out for the most recent session of this directory"
+                        .into(),
+                ),
+            ),
+        });
+    }
+    if let Some(c) = e.downcast_ref::<ClaimError>() {
+        return Some(match c {
+            ClaimError::Taken { .. } => (
+                ExitStatus::Failure,
+                Some("choose another --id, or leave it out for a new one".into()),
+            ),
+            ClaimError::Lock { .. } => (ExitStatus::Failure, None),
         });
     }
     if let Some(m) = e.downcast_ref::<ModelError>() {
@@ -299,4 +326,44 @@ pub fn warn(msg: &str) {
 /// A note on stderr.
 pub fn note(msg: &str) {
     let _ = writeln!(std::io::stderr().lock(), "pi: {msg}");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io;
+
+    /// A writer whose reader has gone.
+    struct Closed;
+    impl io::Write for Closed {
+        fn write(&mut self, _: &[u8]) -> io::Result<usize> {
+            Err(io::ErrorKind::BrokenPipe.into())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn broken_pipes_are_recognised_however_wrapped() {
+        let plain = || io::Error::from(io::ErrorKind::BrokenPipe);
+        let serde = || serde_json::to_writer(Closed, &[1, 2]).unwrap_err();
+        let cases: Vec<anyhow::Error> = vec![
+            plain().into(),
+            anyhow::Error::new(plain()).context("writing stdout"),
+            serde().into(),
+            io::Error::other(serde()).into(),
+            anyhow::Error::new(io::Error::other(plain())).context("output"),
+        ];
+        for e in &cases {
+            assert!(is_broken_pipe(e), "{e:?}");
+            assert_eq!(report(e), ExitStatus::Success);
+        }
+        for e in [
+            anyhow::Error::new(io::Error::from(io::ErrorKind::NotFound)),
+            anyhow::anyhow!("broken pipe"),
+        ] {
+            assert!(!is_broken_pipe(&e), "{e:?}");
+        }
+    }
 }

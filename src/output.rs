@@ -97,9 +97,10 @@ impl Out {
         self.w.write_all(b"\n")
     }
 
-    /// Writes a value as one compact JSON line.
+    /// Writes a value as one compact JSON line. A failed write is returned as the I/O error
+    /// it is (a closed pipe stays a closed pipe).
     pub fn json<T: serde::Serialize>(&mut self, v: &T) -> io::Result<()> {
-        serde_json::to_writer(&mut self.w, v).map_err(io::Error::other)?;
+        serde_json::to_writer(&mut self.w, v).map_err(io::Error::from)?;
         self.w.write_all(b"\n")
     }
 

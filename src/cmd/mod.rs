@@ -63,7 +63,8 @@ impl Ctx {
         }
     }
 
-    /// Resolves a session argument (path, id, id prefix, or the most recent of the cwd).
+    /// Resolves a session argument (path, id, id prefix, or when absent the most recent of
+    /// the cwd; an empty one is an error).
     pub fn session_path(&self, arg: Option<&str>) -> anyhow::Result<PathBuf> {
         Ok(find::resolve(arg, &self.dirs, &self.cwd_str())?)
     }

@@ -611,40 +611,145 @@ fn parse_header(line: &[u8], line_no: u32) -> Result<Header, String> {
 
 /// The id of the last entry line (valid JSON object with string `type` other than `session`
 /// and a string `id`), scanning backwards from the end; `None` when only the header precedes.
+///
+/// Blocks are read backwards only to find line breaks; a line is parsed from the block when
+/// it lies inside it, else read once on its own, so every byte is read at most twice however
+/// long the lines are.
 fn find_leaf(file: &File, len: u64) -> io::Result<Option<Id>> {
     const STEP: u64 = 256 << 10;
-    let mut end = len; // exclusive end of the unexamined region
-    let mut carry: Vec<u8> = Vec::new(); // partial line at the start of the previous block
+    let mut line_end = len; // exclusive end of the next line to examine (the one before it)
+    let mut end = len; // exclusive end of the region not yet searched for line breaks
     let mut buf = Vec::new();
     while end > 0 {
         let from = end.saturating_sub(STEP);
         buf.resize((end - from) as usize, 0);
         file.read_exact_at(&mut buf, from)?;
-        buf.extend_from_slice(&carry);
-        // Lines fully inside buf (those after the first '\n', or all when from == 0).
-        let mut line_end = buf.len();
-        let mut iter = memchr::memrchr_iter(b'\n', &buf).peekable();
+        let mut breaks = memchr::memrchr_iter(b'\n', &buf);
         loop {
-            let (ls, next_end) = match iter.next() {
-                Some(p) => (p + 1, Some(p)),
-                None if from == 0 => (0, None),
+            let start = match breaks.next() {
+                Some(p) => from + p as u64 + 1,
+                None if from == 0 => 0,
                 None => break,
             };
-            if let Some(id) = entry_id(&buf[ls..line_end]) {
+            if let Some(id) = entry_id_between(file, &buf, from, start, line_end)? {
                 return Ok(Some(id));
             }
-            match next_end {
-                Some(p) => line_end = p,
-                None => {
-                    line_end = 0;
-                    break;
-                }
+            if start == 0 {
+                return Ok(None);
             }
+            line_end = start - 1;
         }
-        carry = buf[..line_end].to_vec();
         end = from;
     }
     Ok(None)
+}
+
+/// The entry id of the line `start..end` of the file, taken from `buf` (the bytes at `from`)
+/// when the line lies inside it, else read from the file.
+fn entry_id_between(
+    file: &File,
+    buf: &[u8],
+    from: u64,
+    start: u64,
+    end: u64,
+) -> io::Result<Option<Id>> {
+    let buf_end = from + buf.len() as u64;
+    if end <= buf_end {
+        let (s, e) = ((start - from) as usize, (end - from) as usize);
+        return Ok(entry_id(&buf[s..e]));
+    }
+    // The line goes on past the block: only an object can be an entry, so look at its first
+    // character (in the block) before reading it whole.
+    let head = &buf[(start - from) as usize..];
+    let first = head.iter().find(|c| !json::is_ws(**c));
+    if first.is_some_and(|&c| c != b'{') {
+        return Ok(None);
+    }
+    let mut line = vec![0u8; (end - start) as usize];
+    file.read_exact_at(&mut line, start)?;
+    Ok(entry_id(&line))
+}
+
+#[cfg(test)]
+mod find_leaf_tests {
+    use super::*;
+
+    /// The leaf as the definition says: the last line that is an entry.
+    fn naive(bytes: &[u8]) -> Option<String> {
+        bytes
+            .split(|&c| c == b'\n')
+            .rev()
+            .find_map(entry_id)
+            .map(|i| i.as_str().to_owned())
+    }
+
+    fn leaf_of(bytes: &[u8]) -> Option<String> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        std::fs::write(&path, bytes).unwrap();
+        let f = File::open(&path).unwrap();
+        find_leaf(&f, bytes.len() as u64)
+            .unwrap()
+            .map(|i| i.as_str().to_owned())
+    }
+
+    fn entry(id: &str, pad: usize) -> String {
+        format!(
+            r#"{{"type":"custom","customType":"x","data":"{}","id":"{id}","parentId":null,"timestamp":"t"}}"#,
+            "y".repeat(pad)
+        )
+    }
+
+    #[test]
+    fn the_last_entry_line_whatever_the_line_lengths() {
+        const STEP: usize = 256 << 10;
+        let header = r#"{"type":"session","version":3,"id":"s","timestamp":"t","cwd":"/"}"#;
+        let tails: [&[u8]; 7] = [
+            b"",
+            b"\n",
+            b"\n\n   \n",
+            b"\n{\"type\":\"custom\",\"id\":\"torn\",\"data\":\"abc",
+            b"\n[1,2]\n\"str\"\n{\"no\":\"id\"}\n",
+            b"\n{\"type\":\"session\",\"id\":\"h2\"}\n",
+            b"\n   {\"type\":\"x\",\"id\":\"spaced\"}   ",
+        ];
+        let mut sizes = vec![0, 10, 1000];
+        for k in [1, 2] {
+            for d in [-100i64, -99, -1, 0, 1] {
+                sizes.push((k * STEP as i64 + d).max(0) as usize);
+            }
+        }
+        for &a in &[0usize, STEP - 120] {
+            for &b in &sizes {
+                for tail in tails {
+                    let mut f = format!("{header}\n");
+                    if a > 0 {
+                        f.push_str(&entry("first", a));
+                        f.push('\n');
+                    }
+                    f.push_str(&entry("last", b));
+                    let mut bytes = f.into_bytes();
+                    bytes.extend_from_slice(tail);
+                    let got = leaf_of(&bytes);
+                    assert_eq!(got, naive(&bytes), "a={a} b={b} tail={tail:?}");
+                    let want = if tail.starts_with(b"\n   {") {
+                        "spaced"
+                    } else {
+                        "last"
+                    };
+                    assert_eq!(got.as_deref(), Some(want));
+                }
+            }
+        }
+        // Nothing but a header, or nothing at all.
+        assert_eq!(leaf_of(format!("{header}\n").as_bytes()), None);
+        assert_eq!(leaf_of(b""), None);
+        // A huge torn last line is skipped for the whole entry before it.
+        let mut bytes = format!("{header}\n{}\n", entry("whole", 3)).into_bytes();
+        bytes.extend_from_slice(b"{\"type\":\"custom\",\"id\":\"torn\",\"data\":\"");
+        bytes.resize(bytes.len() + 3 * STEP + 17, b'z');
+        assert_eq!(leaf_of(&bytes).as_deref(), Some("whole"));
+    }
 }
 
 fn entry_id(line: &[u8]) -> Option<Id> {

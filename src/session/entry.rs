@@ -1,5 +1,6 @@
 //! Building entry lines, and validating entries and messages given on stdin.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
 
@@ -132,7 +133,11 @@ struct Checker<'a> {
 
 type Check<T> = Result<T, InputError>;
 
-impl Checker<'_> {
+/// The members of an object: (key, absolute value start, absolute value end). Keys borrow
+/// from the input unless they hold escapes.
+type Members<'a> = Vec<(Cow<'a, str>, usize, usize)>;
+
+impl<'a> Checker<'a> {
     fn error(&self, offset: usize, message: String) -> InputError {
         let (line, column) = json::line_col(self.text, offset);
         InputError {
@@ -144,21 +149,27 @@ impl Checker<'_> {
     }
 
     /// Members of the object at `start..end` of `text`, as (key, abs value start, abs end).
-    fn members(&self, start: usize, end: usize) -> Vec<(String, usize, usize)> {
-        let v = &self.text[start..end];
-        json::members(v)
-            .map(|ms| {
-                ms.iter()
-                    .map(|m| {
-                        (
-                            m.key.decode().into_owned(),
-                            start + m.value_start,
-                            start + m.value_end,
-                        )
-                    })
-                    .collect()
-            })
-            .unwrap_or_default()
+    fn members(&self, start: usize, end: usize) -> Members<'a> {
+        let text: &'a [u8] = self.text;
+        let mut out = Vec::with_capacity(8);
+        let ok = json::scan_object(&text[start..end], 0, |m| {
+            out.push((m.key.decode(), start + m.value_start, start + m.value_end));
+        });
+        if ok.is_err() {
+            out.clear();
+        }
+        out
+    }
+
+    /// The end, nesting depth and members of the object at `i` when it ends before `limit`.
+    fn object_within(&self, i: usize, limit: usize) -> Option<(usize, usize, Members<'a>)> {
+        let text: &'a [u8] = self.text;
+        let mut out = Vec::with_capacity(8);
+        let (end, depth) = json::scan_object(&text[i..limit], 0, |m| {
+            out.push((m.key.decode(), i + m.value_start, i + m.value_end));
+        })
+        .ok()?;
+        Some((i + end, depth, out))
     }
 
     fn kind(&self, s: usize, e: usize) -> Option<JsonKind> {
@@ -167,9 +178,9 @@ impl Checker<'_> {
 
     fn expect(
         &self,
-        obj: &[(String, usize, usize)],
+        obj: &[(Cow<'a, str>, usize, usize)],
         key: &str,
-        path: &str,
+        path: &dyn fmt::Display,
         want: &[JsonKind],
         required: bool,
         at: usize,
@@ -204,7 +215,7 @@ impl Checker<'_> {
             .unwrap_or_default()
     }
 
-    fn one_of(&self, span: (usize, usize), path: &str, allowed: &[&str]) -> Check<()> {
+    fn one_of(&self, span: (usize, usize), path: &dyn fmt::Display, allowed: &[&str]) -> Check<()> {
         let v = self.string(span.0, span.1);
         if allowed.contains(&v.as_str()) {
             Ok(())
@@ -220,7 +231,7 @@ impl Checker<'_> {
     fn content(
         &self,
         span: (usize, usize),
-        path: &str,
+        path: &dyn fmt::Display,
         string_ok: bool,
         blocks: &[&str],
     ) -> Check<()> {
@@ -250,7 +261,7 @@ impl Checker<'_> {
             elements.push((s + off, s + off + el.len()));
         });
         for (n, &(bs, be)) in elements.iter().enumerate() {
-            let p = format!("{path}[{n}].");
+            let p = Block { path, n };
             if self.kind(bs, be) != Some(JsonKind::Object) {
                 return Err(self.error(bs, format!("{path}[{n}] must be a content block object")));
             }
@@ -294,26 +305,30 @@ impl Checker<'_> {
         if self.kind(s, e) != Some(JsonKind::Object) {
             return Err(self.error(s, format!("{}must be a message object", path_prefix(path))));
         }
-        let m = self.members(s, e);
+        self.message_members(&self.members(s, e), s, path)
+    }
+
+    /// [`Checker::message`] of an object whose members are known.
+    fn message_members(&self, m: &Members<'a>, s: usize, path: &str) -> Check<bool> {
         use JsonKind::{Array, Bool, Number, Object, String as Str};
-        let role_span = self.expect(&m, "role", path, &[Str], true, s)?;
+        let role_span = self.expect(m, "role", &path, &[Str], true, s)?;
         let role = role_span
             .map(|(a, b)| self.string(a, b))
             .unwrap_or_default();
         let at = role_span.map_or(s, |r| r.0);
-        let f = |key: &str, want: &[JsonKind], req: bool| self.expect(&m, key, path, want, req, s);
+        let f = |key: &str, want: &[JsonKind], req: bool| self.expect(m, key, &path, want, req, s);
         match role.as_str() {
             "user" => {
                 let c = f("content", &[Str, Array], true)?;
                 if let Some(c) = c {
-                    self.content(c, &format!("{path}content"), true, &["text", "image"])?;
+                    self.content(c, &format_args!("{path}content"), true, &["text", "image"])?;
                 }
             }
             "assistant" => {
                 if let Some(c) = f("content", &[Array], true)? {
                     self.content(
                         c,
-                        &format!("{path}content"),
+                        &format_args!("{path}content"),
                         false,
                         &["text", "thinking", "toolCall"],
                     )?;
@@ -324,11 +339,11 @@ impl Checker<'_> {
                 if let Some((us, ue)) = f("usage", &[Object], true)? {
                     let um = self.members(us, ue);
                     for k in ["input", "output", "cacheRead", "cacheWrite"] {
-                        self.expect(&um, k, &format!("{path}usage."), &[Number], true, us)?;
+                        self.expect(&um, k, &format_args!("{path}usage."), &[Number], true, us)?;
                     }
                 }
                 if let Some(sr) = f("stopReason", &[Str], true)? {
-                    self.one_of(sr, &format!("{path}stopReason"), &STOP_REASONS)?;
+                    self.one_of(sr, &format_args!("{path}stopReason"), &STOP_REASONS)?;
                 }
                 f("errorMessage", &[Str], false)?;
             }
@@ -336,7 +351,7 @@ impl Checker<'_> {
                 f("toolCallId", &[Str], true)?;
                 f("toolName", &[Str], true)?;
                 if let Some(c) = f("content", &[Array], true)? {
-                    self.content(c, &format!("{path}content"), false, &["text", "image"])?;
+                    self.content(c, &format_args!("{path}content"), false, &["text", "image"])?;
                 }
                 f("isError", &[Bool], true)?;
             }
@@ -352,7 +367,7 @@ impl Checker<'_> {
             "custom" => {
                 f("customType", &[Str], true)?;
                 if let Some(c) = f("content", &[Str, Array], true)? {
-                    self.content(c, &format!("{path}content"), true, &["text", "image"])?;
+                    self.content(c, &format_args!("{path}content"), true, &["text", "image"])?;
                 }
                 f("display", &[Bool], true)?;
             }
@@ -378,19 +393,20 @@ impl Checker<'_> {
         Ok(f("timestamp", &[Number], false)?.is_some())
     }
 
-    fn entry(&self, s: usize, e: usize, ty: &str) -> Check<()> {
-        let m = self.members(s, e);
+    /// Validates an entry object of type `ty`, whose members are `m`; for a `message` entry,
+    /// returns whether its message has a `timestamp`.
+    fn entry(&self, m: &Members<'a>, s: usize, ty: &str) -> Check<Option<bool>> {
         use JsonKind::{Array, Bool, Number, Object, String as Str};
-        let f = |key: &str, want: &[JsonKind], req: bool| self.expect(&m, key, "", want, req, s);
+        let f = |key: &str, want: &[JsonKind], req: bool| self.expect(m, key, &"", want, req, s);
         match ty {
             "message" => {
                 if let Some((ms, me)) = f("message", &[Object], true)? {
-                    self.message(ms, me, "message.")?;
+                    return self.message(ms, me, "message.").map(Some);
                 }
             }
             "thinking_level_change" => {
                 if let Some(t) = f("thinkingLevel", &[Str], true)? {
-                    self.one_of(t, "thinkingLevel", &THINKING_LEVELS)?;
+                    self.one_of(t, &"thinkingLevel", &THINKING_LEVELS)?;
                 }
             }
             "model_change" => {
@@ -414,7 +430,7 @@ impl Checker<'_> {
             "custom_message" => {
                 f("customType", &[Str], true)?;
                 if let Some(c) = f("content", &[Str, Array], true)? {
-                    self.content(c, "content", true, &["text", "image"])?;
+                    self.content(c, &"content", true, &["text", "image"])?;
                 }
                 f("display", &[Bool], true)?;
             }
@@ -433,7 +449,19 @@ impl Checker<'_> {
             }
             _ => {}
         }
-        Ok(())
+        Ok(None)
+    }
+}
+
+/// The path of block `n` of a content array, for messages about its fields.
+struct Block<'p> {
+    path: &'p dyn fmt::Display,
+    n: usize,
+}
+
+impl fmt::Display for Block<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}[{}].", self.path, self.n)
     }
 }
 
@@ -449,33 +477,226 @@ fn names(kinds: &[JsonKind]) -> String {
     v.join(" or ")
 }
 
+/// Line and column (1-based, characters) of offsets met in increasing order, each counted on
+/// from the one before, so that locating every record costs one pass over the input, not one
+/// pass per record.
+struct Positions<'a> {
+    text: &'a [u8],
+    offset: usize,
+    line: usize,
+    line_start: usize,
+    column: usize,
+}
+
+impl<'a> Positions<'a> {
+    /// Positions counted on from `offset` (a character boundary), itself counted from the
+    /// start.
+    fn starting_at(text: &'a [u8], offset: usize) -> Positions<'a> {
+        let offset = offset.min(text.len());
+        let (line, column) = json::line_col(text, offset);
+        Positions {
+            text,
+            offset,
+            line,
+            line_start: memchr::memrchr(b'\n', &text[..offset]).map_or(0, |p| p + 1),
+            column,
+        }
+    }
+
+    /// The position of `offset` (a character boundary). Offsets before the previous one are
+    /// counted from the start (as [`json::line_col`] does).
+    fn at(&mut self, offset: usize) -> (usize, usize) {
+        let offset = offset.min(self.text.len());
+        if offset < self.offset {
+            return json::line_col(self.text, offset);
+        }
+        let gap = &self.text[self.offset..offset];
+        match memchr::memrchr(b'\n', gap) {
+            Some(last) => {
+                self.line += memchr::memchr_iter(b'\n', gap).count();
+                self.line_start = self.offset + last + 1;
+                self.column = 1 + chars(&self.text[self.line_start..offset]);
+            }
+            None => self.column += chars(gap),
+        }
+        self.offset = offset;
+        (self.line, self.column)
+    }
+}
+
+/// Number of characters in `b`, counted as [`json::line_col`] counts them.
+fn chars(b: &[u8]) -> usize {
+    match std::str::from_utf8(b) {
+        Ok(s) => s.chars().count(),
+        Err(_) => String::from_utf8_lossy(b).chars().count(),
+    }
+}
+
+/// The offset of the first byte of `text` that is not UTF-8, and a description of it.
+fn first_invalid_utf8(text: &[u8]) -> Option<(usize, String)> {
+    let e = std::str::from_utf8(text).err()?;
+    let at = e.valid_up_to();
+    let what = match e.error_len() {
+        Some(_) => format!("byte 0x{:02x} is not valid here", text[at]),
+        None => "the input ends inside a character".to_owned(),
+    };
+    Some((
+        at,
+        format!("invalid UTF-8: {what} (input must be UTF-8 text)"),
+    ))
+}
+
+/// The end and depth of the JSON value at `i`, or the error that says where it goes wrong
+/// (the first byte that is not UTF-8, when that comes first).
+fn scan(
+    ck: &Checker<'_>,
+    i: usize,
+    bad_utf8: &Option<(usize, String)>,
+) -> Result<(usize, usize), InputError> {
+    let text = ck.text;
+    json::scan_value(text, i).map_err(|e| {
+        if let Some((at, msg)) = &bad_utf8
+            && *at <= e.offset
+        {
+            return ck.error(*at, msg.clone());
+        }
+        if json::skip_ws(text, e.offset) >= text.len() {
+            // The input ends inside the value: point after its last character.
+            let last = text.len() - text.iter().rev().take_while(|&&c| json::is_ws(c)).count();
+            let (l, c) = json::line_col(text, i);
+            ck.error(
+                last,
+                format!(
+                    "invalid JSON: the input ends inside the value that starts at {l}:{c} ({e})"
+                ),
+            )
+        } else {
+            ck.error(e.offset, format!("invalid JSON: {e}"))
+        }
+    })
+}
+
 /// Parses and validates every JSON value in `text` (JSONL, or any whitespace-separated JSON
 /// values): a bare message (an object with `role` and no `type`) becomes a `message` record;
-/// an entry keeps its type and fields. Nothing is returned unless all of it is valid.
+/// an entry keeps its type and fields. The text must be UTF-8 (bytes that are not are an
+/// error at their position, like any other). Nothing is returned unless all of it is valid.
+///
+/// A large input is cut at line breaks into parts parsed at once on several threads; a part
+/// whose start turns out to be inside a value of the part before (a value over several lines)
+/// is parsed again from where that one ended. Records and errors are the same as in one pass:
+/// the first error in the input is the one returned.
 pub fn parse_input(text: &[u8], source: &str, now_ms: i64) -> Result<Vec<InputRecord>, InputError> {
     let ck = Checker { text, source };
+    let bad_utf8 = first_invalid_utf8(text);
+    let bounds = parts(text);
+    let run = |from: usize, limit: usize| parse_range(&ck, &bad_utf8, from, limit, now_ms);
+    if bounds.len() <= 2 {
+        return run(json::skip_ws(text, 0), text.len()).map(|(records, _)| records);
+    }
+    let results: Vec<Option<Parsed>> = std::thread::scope(|scope| {
+        let run = &run;
+        let others: Vec<_> = bounds[1..]
+            .windows(2)
+            .map(|w| {
+                let (from, limit) = (w[0], w[1]);
+                scope.spawn(move || run(from, limit))
+            })
+            .collect();
+        let first = run(bounds[0], bounds[1]);
+        std::iter::once(Some(first))
+            .chain(others.into_iter().map(|h| h.join().ok()))
+            .collect()
+    });
     let mut out = Vec::new();
-    let mut i = json::skip_ws(text, 0);
-    while i < text.len() {
-        let (end, depth) = json::scan_value(text, i).map_err(|e| {
-            if json::skip_ws(text, e.offset) >= text.len() {
-                // The input ends inside the value: point after its last character.
-                let last = text.len() - text.iter().rev().take_while(|&&c| json::is_ws(c)).count();
-                let (l, c) = json::line_col(text, i);
-                ck.error(
-                    last,
-                    format!(
-                        "invalid JSON: the input ends inside the value that starts at {l}:{c} ({e})"
-                    ),
-                )
-            } else {
-                ck.error(e.offset, format!("invalid JSON: {e}"))
+    let mut expected = bounds[0];
+    for (k, result) in results.into_iter().enumerate() {
+        let (from, limit) = (bounds[k], bounds[k + 1]);
+        let result = match result {
+            Some(r) if from == expected => r,
+            // The part before ended past this one's start (or its thread is gone).
+            _ => run(expected, limit.max(expected)),
+        };
+        let (records, next) = result?;
+        out.extend(records);
+        expected = next;
+    }
+    Ok(out)
+}
+
+/// Records parsed from a part of the input, and where the next value starts.
+type Parsed = Result<(Vec<InputRecord>, usize), InputError>;
+
+/// Where the input is cut for parsing on several threads: offsets just after line breaks
+/// (and whitespace), the first value's start first and the end of the input last.
+fn parts(text: &[u8]) -> Vec<usize> {
+    const SMALLEST: usize = 4 << 20;
+    let start = json::skip_ws(text, 0);
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+    let mut bounds = vec![start];
+    if threads > 1 && text.len() >= SMALLEST {
+        for k in 1..threads {
+            let target = text.len() / threads * k;
+            let Some(p) = memchr::memchr(b'\n', &text[target..]) else {
+                break;
+            };
+            let b = json::skip_ws(text, target + p + 1);
+            if b > *bounds.last().unwrap_or(&0) && b < text.len() {
+                bounds.push(b);
             }
-        })?;
+        }
+    }
+    bounds.push(text.len());
+    bounds
+}
+
+/// Parses the values that start at or after `from` and before `limit` (the last may end past
+/// it). Returns them and the offset of the next value (or the end of the input).
+fn parse_range(
+    ck: &Checker<'_>,
+    bad_utf8: &Option<(usize, String)>,
+    from: usize,
+    limit: usize,
+    now_ms: i64,
+) -> Parsed {
+    let text = ck.text;
+    let utf8_error = |at: usize, msg: &str| ck.error(at, msg.to_owned());
+    let mut positions = Positions::starting_at(text, from);
+    let mut out = Vec::new();
+    // Values from here on share their line with the one before: they are scanned on their own
+    // (the one-line shortcut would look at the rest of the line again for each).
+    let mut shared_line_until = 0;
+    let mut i = from;
+    while i < text.len() && i < limit {
+        let line_end = if i < shared_line_until {
+            shared_line_until
+        } else {
+            memchr::memchr(b'\n', &text[i..]).map_or(text.len(), |p| i + p)
+        };
+        // JSONL: an object that ends on its line is scanned once for its end and members.
+        let one_line = if text[i] == b'{' && i >= shared_line_until {
+            ck.object_within(i, line_end)
+        } else {
+            None
+        };
+        let (end, depth, known) = match one_line {
+            Some((end, depth, members)) => (end, depth, Some(members)),
+            None => {
+                let (end, depth) = scan(ck, i, bad_utf8)?;
+                (end, depth, None)
+            }
+        };
+        if let Some((at, msg)) = &bad_utf8
+            && *at < end
+        {
+            return Err(utf8_error(*at, msg));
+        }
         if depth > 512 {
             return Err(ck.error(i, "JSON nested more than 512 levels deep".into()));
         }
         let next = json::skip_ws(text, end);
+        if next < line_end {
+            shared_line_until = line_end;
+        }
         if ck.kind(i, end) != Some(JsonKind::Object) {
             return Err(ck.error(
                 i,
@@ -485,28 +706,36 @@ pub fn parse_input(text: &[u8], source: &str, now_ms: i64) -> Result<Vec<InputRe
                 ),
             ));
         }
-        let members = ck.members(i, end);
+        let members = known.unwrap_or_else(|| ck.members(i, end));
         let get = |k: &str| members.iter().rev().find(|(key, _, _)| key == k);
-        let (line, column) = json::line_col(text, i);
+        let (line, column) = positions.at(i);
         let record = if let Some(&(_, ts, te)) = get("type") {
             if ck.kind(ts, te) != Some(JsonKind::String) {
                 return Err(ck.error(ts, "type must be a string".into()));
             }
             let ty = ck.string(ts, te);
-            ck.entry(i, end, &ty)?;
+            let has_ts = ck.entry(&members, i, &ty)?;
+            // The message validated is the last one (as with any repeated key).
+            let checked = members.iter().rposition(|(k, _, _)| k == "message");
             let input_id = get("id")
                 .filter(|(_, s, e)| ck.kind(*s, *e) == Some(JsonKind::String))
                 .map(|(_, s, e)| ck.string(*s, *e));
             let mut fields = Vec::new();
-            for (k, s, e) in &members {
-                if matches!(k.as_str(), "type" | "id" | "parentId" | "timestamp") {
+            for (n, (k, s, e)) in members.iter().enumerate() {
+                if matches!(k.as_ref(), "type" | "id" | "parentId" | "timestamp") {
                     continue;
                 }
-                let mut v = json::minify(&text[*s..*e]).into_owned();
-                if ty == "message" && k == "message" && !message_has_timestamp(&v) {
-                    v = add_timestamp(&v, now_ms);
+                let mut v = compact(&text[*s..*e]).into_owned();
+                if ty == "message" && k == "message" {
+                    let stamped = match has_ts {
+                        Some(has) if checked == Some(n) => has,
+                        _ => message_has_timestamp(&v),
+                    };
+                    if !stamped {
+                        v = add_timestamp(&v, now_ms);
+                    }
                 }
-                fields.push((k.clone(), v));
+                fields.push((k.to_string(), v));
             }
             InputRecord {
                 line,
@@ -516,8 +745,8 @@ pub fn parse_input(text: &[u8], source: &str, now_ms: i64) -> Result<Vec<InputRe
                 input_id,
             }
         } else if get("role").is_some() {
-            let has_ts = ck.message(i, end, "")?;
-            let mut msg = json::minify(&text[i..end]).into_owned();
+            let has_ts = ck.message_members(&members, i, "")?;
+            let mut msg = compact(&text[i..end]).into_owned();
             if !has_ts {
                 msg = add_timestamp(&msg, now_ms);
             }
@@ -538,7 +767,38 @@ pub fn parse_input(text: &[u8], source: &str, now_ms: i64) -> Result<Vec<InputRe
         out.push(record);
         i = next;
     }
-    Ok(out)
+    Ok((out, i))
+}
+
+/// A valid JSON value without whitespace between its tokens: itself when it has none (as
+/// `pi session log` writes entries), found without copying it.
+fn compact(value: &[u8]) -> Cow<'_, [u8]> {
+    // Raw tabs, carriage returns and line feeds cannot be inside strings: any is whitespace
+    // between tokens. A space can be either; strings are skipped to tell.
+    if memchr::memchr3(b'\n', b'\r', b'\t', value).is_some() {
+        return json::minify(value);
+    }
+    let mut i = 0;
+    while let Some(p) = memchr::memchr2(b'"', b' ', &value[i..]) {
+        let at = i + p;
+        if value[at] == b' ' {
+            return json::minify(value);
+        }
+        // Past the string (the value is valid: an escape is a backslash and the character
+        // after it, whatever follows).
+        i = at + 1;
+        loop {
+            match memchr::memchr2(b'"', b'\\', &value[i.min(value.len())..]) {
+                Some(q) if value[i + q] == b'\\' => i += q + 2,
+                Some(q) => {
+                    i += q + 1;
+                    break;
+                }
+                None => return json::minify(value),
+            }
+        }
+    }
+    Cow::Borrowed(value)
 }
 
 fn message_has_timestamp(msg: &[u8]) -> bool {
@@ -627,6 +887,151 @@ mod tests {
         assert!(e.message.contains("role must be one of"), "{}", e.message);
         let e = parse("[1]").unwrap_err();
         assert!(e.message.contains("not an array"), "{}", e.message);
+    }
+
+    #[test]
+    fn positions_counted_on_agree_with_counting_from_the_start() {
+        let text = "{\"a\":1}\n\n  {\"é\":\"ü\"} {\"b\":[\n1]}\r\n\t{}\n😀😀 x\n\nyz".as_bytes();
+        let boundaries: Vec<usize> = (0..=text.len())
+            .filter(|&o| o == text.len() || (text[o] as i8) >= -0x40)
+            .collect();
+        for step in 1..5 {
+            let mut p = Positions::starting_at(text, 0);
+            for &o in boundaries.iter().step_by(step) {
+                assert_eq!(p.at(o), json::line_col(text, o), "offset {o}, step {step}");
+            }
+            // Going back is answered too.
+            assert_eq!(p.at(3), json::line_col(text, 3));
+        }
+    }
+
+    #[test]
+    fn records_are_located_on_every_line_of_a_long_input() {
+        let mut text = String::new();
+        let mut starts = Vec::new();
+        for n in 0..3000 {
+            let pad = " ".repeat(n % 7);
+            let sep = if n % 5 == 0 { " " } else { "\n" };
+            text.push_str(&pad);
+            starts.push(text.len());
+            text.push_str(&format!("{{\"role\":\"user\",\"content\":\"ü{n}\"}}{sep}"));
+        }
+        let recs = parse(&text).unwrap();
+        assert_eq!(recs.len(), starts.len());
+        for (r, &o) in recs.iter().zip(&starts) {
+            assert_eq!((r.line, r.column), json::line_col(text.as_bytes(), o));
+        }
+        // An error after them all is still placed exactly.
+        text.push_str("\n  {\"role\":\"user\",\"content\":7}");
+        let e = parse(&text).unwrap_err();
+        let (l, _) = json::line_col(text.as_bytes(), text.len());
+        assert_eq!((e.line, e.column), (l, 28));
+    }
+
+    #[test]
+    fn bytes_that_are_not_utf8_are_errors_where_they_are() {
+        let p = |b: &[u8]| parse_input(b, "stdin", 0);
+        let e = p(b"{\"role\":\"user\",\"content\":\"ok\"}\n{\"role\":\"user\",\"content\":\"\xc3\xa9\xff\"}")
+            .unwrap_err();
+        assert_eq!((e.line, e.column), (2, 28));
+        assert!(
+            e.message.starts_with("invalid UTF-8: byte 0xff"),
+            "{}",
+            e.message
+        );
+        // Between values, and cut inside a character at the end.
+        let e = p(b"{\"role\":\"user\",\"content\":\"ok\"}\n\xfe").unwrap_err();
+        assert_eq!((e.line, e.column), (2, 1));
+        let e = p(b"{\"role\":\"user\",\"content\":\"ok\xe2\x82").unwrap_err();
+        assert_eq!((e.line, e.column), (1, 29));
+        assert!(
+            e.message.contains("ends inside a character"),
+            "{}",
+            e.message
+        );
+        // An earlier problem is reported first.
+        let e = p(b"{\"role\":\"user\",\"content\":1}\n{\"role\":\"user\",\"content\":\"\xff\"}")
+            .unwrap_err();
+        assert_eq!(e.line, 1);
+        // Escapes are not bytes: a lone surrogate escape is valid JSON text.
+        assert!(p(br#"{"role":"user","content":"\ud800"}"#).is_ok());
+    }
+
+    #[test]
+    fn compact_values_are_borrowed_and_others_minified() {
+        for v in [
+            r#"{"a":"x y","b":[1,2,{"c":" "}],"d":"\" \\"}"#,
+            r#""just a string with spaces""#,
+            "[]",
+            "12",
+        ] {
+            assert!(matches!(compact(v.as_bytes()), Cow::Borrowed(_)), "{v}");
+        }
+        for v in [
+            "{\"a\": 1}",
+            "{\"a\":\"x y\"\n}",
+            "[1,\t2]",
+            "{\"a\":\"q\\\" \" ,\"b\":1}",
+            "[\"a\",\r\"b\"]",
+        ] {
+            let c = compact(v.as_bytes());
+            assert!(matches!(c, Cow::Owned(_)), "{v}");
+            assert_eq!(c, json::minify(v.as_bytes()), "{v}");
+        }
+    }
+
+    /// An input of `n` values over several lines each (so that cuts fall inside values),
+    /// with the offsets where the values start.
+    fn pretty_input(n: usize) -> (String, Vec<usize>) {
+        let mut text = String::new();
+        let mut starts = Vec::new();
+        for k in 0..n {
+            starts.push(text.len());
+            text.push_str(&format!(
+                "{{\n  \"role\": \"user\",\n  \"content\": [\n    {{\"type\": \"text\", \"text\": \"é {k} {}\"}}\n  ]\n}}\n",
+                "w".repeat(k % 300)
+            ));
+        }
+        (text, starts)
+    }
+
+    #[test]
+    fn large_inputs_parsed_in_parts_give_what_one_pass_gives() {
+        assert!(parts(b"{}\n{}").len() == 2, "small inputs are not cut");
+        // JSONL, and values over several lines, each well over the size that is cut.
+        let mut jsonl = String::new();
+        let mut jsonl_starts = Vec::new();
+        for k in 0..40_000 {
+            jsonl_starts.push(jsonl.len());
+            jsonl.push_str(&format!(
+                "{{\"role\":\"user\",\"content\":\"ü {k} {}\"}}\n",
+                "v".repeat(k % 200)
+            ));
+        }
+        let (pretty, pretty_starts) = pretty_input(30_000);
+        for (text, starts) in [(&jsonl, &jsonl_starts), (&pretty, &pretty_starts)] {
+            assert!(text.len() > 4 << 20);
+            let recs = parse(text).unwrap();
+            assert_eq!(recs.len(), starts.len());
+            // (Counting from the start for each would take long: a sample, and the last.)
+            for (r, &o) in recs
+                .iter()
+                .zip(starts)
+                .step_by(331)
+                .chain(recs.iter().zip(starts).next_back())
+            {
+                assert_eq!((r.line, r.column), json::line_col(text.as_bytes(), o));
+            }
+            // An error near the end is found where it is...
+            let mut bad = text.clone();
+            bad.push_str("{\"role\":\"user\",\"content\":false}\n");
+            let e = parse(&bad).unwrap_err();
+            assert_eq!(e.line, text.lines().count() + 1);
+            assert_eq!(e.column, 26);
+            // ... and one near the start comes first.
+            let bad = format!("{{\"role\":\"user\",\"content\":1}}\n{bad}");
+            assert_eq!(parse(&bad).unwrap_err().line, 1);
+        }
     }
 
     #[test]

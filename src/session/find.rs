@@ -16,6 +16,10 @@ pub enum FindError {
     NoSuchFile { path: PathBuf },
     #[error("no session matches '{arg}'")]
     NotFound { arg: String },
+    /// An empty argument (an unset variable, `pi session append "$S"`): never taken to mean
+    /// "the most recent session", which only leaving the argument out means.
+    #[error("the session argument is empty")]
+    Empty,
     #[error("session id prefix '{arg}' is ambiguous: it matches {}", candidates.join(", "))]
     Ambiguous {
         arg: String,
@@ -57,6 +61,59 @@ pub fn read_header(path: &Path) -> Option<HeaderInfo> {
         id: string("id")?,
         cwd: string("cwd").unwrap_or_default(),
     })
+}
+
+/// The session of `dir` whose header has the id `id`, if there is one.
+pub fn with_id(dir: &Path, id: &str) -> Option<HeaderInfo> {
+    jsonl_files(dir)
+        .iter()
+        .filter_map(|p| read_header(p))
+        .find(|h| h.id == id)
+}
+
+/// An exclusive lock on a session directory, released when dropped. Creators of a session
+/// with a chosen id hold it from the check that the id is free until the file is in place,
+/// so of two creators of one id exactly one succeeds.
+pub struct DirLock {
+    _dir: File,
+}
+
+/// Creates `dir` if needed (as new session files create it) and locks it, waiting for the
+/// lock.
+fn lock_dir(dir: &Path) -> std::io::Result<DirLock> {
+    std::fs::create_dir_all(dir)?;
+    let handle = File::open(dir)?;
+    handle.lock()?;
+    Ok(DirLock { _dir: handle })
+}
+
+/// Why a chosen session id cannot be had.
+#[derive(Debug, thiserror::Error)]
+pub enum ClaimError {
+    #[error("session id {id:?} is already used by {}", path.display())]
+    Taken { id: String, path: PathBuf },
+    #[error("cannot lock the session directory {}", dir.display())]
+    Lock {
+        dir: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// Locks `dir` (see [`lock_dir`]) and checks that no session in it has the id `id`; the id
+/// is the caller's while it holds the lock.
+pub fn claim_id(dir: &Path, id: &str) -> Result<DirLock, ClaimError> {
+    let lock = lock_dir(dir).map_err(|source| ClaimError::Lock {
+        dir: dir.to_owned(),
+        source,
+    })?;
+    match with_id(dir, id) {
+        Some(h) => Err(ClaimError::Taken {
+            id: id.to_owned(),
+            path: h.path,
+        }),
+        None => Ok(lock),
+    }
 }
 
 /// `*.jsonl` files directly in `dir`, sorted by name.
@@ -114,8 +171,11 @@ pub fn looks_like_path(arg: &str) -> bool {
 }
 
 /// Resolves a session argument (path, id, unique id prefix) or, when absent, the most recent
-/// session of `cwd`.
+/// session of `cwd`. An empty (or blank) argument is an error, not an absent one.
 pub fn resolve(arg: Option<&str>, dirs: &Dirs, cwd: &str) -> Result<PathBuf, FindError> {
+    if arg.is_some_and(|a| a.trim().is_empty()) {
+        return Err(FindError::Empty);
+    }
     let Some(arg) = arg else {
         let dir = dirs.session_dir_for(cwd);
         return most_recent(&dir).ok_or_else(|| FindError::NoSessions {

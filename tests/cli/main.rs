@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod cli;
+mod closed_pipe;
 mod common;
 mod compact_cli;
 mod compact_goldens;
@@ -16,6 +17,7 @@ mod ext_hooks;
 mod ext_tools;
 mod ext_trust;
 mod help;
+mod input_hardening;
 mod llm_providers;
 mod models;
 mod private_data;

@@ -86,7 +86,7 @@ fn new_with_options() {
         ])
         .output()
         .unwrap();
-    assert_eq!(again.status.code(), Some(2));
+    assert_eq!(again.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&again.stderr).contains("already used"));
 }
 

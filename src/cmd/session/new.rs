@@ -46,22 +46,15 @@ pub fn run(args: NewArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
     let dir = ctx.dirs.session_dir_for(&cwd);
     let now = clock::now_ms();
     let mut rng = rng::Rng::new(|| now as u64);
-    let id = match args.id {
+    // A chosen id is claimed under the lock of the session directory, held until the file
+    // is in place: of several creators of one id, exactly one succeeds.
+    let (id, claim) = match args.id {
         Some(id) => {
             check_id(&id)?;
-            let taken = find::jsonl_files(&dir)
-                .iter()
-                .filter_map(|p| find::read_header(p))
-                .find(|h| h.id == id);
-            if let Some(h) = taken {
-                return Err(usage(format!(
-                    "session id {id:?} is already used by {}",
-                    h.path.display()
-                )));
-            }
-            id
+            let claim = find::claim_id(&dir, &id)?;
+            (id, Some(claim))
         }
-        None => rng.uuid_v7(now),
+        None => (rng.uuid_v7(now), None),
     };
     let parent = match &args.parent_session {
         Some(p) => Some(
@@ -106,6 +99,7 @@ pub fn run(args: NewArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
         Ok(())
     })
     .with_context(|| format!("cannot create {}", path.display()))?;
+    drop(claim);
     ctx.out.line(path.to_string_lossy().as_bytes())?;
     Ok(ExitStatus::Success)
 }
