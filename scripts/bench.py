@@ -33,7 +33,11 @@ session copied as one batch) and the same with `log --all` (every entry), timed 
 pipeline and as the append alone reading the log from a file; and `long-line`, the first
 append to a session whose last line is one 100 MB entry (`--long-line-mb`) written by
 another program, with the id cache as an earlier append left it and with none.
-`--only sessions,append-batch,long-line` picks what runs (default: all); the other parts of
+`compact-long`: `pi compact --dry-run` and `--summary-file` on sessions that were never
+compacted (`--compact-messages`, default 100k and 1M messages of about 2 KB), where every
+message is history to summarize: time and peak memory, which stays bounded by what a summary
+request can carry.
+`--only sessions,append-batch,long-line,compact-long` picks what runs (default: all); the other parts of
 DATA/pi-bench.json are kept.
 """
 
@@ -48,7 +52,7 @@ import tempfile
 import time
 
 SIZES = {"1k": 1000, "10k": 10000, "100k": 100000, "1m": 1000000}
-PARTS = ("sessions", "append-batch", "long-line")
+PARTS = ("sessions", "append-batch", "long-line", "compact-long")
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -88,6 +92,7 @@ def main():
     ap.add_argument("--report", action="store_true", help="only print the table of DATA/pi-bench.json")
     ap.add_argument("--only", default=",".join(PARTS), help="comma-separated: " + ", ".join(PARTS))
     ap.add_argument("--long-line-mb", type=int, default=100)
+    ap.add_argument("--compact-messages", default="100000,1000000")
     args = ap.parse_args()
     parts = args.only.split(",")
     for p in parts:
@@ -116,6 +121,11 @@ def main():
     if "long-line" in parts:
         print(f"long-line ({args.long_line_mb} MB)", file=sys.stderr)
         results["long_line"] = long_line(pi, session_file(args, "1k"), args.data, args.long_line_mb, args.runs)
+    if "compact-long" in parts:
+        results["compact_long"] = {}
+        for n in args.compact_messages.split(","):
+            print(f"compact-long on {n} messages", file=sys.stderr)
+            results["compact_long"][n] = compact_long(pi, args.data, int(n), args.runs, env)
     if "sessions" in parts:
         sessions(args, pi, env, results)
     with open(saved, "w") as o:
@@ -129,7 +139,7 @@ def print_tables(results):
         print()
         print(every_table(results))
         print()
-    if "append_batch" in results or "long_line" in results:
+    if "append_batch" in results or "long_line" in results or "compact_long" in results:
         print(writes_table(results))
 
 
@@ -221,6 +231,52 @@ def long_line(pi, base, data, mb, runs):
     return out
 
 
+def uncompacted_session(data, n):
+    """A session of `n` messages (user and assistant in turn, about 2 KB each) and no
+    compaction: everything but the recent messages is history to summarize."""
+    f = os.path.join(data, f"uncompacted-{n}.jsonl")
+    if os.path.exists(f):
+        return f
+    dumps = lambda v: json.dumps(v, separators=(",", ":"))
+    with open(f + ".tmp", "w") as o:
+        o.write(dumps({"type": "session", "version": 3, "id": "019b0000-0000-7000-8000-000000000001",
+                       "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/tmp/bench"}) + "\n")
+        parent = None
+        for i in range(n):
+            eid = f"{i + 1:08x}"
+            if i % 2 == 0:
+                msg = {"role": "user", "content": f"question {i} " + "q" * 2000, "timestamp": 1}
+            else:
+                msg = {"role": "assistant", "content": [{"type": "text", "text": f"answer {i} " + "a" * 2000}],
+                       "api": "anthropic-messages", "provider": "anthropic", "model": "claude-sonnet-4-5",
+                       "usage": {"input": 10, "output": 10, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 20},
+                       "stopReason": "stop", "timestamp": 1}
+            o.write(dumps({"type": "message", "id": eid, "parentId": parent,
+                           "timestamp": "2026-01-01T00:00:00.000Z", "message": msg}) + "\n")
+            parent = eid
+    os.replace(f + ".tmp", f)
+    return f
+
+
+def compact_long(pi, data, n, runs, env):
+    """`pi compact --dry-run` and `--summary-file` on an uncompacted session of `n` messages
+    (the file is copied for each write, so every run compacts the same session)."""
+    f = uncompacted_session(data, n)
+    summary = os.path.join(data, "summary.txt")
+    with open(summary, "w") as o:
+        o.write("A summary written elsewhere.\n")
+    out = {"messages": n, "mb": os.path.getsize(f) / 1e6}
+    out["dry_run"] = measure([pi, "compact", f, "--dry-run"], runs, env=env)
+    times = []
+    for _ in range(runs):
+        copy = os.path.join(data, "uncompacted-copy.jsonl")
+        shutil.copyfile(f, copy)
+        times.append(run_timed([pi, "compact", copy, "--summary-file", summary], env=env))
+        os.remove(copy)
+    out["summary_file"] = {"s": statistics.median(t[0] for t in times), "all_s": [t[0] for t in times], "rss_mb": max(t[1] for t in times)}
+    return out
+
+
 def writes_table(results):
     rows = ["| benchmark | pi | pi peak RSS |", "|---|---|---|"]
     for size, r in results.get("append_batch", {}).items():
@@ -233,6 +289,9 @@ def writes_table(results):
     if ll:
         rows.append(f"| first `pi session append` after a {ll['mb']} MB last line (id cache from the append before it) | {fmt_s(ll['cached']['s'])} | {ll['cached']['rss_mb']:.0f} MB |")
         rows.append(f"| the same with no id cache ({ll['entries_before']:,} entries before the line) | {fmt_s(ll['uncached']['s'])} | {ll['uncached']['rss_mb']:.0f} MB |")
+    for n, c in results.get("compact_long", {}).items():
+        rows.append(f"| `pi compact --dry-run`, never compacted, {c['messages']:,} messages ({c['mb']:.0f} MB) | {fmt_s(c['dry_run']['s'])} | {c['dry_run']['rss_mb']:.0f} MB |")
+        rows.append(f"| `pi compact --summary-file`, the same session | {fmt_s(c['summary_file']['s'])} | {c['summary_file']['rss_mb']:.0f} MB |")
     return "\n".join(rows)
 
 
