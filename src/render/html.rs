@@ -1,0 +1,1 @@
+//! HTML export (see below).
