@@ -648,6 +648,30 @@ pub fn summary_of(s: &Session, redactor: Option<&mut Redactor>) -> Summary {
     sum
 }
 
+/// Every branch of a session for a reading that shows each entry once: the path to
+/// `leaf` first, then, for every other leaf of the tree in file order, the part of its path
+/// not shown yet, with the entry it branches from. Each element is (branch point, entries).
+pub fn branches(s: &Session, leaf: Option<u32>) -> Vec<(Option<u32>, Vec<u32>)> {
+    let tree = crate::session::tree::Tree::build(s, &[]);
+    let n = s.entries.len();
+    let mut shown = vec![false; n];
+    let mut out = Vec::new();
+    let mut leaves: Vec<u32> = leaf.into_iter().collect();
+    leaves.extend((0..n as u32).filter(|&i| tree.children(i).is_empty() && Some(i) != leaf));
+    for l in leaves {
+        let path = tree.path_to(l);
+        let from = path.iter().position(|&i| !shown[i as usize]);
+        let Some(from) = from else { continue };
+        let point = from.checked_sub(1).map(|k| path[k]);
+        let rest: Vec<u32> = path[from..].to_vec();
+        for &i in &rest {
+            shown[i as usize] = true;
+        }
+        out.push((point, rest));
+    }
+    out
+}
+
 /// What the header of a transcript says about a session.
 #[derive(Debug, Clone, Default)]
 pub struct Summary {

@@ -3,6 +3,7 @@
 pub mod append;
 pub mod branch;
 pub mod check;
+pub mod export;
 pub mod fork;
 pub mod label;
 pub mod list;
@@ -53,6 +54,9 @@ pub enum SessionCommand {
     /// Show the conversation of the active path as people read it
     #[command(after_long_help = EXIT_STATUS)]
     Show(show::ShowArgs),
+    /// Export the session as a self-contained HTML page, Markdown, or a (redacted) session file
+    #[command(after_long_help = EXIT_STATUS)]
+    Export(export::ExportArgs),
     /// Print the path of the most recent session of a directory
     #[command(after_long_help = resume::EXIT_STATUS)]
     Resume(resume::ResumeArgs),
@@ -82,6 +86,7 @@ pub fn run(args: SessionArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
         SessionCommand::Branch(a) => branch::run(a, ctx),
         SessionCommand::Tree(a) => tree::run(a, ctx),
         SessionCommand::Show(a) => show::run(a, ctx),
+        SessionCommand::Export(a) => export::run(a, ctx),
         SessionCommand::Resume(a) => resume::run(a, ctx),
         SessionCommand::Label(a) => label::run(a, ctx),
         SessionCommand::Name(a) => name::run(a, ctx),

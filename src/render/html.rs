@@ -1,1 +1,0 @@
-//! HTML export (see below).
