@@ -64,6 +64,9 @@ _pi() {
             pi__subcmd__session,check)
                 cmd="pi__subcmd__session__subcmd__check"
                 ;;
+            pi__subcmd__session,export)
+                cmd="pi__subcmd__session__subcmd__export"
+                ;;
             pi__subcmd__session,fork)
                 cmd="pi__subcmd__session__subcmd__fork"
                 ;;
@@ -87,6 +90,9 @@ _pi() {
                 ;;
             pi__subcmd__session,resume)
                 cmd="pi__subcmd__session__subcmd__resume"
+                ;;
+            pi__subcmd__session,show)
+                cmd="pi__subcmd__session__subcmd__show"
                 ;;
             pi__subcmd__session,tree)
                 cmd="pi__subcmd__session__subcmd__tree"
@@ -538,7 +544,7 @@ _pi() {
             return 0
             ;;
         pi__subcmd__session)
-            opts="-h -V --session-dir --help --version new list log append branch tree resume label name fork check migrate"
+            opts="-h -V --session-dir --help --version new list log append branch tree show export resume label name fork check migrate"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -624,6 +630,44 @@ _pi() {
             case "${prev}" in
                 --format)
                     COMPREPLY=($(compgen -W "auto json human" -- "${cur}"))
+                    return 0
+                    ;;
+                --session-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        pi__subcmd__session__subcmd__export)
+            opts="-o -h -V --output --format --leaf --all --full --thinking --no-tools --redact --redact-pattern --session-dir --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --output)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --format)
+                    COMPREPLY=($(compgen -W "html md jsonl" -- "${cur}"))
+                    return 0
+                    ;;
+                --leaf)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --redact-pattern)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --session-dir)
@@ -833,8 +877,34 @@ _pi() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        pi__subcmd__session__subcmd__show)
+            opts="-h -V --leaf --full --thinking --no-tools --format --no-pager --session-dir --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --leaf)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --format)
+                    COMPREPLY=($(compgen -W "text md" -- "${cur}"))
+                    return 0
+                    ;;
+                --session-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         pi__subcmd__session__subcmd__tree)
-            opts="-h -V --leaf --format --json --session-dir --help --version"
+            opts="-h -V --leaf --format --json --depth --only --around --context --no-pager --session-dir --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -846,6 +916,22 @@ _pi() {
                     ;;
                 --format)
                     COMPREPLY=($(compgen -W "auto json human" -- "${cur}"))
+                    return 0
+                    ;;
+                --depth)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --only)
+                    COMPREPLY=($(compgen -W "user labels branches compactions" -- "${cur}"))
+                    return 0
+                    ;;
+                --around)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --session-dir)

@@ -35,21 +35,23 @@ complete -c pi -n "__fish_pi_needs_command" -f -a "models" -d 'List the configur
 complete -c pi -n "__fish_pi_needs_command" -f -a "run" -d 'Run the agent: send a prompt, let the model use tools, and record it all in a session'
 complete -c pi -n "__fish_pi_needs_command" -f -a "trust" -d 'Let a project\'s own hooks and tools (its .pi/) run, list trusted projects, revoke'
 complete -c pi -n "__fish_pi_needs_command" -f -a "generate" -d 'Write the man pages and shell completions (for packagers and the repository)'
-complete -c pi -n "__fish_pi_using_subcommand session; and not __fish_seen_subcommand_from new list log append branch tree resume label name fork check migrate" -l session-dir -d 'Keep sessions in DIR instead of the per-project directory under the agent directory' -r -F
-complete -c pi -n "__fish_pi_using_subcommand session; and not __fish_seen_subcommand_from new list log append branch tree resume label name fork check migrate" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c pi -n "__fish_pi_using_subcommand session; and not __fish_seen_subcommand_from new list log append branch tree resume label name fork check migrate" -s V -l version -d 'Print version'
-complete -c pi -n "__fish_pi_using_subcommand session; and not __fish_seen_subcommand_from new list log append branch tree resume label name fork check migrate" -f -a "new" -d 'Create a session file and print its path'
-complete -c pi -n "__fish_pi_using_subcommand session; and not __fish_seen_subcommand_from new list log append branch tree resume label name fork check migrate" -f -a "list" -d 'List sessions, newest first'
-complete -c pi -n "__fish_pi_using_subcommand session; and not __fish_seen_subcommand_from new list log append branch tree resume label name fork check migrate" -f -a "log" -d 'Print entries as JSONL: the active path from root to leaf, or all of them'
-complete -c pi -n "__fish_pi_using_subcommand session; and not __fish_seen_subcommand_from new list log append branch tree resume label name fork check migrate" -f -a "append" -d 'Append entries or messages read as JSONL from stdin'
-complete -c pi -n "__fish_pi_using_subcommand session; and not __fish_seen_subcommand_from new list log append branch tree resume label name fork check migrate" -f -a "branch" -d 'Move the session\'s leaf to an earlier entry, optionally with a summary of what is left'
-complete -c pi -n "__fish_pi_using_subcommand session; and not __fish_seen_subcommand_from new list log append branch tree resume label name fork check migrate" -f -a "tree" -d 'Show the whole entry tree'
-complete -c pi -n "__fish_pi_using_subcommand session; and not __fish_seen_subcommand_from new list log append branch tree resume label name fork check migrate" -f -a "resume" -d 'Print the path of the most recent session of a directory'
-complete -c pi -n "__fish_pi_using_subcommand session; and not __fish_seen_subcommand_from new list log append branch tree resume label name fork check migrate" -f -a "label" -d 'Set or clear the label of an entry'
-complete -c pi -n "__fish_pi_using_subcommand session; and not __fish_seen_subcommand_from new list log append branch tree resume label name fork check migrate" -f -a "name" -d 'Set or clear the session\'s name'
-complete -c pi -n "__fish_pi_using_subcommand session; and not __fish_seen_subcommand_from new list log append branch tree resume label name fork check migrate" -f -a "fork" -d 'Copy the path from the root to an entry into a new session file'
-complete -c pi -n "__fish_pi_using_subcommand session; and not __fish_seen_subcommand_from new list log append branch tree resume label name fork check migrate" -f -a "check" -d 'Check a session file for problems, without changing it'
-complete -c pi -n "__fish_pi_using_subcommand session; and not __fish_seen_subcommand_from new list log append branch tree resume label name fork check migrate" -f -a "migrate" -d 'Rewrite a version 1 or 2 session file as version 3, keeping a backup'
+complete -c pi -n "__fish_pi_using_subcommand session; and not __fish_seen_subcommand_from new list log append branch tree show export resume label name fork check migrate" -l session-dir -d 'Keep sessions in DIR instead of the per-project directory under the agent directory' -r -F
+complete -c pi -n "__fish_pi_using_subcommand session; and not __fish_seen_subcommand_from new list log append branch tree show export resume label name fork check migrate" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c pi -n "__fish_pi_using_subcommand session; and not __fish_seen_subcommand_from new list log append branch tree show export resume label name fork check migrate" -s V -l version -d 'Print version'
+complete -c pi -n "__fish_pi_using_subcommand session; and not __fish_seen_subcommand_from new list log append branch tree show export resume label name fork check migrate" -f -a "new" -d 'Create a session file and print its path'
+complete -c pi -n "__fish_pi_using_subcommand session; and not __fish_seen_subcommand_from new list log append branch tree show export resume label name fork check migrate" -f -a "list" -d 'List sessions, newest first'
+complete -c pi -n "__fish_pi_using_subcommand session; and not __fish_seen_subcommand_from new list log append branch tree show export resume label name fork check migrate" -f -a "log" -d 'Print entries as JSONL: the active path from root to leaf, or all of them'
+complete -c pi -n "__fish_pi_using_subcommand session; and not __fish_seen_subcommand_from new list log append branch tree show export resume label name fork check migrate" -f -a "append" -d 'Append entries or messages read as JSONL from stdin'
+complete -c pi -n "__fish_pi_using_subcommand session; and not __fish_seen_subcommand_from new list log append branch tree show export resume label name fork check migrate" -f -a "branch" -d 'Move the session\'s leaf to an earlier entry, optionally with a summary of what is left'
+complete -c pi -n "__fish_pi_using_subcommand session; and not __fish_seen_subcommand_from new list log append branch tree show export resume label name fork check migrate" -f -a "tree" -d 'Show the whole entry tree'
+complete -c pi -n "__fish_pi_using_subcommand session; and not __fish_seen_subcommand_from new list log append branch tree show export resume label name fork check migrate" -f -a "show" -d 'Show the conversation of the active path as people read it'
+complete -c pi -n "__fish_pi_using_subcommand session; and not __fish_seen_subcommand_from new list log append branch tree show export resume label name fork check migrate" -f -a "export" -d 'Export the session as a self-contained HTML page, Markdown, or a (redacted) session file'
+complete -c pi -n "__fish_pi_using_subcommand session; and not __fish_seen_subcommand_from new list log append branch tree show export resume label name fork check migrate" -f -a "resume" -d 'Print the path of the most recent session of a directory'
+complete -c pi -n "__fish_pi_using_subcommand session; and not __fish_seen_subcommand_from new list log append branch tree show export resume label name fork check migrate" -f -a "label" -d 'Set or clear the label of an entry'
+complete -c pi -n "__fish_pi_using_subcommand session; and not __fish_seen_subcommand_from new list log append branch tree show export resume label name fork check migrate" -f -a "name" -d 'Set or clear the session\'s name'
+complete -c pi -n "__fish_pi_using_subcommand session; and not __fish_seen_subcommand_from new list log append branch tree show export resume label name fork check migrate" -f -a "fork" -d 'Copy the path from the root to an entry into a new session file'
+complete -c pi -n "__fish_pi_using_subcommand session; and not __fish_seen_subcommand_from new list log append branch tree show export resume label name fork check migrate" -f -a "check" -d 'Check a session file for problems, without changing it'
+complete -c pi -n "__fish_pi_using_subcommand session; and not __fish_seen_subcommand_from new list log append branch tree show export resume label name fork check migrate" -f -a "migrate" -d 'Rewrite a version 1 or 2 session file as version 3, keeping a backup'
 complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from new" -l cwd -d 'Working directory the session belongs to [default: the current directory]' -r -F
 complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from new" -l id -d 'Session id [default: a new time-ordered UUID (v7)]' -r
 complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from new" -l name -d 'Name the session (written as a session_info entry after the header)' -r
@@ -94,10 +96,42 @@ complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcomman
 complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from tree" -l format -d 'Output format: human text on a terminal and JSON otherwise (auto), or either' -r -f -a "auto\t'Human text when stdout is a terminal, JSON otherwise'
 json\t'JSON (JSONL): one record per line'
 human\t'Human-readable text'"
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from tree" -l depth -d 'Text view: show side branches nested at most N deep (0: the active path and the roots only); deeper branches are folded into one line' -r
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from tree" -l only -d 'Text view: only user messages, labelled entries, branch points and their first entries, or compactions and branch summaries' -r -f -a "user\t'User messages'
+labels\t'Labelled entries'
+branches\t'Branch points and the first entry of each of their branches'
+compactions\t'Compactions and branch summaries'"
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from tree" -l around -d 'Text view: only the rows around this entry (id or unique prefix)' -r
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from tree" -l context -d 'With --around: how many rows before and after it' -r
 complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from tree" -l session-dir -d 'Keep sessions in DIR instead of the per-project directory under the agent directory' -r -F
 complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from tree" -l json -d 'Same as --format json'
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from tree" -l no-pager -d 'Print everything at once instead of through $PAGER'
 complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from tree" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from tree" -s V -l version -d 'Print version'
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from show" -l leaf -d 'Show the path to this entry (id or unique prefix) instead of the session\'s leaf' -r
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from show" -l format -d 'text: for reading (colours and wrapping on a terminal); md: GitHub-flavoured Markdown' -r -f -a "text\t'Text to read: on a terminal in colour, wrapped and paged'
+md\t'GitHub-flavoured Markdown'"
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from show" -l session-dir -d 'Keep sessions in DIR instead of the per-project directory under the agent directory' -r -F
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from show" -l full -d 'Show tool results whole instead of their first lines'
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from show" -l thinking -d 'Show the model\'s thinking'
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from show" -l no-tools -d 'Leave out tool calls and their results'
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from show" -l no-pager -d 'Print everything at once instead of through $PAGER'
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from show" -s V -l version -d 'Print version'
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from export" -s o -l output -d 'Write to FILE (created private, 0600) instead of stdout' -r -F
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from export" -l format -d 'html: a self-contained page; md: Markdown; jsonl: a session file [default: from the extension of -o, else html]' -r -f -a "html\t'One self-contained HTML page with every branch'
+md\t'GitHub-flavoured Markdown of the active path (every branch with --all)'
+jsonl\t'A session file with the same ids and tree'"
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from export" -l leaf -d 'html: open the page on the branch of this entry; md: the path to it' -r
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from export" -l redact-pattern -d 'Also redact what REGEX matches (repeatable; implies --redact)' -r
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from export" -l session-dir -d 'Keep sessions in DIR instead of the per-project directory under the agent directory' -r -F
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from export" -l all -d 'md: every branch, not only the active path'
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from export" -l full -d 'Show tool results whole instead of their first lines'
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from export" -l thinking -d 'Show the model\'s thinking'
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from export" -l no-tools -d 'Leave out tool calls and their results'
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from export" -l redact -d 'Replace secrets with [redacted]: known API keys, token shapes, KEY=value lines'
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from export" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from export" -s V -l version -d 'Print version'
 complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from resume" -l cwd -d 'The working directory whose sessions to look at [default: the current directory]' -r -F
 complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from resume" -l session-dir -d 'Keep sessions in DIR instead of the per-project directory under the agent directory' -r -F
 complete -c pi -n "__fish_pi_using_subcommand session; and __fish_seen_subcommand_from resume" -s h -l help -d 'Print help (see more with \'--help\')'

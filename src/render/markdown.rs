@@ -92,11 +92,12 @@ impl<'w> MarkdownView<'w> {
 
     pub fn footer(&mut self, s: &Summary) -> io::Result<()> {
         writeln!(self.w, "\n---\n")?;
+        let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
         let mut line = format!(
-            "**Total:** {} user messages · {} assistant messages · {} tool calls · {}",
-            s.user_messages,
-            s.assistant_messages,
-            s.tool_calls,
+            "**Total:** {} · {} · {} · {}",
+            plural(s.user_messages, "user message"),
+            plural(s.assistant_messages, "assistant message"),
+            plural(s.tool_calls, "tool call"),
             super::usage_line(&s.usage)
         );
         if s.usage.cost == 0.0 {
@@ -127,14 +128,15 @@ impl<'w> MarkdownView<'w> {
     fn heading(&mut self, what: &str, meta: &Meta) -> io::Result<()> {
         let stamp = Self::stamp(meta);
         if stamp.is_empty() {
-            writeln!(self.w, "\n### {what}\n")
+            writeln!(self.w, "\n### {what}")
         } else {
-            writeln!(self.w, "\n### {what} · {stamp}\n")
+            writeln!(self.w, "\n### {what} · {stamp}")
         }
     }
 
+    /// Every block starts with a blank line.
     fn text(&mut self, t: &str) -> io::Result<()> {
-        writeln!(self.w, "{}", t.trim_end())
+        writeln!(self.w, "\n{}", t.trim_end())
     }
 
     fn content(&mut self, c: &Content) -> io::Result<()> {
@@ -253,10 +255,7 @@ impl<'w> MarkdownView<'w> {
                 self.heading(&what, meta)?;
                 for b in &a.blocks {
                     match b {
-                        Block::Text(t) if !t.trim().is_empty() => {
-                            self.text(t)?;
-                            writeln!(self.w)?;
-                        }
+                        Block::Text(t) if !t.trim().is_empty() => self.text(t)?,
                         Block::Thinking { text, redacted } if self.opts.thinking => {
                             let body = if *redacted {
                                 "*(redacted by the provider)*".to_owned()
@@ -265,7 +264,7 @@ impl<'w> MarkdownView<'w> {
                             };
                             writeln!(
                                 self.w,
-                                "<details><summary>Thinking</summary>\n\n{body}\n\n</details>\n"
+                                "\n<details><summary>Thinking</summary>\n\n{body}\n\n</details>"
                             )?;
                         }
                         Block::ToolCall(c) if self.opts.tools => self.call(c)?,
@@ -290,7 +289,7 @@ impl<'w> MarkdownView<'w> {
             }
             Body::Bash(b) => {
                 self.heading("👤 User ran", meta)?;
-                writeln!(self.w, "{}", code_span(&format!("$ {}", b.command)))?;
+                writeln!(self.w, "\n{}", code_span(&format!("$ {}", b.command)))?;
                 let mut out = b.output.clone();
                 if b.cancelled {
                     out.push_str("\n(cancelled)");

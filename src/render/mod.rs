@@ -612,21 +612,71 @@ pub fn for_each_item(
     mut f: impl FnMut(Item) -> io::Result<()>,
 ) -> io::Result<()> {
     s.for_each_line(order, |i, line| {
-        let Ok(mut v) = serde_json::from_slice::<Value>(line) else {
-            return Ok(());
-        };
-        if let Some(r) = redactor.as_deref_mut() {
-            r.value(&mut v);
+        match item_of(i, line, labels, redactor.as_deref_mut()) {
+            Some(item) => f(item),
+            None => Ok(()),
         }
-        let Some(mut item) = Item::from_value(i, &v) else {
-            return Ok(());
-        };
-        item.meta.label = labels.get(&item.meta.id).cloned();
-        if let (Some(l), Some(r)) = (item.meta.label.as_mut(), redactor.as_deref_mut()) {
-            *l = r.text(l);
-        }
-        f(item)
     })
+}
+
+/// The item of entry `i` from its line: redacted first when a redactor is given, its label
+/// set. `None` when the line is not a JSON object.
+pub fn item_of(
+    i: u32,
+    line: &[u8],
+    labels: &HashMap<String, String>,
+    mut redactor: Option<&mut Redactor>,
+) -> Option<Item> {
+    let mut v = serde_json::from_slice::<Value>(line).ok()?;
+    if let Some(r) = redactor.as_deref_mut() {
+        r.value(&mut v);
+    }
+    let mut item = Item::from_value(i, &v)?;
+    item.meta.label = labels.get(&item.meta.id).cloned();
+    if let (Some(l), Some(r)) = (item.meta.label.as_mut(), redactor) {
+        *l = r.text(l);
+    }
+    Some(item)
+}
+
+/// Runs `f` over `items` on up to `threads` threads, keeping the order.
+pub fn par_map<T: Send, R: Send>(
+    mut items: Vec<T>,
+    threads: usize,
+    f: impl Fn(T) -> R + Sync,
+) -> Vec<R> {
+    let threads = threads.clamp(1, 8);
+    if threads == 1 || items.len() < 64 {
+        return items.into_iter().map(f).collect();
+    }
+    let per = items.len().div_ceil(threads);
+    let mut chunks = Vec::new();
+    while items.len() > per {
+        let rest = items.split_off(per);
+        chunks.push(items);
+        items = rest;
+    }
+    chunks.push(items);
+    let f = &f;
+    std::thread::scope(|sc| {
+        let handles: Vec<_> = chunks
+            .into_iter()
+            .map(|c| sc.spawn(move || c.into_iter().map(f).collect::<Vec<R>>()))
+            .collect();
+        let mut out = Vec::new();
+        for h in handles {
+            match h.join() {
+                Ok(part) => out.extend(part),
+                Err(p) => std::panic::resume_unwind(p),
+            }
+        }
+        out
+    })
+}
+
+/// Threads for rendering: the machine's, at most 4.
+pub fn threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get().min(4))
 }
 
 /// The header facts of a session (name, directory, creation time).

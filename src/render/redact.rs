@@ -36,6 +36,7 @@ const STRUCTURAL: [&str; 15] = [
     "mimeType",
 ];
 
+#[derive(Clone)]
 struct Pattern {
     kind: &'static str,
     re: Regex,
@@ -193,6 +194,22 @@ impl Redactor {
                 }
             }
             _ => {}
+        }
+    }
+
+    /// A redactor with the same secrets and patterns and no counts (for another thread).
+    pub fn fresh(&self) -> Redactor {
+        Redactor {
+            secrets: self.secrets.clone(),
+            patterns: self.patterns.clone(),
+            counts: BTreeMap::new(),
+        }
+    }
+
+    /// Adds the counts of a [`Redactor::fresh`] copy.
+    pub fn merge(&mut self, other: Redactor) {
+        for (k, n) in other.counts {
+            *self.counts.entry(k).or_default() += n;
         }
     }
 

@@ -32,6 +32,10 @@ use crate::session::tree::Tree;
 const CSS: &str = include_str!("page.css");
 const JS: &str = include_str!("page.js");
 
+/// Longest tool output or file content highlighted (longer ones are plain: the page stays
+/// small).
+const HIGHLIGHT_OUTPUT: usize = 8 * 1024;
+
 /// Lines of tool output visible before the output is expanded.
 pub const PREVIEW_LINES: usize = 6;
 
@@ -41,25 +45,66 @@ pub const PREVIEW_LINES: usize = 6;
 /// (`\u{1b}`), as in the terminal views. Newlines and tabs are kept; a carriage return
 /// before a newline is dropped.
 pub fn escape_into(s: &str, out: &mut String) {
+    escape_with(s, out, true);
+}
+
+/// [`escape_into`] for element text only (never an attribute value): quotes stay as they
+/// are.
+pub fn escape_text_into(s: &str, out: &mut String) {
+    escape_with(s, out, false);
+}
+
+/// Bytes that are copied as they are (in text; quotes depend on the context).
+const fn plain_table() -> [bool; 256] {
+    let mut t = [false; 256];
+    let mut b = 0x20;
+    while b < 0x7f {
+        t[b] = true;
+        b += 1;
+    }
+    t[b'\n' as usize] = true;
+    t[b'\t' as usize] = true;
+    t[b'&' as usize] = false;
+    t[b'<' as usize] = false;
+    t[b'>' as usize] = false;
+    t
+}
+static PLAIN: [bool; 256] = plain_table();
+
+fn escape_with(s: &str, out: &mut String, quotes: bool) {
     use std::fmt::Write as _;
-    let mut chars = s.chars().peekable();
-    while let Some(c) = chars.next() {
+    let b = s.as_bytes();
+    out.reserve(s.len());
+    let mut i = 0;
+    while i < b.len() {
+        let run = i;
+        while i < b.len() && PLAIN[b[i] as usize] && !(quotes && (b[i] == b'"' || b[i] == b'\'')) {
+            i += 1;
+        }
+        if i > run {
+            out.push_str(&s[run..i]);
+        }
+        if i >= b.len() {
+            break;
+        }
+        let Some(c) = s[i..].chars().next() else {
+            break;
+        };
         match c {
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&#x27;"),
-            '\n' | '\t' => out.push(c),
-            '\r' if chars.peek() == Some(&'\n') => {}
+            '\r' if b.get(i + 1) == Some(&b'\n') => {}
             c if crate::output::is_unsafe_char(c) => {
                 let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
             }
-            c if c.is_ascii() => out.push(c),
             c => {
                 let _ = write!(out, "&#x{:x};", u32::from(c));
             }
         }
+        i += c.len_utf8();
     }
 }
 
@@ -180,19 +225,31 @@ impl Article<'_> {
         self.push("\"><code>");
         if diff {
             for line in text.split('\n') {
-                let c = match line.as_bytes().first() {
-                    Some(b'+') => "add",
-                    Some(b'-') => "del",
-                    _ => "ctx",
+                let tag = match line.as_bytes().first() {
+                    Some(b'+') => Some("ins"),
+                    Some(b'-') => Some("del"),
+                    _ => None,
                 };
-                self.push("<span class=\"");
-                self.push(c);
-                self.push("\">");
-                self.text(line);
-                self.push("</span>\n");
+                match tag {
+                    Some(t) => {
+                        self.push("<");
+                        self.push(t);
+                        self.push(">");
+                        escape_text_into(line, self.out);
+                        self.push("</");
+                        self.push(t);
+                        self.push(">");
+                    }
+                    None => {
+                        escape_text_into(line, self.out);
+                        self.push("\n");
+                    }
+                }
             }
-        } else {
+        } else if text.len() <= HIGHLIGHT_OUTPUT {
             highlight::highlight(text, lang, self.out);
+        } else {
+            escape_text_into(text, self.out);
         }
         self.push("</code></pre>");
     }
@@ -285,6 +342,8 @@ impl Article<'_> {
                     self.output(t, false, lang);
                 }
             }
+            // The key argument is on the call line: the rest only when there is more.
+            _ if c.args.as_object().is_some_and(|o| o.len() <= 1) && !arg.is_empty() => {}
             _ => {
                 let pretty = serde_json::to_string_pretty(&c.args).unwrap_or_default();
                 self.output(&pretty, false, highlight::Lang::Json);
@@ -512,49 +571,71 @@ pub fn write_page(
     let mut previews: Vec<String> = Vec::with_capacity(n);
     let mut times: Vec<i64> = vec![0; n];
     let mut show: Vec<i64> = vec![-1; n];
-    let mut seen = vec![false; n];
     let mut written = Written {
         entries: n,
         ..Written::default()
     };
     let mut pairer = Pairer::default();
     let mut absorbed: Vec<(u32, u32)> = Vec::new();
-    let mut holder = String::with_capacity(64 * 1024);
-    let mut emit = |item: Item, w: &mut Counting<'_>, written: &mut Written| -> io::Result<()> {
-        let i = item.meta.index as usize;
-        show[i] = i as i64;
-        holder.clear();
-        holder.push_str("<script type=\"text/x-pi\" id=\"pi-h");
-        holder.push_str(&i.to_string());
-        holder.push_str("\">");
-        Article { out: &mut holder }.item(&item);
-        holder.push_str("</script>\n");
-        written.articles += 1;
-        w.write_all(holder.as_bytes())
-    };
+    let threads = super::threads();
+    // Batches of entries: lines read in order, parsed and rendered on every core, the
+    // pairing of results with calls done in between, in order.
+    const BATCH: usize = 4096;
     let all: Vec<u32> = (0..n as u32).collect();
-    let mut pending: Vec<Item> = Vec::new();
-    super::for_each_item(s, &all, labels, redactor.as_deref_mut(), |item| {
-        let i = item.meta.index as usize;
-        // Kinds and previews arrive in file order; entries that did not parse are filled in
-        // below.
-        while previews.len() < i {
-            previews.push("[unreadable entry]".to_owned());
-            kinds.push('o');
+    for batch in all.chunks(BATCH) {
+        let mut lines: Vec<(u32, Vec<u8>)> = Vec::with_capacity(batch.len());
+        s.for_each_line(batch, |i, line| {
+            lines.push((i, line.to_vec()));
+            Ok(())
+        })?;
+        let items: Vec<Option<Item>> = match redactor.as_deref_mut() {
+            None => super::par_map(lines, threads, |(i, line)| {
+                super::item_of(i, &line, labels, None)
+            }),
+            Some(red) => {
+                let mut parts: Vec<Vec<(u32, Vec<u8>)>> = Vec::new();
+                let per = lines.len().div_ceil(threads.max(1)).max(1);
+                let mut rest = lines;
+                while rest.len() > per {
+                    let tail = rest.split_off(per);
+                    parts.push(rest);
+                    rest = tail;
+                }
+                parts.push(rest);
+                let done = super::par_map(parts, threads, |part| {
+                    let mut r = red.fresh();
+                    let items: Vec<Option<Item>> = part
+                        .into_iter()
+                        .map(|(i, line)| super::item_of(i, &line, labels, Some(&mut r)))
+                        .collect();
+                    (items, r)
+                });
+                let mut items = Vec::new();
+                for (part, r) in done {
+                    red.merge(r);
+                    items.extend(part);
+                }
+                items
+            }
+        };
+        let mut ready: Vec<Item> = Vec::new();
+        for item in items.into_iter().flatten() {
+            let i = item.meta.index as usize;
+            // Entries that did not parse get a placeholder.
+            while previews.len() < i {
+                previews.push("[unreadable entry]".to_owned());
+                kinds.push('o');
+            }
+            previews.push(item.preview());
+            kinds.push(kind_code(&item));
+            times[i] = item.meta.time.unwrap_or(0);
+            summary.add(&item);
+            ready.extend(pairer.push(item, &mut |r, a| absorbed.push((r.index, a.index))));
         }
-        previews.push(item.preview());
-        kinds.push(kind_code(&item));
-        times[i] = item.meta.time.unwrap_or(0);
-        seen[i] = true;
-        summary.add(&item);
-        pending.extend(pairer.push(item, &mut |r, a| absorbed.push((r.index, a.index))));
-        for it in pending.drain(..) {
-            emit(it, &mut w, &mut written)?;
-        }
-        Ok(())
-    })?;
+        write_holders(&mut w, ready, threads, &mut show, &mut written)?;
+    }
     if let Some(it) = pairer.finish() {
-        emit(it, &mut w, &mut written)?;
+        write_holders(&mut w, vec![it], 1, &mut show, &mut written)?;
     }
     while previews.len() < n {
         previews.push("[unreadable entry]".to_owned());
@@ -603,6 +684,34 @@ pub fn write_page(
     w.flush()?;
     written.bytes = w.n;
     Ok(written)
+}
+
+/// Renders the articles of `items` (in parallel) and writes them as inert script elements.
+fn write_holders(
+    w: &mut dyn Write,
+    items: Vec<Item>,
+    threads: usize,
+    show: &mut [i64],
+    written: &mut Written,
+) -> io::Result<()> {
+    for it in &items {
+        let i = it.meta.index as usize;
+        show[i] = i as i64;
+    }
+    let html = super::par_map(items, threads, |item| {
+        let mut h = String::with_capacity(2048);
+        h.push_str("<script type=\"text/x-pi\" id=\"pi-h");
+        h.push_str(&item.meta.index.to_string());
+        h.push_str("\">");
+        Article { out: &mut h }.item(&item);
+        h.push_str("</script>\n");
+        h
+    });
+    written.articles += html.len();
+    for h in html {
+        w.write_all(h.as_bytes())?;
+    }
+    Ok(())
 }
 
 /// The visible frame of the page: the header with the session's facts, the tree pane and
