@@ -117,7 +117,9 @@ impl Write for Pager<'_> {
             State::Paging(_, stdin) => match stdin.write_all(buf) {
                 Ok(()) => Ok(buf.len()),
                 Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {
-                    if let State::Paging(child, _) = std::mem::replace(&mut self.state, State::Direct) {
+                    if let State::Paging(child, _) =
+                        std::mem::replace(&mut self.state, State::Direct)
+                    {
                         self.state = State::Closed(child);
                     }
                     Ok(buf.len())

@@ -328,7 +328,9 @@ impl<'w> MarkdownView<'w> {
                 let m = code_span(&format!("{provider}/{model_id}"));
                 self.note(meta, &format!("model → {m}"))?;
             }
-            Body::ThinkingLevel(l) => self.note(meta, &format!("thinking level → {}", code_span(l)))?,
+            Body::ThinkingLevel(l) => {
+                self.note(meta, &format!("thinking level → {}", code_span(l)))?
+            }
             Body::Label { target, label } => {
                 let text = match label {
                     Some(l) => format!("label “{}” on {}", escape_inline(l), code_span(target)),

@@ -77,7 +77,10 @@ impl Content {
     }
 
     /// The text parts joined by newlines.
-    pub fn text(&self) -> String {
+    pub fn text(&self) -> std::borrow::Cow<'_, str> {
+        if let [Part::Text(t)] = self.parts.as_slice() {
+            return std::borrow::Cow::Borrowed(t);
+        }
         let texts: Vec<&str> = self
             .parts
             .iter()
@@ -86,7 +89,7 @@ impl Content {
                 Part::Image { .. } => None,
             })
             .collect();
-        texts.join("\n")
+        std::borrow::Cow::Owned(texts.join("\n"))
     }
 
     pub fn images(&self) -> impl Iterator<Item = (&str, &str)> {
@@ -169,13 +172,13 @@ impl ToolCall {
 pub fn key_arg(args: &Value) -> String {
     for key in ["command", "path", "file_path", "pattern", "query", "url"] {
         if let Some(v) = args.get(key).and_then(Value::as_str) {
-            return one_line(v);
+            return one_line_prefix(v, 400);
         }
     }
     match args.as_object() {
         Some(o) if !o.is_empty() => {
             let s = serde_json::to_string(args).unwrap_or_default();
-            one_line(&s)
+            one_line_prefix(&s, 400)
         }
         _ => String::new(),
     }
@@ -184,6 +187,33 @@ pub fn key_arg(args: &Value) -> String {
 /// Whitespace runs as single spaces, trimmed.
 pub fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// [`one_line`] of the start of `s`: enough for a preview of `max` characters, without
+/// going through a long text.
+pub fn one_line_prefix(s: &str, max: usize) -> String {
+    let mut end = s.len().min(max.saturating_mul(4));
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    one_line(&s[..end])
+}
+
+/// The start of the text of some content (at most about `max` characters), for previews.
+fn text_prefix(c: &Content, max: usize) -> String {
+    let mut out = String::new();
+    for p in &c.parts {
+        if let Part::Text(t) = p {
+            if !out.is_empty() {
+                out.push(' ');
+            }
+            out.push_str(&one_line_prefix(t, max));
+            if out.len() >= max {
+                break;
+            }
+        }
+    }
+    out
 }
 
 /// A block of an assistant message.
@@ -383,7 +413,7 @@ impl Item {
     /// A one-line description (for the tree of the HTML page and for search).
     pub fn preview(&self) -> String {
         let s = match &self.body {
-            Body::User(c) => format!("user: {}", one_line(&c.text())),
+            Body::User(c) => format!("user: {}", text_prefix(c, 200)),
             Body::Assistant(a) => {
                 let text: Vec<&str> = a
                     .blocks
@@ -404,7 +434,7 @@ impl Item {
                         }
                     })
                     .collect();
-                let t = one_line(&text.join(" "));
+                let t = one_line_prefix(&text.join(" "), 200);
                 let body = match (t.is_empty(), calls.is_empty()) {
                     (false, true) => t,
                     (false, false) => format!("{t} → {}", calls.join(", ")),
@@ -421,19 +451,19 @@ impl Item {
                 "[{}]{} {}",
                 r.name,
                 if r.is_error { " error:" } else { "" },
-                one_line(&r.content.text())
+                text_prefix(&r.content, 200)
             ),
-            Body::Bash(b) => format!("[bash]: {}", one_line(&b.command)),
+            Body::Bash(b) => format!("[bash]: {}", one_line_prefix(&b.command, 200)),
             Body::CustomMessage {
                 custom_type,
                 content,
                 ..
-            } => format!("[{custom_type}]: {}", one_line(&content.text())),
+            } => format!("[{custom_type}]: {}", text_prefix(content, 200)),
             Body::Compaction { tokens_before, .. } => {
                 format!("[compaction: {}k tokens]", (tokens_before / 1000.0).round())
             }
             Body::BranchSummary { summary, .. } => {
-                format!("[branch summary]: {}", one_line(summary))
+                format!("[branch summary]: {}", one_line_prefix(summary, 200))
             }
             Body::ModelChange { provider, model_id } => format!("[model: {provider}/{model_id}]"),
             Body::ThinkingLevel(l) => format!("[thinking: {l}]"),

@@ -69,7 +69,11 @@ const BUILT_IN: [(&str, &str, usize); 10] = [
     ),
     ("anthropic-key", r"\bsk-ant-[A-Za-z0-9_\-]{16,}", 0),
     ("openai-key", r"\bsk-[A-Za-z0-9_\-]{20,}", 0),
-    ("github-token", r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})", 0),
+    (
+        "github-token",
+        r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})",
+        0,
+    ),
     ("slack-token", r"\bxox[abposr]-[A-Za-z0-9\-]{10,}", 0),
     ("aws-access-key", r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b", 0),
     (
@@ -308,7 +312,8 @@ mod tests {
 
     #[test]
     fn shapes_are_found_and_counted() {
-        let mut r = Redactor::new(vec!["my-own-secret-1234".into()], &["acct-[0-9]+".into()]).unwrap();
+        let mut r =
+            Redactor::new(vec!["my-own-secret-1234".into()], &["acct-[0-9]+".into()]).unwrap();
         let t = r.text(
             "key sk-ant-api03-abcdefghijklmnopqrstuv and sk-proj-abcdefghijklmnopqrstuvwx, \
              ghp_abcdefghijklmnopqrstuvwxyz0123456789 xoxb-1234567890-abcdef AKIAABCDEFGHIJKLMNOP \
@@ -316,7 +321,10 @@ mod tests {
              my-own-secret-1234 acct-42",
         );
         assert!(!t.contains("sk-"), "{t}");
-        assert!(!t.contains("ghp_") && !t.contains("xoxb") && !t.contains("AKIA") && !t.contains("eyJ"), "{t}");
+        assert!(
+            !t.contains("ghp_") && !t.contains("xoxb") && !t.contains("AKIA") && !t.contains("eyJ"),
+            "{t}"
+        );
         assert!(!t.contains("my-own") && !t.contains("acct-42"), "{t}");
         let c = r.counts();
         assert_eq!(c["anthropic-key"], 1);
@@ -328,7 +336,9 @@ mod tests {
             t,
             "export OPENAI_API_KEY=[redacted]\nAuthorization: Bearer [redacted]\nmax_tokens: 100 and DB_PASSWORD='[redacted]'"
         );
-        let t = r.text("-----BEGIN RSA PRIVATE KEY-----\nMIIE\nabc\n-----END RSA PRIVATE KEY-----\nafter");
+        let t = r.text(
+            "-----BEGIN RSA PRIVATE KEY-----\nMIIE\nabc\n-----END RSA PRIVATE KEY-----\nafter",
+        );
         assert_eq!(t, "[redacted]\nafter");
         assert!(r.report().starts_with("redacted "));
     }

@@ -33,7 +33,8 @@ pub struct Terminal {
 }
 
 pub struct TextView<'w> {
-    w: &'w mut dyn Write,
+    /// Every line fitted to the width (headers and notes; text is wrapped at words first).
+    w: wrap::Fit<'w>,
     opts: Options,
     term: Terminal,
     st: Style,
@@ -44,7 +45,7 @@ pub struct TextView<'w> {
 impl<'w> TextView<'w> {
     pub fn new(w: &'w mut dyn Write, opts: Options, term: Terminal) -> TextView<'w> {
         TextView {
-            w,
+            w: wrap::Fit::new(w, term.width),
             opts,
             term,
             st: Style { on: term.color },
@@ -61,7 +62,12 @@ impl<'w> TextView<'w> {
     }
 
     /// Writes `text` (from the file) with every line prefixed by `indent`, wrapped.
-    fn body(&mut self, text: &str, indent: &str, paint: impl Fn(&Style, &str) -> String) -> io::Result<()> {
+    fn body(
+        &mut self,
+        text: &str,
+        indent: &str,
+        paint: impl Fn(&Style, &str) -> String,
+    ) -> io::Result<()> {
         let text = if self.term.escape {
             escape_text(text)
         } else {
@@ -71,10 +77,7 @@ impl<'w> TextView<'w> {
         let max = if self.term.width == 0 {
             0
         } else {
-            self.term
-                .width
-                .saturating_sub(wrap::width(indent))
-                .max(20)
+            self.term.width.saturating_sub(wrap::width(indent)).max(20)
         };
         for line in text.split('\n') {
             for piece in wrap_line(line, max) {
@@ -147,7 +150,11 @@ impl<'w> TextView<'w> {
         writeln!(self.w, "{}", self.st.bold(&line))?;
         if !s.models.is_empty() {
             let models: Vec<String> = s.models.iter().map(|m| self.esc(m).into_owned()).collect();
-            writeln!(self.w, "{}", self.st.dim(&format!("models: {}", models.join(", "))))?;
+            writeln!(
+                self.w,
+                "{}",
+                self.st.dim(&format!("models: {}", models.join(", ")))
+            )?;
         }
         Ok(())
     }
@@ -158,7 +165,12 @@ impl<'w> TextView<'w> {
         match &item.body {
             Body::User(c) => {
                 let stamp = self.stamp(meta);
-                writeln!(self.w, "\n{} {}", self.st.green(&self.st.bold("user")), stamp)?;
+                writeln!(
+                    self.w,
+                    "\n{} {}",
+                    self.st.green(&self.st.bold("user")),
+                    stamp
+                )?;
                 self.content(c, "  ")?;
             }
             Body::Assistant(a) => {
@@ -168,7 +180,13 @@ impl<'w> TextView<'w> {
                 } else {
                     format!(" {}", self.st.dim(&self.esc(&a.model)))
                 };
-                writeln!(self.w, "\n{}{} {}", self.st.cyan(&self.st.bold("assistant")), model, stamp)?;
+                writeln!(
+                    self.w,
+                    "\n{}{} {}",
+                    self.st.cyan(&self.st.bold("assistant")),
+                    model,
+                    stamp
+                )?;
                 for b in &a.blocks {
                     match b {
                         Block::Text(t) if !t.trim().is_empty() => self.plain(t, "  ")?,
@@ -176,7 +194,11 @@ impl<'w> TextView<'w> {
                         Block::Thinking { text, redacted } if self.opts.thinking => {
                             writeln!(self.w, "  {}", self.st.dim("thinking:"))?;
                             if *redacted {
-                                writeln!(self.w, "  {}", self.st.dim("│ (redacted by the provider)"))?;
+                                writeln!(
+                                    self.w,
+                                    "  {}",
+                                    self.st.dim("│ (redacted by the provider)")
+                                )?;
                             } else {
                                 self.body(text, "  │ ", |st, s| st.dim(s))?;
                             }
@@ -207,7 +229,11 @@ impl<'w> TextView<'w> {
             }
             Body::Bash(b) => {
                 let stamp = self.stamp(meta);
-                let what = if b.excluded { "user ran (not sent)" } else { "user ran" };
+                let what = if b.excluded {
+                    "user ran (not sent)"
+                } else {
+                    "user ran"
+                };
                 writeln!(self.w, "\n{} {}", self.st.green(&self.st.bold(what)), stamp)?;
                 let cmd = format!("$ {}", self.esc(&super::one_line(&b.command)));
                 writeln!(self.w, "  {}", self.st.bold(&cmd))?;
@@ -229,7 +255,13 @@ impl<'w> TextView<'w> {
                 let stamp = self.stamp(meta);
                 let name = format!("[{}]", self.esc(custom_type));
                 let hidden = if *display { "" } else { " (not displayed)" };
-                writeln!(self.w, "\n{}{} {}", self.st.magenta(&name), self.st.dim(hidden), stamp)?;
+                writeln!(
+                    self.w,
+                    "\n{}{} {}",
+                    self.st.magenta(&name),
+                    self.st.dim(hidden),
+                    stamp
+                )?;
                 self.content(content, "  ")?;
             }
             Body::Compaction {
@@ -238,8 +270,16 @@ impl<'w> TextView<'w> {
                 ..
             } => {
                 let stamp = self.stamp(meta);
-                let head = format!("┃ compaction: {} tokens summarized", super::tokens(*tokens_before));
-                writeln!(self.w, "\n{} {}", self.st.magenta(&self.st.bold(&head)), stamp)?;
+                let head = format!(
+                    "┃ compaction: {} tokens summarized",
+                    super::tokens(*tokens_before)
+                );
+                writeln!(
+                    self.w,
+                    "\n{} {}",
+                    self.st.magenta(&self.st.bold(&head)),
+                    stamp
+                )?;
                 self.body(summary, "┃ ", |_, s| s.to_owned())?;
             }
             Body::BranchSummary { summary, from_id } => {
@@ -250,7 +290,12 @@ impl<'w> TextView<'w> {
                     format!(" (from {})", self.esc(from_id))
                 };
                 let head = format!("┃ branch summary{from}");
-                writeln!(self.w, "\n{} {}", self.st.magenta(&self.st.bold(&head)), stamp)?;
+                writeln!(
+                    self.w,
+                    "\n{} {}",
+                    self.st.magenta(&self.st.bold(&head)),
+                    stamp
+                )?;
                 self.body(summary, "┃ ", |_, s| s.to_owned())?;
             }
             Body::ModelChange { provider, model_id } => {
@@ -394,7 +439,11 @@ impl<'w> TextView<'w> {
         }
         if shown < lines.len() {
             let more = lines.len() - shown;
-            let s = format!("… {} more line{} (--full shows them)", more, if more == 1 { "" } else { "s" });
+            let s = format!(
+                "… {} more line{} (--full shows them)",
+                more,
+                if more == 1 { "" } else { "s" }
+            );
             writeln!(self.w, "{indent}{}", self.st.dim(&s))?;
         }
         Ok(())

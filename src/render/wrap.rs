@@ -111,10 +111,172 @@ mod tests {
         assert_eq!(wrap_line("abcdefghij", 4), ["abcd", "efgh", "ij"]);
         assert_eq!(wrap_line("  indented text", 10), ["  indented", "text"]);
         assert_eq!(wrap_line("", 5), [""]);
-        assert_eq!(wrap_line("日本語のテキスト", 6), ["日本語", "のテキ", "スト"]);
+        assert_eq!(
+            wrap_line("日本語のテキスト", 6),
+            ["日本語", "のテキ", "スト"]
+        );
         assert_eq!(wrap_line("anything", 0), ["anything"]);
         assert_eq!(expand_tabs("a\tb\n\tc"), "a   b\n    c");
         assert_eq!(cut("abcdef", 4), "abc…");
         assert_eq!(cut("abc", 4), "abc");
+    }
+}
+
+/// Breaks a line that may hold ANSI colour codes (`ESC [ … m`, which take no room) into
+/// lines of at most `max` columns: at the last space that fits, else inside a word.
+/// Continuation lines start with two spaces; a colour open at a break is closed before it
+/// and opened again after it. `max` of 0 keeps the line whole.
+pub fn fit_ansi(line: &str, max: usize) -> Vec<String> {
+    if max < 8 || width_ansi(line) <= max {
+        return vec![line.to_owned()];
+    }
+    // Tokens: (text, is_escape).
+    let mut toks: Vec<(&str, bool)> = Vec::new();
+    let mut rest = line;
+    while !rest.is_empty() {
+        match rest.find('\u{1b}') {
+            Some(0) => {
+                let end = rest.find('m').map_or(rest.len(), |e| e + 1);
+                toks.push((&rest[..end], true));
+                rest = &rest[end..];
+            }
+            Some(i) => {
+                toks.push((&rest[..i], false));
+                rest = &rest[i..];
+            }
+            None => {
+                toks.push((rest, false));
+                rest = "";
+            }
+        }
+    }
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut w = 0;
+    let mut style = String::new();
+    // The byte length of `cur` and its width at its last space.
+    let mut last_space: Option<(usize, usize)> = None;
+    let indent = "  ";
+    for (t, esc) in toks {
+        if esc {
+            cur.push_str(t);
+            if t == "\u{1b}[0m" {
+                style.clear();
+            } else {
+                style.push_str(t);
+            }
+            continue;
+        }
+        for c in t.chars() {
+            let cw = c.width().unwrap_or(0);
+            if w + cw > max {
+                let (head, tail) = match last_space {
+                    Some((at, _)) if at > indent.len() => {
+                        let tail = cur[at..].trim_start_matches(' ').to_owned();
+                        cur.truncate(at);
+                        (std::mem::take(&mut cur), tail)
+                    }
+                    _ => (std::mem::take(&mut cur), String::new()),
+                };
+                let mut head = head;
+                if !style.is_empty() {
+                    head.push_str("\u{1b}[0m");
+                }
+                out.push(head);
+                cur.push_str(indent);
+                cur.push_str(&style);
+                cur.push_str(&tail);
+                w = indent.len() + width_ansi(&tail);
+                last_space = None;
+            }
+            if c == ' ' {
+                last_space = Some((cur.len(), w));
+            }
+            cur.push(c);
+            w += cw;
+        }
+    }
+    out.push(cur);
+    out
+}
+
+/// Display width, not counting ANSI colour codes.
+pub fn width_ansi(s: &str) -> usize {
+    let mut w = 0;
+    let mut in_esc = false;
+    for c in s.chars() {
+        if in_esc {
+            in_esc = c != 'm';
+        } else if c == '\u{1b}' {
+            in_esc = true;
+        } else {
+            w += c.width().unwrap_or(0);
+        }
+    }
+    w
+}
+
+/// A writer that fits every line it is given to `max` columns ([`fit_ansi`]).
+pub struct Fit<'w> {
+    inner: &'w mut dyn std::io::Write,
+    max: usize,
+    buf: Vec<u8>,
+}
+
+impl<'w> Fit<'w> {
+    pub fn new(inner: &'w mut dyn std::io::Write, max: usize) -> Fit<'w> {
+        Fit {
+            inner,
+            max,
+            buf: Vec::new(),
+        }
+    }
+}
+
+impl std::io::Write for Fit<'_> {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        if self.max == 0 {
+            return self.inner.write(data);
+        }
+        for &b in data {
+            if b != b'\n' {
+                self.buf.push(b);
+                continue;
+            }
+            let line = String::from_utf8_lossy(&self.buf).into_owned();
+            self.buf.clear();
+            for l in fit_ansi(&line, self.max) {
+                self.inner.write_all(l.as_bytes())?;
+                self.inner.write_all(b"\n")?;
+            }
+        }
+        Ok(data.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        if !self.buf.is_empty() {
+            let rest = std::mem::take(&mut self.buf);
+            self.inner.write_all(&rest)?;
+        }
+        self.inner.flush()
+    }
+}
+
+#[cfg(test)]
+mod ansi_tests {
+    use super::*;
+
+    #[test]
+    fn coloured_lines_are_fitted() {
+        let red = "\u{1b}[31m";
+        let reset = "\u{1b}[0m";
+        let line = format!("head {red}one two three four{reset} tail");
+        let out = fit_ansi(&line, 12);
+        for l in &out {
+            assert!(width_ansi(l) <= 12, "{l:?}");
+        }
+        assert_eq!(out[0], format!("head {red}one{reset}"));
+        assert_eq!(out[1], format!("  {red}two three{reset}"));
+        assert_eq!(fit_ansi("short", 12), ["short"]);
     }
 }

@@ -134,7 +134,9 @@ pub fn run(args: ExportArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
         ));
     }
     if args.all && format != ExportFormat::Md {
-        return Err(usage("--all applies to --format md (a page has every branch)"));
+        return Err(usage(
+            "--all applies to --format md (a page has every branch)",
+        ));
     }
     if let Some(o) = &args.output {
         let same = std::fs::canonicalize(ctx.cwd.join(o))

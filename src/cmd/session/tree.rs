@@ -11,9 +11,9 @@ use std::io::Write;
 
 use crate::output::{Style, escape, term_width, truncate};
 use crate::pager::Pager;
-use crate::session::store::NONE;
 use crate::session::id::IdMap;
 use crate::session::scan::Visit;
+use crate::session::store::NONE;
 use crate::session::tree::{self, Cycle, Tree};
 use crate::session::{Session, preview};
 
@@ -300,8 +300,7 @@ fn shape(
             Some(Only::Labels) => labels.contains_key(&s.entries[i].id),
             Some(Only::Branches) => {
                 let parent = s.entries[i].parent;
-                t.children(row.idx).len() > 1
-                    || (parent != NONE && t.children(parent).len() > 1)
+                t.children(row.idx).len() > 1 || (parent != NONE && t.children(parent).len() > 1)
             }
             Some(Only::Compactions) => {
                 matches!(&*x.types[i], "compaction" | "branch_summary")

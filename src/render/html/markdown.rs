@@ -239,7 +239,10 @@ mod tests {
 
     #[test]
     fn markup_is_rendered_and_html_is_text() {
-        assert_eq!(md("**a** `b`"), "<p><strong>a</strong> <code>b</code></p>\n");
+        assert_eq!(
+            md("**a** `b`"),
+            "<p><strong>a</strong> <code>b</code></p>\n"
+        );
         let x = md("<script>alert(1)</script>\n\nx <img src=x onerror=alert(1)> y");
         assert!(!x.contains("<script") && !x.contains("<img"), "{x}");
         assert!(x.contains("&lt;script&gt;"), "{x}");
@@ -250,6 +253,9 @@ mod tests {
         let c = md("```rust\nfn x() {}\n```");
         assert!(c.contains("<hk>fn</hk>"), "{c}");
         let t = md("| a | b |\n|:-|-:|\n| 1 | 2 |");
-        assert!(t.contains("<th class=\"al\">a</th>") && t.contains("<td class=\"ar\">2</td>"), "{t}");
+        assert!(
+            t.contains("<th class=\"al\">a</th>") && t.contains("<td class=\"ar\">2</td>"),
+            "{t}"
+        );
     }
 }

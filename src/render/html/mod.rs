@@ -114,20 +114,25 @@ fn esc(s: &str) -> String {
     out
 }
 
-/// Whether `data` may go into a `data:` URL as base64 of an image we show.
+/// A `data:` URL for an image block, when its data is base64 of an image of the type it
+/// claims (PNG, JPEG, GIF or WebP, checked by its first bytes): anything else would be a
+/// broken image, or not an image at all.
 fn image_src(mime: &str, data: &str) -> Option<String> {
     let mime = mime.trim().to_ascii_lowercase();
-    if !matches!(
-        mime.as_str(),
-        "image/png" | "image/jpeg" | "image/jpg" | "image/gif" | "image/webp"
-    ) {
+    let magic: &[&[u8]] = match mime.as_str() {
+        "image/png" => &[b"\x89PNG\r\n\x1a\n"],
+        "image/jpeg" | "image/jpg" => &[b"\xff\xd8\xff"],
+        "image/gif" => &[b"GIF87a", b"GIF89a"],
+        "image/webp" => &[b"RIFF"],
+        _ => return None,
+    };
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(data)
+        .ok()?;
+    if !magic.iter().any(|m| bytes.starts_with(m)) {
         return None;
     }
-    let ok = !data.is_empty()
-        && data
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'='));
-    ok.then(|| format!("data:{mime};base64,{data}"))
+    Some(format!("data:{mime};base64,{data}"))
 }
 
 struct Article<'a> {
@@ -189,9 +194,9 @@ impl Article<'_> {
                     self.push("\"></figure>");
                 }
                 None => {
-                    self.push("<p class=\"note\">[image not shown: ");
+                    self.push("<p class=\"note\">[image not shown: not a valid ");
                     self.text(mime);
-                    self.push("]</p>");
+                    self.push(" image]</p>");
                 }
             }
         }
@@ -211,7 +216,7 @@ impl Article<'_> {
         if text.is_empty() {
             return;
         }
-        let lines = text.split('\n').count();
+        let lines = memchr::memchr_iter(b'\n', text.as_bytes()).count() + 1;
         let class = if lines > PREVIEW_LINES {
             "out clip"
         } else {
@@ -294,7 +299,18 @@ impl Article<'_> {
             self.push("</code>");
         }
         if let Some((m, r)) = result {
-            let n = r.content.text().trim_end_matches('\n').split('\n').count();
+            let n: usize = r
+                .content
+                .parts
+                .iter()
+                .map(|p| match p {
+                    super::Part::Text(t) => {
+                        let t = t.trim_end_matches('\n');
+                        memchr::memchr_iter(b'\n', t.as_bytes()).count() + 1
+                    }
+                    super::Part::Image { .. } => 0,
+                })
+                .sum();
             self.push("<span class=\"n\">");
             self.text(&format!("{n} line{}", if n == 1 { "" } else { "s" }));
             self.push("</span><a class=\"id\" href=\"#");
@@ -771,7 +787,11 @@ mod tests {
             esc("<a href='x'>&\"é\u{1b}\r\n\u{202e}"),
             "&lt;a href=&#x27;x&#x27;&gt;&amp;&quot;&#xe9;\\u{1b}\n\\u{202e}"
         );
-        assert!(image_src("image/png", "iVBORw0KGgo=").is_some());
+        assert!(image_src("image/png", "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==").is_some());
+        assert!(
+            image_src("image/png", "aGVsbG8gd29ybGQ=").is_none(),
+            "not a PNG"
+        );
         assert!(image_src("image/svg+xml", "PHN2Zz4=").is_none());
         assert!(image_src("image/png", "x\" onerror=\"alert(1)").is_none());
         assert!(csp().starts_with("default-src 'none'; img-src data:; style-src 'sha256-"));

@@ -4,7 +4,9 @@
 (function () {
   "use strict";
   var $ = function (id) { return document.getElementById(id); };
+  var T0 = performance.now(), timings = {};
   var D = JSON.parse($("pi-data").textContent);
+  timings.data = Math.round(performance.now() - T0);
   var n = D.ids.length, P = D.parent, K = D.kind, PV = D.prev, TS = D.ts, SH = D.show;
   var ROW = 22, GROUP = 40, EAGER = "uCBmhli";
   var byId = new Map();
@@ -233,6 +235,7 @@
     path = l >= 0 ? pathTo(l) : [];
     path.forEach(function (i) { onPath[i] = 1; });
     layout();
+    timings.tree = Math.round(performance.now() - T0);
     applyFilter();
     renderConv();
     return true;
@@ -290,8 +293,12 @@
   });
   window.addEventListener("hashchange", function () { var i = fromHash(); if (i >= 0 && i !== cur) select(i, false); });
 
+  timings.index = Math.round(performance.now() - T0);
   var first = fromHash();
   setLeaf(first >= 0 ? last[first] : D.leaf);
   if (first >= 0) select(first, false);
+  timings.shown = Math.round(performance.now() - T0);
+  // For checks in a browser: what the first view cost (ms since the script started).
+  window.piTimings = timings;
   document.body.dataset.ready = "1";
 })();
