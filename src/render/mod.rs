@@ -676,7 +676,7 @@ pub fn par_map<T: Send, R: Send>(
     f: impl Fn(T) -> R + Sync,
 ) -> Vec<R> {
     let threads = threads.clamp(1, 8);
-    if threads == 1 || items.len() < 64 {
+    if threads == 1 || items.len() < 2 {
         return items.into_iter().map(f).collect();
     }
     let per = items.len().div_ceil(threads);

@@ -86,17 +86,31 @@ const BUILT_IN: [(&str, &str, usize); 10] = [
         r#"(?i)\b(?:proxy-)?authorization["']?\s*[:=]\s*["']?(?:(?:bearer|basic|token|digest)\s+)?([^\s"',;]+)"#,
         1,
     ),
+    // `NAME=value` as in a shell or an .env file: no spaces around `=` (code such as
+    // `key === null` or `const tokens = 5` is not an assignment of a secret).
     (
         "secret-assignment",
-        r#"(?i)\b[A-Za-z0-9_.\-]*(?:key|secret|token|passw(?:or)?d)[A-Za-z0-9_]*\s*=\s*["']?([^\s"'`;,]+)"#,
-        1,
+        r#"(?i)(?:^|[\s;'"(]|\\n)[A-Za-z_][A-Za-z0-9_]*(?:key|secret|token|passw(?:or)?d)[A-Za-z0-9_]*=(?:"([^"\s]{4,})"|'([^'\s]{4,})'|([^\s"'`;,)]{4,}))"#,
+        0,
     ),
     (
         "secret-assignment",
-        r#"(?i)"[A-Za-z0-9_.\-]*(?:apikey|api_key|secret|token|passw(?:or)?d)[A-Za-z0-9_]*"\s*:\s*"([^"\\]{4,})""#,
+        r#"(?i)"[A-Za-z0-9_.\-]*(?:apikey|api_key|secret|token|passw(?:or)?d)[A-Za-z0-9_]*"\s*:\s*"([^"\\\s]{8,})""#,
         1,
     ),
 ];
+
+/// Whether an assigned value could be a secret: not a number, a boolean or a variable
+/// reference.
+fn looks_secret(v: &str) -> bool {
+    !(v.bytes().all(|b| b.is_ascii_digit() || b == b'.')
+        || matches!(
+            v.to_ascii_lowercase().as_str(),
+            "true" | "false" | "null" | "none" | "undefined" | "changeme" | "xxxx" | "****"
+        )
+        || v.starts_with('$')
+        || v.starts_with("[redacted"))
+}
 
 impl Redactor {
     /// A redactor for `secrets` (known values) and the user's `patterns` (regexes).
@@ -150,9 +164,22 @@ impl Redactor {
             let mut at = 0;
             let mut n = 0;
             for caps in p.re.captures_iter(&out) {
-                let Some(m) = caps.get(p.group).or_else(|| caps.get(0)) else {
+                // Group 0 means: the first group that matched, else the whole match.
+                let m = if p.group == 0 {
+                    (1..caps.len())
+                        .find_map(|g| caps.get(g))
+                        .or_else(|| caps.get(0))
+                } else {
+                    caps.get(p.group)
+                };
+                let Some(m) = m else {
                     continue;
                 };
+                if matches!(p.kind, "secret-assignment" | "authorization-header")
+                    && !looks_secret(m.as_str())
+                {
+                    continue;
+                }
                 if m.as_str() == MARK || m.as_str().is_empty() || m.start() < at {
                     continue;
                 }
@@ -171,22 +198,27 @@ impl Redactor {
     }
 
     /// Redacts every string of a JSON value in place, except structural fields and image
-    /// data.
-    pub fn value(&mut self, v: &mut Value) {
+    /// data; returns whether anything was replaced.
+    pub fn value(&mut self, v: &mut Value) -> bool {
         match v {
             Value::String(s) => {
                 let r = self.text(s);
                 if r != *s {
                     *s = r;
+                    return true;
                 }
+                false
             }
             Value::Array(a) => {
+                let mut changed = false;
                 for x in a {
-                    self.value(x);
+                    changed |= self.value(x);
                 }
+                changed
             }
             Value::Object(o) => {
                 let image = o.get("type").and_then(Value::as_str) == Some("image");
+                let mut changed = false;
                 for (k, x) in o.iter_mut() {
                     if STRUCTURAL.contains(&k.as_str()) && x.is_string() {
                         continue;
@@ -194,10 +226,11 @@ impl Redactor {
                     if image && k == "data" {
                         continue;
                     }
-                    self.value(x);
+                    changed |= self.value(x);
                 }
+                changed
             }
-            _ => {}
+            _ => false,
         }
     }
 
@@ -239,6 +272,42 @@ impl Redactor {
             kinds.join(", ")
         )
     }
+}
+
+/// Redacts JSON lines (each redacted as a value and written again, keys in their order; a
+/// line with nothing to redact, or that does not parse, is kept as it is), on every core; returns them joined, each
+/// with its newline.
+pub fn redact_lines(lines: &mut Vec<Vec<u8>>, r: &mut Redactor) -> Vec<u8> {
+    let threads = super::threads();
+    let per = lines.len().div_ceil(threads).max(1);
+    let mut parts: Vec<Vec<Vec<u8>>> = Vec::new();
+    let mut rest = std::mem::take(lines);
+    while rest.len() > per {
+        let tail = rest.split_off(per);
+        parts.push(rest);
+        rest = tail;
+    }
+    parts.push(rest);
+    let done = super::par_map(parts, threads, |part| {
+        let mut red = r.fresh();
+        let mut out = Vec::new();
+        for line in part {
+            // A line with nothing to redact is kept byte for byte.
+            let redacted = serde_json::from_slice::<Value>(&line)
+                .ok()
+                .and_then(|mut v| red.value(&mut v).then_some(v))
+                .and_then(|v| serde_json::to_vec(&v).ok());
+            out.extend_from_slice(redacted.as_deref().unwrap_or(&line));
+            out.push(b'\n');
+        }
+        (out, red)
+    });
+    let mut out = Vec::new();
+    for (bytes, red) in done {
+        r.merge(red);
+        out.extend_from_slice(&bytes);
+    }
+    out
 }
 
 /// The secrets pi knows: keys and tokens in `auth.json`, `apiKey` and header values of
@@ -336,6 +405,9 @@ mod tests {
             t,
             "export OPENAI_API_KEY=[redacted]\nAuthorization: Bearer [redacted]\nmax_tokens: 100 and DB_PASSWORD='[redacted]'"
         );
+        // Code is not an assignment of a secret.
+        let code = "if (key === null) {}\nconst tokens = 5;\nMAX_TOKENS=4096 KEY=$KEY token=true";
+        assert_eq!(r.text(code), code);
         let t = r.text(
             "-----BEGIN RSA PRIVATE KEY-----\nMIIE\nabc\n-----END RSA PRIVATE KEY-----\nafter",
         );

@@ -191,22 +191,29 @@ fn write(
         }
         ExportFormat::Jsonl => {
             let header = s.header_line().unwrap_or_default();
-            let mut line = |bytes: &[u8], w: &mut dyn Write| -> std::io::Result<()> {
-                match redactor.as_deref_mut() {
-                    Some(r) => match serde_json::from_slice::<serde_json::Value>(bytes) {
-                        Ok(mut v) => {
-                            r.value(&mut v);
-                            serde_json::to_writer(&mut *w, &v).map_err(std::io::Error::other)?;
-                        }
-                        Err(_) => w.write_all(bytes)?,
-                    },
-                    None => w.write_all(bytes)?,
-                }
-                w.write_all(b"\n")
-            };
-            line(&header, w)?;
             let all: Vec<u32> = (0..s.entries.len() as u32).collect();
-            s.for_each_line(&all, |_, bytes| line(bytes, w))?;
+            match redactor {
+                None => {
+                    w.write_all(&header)?;
+                    w.write_all(b"\n")?;
+                    s.for_each_line(&all, |_, bytes| {
+                        w.write_all(bytes)?;
+                        w.write_all(b"\n")
+                    })?;
+                }
+                Some(r) => {
+                    let mut lines = vec![header];
+                    w.write_all(&render::redact::redact_lines(&mut lines, r))?;
+                    for batch in all.chunks(4096) {
+                        let mut lines = Vec::with_capacity(batch.len());
+                        s.for_each_line(batch, |_, bytes| {
+                            lines.push(bytes.to_vec());
+                            Ok(())
+                        })?;
+                        w.write_all(&render::redact::redact_lines(&mut lines, r))?;
+                    }
+                }
+            }
         }
         ExportFormat::Md => {
             let mut summary = render::summary_of(s, redactor.as_deref_mut());
