@@ -44,6 +44,8 @@ fn usage_errors_exit_2() {
       append   Append entries or messages read as JSONL from stdin
       branch   Move the session's leaf to an earlier entry, optionally with a summary of what is left
       tree     Show the whole entry tree
+      show     Show the conversation of the active path as people read it
+      export   Export the session as a self-contained HTML page, Markdown, or a (redacted) session file
       resume   Print the path of the most recent session of a directory
       label    Set or clear the label of an entry
       name     Set or clear the session's name
