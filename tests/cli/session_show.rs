@@ -944,3 +944,47 @@ fn every_format_on_generated_sessions() {
         assert!(text.lines().last().unwrap().starts_with("models:") || text.contains("total:"));
     }
 }
+
+/// Fields of unexpected types, lines that are not entries, a torn last line: every view
+/// still shows what it can and exits 0.
+#[test]
+fn odd_files_are_shown_without_failing() {
+    let w = World::new();
+    let lines = [
+        json!({"type":"session","version":3,"id":"s","timestamp":5,"cwd":7}),
+        json!({"type":"message","id":"a","parentId":null,"timestamp":{"x":1},"message":{"role":"user","content":42}}),
+        json!({"type":"message","id":"b","parentId":"a","timestamp":"nope","message":{"role":"assistant","content":"plain string","usage":"lots","model":5,"stopReason":null}}),
+        json!({"type":"message","id":"c","parentId":"b","message":{"role":"assistant","content":[{"type":"toolCall","id":9,"name":null,"arguments":"rm -rf"},{"type":"thinking"},{"type":"image","data":5}]}}),
+        json!({"type":"message","id":"d","parentId":"c","message":{"role":"toolResult","toolCallId":9,"content":"not an array","details":{"diff":3}}}),
+        json!({"type":"message","id":"e","parentId":"d","message":"not an object"}),
+        json!({"type":"compaction","id":"f","parentId":"e","summary":null,"tokensBefore":"many"}),
+        json!({"type":"label","id":"g","parentId":"f","targetId":5,"label":["x"]}),
+        json!({"type":"message","id":"h","parentId":"g","message":{"role":"wizard","content":[]}}),
+        json!([1, 2, 3]),
+        json!({"type":"branch_summary","id":"i","parentId":"zzz","summary":"[x](javascript:alert(1))"}),
+    ];
+    let mut text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    text.push_str("{\"type\":\"message\",\"id\":\"torn\",\"par");
+    let f = w.write("odd.jsonl", text);
+    let f = f.to_str().unwrap();
+    for args in [
+        vec!["session", "show", f, "--full", "--thinking"],
+        vec!["session", "show", f, "--format", "md"],
+        vec![
+            "session", "export", f, "--format", "md", "--all", "--redact",
+        ],
+        vec!["session", "export", f, "--format", "html", "--redact"],
+        vec!["session", "export", f, "--format", "jsonl", "--redact"],
+        vec!["session", "tree", f, "--depth", "0", "--only", "user"],
+    ] {
+        let o = w.pi().args(&args).output().unwrap();
+        assert!(
+            o.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(!o.stdout.is_empty(), "{args:?}");
+    }
+    let p = page(&w.ok(&["session", "export", f, "--format", "html"]));
+    check_page(&p, 9);
+}

@@ -67,6 +67,22 @@ fn format_of(args: &ExportArgs) -> ExportFormat {
     }
 }
 
+/// Whether `path` is an existing file whose first line is a session header.
+fn is_session_file(path: &Path) -> bool {
+    use std::io::Read;
+    let Ok(f) = std::fs::File::open(path) else {
+        return false;
+    };
+    let mut head = Vec::new();
+    if f.take(1 << 16).read_to_end(&mut head).is_err() {
+        return false;
+    }
+    let first = head.split(|&b| b == b'\n').next().unwrap_or_default();
+    serde_json::from_slice::<serde_json::Value>(first)
+        .ok()
+        .is_some_and(|v| v.get("type").and_then(|t| t.as_str()) == Some("session"))
+}
+
 /// Where the export goes: a temporary file renamed into place when done, or stdout.
 enum Sink {
     File {
@@ -146,6 +162,12 @@ pub fn run(args: ExportArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
         if same {
             return Err(usage(format!(
                 "{} is the session itself; a session file is never overwritten",
+                o.display()
+            )));
+        }
+        if is_session_file(&ctx.cwd.join(o)) {
+            return Err(usage(format!(
+                "{} is a session file; a session file is never overwritten",
                 o.display()
             )));
         }
