@@ -340,29 +340,41 @@ fn all(args: &CompactArgs, job: &mut Job, ctx: &mut Ctx) -> anyhow::Result<ExitS
         bar.inc(1);
         if shown {
             rec.insert("time".into(), now().into());
-            ctx.out.json(&Json::Object(rec))?;
-            ctx.out.flush()?;
+            // Off the bar's line, which may share the terminal.
+            bar.suspend(|| {
+                ctx.out.json(&Json::Object(rec))?;
+                ctx.out.flush()
+            })?;
         }
         if unreachable >= UNREACHABLE_IN_A_ROW {
             stopped = true;
         }
     }
     drop(bar);
+    end_of_all(args, &counts, stopped, files.len(), ctx)
+}
+
+/// The summary record of `--all`, and its exit status.
+fn end_of_all(
+    args: &CompactArgs,
+    counts: &Counts,
+    stopped: bool,
+    total: usize,
+    ctx: &mut Ctx,
+) -> anyhow::Result<ExitStatus> {
     ctx.out.json(&counts.record(stopped))?;
     ctx.out.flush()?;
     if stopped {
         crate::error::note(&format!(
-            "stopped: the model could not be reached for {UNREACHABLE_IN_A_ROW} sessions in a row; {} of {} sessions not attempted",
+            "stopped: the model could not be reached for {UNREACHABLE_IN_A_ROW} sessions in a row; {} of {total} sessions not attempted",
             counts.not_attempted,
-            files.len()
         ));
         return Ok(ExitStatus::Failure);
     }
     if counts.failed > 0 {
         crate::error::note(&format!(
-            "{} of {} sessions failed (see their records)",
+            "{} of {total} sessions failed (see their records)",
             counts.failed,
-            files.len()
         ));
         return Ok(ExitStatus::Failure);
     }

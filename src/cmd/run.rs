@@ -461,7 +461,7 @@ fn check_prompt(prompt: &str, resources: &Resources) -> anyhow::Result<()> {
 }
 
 pub fn run(args: RunArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
-    let started = std::time::Instant::now();
+    let started = crate::clock::Stopwatch::start();
     let settings = RunSettings::resolve(&args, ctx)?;
     launch(settings, &args, ctx, started)
 }
@@ -472,7 +472,7 @@ fn launch(
     mut rs: RunSettings,
     args: &RunArgs,
     ctx: &Ctx,
-    started: std::time::Instant,
+    started: crate::clock::Stopwatch,
 ) -> anyhow::Result<ExitStatus> {
     let agent_dir = ctx.dirs.agent_dir.clone();
     let header = start_session(&mut rs, args, ctx)?;
