@@ -1353,10 +1353,7 @@ fn all_stops_after_three_connection_failures_in_a_row() {
         );
     }
     assert!(!e.contains("session 00000003"), "{e}");
-    assert!(
-        e.contains("2 of 5 sessions not attempted"),
-        "{e}"
-    );
+    assert!(e.contains("2 of 5 sessions not attempted"), "{e}");
     let after: Vec<Vec<u8>> = paths.iter().map(|p| std::fs::read(p).unwrap()).collect();
     assert_eq!(before, after, "nothing written");
 }
@@ -1412,10 +1409,10 @@ fn small_windows_reserve_a_quarter_and_respect_max_tokens() {
     // One session, a large window: 80% of the configured reserve, capped the same way.
     let s = session(&w, "co-c3");
     server.push(Reply::openai_text(&["three"]));
-    let o = run(&w, &["compact", s.to_str().unwrap(), "--model", "mock/tiny"]);
-    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
-    assert_eq!(
-        server.requests()[2].json()["max_completion_tokens"],
-        1000
+    let o = run(
+        &w,
+        &["compact", s.to_str().unwrap(), "--model", "mock/tiny"],
     );
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    assert_eq!(server.requests()[2].json()["max_completion_tokens"], 1000);
 }

@@ -131,7 +131,11 @@ fn the_window_comes_from_models_json() {
     assert_eq!(r["shouldCompact"], true);
     // The default reserve (16384) is not below this window: a quarter of the window is
     // reserved instead (the reference would compact on every turn), with a warning.
-    let o = w.pi().args(["context", "stats", "--json", &s]).output().unwrap();
+    let o = w
+        .pi()
+        .args(["context", "stats", "--json", &s])
+        .output()
+        .unwrap();
     assert!(o.status.success());
     let r = &jsonl(&String::from_utf8_lossy(&o.stdout))[0];
     assert_eq!(r["reserveTokens"], 2048);

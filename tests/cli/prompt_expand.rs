@@ -184,14 +184,28 @@ fn shell_words_are_arguments_as_given() {
 fn other_text_passes_through() {
     let w = World::new();
     template(&w, "t", "T");
-    for text in ["hello world", "t x", "//t", "/", "path /t x", "/etc/hosts x"] {
+    for text in [
+        "hello world",
+        "t x",
+        "//t",
+        "/",
+        "path /t x",
+        "/etc/hosts x",
+    ] {
         let out = w.ok(&["prompt", "expand", "--json", "--", text]);
         let v = &jsonl(&out)[0];
         assert_eq!(v["text"], text);
         assert_eq!(v["source"], Value::Null);
     }
     // An unknown `/name` passes only with --lenient.
-    let out = w.ok(&["prompt", "expand", "--lenient", "--json", "--", "/unknown a b"]);
+    let out = w.ok(&[
+        "prompt",
+        "expand",
+        "--lenient",
+        "--json",
+        "--",
+        "/unknown a b",
+    ]);
     assert_eq!(jsonl(&out)[0]["text"], "/unknown a b");
     assert_eq!(expand(&w, &["some", "words", "here"]), "some words here");
 }
@@ -441,16 +455,16 @@ fn unknown_names_and_missing_arguments_are_errors() {
       hint: usage: /fix ARG1 ARG2 ARG3; --lenient leaves missing arguments empty
     ");
     // --lenient: the agent's reading.
-    assert_eq!(
-        expand(&w, &["--lenient", "/revew 1234"]),
-        "/revew 1234"
-    );
+    assert_eq!(expand(&w, &["--lenient", "/revew 1234"]), "/revew 1234");
     assert_eq!(
         expand(&w, &["--lenient", "/review"]),
         "Review PR . Focus on ."
     );
     // Enough arguments, or templates that use none or only $@: no error.
-    assert_eq!(expand(&w, &["/review", "1", "x"]), "Review PR 1. Focus on x.");
+    assert_eq!(
+        expand(&w, &["/review", "1", "x"]),
+        "Review PR 1. Focus on x."
+    );
     assert_eq!(expand(&w, &["/fix", "a", "", "c"]), "Fix a and c");
     // Stdin is read the same way.
     let o = w

@@ -304,7 +304,16 @@ fn filters_take_jq_arguments_formats_and_slurp() {
     let o = w
         .pi()
         .env("PI_TEST_WHO", "from the environment")
-        .args(["session", "log", &s, "-n", "1", "-r", "--filter", "$ENV.PI_TEST_WHO"])
+        .args([
+            "session",
+            "log",
+            &s,
+            "-n",
+            "1",
+            "-r",
+            "--filter",
+            "$ENV.PI_TEST_WHO",
+        ])
         .output()
         .unwrap();
     assert_eq!(String::from_utf8_lossy(&o.stdout), "from the environment\n");
@@ -314,11 +323,11 @@ fn filters_take_jq_arguments_formats_and_slurp() {
         f("[.id, .message.role, 1, null, true] | @csv"),
         format!("\"{}\",\"assistant\",1,,true\n", ids[5])
     );
+    assert_eq!(f("[.message.role, \"a\\tb\"] | @tsv"), "assistant\ta\\tb\n");
     assert_eq!(
-        f("[.message.role, \"a\\tb\"] | @tsv"),
-        "assistant\ta\\tb\n"
+        f("[.message.role, \"it's\"] | @sh"),
+        "'assistant' 'it'\\''s'\n"
     );
-    assert_eq!(f("[.message.role, \"it's\"] | @sh"), "'assistant' 'it'\\''s'\n");
     assert_eq!(f(".message.role | @base64"), "YXNzaXN0YW50\n");
     assert_eq!(f("\"YXNzaXN0YW50\" | @base64d"), "assistant\n");
     assert_eq!(f("\"a b&c\" | @uri"), "a%20b%26c\n");
@@ -329,14 +338,21 @@ fn filters_take_jq_arguments_formats_and_slurp() {
     // --slurp: one array of the selected entries; -n keeps those nearest the leaf.
     assert_eq!(
         log(&["--type", "message", "--slurp", "-c", "--filter", "map(.id)"]),
-        format!("[\"{}\",\"{}\",\"{}\",\"{}\"]\n", ids[0], ids[1], ids[4], ids[5])
+        format!(
+            "[\"{}\",\"{}\",\"{}\",\"{}\"]\n",
+            ids[0], ids[1], ids[4], ids[5]
+        )
     );
     assert_eq!(
-        log(&["--type", "message", "-n", "2", "--slurp", "--filter", "length"]),
+        log(&[
+            "--type", "message", "-n", "2", "--slurp", "--filter", "length"
+        ]),
         "2\n"
     );
     assert_eq!(
-        log(&["--all", "--type", "message", "--slurp", "--filter", "length"]),
+        log(&[
+            "--all", "--type", "message", "--slurp", "--filter", "length"
+        ]),
         "6\n"
     );
     // Usage errors: --argjson must be JSON, a variable must be defined, --arg needs --filter.

@@ -443,7 +443,10 @@ fn compact_all_shows_a_bar_on_a_terminal() {
     use crate::run_support::{settings, world};
     let server = ModelServer::start();
     let w = world(&server);
-    settings(&w, serde_json::json!({"compaction": {"keepRecentTokens": 15}}));
+    settings(
+        &w,
+        serde_json::json!({"compaction": {"keepRecentTokens": 15}}),
+    );
     let dir = w.agent().join("sessions").join("--tmp-proj--");
     std::fs::create_dir_all(&dir).unwrap();
     for name in ["a", "b"] {
@@ -460,6 +463,9 @@ fn compact_all_shows_a_bar_on_a_terminal() {
     assert_eq!(code, 0, "{text}");
     assert!(text.contains("  0/2 "), "{text:?}");
     assert!(text.contains("  1/2 "), "{text:?}");
-    assert!(text.contains("019b0000"), "the session's short id: {text:?}");
+    assert!(
+        text.contains("019b0000"),
+        "the session's short id: {text:?}"
+    );
     assert!(text.contains("\"type\":\"summary\""), "{text:?}");
 }
