@@ -20,6 +20,25 @@ pub fn now_ms() -> i64 {
     }
 }
 
+/// Measures how long something took; with `PI_NOW` set (a fixed clock) it always reads 0,
+/// so output that shows a duration is reproducible too.
+#[derive(Debug, Clone, Copy)]
+pub struct Stopwatch(Option<std::time::Instant>);
+
+impl Stopwatch {
+    pub fn start() -> Stopwatch {
+        Stopwatch(
+            std::env::var_os("PI_NOW")
+                .is_none()
+                .then(std::time::Instant::now),
+        )
+    }
+
+    pub fn elapsed(&self) -> std::time::Duration {
+        self.0.map(|t| t.elapsed()).unwrap_or_default()
+    }
+}
+
 /// 400 Gregorian years in milliseconds: the calendar repeats after them.
 const ERA_MS: i64 = 146_097 * 86_400_000;
 

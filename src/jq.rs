@@ -1,10 +1,13 @@
-//! The embedded jq engine (jaq) for `--filter`.
+//! The embedded jq engine (jaq) for `--filter`: jaq's core, standard library and JSON
+//! definitions (`@sh`, `@text`, `@json`, `@html`, `@uri`, `@base64`, `@base64d` among them),
+//! plus what the jq people know has and jaq leaves to its command line: `@csv`, `@tsv`,
+//! `$ENV`, `$ARGS` and the variables of `--arg` and `--argjson`.
 
 use std::borrow::Cow;
 use std::io::{self, Write};
 
 use jaq_core::load::{Arena, File, Loader};
-use jaq_core::{Compiler, Ctx, Vars, data, unwrap_valr};
+use jaq_core::{Compiler, Ctx, ValT, Vars, data, unwrap_valr};
 use jaq_json::Val;
 
 type D = data::JustLut<Val>;
@@ -12,8 +15,87 @@ type D = data::JustLut<Val>;
 /// Inputs nested deeper than this are not handed to the filter (its parser recurses).
 pub const MAX_DEPTH: usize = 256;
 
+/// jq's `@csv` and `@tsv`, which jaq does not define: an array becomes one line of
+/// comma-separated (strings quoted, `"` doubled) or tab-separated (`\t`, `\n`, `\r` and `\\`
+/// escaped) values; numbers and booleans as JSON, null as nothing, anything else an error.
+const DEFS: &str = r#"
+def @csv:
+  if type != "array" then error("\(type) (\(tojson)) cannot be csv-formatted, only an array can be")
+  else map(
+    if type == "string" then "\"" + (split("\"") | join("\"\"")) + "\""
+    elif type == "number" or type == "boolean" then tojson
+    elif . == null then ""
+    else error("\(type) (\(tojson)) is not valid in a csv row") end
+  ) | join(",") end;
+def @tsv:
+  if type != "array" then error("\(type) (\(tojson)) cannot be tsv-formatted, only an array can be")
+  else map(
+    if type == "string" then split("\\") | join("\\\\") | split("\t") | join("\\t")
+      | split("\n") | join("\\n") | split("\r") | join("\\r")
+    elif type == "number" or type == "boolean" then tojson
+    elif . == null then ""
+    else error("\(type) (\(tojson)) is not valid in a tsv row") end
+  ) | join("\t") end;
+"#;
+
+/// The variables a program sees besides its own: `--arg NAME VALUE` (a string) and
+/// `--argjson NAME JSON`, in the order given (a later one of the same name wins).
+#[derive(Debug, Clone, Default)]
+pub struct Globals {
+    named: Vec<(String, Val)>,
+}
+
+impl Globals {
+    /// `--arg NAME VALUE`.
+    pub fn arg(&mut self, name: &str, value: &str) {
+        self.set(name, Val::from(value.to_owned()));
+    }
+
+    /// `--argjson NAME JSON`; an error when JSON is not one JSON value.
+    pub fn argjson(&mut self, name: &str, json: &str) -> Result<(), String> {
+        let v = parse(json.trim().as_bytes()).map_err(|e| format!("invalid JSON: {e}"))?;
+        self.set(name, v);
+        Ok(())
+    }
+
+    fn set(&mut self, name: &str, v: Val) {
+        self.named.retain(|(n, _)| n != name);
+        self.named.push((name.to_owned(), v));
+    }
+
+    /// The names (with `$`) and values: `$ENV`, `$ARGS`, then the named ones.
+    fn vars(&self) -> (Vec<String>, Vec<Val>) {
+        let env = std::env::vars_os().map(|(k, v)| {
+            (
+                Val::from(k.to_string_lossy().into_owned()),
+                Val::from(v.to_string_lossy().into_owned()),
+            )
+        });
+        let object = |entries: Vec<(Val, Val)>| Val::from_map(entries).unwrap_or(Val::Null);
+        let named = object(
+            self.named
+                .iter()
+                .map(|(n, v)| (Val::from(n.clone()), v.clone()))
+                .collect(),
+        );
+        let args = object(vec![
+            (Val::from("positional".to_owned()), Val::from_iter([])),
+            (Val::from("named".to_owned()), named),
+        ]);
+        let mut names = vec!["$ENV".to_owned(), "$ARGS".to_owned()];
+        let mut values = vec![object(env.collect()), args];
+        for (n, v) in &self.named {
+            names.push(format!("${n}"));
+            values.push(v.clone());
+        }
+        (names, values)
+    }
+}
+
 pub struct Filter {
     filter: jaq_core::Filter<D>,
+    /// The values of the global variables, in the order they were declared.
+    vars: Vec<Val>,
 }
 
 /// Line and column (1-based, characters) of `part` inside `whole`.
@@ -26,9 +108,17 @@ fn position(whole: &str, part: &str) -> (usize, usize) {
 impl Filter {
     /// Compiles a jq program, with an error message that points into it.
     pub fn compile(code: &str) -> Result<Filter, String> {
+        Filter::with_globals(code, &Globals::default())
+    }
+
+    /// Compiles a jq program that may use the variables of `globals` (and `$ENV`, `$ARGS`).
+    pub fn with_globals(code: &str, globals: &Globals) -> Result<Filter, String> {
+        let ours = jaq_core::load::parse(DEFS, |p| p.defs())
+            .ok_or_else(|| "the built-in definitions do not parse".to_owned())?;
         let defs = jaq_core::defs()
             .chain(jaq_std::defs())
-            .chain(jaq_json::defs());
+            .chain(jaq_json::defs())
+            .chain(ours);
         let funs = jaq_core::funs()
             .chain(jaq_std::funs())
             .chain(jaq_json::funs());
@@ -75,8 +165,10 @@ impl Filter {
                 }
                 msgs.join("; ")
             })?;
+        let (names, vars) = globals.vars();
         let filter = Compiler::default()
             .with_funs(funs)
+            .with_global_vars(names.iter().map(String::as_str))
             .compile(modules)
             .map_err(|errs| {
                 let mut msgs = Vec::new();
@@ -91,22 +183,38 @@ impl Filter {
                 }
                 msgs.join("; ")
             })?;
-        Ok(Filter { filter })
+        Ok(Filter { filter, vars })
     }
 
     /// Runs the filter on one JSON text; returns its outputs or the first error. A lone
     /// surrogate escape in a string reaches the filter as U+FFFD (see
     /// [`replace_lone_surrogates`]).
     pub fn run(&self, input: &[u8]) -> Result<(Val, Vec<Val>), String> {
-        let input = replace_lone_surrogates(input);
-        let val = jaq_json::read::parse_single(&input).map_err(|e| e.to_string())?;
-        let ctx = Ctx::<D>::new(&self.filter.lut, Vars::new([]));
+        let val = parse(input)?;
+        Ok((val.clone(), self.run_value(val)?))
+    }
+
+    /// Runs the filter on a value; returns its outputs or the first error.
+    pub fn run_value(&self, val: Val) -> Result<Vec<Val>, String> {
+        let ctx = Ctx::<D>::new(&self.filter.lut, Vars::new(self.vars.iter().cloned()));
         let mut out = Vec::new();
-        for r in self.filter.id.run((ctx, val.clone())).map(unwrap_valr) {
+        for r in self.filter.id.run((ctx, val)).map(unwrap_valr) {
             out.push(r.map_err(|e| e.to_string())?);
         }
-        Ok((val, out))
+        Ok(out)
     }
+}
+
+/// One JSON text as a value for a filter (lone surrogate escapes as U+FFFD, see
+/// [`replace_lone_surrogates`]).
+pub fn parse(input: &[u8]) -> Result<Val, String> {
+    let input = replace_lone_surrogates(input);
+    jaq_json::read::parse_single(&input).map_err(|e| e.to_string())
+}
+
+/// An array of values (what `--slurp` hands to a filter).
+pub fn array(values: Vec<Val>) -> Val {
+    values.into_iter().collect()
 }
 
 /// The four hex digits at `b[at..]` as a number.
@@ -210,6 +318,81 @@ mod tests {
                 Cow::Borrowed(_)
             ));
         }
+    }
+
+    /// The outputs of `code` on `input`, each written as `-r` writes it.
+    fn outputs(code: &str, globals: &Globals, input: &str) -> Result<Vec<String>, String> {
+        let f = Filter::with_globals(code, globals)?;
+        let (_, out) = f.run(input.as_bytes())?;
+        Ok(out
+            .iter()
+            .map(|v| {
+                let mut w = Vec::new();
+                write(&mut w, v, true).unwrap();
+                String::from_utf8(w)
+                    .unwrap()
+                    .trim_end_matches('\n')
+                    .to_owned()
+            })
+            .collect())
+    }
+
+    #[test]
+    fn format_strings() {
+        let g = Globals::default();
+        let run = |code: &str, input: &str| outputs(code, &g, input).unwrap();
+        assert_eq!(
+            run("@csv", r#"[1,"a,b","say \"hi\"",null,true,1.5]"#),
+            [r#"1,"a,b","say ""hi""",,true,1.5"#]
+        );
+        assert_eq!(
+            run("@tsv", r#"["a\tb","c\nd","e\\f",2,null,false]"#),
+            [r"a\tb	c\nd	e\\f	2		false"]
+        );
+        assert_eq!(run("@csv", "[]"), [""]);
+        assert_eq!(run("@sh", r#"["it's", 3]"#), [r"'it'\''s' 3"]);
+        assert_eq!(run("@json", r#"{"a":[1]}"#), [r#"{"a":[1]}"#]);
+        assert_eq!(run("@text", "[1]"), ["[1]"]);
+        assert_eq!(run("@base64", r#""hi""#), ["aGk="]);
+        assert_eq!(run("@base64d", r#""aGk=""#), ["hi"]);
+        assert_eq!(run("@uri", r#""a b&c""#), ["a%20b%26c"]);
+        assert_eq!(
+            run("@html", r#""<a href='x'>""#),
+            ["&lt;a href=&apos;x&apos;&gt;"]
+        );
+        assert_eq!(run(r#"@csv "row: \(.)""#, r#"["x"]"#), [r#"row: "x""#]);
+        let err = outputs("@csv", &g, r#"{"a":1}"#).unwrap_err();
+        assert!(err.contains("cannot be csv-formatted"), "{err}");
+        let err = outputs("@tsv", &g, "[[1]]").unwrap_err();
+        assert!(err.contains("is not valid in a tsv row"), "{err}");
+    }
+
+    #[test]
+    fn named_arguments_env_and_args() {
+        let mut g = Globals::default();
+        g.arg("who", "-world");
+        g.argjson("n", " [1, 2] ").unwrap();
+        g.arg("x", "first");
+        g.arg("x", "second");
+        assert_eq!(
+            outputs("[$who, $n, $x] | tojson", &g, "null").unwrap(),
+            [r#"["-world",[1,2],"second"]"#]
+        );
+        assert_eq!(
+            outputs("$ARGS | tojson", &g, "null").unwrap(),
+            [r#"{"positional":[],"named":{"who":"-world","n":[1,2],"x":"second"}}"#]
+        );
+        assert_eq!(outputs("$ENV | type", &g, "null").unwrap(), ["object"]);
+        assert!(g.argjson("bad", "{").is_err());
+        assert!(g.argjson("two", "1 2").is_err());
+        let err = Filter::with_globals("$missing", &g).err().unwrap();
+        assert!(err.contains("undefined variable '$missing'"), "{err}");
+        // Slurped values.
+        let f = Filter::compile("map(.a) | add").unwrap();
+        let vals = vec![parse(br#"{"a":1}"#).unwrap(), parse(br#"{"a":2}"#).unwrap()];
+        let out = f.run_value(array(vals)).unwrap();
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].to_string(), "3");
     }
 
     #[test]

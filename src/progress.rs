@@ -1,5 +1,7 @@
-//! The tool's one progress indicator: a spinner line on stderr (indicatif), drawn only when
-//! stderr is a terminal, so stdout (JSONL or text) and redirected stderr never see it.
+//! The tool's progress indicators, in one style: a spinner line on stderr (indicatif), and
+//! for work on a known number of items a bar with `N/M` after the spinner. Both are drawn
+//! only when stderr is a terminal, so stdout (JSONL or text) and redirected stderr never see
+//! them.
 //!
 //! ```no_run
 //! let spinner = pi::progress::Spinner::start("summarizing").with_counter("characters");
@@ -7,6 +9,12 @@
 //! spinner.set_message("retrying in 2.0 s");
 //! spinner.println("a line above the spinner");
 //! drop(spinner); // the line is cleared
+//!
+//! let bar = pi::progress::Bar::new(10);
+//! bar.set_message("019b7ca9 Quick start");
+//! bar.inc(1); // ⠹  1/10 ██░░░░░░░░░░░░░░░░░░ 019b7ca9 Quick start
+//! bar.suspend(|| eprintln!("a line above the bar"));
+//! drop(bar); // the line is cleared
 //! ```
 
 use std::io::{IsTerminal, Write};
@@ -50,16 +58,7 @@ impl Spinner {
         if !std::io::stderr().is_terminal() {
             return Spinner::hidden();
         }
-        // Colored here rather than in the template, so that the rule is the tool's
-        // (`output::color`), not the terminal library's.
-        let style = crate::output::Style {
-            on: crate::output::color(true),
-        };
-        let frames: Vec<String> = FRAMES.iter().map(|f| style.cyan(f)).collect();
-        let frames: Vec<&str> = frames.iter().map(String::as_str).collect();
-        let style = ProgressStyle::with_template("{spinner} {wide_msg}")
-            .unwrap_or_else(|_| ProgressStyle::default_spinner())
-            .tick_strings(&frames);
+        let style = style("{spinner} {wide_msg}");
         Spinner {
             live: Some(Live {
                 style,
@@ -149,6 +148,91 @@ impl Default for Spinner {
     }
 }
 
+/// The tool's style with `template`: the spinner's frames in the tool's color (colored here
+/// rather than in the template, so that the rule is the tool's, `output::color`, not the
+/// terminal library's) and the bar's characters.
+fn style(template: &str) -> ProgressStyle {
+    let colors = crate::output::Style {
+        on: crate::output::color(true),
+    };
+    let frames: Vec<String> = FRAMES.iter().map(|f| colors.cyan(f)).collect();
+    let frames: Vec<&str> = frames.iter().map(String::as_str).collect();
+    ProgressStyle::with_template(template)
+        .unwrap_or_else(|_| ProgressStyle::default_spinner())
+        .tick_strings(&frames)
+        .progress_chars("█▌░")
+}
+
+/// A terminal target of our own: indicatif's stderr target also hides itself when TERM is
+/// unset or `dumb`, and the indicators always draw on a terminal.
+fn terminal() -> ProgressDrawTarget {
+    ProgressDrawTarget::term_like_with_hz(
+        Box::new(console::Term::buffered_stderr()),
+        REDRAWS_PER_SECOND,
+    )
+}
+
+/// Progress through a known number of items on stderr: the spinner, `N/M`, a bar and a
+/// message (the item at hand). On anything but a terminal it draws nothing. Cleared when
+/// dropped.
+pub struct Bar {
+    /// `None` when stderr is not a terminal.
+    live: Option<ProgressBar>,
+}
+
+impl Bar {
+    /// A bar at 0 of `len`.
+    pub fn new(len: u64) -> Bar {
+        if !std::io::stderr().is_terminal() {
+            return Bar::hidden();
+        }
+        let bar = ProgressBar::with_draw_target(Some(len), terminal());
+        bar.set_style(style("{spinner} {pos:>3}/{len} {bar:20} {wide_msg}"));
+        bar.enable_steady_tick(TICK);
+        Bar { live: Some(bar) }
+    }
+
+    /// A bar that never draws.
+    pub fn hidden() -> Bar {
+        Bar { live: None }
+    }
+
+    /// Whether the bar draws (stderr is a terminal).
+    pub fn is_active(&self) -> bool {
+        self.live.is_some()
+    }
+
+    /// Shows `message` after the bar.
+    pub fn set_message(&self, message: impl Into<String>) {
+        if let Some(bar) = &self.live {
+            bar.set_message(message.into());
+        }
+    }
+
+    /// Counts `n` more items done.
+    pub fn inc(&self, n: u64) {
+        if let Some(bar) = &self.live {
+            bar.inc(n);
+        }
+    }
+
+    /// Runs `f` (which prints on stderr) with the bar off the screen, then draws it again.
+    pub fn suspend<R>(&self, f: impl FnOnce() -> R) -> R {
+        match &self.live {
+            Some(bar) => bar.suspend(f),
+            None => f(),
+        }
+    }
+}
+
+impl Drop for Bar {
+    fn drop(&mut self) {
+        if let Some(bar) = self.live.take() {
+            bar.finish_and_clear();
+        }
+    }
+}
+
 impl Live {
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
@@ -167,14 +251,7 @@ impl Live {
         match &st.bar {
             Some(bar) => bar.set_message(text),
             None => {
-                // A terminal target of our own: indicatif's stderr target also hides
-                // itself when TERM is unset or `dumb`, and the spinner always drew on a
-                // terminal.
-                let target = ProgressDrawTarget::term_like_with_hz(
-                    Box::new(console::Term::buffered_stderr()),
-                    REDRAWS_PER_SECOND,
-                );
-                let bar = ProgressBar::with_draw_target(None, target);
+                let bar = ProgressBar::with_draw_target(None, terminal());
                 bar.set_style(self.style.clone());
                 bar.set_message(text);
                 bar.enable_steady_tick(TICK);
@@ -203,5 +280,10 @@ mod tests {
         s.inc(5);
         s.clear();
         s.set_message("again");
+        let b = Bar::hidden();
+        assert!(!b.is_active());
+        b.set_message("item");
+        b.inc(1);
+        assert_eq!(b.suspend(|| 7), 7);
     }
 }

@@ -233,3 +233,130 @@ impl Observer for Human {
         }
     }
 }
+
+/// What the model's answers of a run used, from their `usage`.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Totals {
+    /// Input tokens, cached ones included.
+    pub input: f64,
+    /// Of those, read from the provider's cache.
+    pub cached: f64,
+    pub output: f64,
+    /// `usage.cost.total`, in dollars.
+    pub cost: f64,
+}
+
+impl Totals {
+    /// Adds the usage of an assistant message.
+    pub fn add(&mut self, message: &super::Message) {
+        let Some(u) = message.get("usage") else {
+            return;
+        };
+        let n = |v: Option<&crate::context::value::Value>| {
+            v.and_then(crate::context::value::Value::as_f64)
+                .filter(|n| n.is_finite() && *n > 0.0)
+                .unwrap_or(0.0)
+        };
+        self.input += n(u.get("input")) + n(u.get("cacheRead")) + n(u.get("cacheWrite"));
+        self.cached += n(u.get("cacheRead"));
+        self.output += n(u.get("output"));
+        self.cost += n(u.get("cost").and_then(|c| c.get("total")));
+    }
+
+    /// The line a run ends with on a terminal: `1,234 tokens in (1,000 cached), 56 out ·
+    /// $0.0123 · 4.2 s · session 019b7ca9` (`session`: its short id, `None` when nothing
+    /// was recorded).
+    pub fn line(&self, elapsed: std::time::Duration, session: Option<&str>) -> String {
+        let cached = if self.cached > 0.0 {
+            format!(" ({} cached)", thousands(self.cached))
+        } else {
+            String::new()
+        };
+        let secs = elapsed.as_secs_f64();
+        let time = if secs < 60.0 {
+            format!("{secs:.1} s")
+        } else {
+            let s = elapsed.as_secs();
+            format!("{} min {:02} s", s / 60, s % 60)
+        };
+        let session = match session {
+            Some(id) => format!("session {}", escape(id)),
+            None => "no session recorded".to_owned(),
+        };
+        format!(
+            "{} tokens in{cached}, {} out · ${:.4} · {time} · {session}",
+            thousands(self.input),
+            thousands(self.output),
+            self.cost
+        )
+    }
+}
+
+/// `1234567` → `1,234,567`.
+fn thousands(n: f64) -> String {
+    let digits = format!("{}", n.max(0.0).round() as u64);
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (k, c) in digits.chars().enumerate() {
+        if k > 0 && (digits.len() - k) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A view that also counts what the answers of the run used.
+pub struct Tally<O> {
+    pub view: O,
+    pub totals: Totals,
+}
+
+impl<O: Observer> Tally<O> {
+    pub fn new(view: O) -> Tally<O> {
+        Tally {
+            view,
+            totals: Totals::default(),
+        }
+    }
+}
+
+impl<O: Observer> Observer for Tally<O> {
+    fn event(&mut self, e: &Event<'_>) {
+        if let Event::MessageEnd { message } = e
+            && super::store::is_assistant(message)
+        {
+            self.totals.add(message);
+        }
+        self.view.event(e);
+    }
+
+    fn messages_changed(&mut self, messages: &[super::Message]) {
+        self.view.messages_changed(messages);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn totals_and_their_line() {
+        let mut t = Totals::default();
+        let m = |s: &str| crate::context::value::Value::parse(s.as_bytes()).unwrap_or_default();
+        t.add(&m(
+            r#"{"role":"assistant","usage":{"input":1200,"output":30,"cacheRead":1000,"cacheWrite":34,"cost":{"total":0.0123}}}"#,
+        ));
+        t.add(&m(
+            r#"{"role":"assistant","usage":{"input":10,"output":5}}"#,
+        ));
+        t.add(&m(r#"{"role":"assistant"}"#));
+        assert_eq!(
+            t.line(std::time::Duration::from_millis(4210), Some("019b7ca9")),
+            "2,244 tokens in (1,000 cached), 35 out · $0.0123 · 4.2 s · session 019b7ca9"
+        );
+        assert_eq!(
+            Totals::default().line(std::time::Duration::from_secs(125), None),
+            "0 tokens in, 0 out · $0.0000 · 2 min 05 s · no session recorded"
+        );
+    }
+}

@@ -617,7 +617,7 @@ impl<'c, H: Hooks, O: Observer> AgentSession<'c, H, O> {
         let need = tokens::Need::judge(
             tokens,
             window,
-            settings.reserve_tokens,
+            self.reserves().reserve_tokens,
             settings.compaction_enabled,
             stale,
         );
@@ -625,6 +625,17 @@ impl<'c, H: Hooks, O: Observer> AgentSession<'c, H, O> {
             return self.compact(CompactionReason::Threshold, false).await;
         }
         Ok(false)
+    }
+
+    /// `reserveTokens` and `keepRecentTokens` for the model's window (pi's rule for small
+    /// windows, [`tokens::Reserves::fit`]; `pi run` warns about it when it starts).
+    fn reserves(&self) -> tokens::Reserves {
+        tokens::Reserves {
+            reserve_tokens: self.config.settings.reserve_tokens,
+            keep_recent_tokens: self.config.settings.keep_recent_tokens,
+        }
+        .fit(self.config.target.model.context_window)
+        .used
     }
 
     fn compaction_end(
@@ -738,10 +749,11 @@ impl<'c, H: Hooks, O: Observer> AgentSession<'c, H, O> {
                 )));
             }
         };
+        let reserves = self.reserves();
         let budget = Budget {
             window: self.config.target.model.context_window,
-            reserve_tokens: self.config.settings.reserve_tokens,
-            keep_recent_tokens: self.config.settings.keep_recent_tokens,
+            reserve_tokens: reserves.reserve_tokens,
+            keep_recent_tokens: reserves.keep_recent_tokens,
         };
         let plan = match store.compaction_plan(budget) {
             Ok(Ok(p)) => p,

@@ -10,7 +10,7 @@ use serde_json::Value as Json;
 
 use crate::cmd::Ctx;
 use crate::cmd::args::{ModelArgs, positive};
-use crate::cmd::watch::Progress;
+use crate::cmd::watch::{Progress, session_short_id};
 use crate::compact::job::{self, Job, Outcome, Request};
 use crate::context::settings::Settings as ContextSettings;
 use crate::error::ExitStatus;
@@ -18,6 +18,7 @@ use crate::extensions::config::{HookEvent, check_flags_for};
 use crate::extensions::hooks::{ProgramHooks, for_session};
 use crate::llm::config::Settings as LlmSettings;
 use crate::models::Registry;
+use crate::progress::Bar;
 use crate::session::find;
 
 pub const EXIT_STATUS: &str = "\
@@ -49,6 +50,10 @@ pub struct CompactArgs {
     /// With --all: only the sessions of DIR
     #[arg(long, value_name = "DIR", requires = "all")]
     pub cwd: Option<PathBuf>,
+    /// With --all: print records only for the sessions compacted, locked or failed (and
+    /// the summary record)
+    #[arg(short = 'q', long, requires = "all")]
+    pub quiet: bool,
     /// Compact only when the context is above the threshold the agent compacts at
     /// (contextWindow − reserveTokens); otherwise print {"compacted":false,…} and exit 0
     #[arg(long)]
@@ -136,6 +141,7 @@ fn job(args: &CompactArgs, ctx: &Ctx) -> anyhow::Result<Job> {
             wait: !args.all,
         },
         rt: crate::runtime::Lazy::new(),
+        warned: HashSet::new(),
     })
 }
 
@@ -160,7 +166,7 @@ fn compact(
         );
         for w in warnings {
             if !warned.contains(&w) {
-                crate::error::warn(&w);
+                progress.print(|| crate::error::warn(&w));
                 warned.insert(w);
             }
         }
@@ -209,44 +215,101 @@ pub fn run(args: CompactArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
     Ok(ExitStatus::Success)
 }
 
-/// `--all`: every session of the sessions directory (or of `--cwd`), one record each.
+/// After this many sessions in a row whose model could not be reached, `--all` stops.
+const UNREACHABLE_IN_A_ROW: usize = 3;
+
+/// How the sessions of a `--all` run went: the summary record's counts.
+#[derive(Debug, Default)]
+struct Counts {
+    compacted: usize,
+    skipped: usize,
+    locked: usize,
+    failed: usize,
+    not_attempted: usize,
+}
+
+impl Counts {
+    fn record(&self, stopped: bool) -> Json {
+        let mut m = serde_json::Map::new();
+        m.insert("type".into(), "summary".into());
+        m.insert("time".into(), now().into());
+        m.insert("compacted".into(), self.compacted.into());
+        m.insert("skipped".into(), self.skipped.into());
+        m.insert("locked".into(), self.locked.into());
+        m.insert("failed".into(), self.failed.into());
+        if stopped {
+            m.insert("notAttempted".into(), self.not_attempted.into());
+        }
+        Json::Object(m)
+    }
+}
+
+/// The time of a record.
+fn now() -> String {
+    crate::clock::format_iso(crate::clock::now_ms())
+}
+
+/// `--all`: every session of the sessions directory (or of `--cwd`), one record each (with
+/// `--quiet`, only for those compacted, locked or failed), then a summary record. Stops when
+/// the model could not be reached for [`UNREACHABLE_IN_A_ROW`] sessions in a row.
 fn all(args: &CompactArgs, job: &mut Job, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
     let dirs = match &args.cwd {
         Some(d) => vec![ctx.dirs.session_dir_for(&ctx.cwd_arg(Some(d))?)],
         None => find::all_session_dirs(&ctx.dirs),
     };
-    let files: Vec<PathBuf> = dirs
+    let files: Vec<(PathBuf, String)> = dirs
         .iter()
         .flat_map(|d| find::jsonl_files(d))
-        .filter(|p| find::read_header(p).is_some())
+        .filter_map(|p| find::read_header(&p).map(|h| (p, session_short_id(&h.id))))
         .collect();
-    let (mut compacted, mut failed) = (0usize, 0usize);
+    let bar = Bar::new(files.len() as u64);
+    let mut counts = Counts::default();
+    let mut unreachable = 0usize;
     let mut warned = HashSet::new();
-    for path in &files {
+    let mut stopped = false;
+    for (path, short) in &files {
         let mut rec = serde_json::Map::new();
+        rec.insert("time".into(), Json::Null);
         rec.insert("session".into(), path.to_string_lossy().into_owned().into());
+        if stopped {
+            counts.not_attempted += 1;
+            rec.extend(job::skipped(
+                "not-attempted",
+                format!(
+                    "the run stopped: the model could not be reached for {UNREACHABLE_IN_A_ROW} sessions in a row"
+                ),
+            ));
+            rec.insert("time".into(), now().into());
+            ctx.out.json(&Json::Object(rec))?;
+            continue;
+        }
+        let progress = Progress::of_one(&bar, short);
         let outcome = match job::probe(path) {
             Ok(Some(skip)) => Ok(Outcome::Skipped(skip)),
-            Ok(None) => compact(
-                job,
-                ctx,
-                &args.hook,
-                path,
-                &Progress::default(),
-                &mut warned,
-            )
-            .map_err(anyhow::Error::from),
-            Err(e) => Err(e.into()),
+            Ok(None) => compact(job, ctx, &args.hook, path, &progress, &mut warned),
+            Err(e) => Err(job::JobError::Append(e)),
         };
-        match outcome {
+        let shown = match outcome {
             Ok(Outcome::Compacted(line)) => {
-                compacted += 1;
+                counts.compacted += 1;
+                unreachable = 0;
                 rec.insert("compacted".into(), true.into());
                 let entry: Json = serde_json::from_slice(&line).unwrap_or(Json::Null);
                 rec.insert("entry".into(), entry);
+                true
             }
-            Ok(Outcome::Skipped(m) | Outcome::Planned(m)) => rec.extend(m),
+            Ok(Outcome::Skipped(m)) if m.get("reason").and_then(Json::as_str) == Some("locked") => {
+                counts.locked += 1;
+                rec.extend(m);
+                true
+            }
+            Ok(Outcome::Skipped(m) | Outcome::Planned(m)) => {
+                counts.skipped += 1;
+                rec.extend(m);
+                !args.quiet
+            }
             Ok(Outcome::Interrupted) => {
+                drop(bar);
                 ctx.out.flush()?;
                 crate::error::note(
                     "interrupted; nothing was written to the session being compacted",
@@ -254,22 +317,68 @@ fn all(args: &CompactArgs, job: &mut Job, ctx: &mut Ctx) -> anyhow::Result<ExitS
                 return Ok(ExitStatus::Interrupted);
             }
             Err(e) => {
-                failed += 1;
+                counts.failed += 1;
+                if e.model_unreachable() {
+                    unreachable += 1;
+                } else if e.model_answered() {
+                    unreachable = 0;
+                }
+                let e = anyhow::Error::from(e);
                 rec.insert("compacted".into(), false.into());
                 rec.insert("error".into(), crate::error::one_line(&e).into());
+                let label = progress.label();
+                let e = e.context(format!(
+                    "cannot compact session {label} ({})",
+                    path.display()
+                ));
+                progress.print(|| {
+                    crate::error::report(&e);
+                });
+                true
             }
+        };
+        bar.inc(1);
+        if shown {
+            rec.insert("time".into(), now().into());
+            // Off the bar's line, which may share the terminal.
+            bar.suspend(|| {
+                ctx.out.json(&Json::Object(rec))?;
+                ctx.out.flush()
+            })?;
         }
-        ctx.out.json(&Json::Object(rec))?;
-        ctx.out.flush()?;
+        if unreachable >= UNREACHABLE_IN_A_ROW {
+            stopped = true;
+        }
     }
-    if failed > 0 {
+    drop(bar);
+    end_of_all(args, &counts, stopped, files.len(), ctx)
+}
+
+/// The summary record of `--all`, and its exit status.
+fn end_of_all(
+    args: &CompactArgs,
+    counts: &Counts,
+    stopped: bool,
+    total: usize,
+    ctx: &mut Ctx,
+) -> anyhow::Result<ExitStatus> {
+    ctx.out.json(&counts.record(stopped))?;
+    ctx.out.flush()?;
+    if stopped {
         crate::error::note(&format!(
-            "{failed} of {} sessions failed (see their records)",
-            files.len()
+            "stopped: the model could not be reached for {UNREACHABLE_IN_A_ROW} sessions in a row; {} of {total} sessions not attempted",
+            counts.not_attempted,
         ));
         return Ok(ExitStatus::Failure);
     }
-    if args.exit_code && compacted == 0 && !args.dry_run {
+    if counts.failed > 0 {
+        crate::error::note(&format!(
+            "{} of {total} sessions failed (see their records)",
+            counts.failed,
+        ));
+        return Ok(ExitStatus::Failure);
+    }
+    if args.exit_code && counts.compacted == 0 && !args.dry_run {
         return Ok(ExitStatus::NothingToDo);
     }
     Ok(ExitStatus::Success)

@@ -12,13 +12,14 @@ use std::time::Duration;
 use anyhow::Context as _;
 use clap::{Args, ValueEnum};
 
-use crate::agent::render::{Human, JsonLines};
+use crate::agent::render::{Human, JsonLines, Tally};
 use crate::agent::rpc::{self, Mirror, RpcObserver, Server};
 use crate::agent::setup::{self, PromptError};
 use crate::agent::store::{self, FileStore};
 use crate::agent::{AgentSession, Config, Credentials, Message, Observer, Outcome, ToolExecution};
 use crate::cmd::Ctx;
 use crate::cmd::args::{ModelArgs, SystemPromptArgs, positive_u32};
+use crate::cmd::watch::session_short_id;
 use crate::context::value::Value;
 use crate::error::{Exit, ExitStatus};
 use crate::extensions::Project;
@@ -64,10 +65,15 @@ impl Thinking {
 }
 
 #[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("existing").args(["session", "continue_recent"])))]
 pub struct RunArgs {
     /// The session to continue (a path, id or unique id prefix) [default: a new session of
     /// the current directory]
     pub session: Option<String>,
+    /// Continue the most recent session of the current directory (a new one when it has
+    /// none)
+    #[arg(short = 'c', long = "continue")]
+    pub continue_recent: bool,
     /// The prompt; `/template args` and `/skill:name args` are expanded [default: read from
     /// stdin]
     ///
@@ -112,7 +118,7 @@ pub struct RunArgs {
     pub hook: Vec<String>,
     /// Continue from this entry (id or unique prefix) instead of the leaf; the first new
     /// entry becomes its child
-    #[arg(long, value_name = "ID", requires = "session")]
+    #[arg(long, value_name = "ID", requires = "existing")]
     pub leaf: Option<String>,
     /// Record nothing: no session file is created or written (a SESSION given is only read)
     #[arg(long)]
@@ -238,11 +244,22 @@ impl RunSettings {
     fn resolve(args: &RunArgs, ctx: &Ctx) -> anyhow::Result<RunSettings> {
         let custom_prompt = args.system_prompt.custom(&ctx.cwd)?;
         crate::extensions::config::check_flags(&args.hook).map_err(crate::error::usage)?;
-        let existing = args
-            .session
-            .as_deref()
-            .map(|s| ctx.session_path(Some(s)))
-            .transpose()?;
+        let existing = if args.continue_recent {
+            let recent =
+                crate::session::find::most_recent(&ctx.dirs.session_dir_for(&ctx.cwd_str()));
+            if recent.is_none() && args.leaf.is_some() {
+                return Err(crate::error::usage(format!(
+                    "--leaf: there is no session to continue in {}",
+                    ctx.cwd.display()
+                )));
+            }
+            recent
+        } else {
+            args.session
+                .as_deref()
+                .map(|s| ctx.session_path(Some(s)))
+                .transpose()?
+        };
         let cwd = work_dir(existing.as_deref(), ctx)?;
         let agent_dir = &ctx.dirs.agent_dir;
         let registry = Registry::load(agent_dir);
@@ -292,6 +309,17 @@ impl RunSettings {
             flag.as_ref(),
             session_model.as_ref(),
         )?;
+        // pi's rule for a reserve that does not fit the model's window (the agent applies
+        // it whenever it judges the context; said once, here).
+        let fitted = crate::context::tokens::Reserves {
+            reserve_tokens: agent.reserve_tokens,
+            keep_recent_tokens: agent.keep_recent_tokens,
+        }
+        .fit(target.model.context_window);
+        let model_name = format!("{}/{}", target.model.provider, target.model.id);
+        if let Some(w) = fitted.warning("reserveTokens", Some(&model_name)) {
+            crate::error::warn(&crate::output::escape(&w));
+        }
         let recorded_level = opened
             .as_ref()
             .filter(|o| o.has_thinking_entry())
@@ -433,13 +461,19 @@ fn check_prompt(prompt: &str, resources: &Resources) -> anyhow::Result<()> {
 }
 
 pub fn run(args: RunArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
+    let started = crate::clock::Stopwatch::start();
     let settings = RunSettings::resolve(&args, ctx)?;
-    launch(settings, &args, ctx)
+    launch(settings, &args, ctx, started)
 }
 
 /// Creates the session if needed, records the model and thinking level, and runs the
 /// prompt (or RPC mode) until it ends.
-fn launch(mut rs: RunSettings, args: &RunArgs, ctx: &Ctx) -> anyhow::Result<ExitStatus> {
+fn launch(
+    mut rs: RunSettings,
+    args: &RunArgs,
+    ctx: &Ctx,
+    started: crate::clock::Stopwatch,
+) -> anyhow::Result<ExitStatus> {
     let agent_dir = ctx.dirs.agent_dir.clone();
     let header = start_session(&mut rs, args, ctx)?;
     let mut tool_ctx = ToolContext::new(&rs.cwd);
@@ -523,18 +557,31 @@ fn launch(mut rs: RunSettings, args: &RunArgs, ctx: &Ctx) -> anyhow::Result<Exit
             (rpc::Stop::Eof, _) => ExitStatus::Success,
         });
     }
-    let outcome = if args.json {
-        let mut out = JsonLines::new(std::io::stdout());
+    let recorded = session_file.is_some();
+    let (outcome, totals) = if args.json {
+        let mut out = Tally::new(JsonLines::new(std::io::stdout()));
         if let Some(h) = &header {
             let line = Value::parse(h)
                 .map(|v| v.to_json())
                 .unwrap_or_else(|| h.clone());
-            out.line(&line);
+            out.view.line(&line);
         }
-        run.drive(out, rs.prompt)
+        let outcome = run.drive(&mut out, rs.prompt);
+        (outcome, out.totals)
     } else {
-        run.drive(Human::new(model_name), rs.prompt)
+        let mut view = Tally::new(Human::new(model_name));
+        let outcome = run.drive(&mut view, rs.prompt);
+        (outcome, view.totals)
     };
+    // On a terminal, the run's last line: what it used, how long it took, and where it is.
+    if std::io::stderr().is_terminal() {
+        let id = header
+            .as_deref()
+            .filter(|_| recorded)
+            .and_then(|h| crate::json::get_str(h, "id"))
+            .map(|id| session_short_id(&id));
+        crate::error::note(&totals.line(started.elapsed(), id.as_deref()));
+    }
     finish(outcome?, signalled.get(), args)
 }
 

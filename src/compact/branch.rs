@@ -250,17 +250,27 @@ impl BranchSummary {
             0 => 128_000,
             w => w,
         };
-        let reserve = self
-            .llm
-            .branch_reserve_tokens
-            .unwrap_or(config::DEFAULT_BRANCH_RESERVE_TOKENS);
+        // pi's rule for small windows: a reserve that does not fit is a quarter of it
+        // (else the budget would be 0, which means no limit).
+        let fitted = crate::context::tokens::Reserves {
+            reserve_tokens: self
+                .llm
+                .branch_reserve_tokens
+                .unwrap_or(config::DEFAULT_BRANCH_RESERVE_TOKENS),
+            keep_recent_tokens: 0,
+        }
+        .fit(window);
+        let model = format!("{}/{}", target.model.provider, target.model.id);
+        if let Some(w) = fitted.warning("branchSummary.reserveTokens", Some(&model)) {
+            watch.warning(&w);
+        }
+        let reserve = fitted.used.reserve_tokens;
         let prepared = prepare(s, entries, window.saturating_sub(reserve)).map_err(|source| {
             JobError::Read {
                 path: path.to_owned(),
                 source,
             }
         })?;
-        let model = format!("{}/{}", target.model.provider, target.model.id);
         let options = self.llm.call_options(auth);
         let instructions = self.instructions.clone();
         let (rt, client) = self.rt.with_client()?;

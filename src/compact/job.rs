@@ -107,6 +107,10 @@ pub enum JobError {
 /// Told what happens: warnings, and a model writing a summary.
 pub trait Watch {
     fn warning(&self, message: &str);
+    /// The session was read; `name` is its name, if it has one.
+    fn opened(&self, name: Option<&str>) {
+        let _ = name;
+    }
     /// A model starts writing (`label`: what and with which model).
     fn summarizing(&self, label: &str) {
         let _ = label;
@@ -117,6 +121,18 @@ pub trait Watch {
     }
     /// The model is done (or failed, or was interrupted).
     fn summarized(&self) {}
+}
+
+impl JobError {
+    /// The summary model could not be reached (see [`SummaryError::is_unreachable`]).
+    pub fn model_unreachable(&self) -> bool {
+        matches!(self, JobError::Summary { error, .. } if error.is_unreachable())
+    }
+
+    /// The summary model answered, if only with an error.
+    pub fn model_answered(&self) -> bool {
+        matches!(self, JobError::Summary { error, .. } if !error.is_unreachable())
+    }
 }
 
 /// `{"compacted":false,"reason":…,"message":…}`.
@@ -155,6 +171,8 @@ pub struct Job {
     pub llm: LlmSettings,
     pub request: Request,
     pub rt: runtime::Lazy,
+    /// Warnings already given (each is given once per job, not once per session).
+    pub warned: std::collections::HashSet<String>,
 }
 
 /// A session opened at the leaf to compact.
@@ -180,15 +198,26 @@ impl Opened {
 }
 
 impl Job {
-    /// The budget of a session whose model is `session_model`: the reserves, and the window
-    /// of the model that would write the summary (what its request can carry).
-    fn budget(&self, session_model: Option<&(String, String)>) -> Budget {
+    /// The context window a session is judged by: `--context-window`, else its model's,
+    /// else the summary model's (as named by `--model`); `None` when none is known.
+    fn judged_window(&self, session_model: Option<&(String, String)>) -> Option<u64> {
+        if let Some(w) = self.request.context_window {
+            return Some(w);
+        }
+        let from = |m: Option<&(String, String)>| {
+            m.and_then(|(p, id)| self.registry.find(p, id))
+                .map(|m| m.context_window)
+                .filter(|w| *w > 0)
+        };
+        from(session_model).or_else(|| from(self.request.model.as_ref()))
+    }
+
+    /// The budget of a session whose model is `session_model`: the reserves (fitted to the
+    /// window the session is judged by, with a warning the first time they had to be), and
+    /// the window of the model that would write the summary (what its request can carry).
+    fn budget(&mut self, session_model: Option<&(String, String)>, watch: &dyn Watch) -> Budget {
         let r = &self.request;
-        let window = self
-            .summary_model(session_model)
-            .map_or(0, |t| t.model.context_window);
-        Budget {
-            window,
+        let configured = tokens::Reserves {
             reserve_tokens: r
                 .reserve_tokens
                 .or(self.context.reserve_tokens)
@@ -197,6 +226,32 @@ impl Job {
                 .keep_recent_tokens
                 .or(self.llm.keep_recent_tokens)
                 .unwrap_or(config::DEFAULT_KEEP_RECENT_TOKENS),
+        };
+        let summary_model = self.summary_model(session_model);
+        let window = summary_model.as_ref().map_or(0, |t| t.model.context_window);
+        let (judged, whose) = match self.judged_window(session_model) {
+            Some(w) if self.request.context_window.is_some() => (w, None),
+            Some(w) => (
+                w,
+                session_model
+                    .or(self.request.model.as_ref())
+                    .map(|(p, id)| format!("{p}/{id}")),
+            ),
+            None => (
+                window,
+                summary_model.map(|t| format!("{}/{}", t.model.provider, t.model.id)),
+            ),
+        };
+        let fitted = configured.fit(judged);
+        if let Some(w) = fitted.warning("reserveTokens", whose.as_deref())
+            && self.warned.insert(w.clone())
+        {
+            watch.warning(&w);
+        }
+        Budget {
+            window,
+            reserve_tokens: fitted.used.reserve_tokens,
+            keep_recent_tokens: fitted.used.keep_recent_tokens,
         }
     }
 
@@ -209,6 +264,7 @@ impl Job {
         hooks: impl FnOnce(&Path) -> Option<H>,
     ) -> Result<Outcome, JobError> {
         let s = Session::open(path)?;
+        watch.opened(s.name());
         for w in s.skipped_warnings() {
             watch.warning(&w);
         }
@@ -235,12 +291,12 @@ impl Job {
             leaf,
             plan,
         };
+        let budget = self.budget(o.session_model().as_ref(), watch);
         if self.request.if_needed
-            && let Some(m) = self.not_needed(&o)?
+            && let Some(m) = self.not_needed(&o, budget.reserve_tokens)?
         {
             return Ok(Outcome::Skipped(m));
         }
-        let budget = self.budget(o.session_model().as_ref());
         let plan = match super::prepare(&o.s, leaf, budget).map_err(o.read_error())? {
             Ok(p) => p,
             Err(e) if self.request.skip_unplannable => {
@@ -293,8 +349,9 @@ impl Job {
         })
     }
 
-    /// `--if-needed`: the record of a session that needs no compaction.
-    fn not_needed(&self, o: &Opened) -> Result<Option<Map<String, Json>>, JobError> {
+    /// `--if-needed`: the record of a session that needs no compaction (`reserve`: the
+    /// reserve fitted to the window).
+    fn not_needed(&self, o: &Opened, reserve: u64) -> Result<Option<Map<String, Json>>, JobError> {
         if o.s.entries[o.leaf as usize].kind == Kind::Compaction {
             let mut m = skipped(
                 "already-compacted",
@@ -309,19 +366,9 @@ impl Job {
                 "compaction.enabled is false in settings.json",
             )));
         }
-        let window = match self.request.context_window {
-            Some(w) => w,
-            None => {
-                let from = |m: Option<&(String, String)>| {
-                    m.and_then(|(p, id)| self.registry.find(p, id))
-                        .map(|m| m.context_window)
-                        .filter(|w| *w > 0)
-                };
-                from(o.session_model().as_ref())
-                    .or_else(|| from(self.request.model.as_ref()))
-                    .ok_or(JobError::NoWindow)?
-            }
-        };
+        let window = self
+            .judged_window(o.session_model().as_ref())
+            .ok_or(JobError::NoWindow)?;
         let mut meter = tokens::Meter::default();
         o.plan
             .each(&o.s, |m| {
@@ -329,7 +376,6 @@ impl Job {
                 Ok(())
             })
             .map_err(o.read_error())?;
-        let reserve = self.budget(o.session_model().as_ref()).reserve_tokens;
         let a = meter.assess(o.plan.info.compaction.is_some(), window, reserve, true);
         let mut m = match a.need {
             Need::Above => return Ok(None),

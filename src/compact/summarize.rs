@@ -40,6 +40,16 @@ impl SummaryError {
     pub fn is_auth(&self) -> bool {
         matches!(self, SummaryError::Failed { error, .. } if error.is_auth())
     }
+
+    /// The model could not be reached: no connection, or no answer in time, after the
+    /// retries (the messages `crate::llm::Client` gives these failures). A run over many
+    /// sessions takes a few of these in a row to mean the model is down.
+    pub fn is_unreachable(&self) -> bool {
+        matches!(self, SummaryError::Failed { error, .. }
+            if error.status.is_none()
+                && (error.message.starts_with("Connection error.")
+                    || error.message.starts_with("Request timed out")))
+    }
 }
 
 /// A finished compaction, ready to be written.
@@ -107,9 +117,16 @@ pub fn turn_prefix_prompt(span: &Span) -> String {
 }
 
 impl Summarizer<'_> {
+    /// The options of one request: at most `max_tokens` of output, and never more than the
+    /// model's `maxTokens` (when known).
     fn options(&self, max_tokens: u64, reasoning: bool) -> Options {
         let mut o = self.options.clone();
-        o.max_tokens = Some(max_tokens);
+        let model_max = self.target.model.max_tokens;
+        o.max_tokens = Some(if model_max > 0 {
+            max_tokens.min(model_max)
+        } else {
+            max_tokens
+        });
         o.reasoning = if reasoning && self.target.model.reasoning {
             self.thinking_level.clone().filter(|l| l != "off")
         } else {

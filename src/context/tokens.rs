@@ -254,6 +254,70 @@ pub fn threshold(window: u64, reserve: u64) -> f64 {
     window as f64 - reserve as f64
 }
 
+/// `compaction.reserveTokens` and `compaction.keepRecentTokens`, as configured or as used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reserves {
+    pub reserve_tokens: u64,
+    pub keep_recent_tokens: u64,
+}
+
+/// The reserves used with a context window: those configured, unless the reserve does not
+/// fit the window (see [`Reserves::fit`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fitted {
+    pub used: Reserves,
+    /// The reserves configured, when they were replaced.
+    pub configured: Option<Reserves>,
+    pub window: u64,
+}
+
+impl Reserves {
+    /// pi's rule for small windows (the reference's defaults assume a large one): when
+    /// `reserveTokens` is not below the window, the threshold `window − reserve` would be
+    /// zero or negative and every turn would compact, so a quarter of the window is reserved
+    /// instead, and at most an eighth of it is kept as recent messages. The agent
+    /// (`pi run`), `pi compact` and `pi context stats` all judge by this; a window of 0
+    /// (unknown) changes nothing.
+    pub fn fit(self, window: u64) -> Fitted {
+        if window == 0 || self.reserve_tokens < window {
+            return Fitted {
+                used: self,
+                configured: None,
+                window,
+            };
+        }
+        Fitted {
+            used: Reserves {
+                reserve_tokens: window / 4,
+                keep_recent_tokens: self.keep_recent_tokens.min(window / 8),
+            },
+            configured: Some(self),
+            window,
+        }
+    }
+}
+
+impl Fitted {
+    /// What to tell the user once when the reserves were replaced (`setting`: the name of
+    /// the reserve, `model`: whose window it is).
+    pub fn warning(&self, setting: &str, model: Option<&str>) -> Option<String> {
+        let c = self.configured?;
+        let whose = model.map_or_else(String::new, |m| format!(" of {m}"));
+        let mut text = format!(
+            "{setting} {} is not below the context window{whose} ({} tokens); \
+             using a quarter of the window ({})",
+            c.reserve_tokens, self.window, self.used.reserve_tokens
+        );
+        if self.used.keep_recent_tokens != c.keep_recent_tokens {
+            text.push_str(&format!(
+                " and keepRecentTokens {}",
+                self.used.keep_recent_tokens
+            ));
+        }
+        Some(text)
+    }
+}
+
 /// The size of a measured context and whether it should be compacted.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Assessment {
@@ -383,6 +447,53 @@ mod tests {
             Need::judge(95_000.0, 100_000, 10_000, false, false),
             Need::Disabled
         );
+    }
+
+    #[test]
+    fn reserves_fit_small_windows() {
+        let defaults = Reserves {
+            reserve_tokens: 16_384,
+            keep_recent_tokens: 20_000,
+        };
+        // A large window: as configured.
+        let f = defaults.fit(200_000);
+        assert_eq!((f.used, f.configured), (defaults, None));
+        assert_eq!(f.warning("reserveTokens", None), None);
+        // Unknown window: as configured.
+        assert_eq!(defaults.fit(0).used, defaults);
+        // 8192 tokens: a quarter reserved, an eighth kept; the threshold is positive.
+        let f = defaults.fit(8192);
+        assert_eq!(
+            f.used,
+            Reserves {
+                reserve_tokens: 2048,
+                keep_recent_tokens: 1024
+            }
+        );
+        assert_eq!(f.configured, Some(defaults));
+        assert_eq!(threshold(8192, f.used.reserve_tokens), 6144.0);
+        assert_eq!(
+            f.warning("reserveTokens", Some("local/llama")).as_deref(),
+            Some(
+                "reserveTokens 16384 is not below the context window of local/llama (8192 tokens); \
+                 using a quarter of the window (2048) and keepRecentTokens 1024"
+            )
+        );
+        // Equal to the window also does not fit; a smaller keep stays.
+        let r = Reserves {
+            reserve_tokens: 1000,
+            keep_recent_tokens: 50,
+        };
+        assert_eq!(r.fit(1000).used.reserve_tokens, 250);
+        assert_eq!(r.fit(1000).used.keep_recent_tokens, 50);
+        assert_eq!(
+            r.fit(1000).warning("reserveTokens", None).as_deref(),
+            Some(
+                "reserveTokens 1000 is not below the context window (1000 tokens); \
+                 using a quarter of the window (250)"
+            )
+        );
+        assert_eq!(r.fit(1001).used, r);
     }
 
     #[test]

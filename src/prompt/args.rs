@@ -54,6 +54,28 @@ pub fn substitute_args(content: &str, args: &[String]) -> String {
     s.replace("$@", &all)
 }
 
+/// The highest of `$1`..`$9` that `content` uses, as the first pass of [`substitute_args`]
+/// reads it (`$10` is the tenth argument, not `$1`); 0 when it uses none. A template that
+/// uses `$2` needs two arguments.
+pub fn positional_needed(content: &str) -> usize {
+    let b = content.as_bytes();
+    let mut needed = 0;
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'$'
+            && let Some(end) = digits_end(b, i + 1)
+        {
+            if end == i + 2 {
+                needed = needed.max(usize::from(b[i + 1] - b'0'));
+            }
+            i = end;
+        } else {
+            i += 1;
+        }
+    }
+    needed
+}
+
 /// Pass 1: `$` followed by one or more ASCII digits.
 fn replace_positional(s: &str, args: &[String]) -> String {
     replace_each(s, |b, i| {
@@ -166,6 +188,17 @@ mod tests {
         assert_eq!(sub("Price: \\$100", &[]), "Price: \\");
         assert_eq!(sub("$A $$ $ $ARGS", &["a"]), "$A $$ $ $ARGS");
         assert_eq!(sub("$99999999999999999999999 x", &["a"]), " x");
+    }
+
+    #[test]
+    fn positional_arguments_needed() {
+        assert_eq!(positional_needed("Review PR $1. Focus on ${@:2}."), 1);
+        assert_eq!(positional_needed("$2 then $1"), 2);
+        assert_eq!(positional_needed("$ARGUMENTS $@ ${@:3} $0"), 0);
+        assert_eq!(positional_needed("costs $10 or $100"), 0);
+        assert_eq!(positional_needed("$1.5 and $9"), 9);
+        assert_eq!(positional_needed("$$3"), 3);
+        assert_eq!(positional_needed(""), 0);
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::args::{split_args, substitute_args};
+use super::args::{positional_needed, split_args, substitute_args};
 use super::{SourceInfo, frontmatter, fsx};
 use crate::js;
 
@@ -111,6 +111,82 @@ pub fn expand<'a>(
     })
 }
 
+/// Why a `/name args` text is refused where typos must not pass (`pi prompt expand`; the
+/// agent, like the reference, sends such text as it is).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Refusal {
+    /// No template has this name; `known` are the names there are, the closest first when
+    /// one is close.
+    Unknown {
+        name: String,
+        known: Vec<String>,
+        closest: Option<String>,
+    },
+    /// The template uses `$needed` (of `$1`..`$9`) and fewer arguments were given.
+    MissingArguments {
+        name: String,
+        needed: usize,
+        given: usize,
+        argument_hint: Option<String>,
+    },
+}
+
+/// The strict reading of `text` and of what [`expand`] made of it (`expanded`): `/name` must
+/// be a template, and every one of `$1`..`$9` the template uses must have an argument.
+/// Text that does not start with `/`, and `/` followed by a name that cannot be a template's
+/// (empty, or with a `/` in it, as in a path) are not invocations and pass.
+pub fn refuse(
+    text: &str,
+    templates: &[Template],
+    expanded: Option<&Expansion<'_>>,
+) -> Option<Refusal> {
+    if let Some(x) = expanded {
+        let needed = positional_needed(&x.template.content);
+        return (x.args.len() < needed).then(|| Refusal::MissingArguments {
+            name: x.template.name.clone(),
+            needed,
+            given: x.args.len(),
+            argument_hint: x.template.argument_hint.clone(),
+        });
+    }
+    let (name, _) = parse_invocation(text)?;
+    if name.is_empty() || name.contains('/') {
+        return None;
+    }
+    let mut known: Vec<String> = Vec::new();
+    for t in templates {
+        if !known.contains(&t.name) {
+            known.push(t.name.clone());
+        }
+    }
+    let closest = known
+        .iter()
+        .map(|k| (edit_distance(name, k), k))
+        .filter(|(d, k)| *d <= 2 && *d < k.chars().count())
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, k)| k.clone());
+    Some(Refusal::Unknown {
+        name: name.to_owned(),
+        known,
+        closest,
+    })
+}
+
+/// The Levenshtein distance of two names, in characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut row = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let change = prev[j] + usize::from(ca != *cb);
+            row[j + 1] = change.min(prev[j + 1] + 1).min(row[j] + 1);
+        }
+        prev = row;
+    }
+    prev[b.len()]
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
@@ -145,6 +221,48 @@ mod tests {
             expand("/t a b c", &ts, Some(&words)).unwrap().text,
             "[a b][c]"
         );
+    }
+
+    #[test]
+    fn strict_reading() {
+        let mut review = t("review", "Review PR $1. Focus on ${@:2}.");
+        review.argument_hint = Some("<pr> [files...]".into());
+        let ts = [review, t("fix", "Fix it"), t("all", "$@")];
+        let refusal = |text: &str| refuse(text, &ts, expand(text, &ts, None).as_ref());
+        assert_eq!(refusal("/review 1234"), None);
+        assert_eq!(refusal("/fix"), None);
+        assert_eq!(refusal("/all"), None);
+        assert_eq!(refusal("plain text"), None);
+        assert_eq!(refusal("/etc/hosts is a file"), None);
+        assert_eq!(refusal("/ x"), None);
+        assert_eq!(
+            refusal("/review"),
+            Some(Refusal::MissingArguments {
+                name: "review".into(),
+                needed: 1,
+                given: 0,
+                argument_hint: Some("<pr> [files...]".into()),
+            })
+        );
+        assert_eq!(
+            refusal("/revew 1234"),
+            Some(Refusal::Unknown {
+                name: "revew".into(),
+                known: vec!["review".into(), "fix".into(), "all".into()],
+                closest: Some("review".into()),
+            })
+        );
+        let Some(Refusal::Unknown { closest, .. }) = refusal("/deploy now") else {
+            panic!("not refused");
+        };
+        assert_eq!(closest, None);
+        // An empty argument given by the shell is an argument.
+        let words = [String::new()];
+        let x = expand("/review ", &ts, Some(&words));
+        assert_eq!(refuse("/review ", &ts, x.as_ref()), None);
+        assert_eq!(edit_distance("revew", "review"), 1);
+        assert_eq!(edit_distance("", "ab"), 2);
+        assert_eq!(edit_distance("fix", "fxi"), 2);
     }
 
     #[test]

@@ -22,7 +22,7 @@ fn world(server: &ModelServer) -> World {
         json!({"providers": {
             "mock": {"baseUrl": format!("{}/v1", server.url()), "api": "openai-completions",
                      "apiKey": SECRET,
-                     "models": [{"id": "m1", "contextWindow": 100000, "maxTokens": 4000},
+                     "models": [{"id": "m1", "contextWindow": 100000, "maxTokens": 16000},
                                 {"id": "bad", "contextWindow": 100000}]},
             "mockant": {"baseUrl": server.url(), "api": "anthropic-messages", "apiKey": SECRET,
                         "models": [{"id": "claude-mock", "reasoning": true,
@@ -833,8 +833,16 @@ fn all_if_needed_skips_locked_sessions_and_reports_each() {
     );
     drop(lock);
     assert_eq!(o.status.code(), Some(1), "{}", err(&o));
-    let recs = jsonl(&out(&o));
-    assert_eq!(recs.len(), 4, "{}", out(&o));
+    let mut recs = jsonl(&out(&o));
+    assert_eq!(recs.len(), 5, "{}", out(&o));
+    // Every record has its time; the last one counts them.
+    assert!(recs.iter().all(|r| r["time"] == "2026-01-02T03:04:05.678Z"));
+    let summary = recs.pop().unwrap();
+    assert_eq!(
+        summary,
+        json!({"type": "summary", "time": "2026-01-02T03:04:05.678Z",
+               "compacted": 1, "skipped": 1, "locked": 1, "failed": 1})
+    );
     let by = |p: &Path| {
         recs.iter()
             .find(|r| r["session"] == p.to_str().unwrap())
@@ -857,6 +865,16 @@ fn all_if_needed_skips_locked_sessions_and_reports_each() {
     assert_eq!(by(&d)["reason"], "already-compacted");
     assert_eq!(server.requests().len(), 2);
     assert!(err(&o).contains("1 of 4 sessions failed"));
+    // The error line names the session.
+    assert!(
+        err(&o).contains(&format!(
+            "pi: error: cannot compact session {} ({})",
+            &lines(&b)[0]["id"].as_str().unwrap()[..8],
+            b.display()
+        )),
+        "{}",
+        err(&o)
+    );
 }
 
 #[test]
@@ -1097,12 +1115,15 @@ fn all_with_cwd_walks_one_directory() {
         ],
     );
     let recs = jsonl(&out(&o));
-    assert_eq!(recs.len(), 1, "{}", out(&o));
+    assert_eq!(recs.len(), 2, "{}", out(&o));
+    assert_eq!(recs[1]["type"], "summary");
+    assert_eq!(recs[1]["skipped"], 1);
     assert_eq!(recs[0]["session"], a.to_str().unwrap());
     assert_eq!(recs[0]["reason"], "too-small");
     let o = run(&w, &["compact", "--all", "--dry-run", "--model", "mock/m1"]);
     let sessions: Vec<String> = jsonl(&out(&o))
         .iter()
+        .filter(|r| r["type"] != "summary")
         .map(|r| r["session"].as_str().unwrap().to_owned())
         .collect();
     assert!(sessions.contains(&b.to_string_lossy().into_owned()));
@@ -1166,4 +1187,232 @@ fn history_beyond_the_summary_window_is_left_out() {
     let kept = all - omitted;
     assert!(p.matches("[User]: question").count() as u64 <= kept);
     assert!(p.len() < 4096 * 4 + 4000, "{}", p.len());
+}
+
+/// A port on 127.0.0.1 where nothing listens: every connection is refused.
+fn closed_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().port()
+}
+
+/// From cron: `--quiet` prints records only for the sessions compacted, locked or failed,
+/// then the summary record; each record has its time.
+#[test]
+fn all_quiet_prints_what_changed_and_a_summary() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    w.write(
+        "agent/settings.json",
+        r#"{"defaultProvider":"mock","defaultModel":"m1","compaction":{"keepRecentTokens":15}}"#,
+    );
+    let dir = w.agent().join("sessions").join("--tmp-proj--");
+    std::fs::create_dir_all(&dir).unwrap();
+    let copy = |case: &str, name: &str| {
+        let p = dir.join(name);
+        std::fs::copy(fixture(&format!("compact/cases/{case}.jsonl")), &p).unwrap();
+        p
+    };
+    let a = copy("co-c1", "a.jsonl");
+    copy("co-c2", "b.jsonl");
+    let c = copy("co-c1", "c.jsonl");
+    let lock = Appender::open(&c, None).unwrap();
+    server.push(Reply::openai_text(&["summary of a"]));
+    let o = run(
+        &w,
+        &[
+            "compact",
+            "--all",
+            "--if-needed",
+            "--quiet",
+            "--context-window",
+            "1000",
+            "--reserve-tokens",
+            "600",
+        ],
+    );
+    drop(lock);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let recs = jsonl(&out(&o));
+    assert_eq!(recs.len(), 3, "{}", out(&o));
+    assert_eq!(recs[0]["session"], a.to_str().unwrap());
+    assert_eq!(recs[0]["compacted"], true);
+    assert_eq!(recs[1]["session"], c.to_str().unwrap());
+    assert_eq!(recs[1]["reason"], "locked");
+    assert_eq!(
+        recs[2],
+        json!({"type": "summary", "time": "2026-01-02T03:04:05.678Z",
+               "compacted": 1, "skipped": 1, "locked": 1, "failed": 0})
+    );
+    assert!(recs.iter().all(|r| r["time"] == "2026-01-02T03:04:05.678Z"));
+    // Again, c no longer locked: c's record and the summary.
+    server.push(Reply::openai_text(&["summary of c"]));
+    let args = [
+        "compact",
+        "--all",
+        "--if-needed",
+        "-q",
+        "--context-window",
+        "1000",
+        "--reserve-tokens",
+        "600",
+    ];
+    let o = run(&w, &args);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let recs = jsonl(&out(&o));
+    assert_eq!(recs.len(), 2, "{}", out(&o));
+    assert_eq!(recs[0]["session"], c.to_str().unwrap());
+    assert_eq!(recs[1]["compacted"], 1);
+    assert_eq!(recs[1]["skipped"], 2);
+    // Nothing to do: only the summary.
+    let o = run(&w, &args);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let recs = jsonl(&out(&o));
+    assert_eq!(recs.len(), 1, "{}", out(&o));
+    assert_eq!(recs[0]["skipped"], 3);
+    // --quiet is for --all.
+    let o = run(&w, &["compact", "--quiet"]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+/// When the model is down, a cron run does not try every session: after 3 sessions in a
+/// row whose model could not be reached, the rest are reported as not attempted, and the
+/// run exits 1. Retry and error lines name the session.
+#[test]
+fn all_stops_after_three_connection_failures_in_a_row() {
+    let w = World::new();
+    w.write(
+        "agent/models.json",
+        json!({"providers": {"down": {
+            "baseUrl": format!("http://127.0.0.1:{}/v1", closed_port()),
+            "api": "openai-completions", "apiKey": SECRET,
+            "models": [{"id": "m1", "contextWindow": 100000, "maxTokens": 16000}]}}})
+        .to_string(),
+    );
+    w.write(
+        "agent/settings.json",
+        r#"{"defaultProvider":"down","defaultModel":"m1","compaction":{"keepRecentTokens":15},
+            "retry":{"provider":{"maxRetries":1}}}"#,
+    );
+    let dir = w.agent().join("sessions").join("--tmp-proj--");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut paths = Vec::new();
+    for (i, name) in ["a", "b", "c", "d", "e"].iter().enumerate() {
+        let p = dir.join(format!("{name}.jsonl"));
+        let mut text = std::fs::read_to_string(fixture("compact/cases/co-c1.jsonl")).unwrap();
+        // Distinct session ids, so that the lines naming them can be told apart.
+        let id = format!("0000000{i}-0000-7000-8000-000000000000");
+        let mut header: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+        let old = header["id"].as_str().unwrap().to_owned();
+        header["id"] = id.clone().into();
+        text = text.replacen(&format!("\"id\":\"{old}\""), &format!("\"id\":\"{id}\""), 1);
+        std::fs::write(&p, text).unwrap();
+        paths.push(p);
+    }
+    let before: Vec<Vec<u8>> = paths.iter().map(|p| std::fs::read(p).unwrap()).collect();
+    let o = run(
+        &w,
+        &[
+            "compact",
+            "--all",
+            "--if-needed",
+            "--quiet",
+            "--context-window",
+            "1000",
+            "--reserve-tokens",
+            "600",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    let recs = jsonl(&out(&o));
+    assert_eq!(recs.len(), 6, "{}", out(&o));
+    for r in &recs[..3] {
+        assert_eq!(r["compacted"], false);
+        assert!(
+            r["error"].as_str().unwrap().contains("Connection error."),
+            "{r}"
+        );
+    }
+    for r in &recs[3..5] {
+        assert_eq!(r["reason"], "not-attempted", "{r}");
+    }
+    assert_eq!(recs[4]["session"], paths[4].to_str().unwrap());
+    assert_eq!(
+        recs[5],
+        json!({"type": "summary", "time": "2026-01-02T03:04:05.678Z", "compacted": 0,
+               "skipped": 0, "locked": 0, "failed": 3, "notAttempted": 2})
+    );
+    let e = err(&o);
+    for short in ["00000000", "00000001", "00000002"] {
+        assert!(
+            e.contains(&format!("pi: session {short}: retrying (1/1) in ")),
+            "{e}"
+        );
+        assert!(
+            e.contains(&format!("pi: error: cannot compact session {short} (")),
+            "{e}"
+        );
+    }
+    assert!(!e.contains("session 00000003"), "{e}");
+    assert!(e.contains("2 of 5 sessions not attempted"), "{e}");
+    let after: Vec<Vec<u8>> = paths.iter().map(|p| std::fs::read(p).unwrap()).collect();
+    assert_eq!(before, after, "nothing written");
+}
+
+/// A window not above reserveTokens (16384 by default): a quarter of it is reserved, with
+/// one warning per run however many sessions; a summary request never asks more output
+/// tokens than the model's maxTokens.
+#[test]
+fn small_windows_reserve_a_quarter_and_respect_max_tokens() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    let mut models: Value =
+        serde_json::from_str(&std::fs::read_to_string(w.path("agent/models.json")).unwrap())
+            .unwrap();
+    models["providers"]["mock"]["models"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"id": "tiny", "contextWindow": 8192, "maxTokens": 1000}));
+    w.write("agent/models.json", models.to_string());
+    w.write(
+        "agent/settings.json",
+        r#"{"defaultProvider":"mock","defaultModel":"tiny","compaction":{"keepRecentTokens":15}}"#,
+    );
+    let dir = w.agent().join("sessions").join("--tmp-proj--");
+    std::fs::create_dir_all(&dir).unwrap();
+    for name in ["a", "b"] {
+        std::fs::copy(
+            fixture("compact/cases/co-c1.jsonl"),
+            dir.join(format!("{name}.jsonl")),
+        )
+        .unwrap();
+    }
+    server.push(Reply::openai_text(&["one"]));
+    server.push(Reply::openai_text(&["two"]));
+    let o = run(&w, &["compact", "--all", "--context-window", "8192"]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let e = err(&o);
+    assert_eq!(
+        e.matches(
+            "reserveTokens 16384 is not below the context window (8192 tokens); \
+             using a quarter of the window (2048)"
+        )
+        .count(),
+        1,
+        "{e}"
+    );
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 2);
+    for r in &reqs {
+        // 80% of 2048 is 1638, above tiny's maxTokens.
+        assert_eq!(r.json()["max_completion_tokens"], 1000);
+    }
+    // One session, a large window: 80% of the configured reserve, capped the same way.
+    let s = session(&w, "co-c3");
+    server.push(Reply::openai_text(&["three"]));
+    let o = run(
+        &w,
+        &["compact", s.to_str().unwrap(), "--model", "mock/tiny"],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    assert_eq!(server.requests()[2].json()["max_completion_tokens"], 1000);
 }

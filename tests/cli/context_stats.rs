@@ -129,8 +129,23 @@ fn the_window_comes_from_models_json() {
     assert_eq!(r["shouldCompact"], false);
     let r = stats(&w, &[&s, "--reserve-tokens", "4096"]);
     assert_eq!(r["shouldCompact"], true);
-    // The default reserve (16384) exceeds this window: always due, as in the reference.
-    assert_eq!(stats(&w, &[&s])["shouldCompact"], true);
+    // The default reserve (16384) is not below this window: a quarter of the window is
+    // reserved instead (the reference would compact on every turn), with a warning.
+    let o = w
+        .pi()
+        .args(["context", "stats", "--json", &s])
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let r = &jsonl(&String::from_utf8_lossy(&o.stdout))[0];
+    assert_eq!(r["reserveTokens"], 2048);
+    assert_eq!(r["reserveTokensFrom"], "window/4");
+    assert_eq!(r["shouldCompact"], false, "5000 tokens < 8192 - 2048");
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        "pi: warning: reserveTokens 16384 is not below the context window of local/llama \
+         (8192 tokens); using a quarter of the window (2048)\n"
+    );
     let r = stats(&w, &[&s, "--model", "anthropic/claude-sonnet-4-5"]);
     assert_eq!(r["contextWindow"], 1_000_000);
     assert_eq!(r["contextWindowFrom"], "models.json override");

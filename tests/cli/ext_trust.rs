@@ -182,8 +182,9 @@ fn compact_all_runs_only_trusted_projects_hooks() {
         .output()
         .unwrap();
     status(&o, 0);
-    let recs = jsonl(&out(&o));
-    assert_eq!(recs.len(), 3, "{}", out(&o));
+    let mut recs = jsonl(&out(&o));
+    assert_eq!(recs.len(), 4, "{}", out(&o));
+    assert_eq!(recs.pop().unwrap()["compacted"], 3, "the summary record");
     assert!(recs.iter().all(|r| r["compacted"] == true), "{}", out(&o));
     assert_eq!(marks(&w), ["good-compact"]);
     assert_eq!(refusals(&o).len(), 1, "{}", err(&o));

@@ -15,6 +15,12 @@ fn expand(w: &World, args: &[&str]) -> String {
     out.strip_suffix('\n').unwrap_or(&out).to_owned()
 }
 
+/// `pi prompt expand --lenient ARGS`: the reference's reading (unknown `/name` passes
+/// through, missing arguments are empty), which the upstream test cases record.
+fn expand_lenient(w: &World, args: &[&str]) -> String {
+    expand(w, &[&["--lenient"], args].concat())
+}
+
 fn expand_stdin(w: &World, text: &str) -> String {
     let out = w.ok_in(&["prompt", "expand"], text);
     out.strip_suffix('\n').unwrap_or(&out).to_owned()
@@ -106,7 +112,7 @@ fn placeholders_pt() {
     for (content, args, expected) in cases {
         template(&w, "t", content);
         assert_eq!(
-            expand(&w, &[&["/t"], *args].concat()),
+            expand_lenient(&w, &[&["/t"], *args].concat()),
             *expected,
             "{content:?} {args:?}"
         );
@@ -132,11 +138,11 @@ fn argument_splitting_pa_pi() {
         ("/q a b c d e", "[a][b][c]|$#|d e"),
     ];
     for (text, expected) in cases {
-        assert_eq!(expand(&w, &[text]), expected, "{text:?}");
+        assert_eq!(expand_lenient(&w, &[text]), expected, "{text:?}");
     }
     // PA14, deviation: an apostrophe does not swallow the rest; with unbalanced quotes the
     // arguments are split at whitespace, with a warning.
-    insta::assert_snapshot!(w.snap(&["prompt", "expand", "/q it's here"]), @"
+    insta::assert_snapshot!(w.snap(&["prompt", "expand", "--lenient", "/q it's here"]), @"
     status: 0
     ----- stdout -----
     [it's][here][]|$#|
@@ -159,10 +165,10 @@ fn argument_splitting_pa_pi() {
     // PI3
     template(&w, "t", "[$1][$2]");
     template(&w, "all", "[$@]");
-    assert_eq!(expand(&w, &["/t  two"]), "[two][]");
+    assert_eq!(expand_lenient(&w, &["/t  two"]), "[two][]");
     assert_eq!(expand(&w, &["/all"]), "[]");
-    assert_eq!(expand(&w, &["/t\targ"]), "/t\targ");
-    assert_eq!(expand(&w, &["/x y"]), "/x y");
+    assert_eq!(expand_lenient(&w, &["/t\targ"]), "/t\targ");
+    assert_eq!(expand_lenient(&w, &["/x y"]), "/x y");
 }
 
 #[test]
@@ -180,17 +186,27 @@ fn other_text_passes_through() {
     template(&w, "t", "T");
     for text in [
         "hello world",
-        "/unknown a b",
         "t x",
         "//t",
         "/",
         "path /t x",
+        "/etc/hosts x",
     ] {
         let out = w.ok(&["prompt", "expand", "--json", "--", text]);
         let v = &jsonl(&out)[0];
         assert_eq!(v["text"], text);
         assert_eq!(v["source"], Value::Null);
     }
+    // An unknown `/name` passes only with --lenient.
+    let out = w.ok(&[
+        "prompt",
+        "expand",
+        "--lenient",
+        "--json",
+        "--",
+        "/unknown a b",
+    ]);
+    assert_eq!(jsonl(&out)[0]["text"], "/unknown a b");
     assert_eq!(expand(&w, &["some", "words", "here"]), "some words here");
 }
 
@@ -337,7 +353,7 @@ fn explicit_template_paths() {
     ]);
     assert_eq!(out, "two x\n");
     // A missing path is reported, the rest still works.
-    insta::assert_snapshot!(w.snap(&["prompt", "expand", "--prompt-dir", "nope", "/x"]), @"
+    insta::assert_snapshot!(w.snap(&["prompt", "expand", "--lenient", "--prompt-dir", "nope", "/x"]), @"
     status: 0
     ----- stdout -----
     /x
@@ -346,7 +362,14 @@ fn explicit_template_paths() {
     ");
     // --no-prompt-templates: only explicit paths.
     template(&w, "two", "discovered");
-    let out = w.ok(&["prompt", "expand", "--no-prompt-templates", "/two", "y"]);
+    let out = w.ok(&[
+        "prompt",
+        "expand",
+        "--lenient",
+        "--no-prompt-templates",
+        "/two",
+        "y",
+    ]);
     assert_eq!(out, "/two y\n");
 }
 
@@ -384,4 +407,81 @@ fn hostile_input_never_panics() {
             "{text:?}"
         );
     }
+}
+
+/// Scripts need typos to fail: an unknown `/name` and a missing `$1`..`$9` argument are
+/// usage errors (exit 2, nothing on stdout) naming the templates there are, or the
+/// template's argument-hint; `--lenient` reads the text as the agent does.
+#[test]
+fn unknown_names_and_missing_arguments_are_errors() {
+    let w = World::new();
+    w.write(
+        "proj/.pi/prompts/review.md",
+        "---\ndescription: Review a PR\nargument-hint: <pr> [focus...]\n---\nReview PR $1. Focus on $2.",
+    );
+    template(&w, "fix", "Fix $1 and $3");
+    insta::assert_snapshot!(w.snaps(&[
+        &["prompt", "expand", "/revew 1234"],
+        &["prompt", "expand", "/deploy"],
+        &["prompt", "expand", "/review"],
+        &["prompt", "expand", "--as-message", "/fix", "a", "b"],
+    ]), @"
+    $ pi prompt expand '/revew 1234'
+    status: 2
+    ----- stdout -----
+    ----- stderr -----
+    pi: error: unknown template '/revew'
+      hint: did you mean /review? known templates: /review, /fix
+
+    $ pi prompt expand /deploy
+    status: 2
+    ----- stdout -----
+    ----- stderr -----
+    pi: error: unknown template '/deploy'
+      hint: known templates: /review, /fix; --lenient passes the text through unchanged
+
+    $ pi prompt expand /review
+    status: 2
+    ----- stdout -----
+    ----- stderr -----
+    pi: error: template '/review' needs 2 arguments (it uses $2), and 0 were given
+      hint: usage: /review <pr> [focus...]; --lenient leaves missing arguments empty
+
+    $ pi prompt expand --as-message /fix a b
+    status: 2
+    ----- stdout -----
+    ----- stderr -----
+    pi: error: template '/fix' needs 3 arguments (it uses $3), and 2 were given
+      hint: usage: /fix ARG1 ARG2 ARG3; --lenient leaves missing arguments empty
+    ");
+    // --lenient: the agent's reading.
+    assert_eq!(expand(&w, &["--lenient", "/revew 1234"]), "/revew 1234");
+    assert_eq!(
+        expand(&w, &["--lenient", "/review"]),
+        "Review PR . Focus on ."
+    );
+    // Enough arguments, or templates that use none or only $@: no error.
+    assert_eq!(
+        expand(&w, &["/review", "1", "x"]),
+        "Review PR 1. Focus on x."
+    );
+    assert_eq!(expand(&w, &["/fix", "a", "", "c"]), "Fix a and c");
+    // Stdin is read the same way.
+    let o = w
+        .pi()
+        .args(["prompt", "expand"])
+        .write_stdin("/revew 1\n")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(o.stdout.is_empty());
+    // No templates at all.
+    let bare = World::new();
+    let o = bare.pi().args(["prompt", "expand", "/x"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("no prompt templates were found"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
 }

@@ -142,7 +142,8 @@ fn substitution_matches_upstream() {
         std::fs::write(&tpl, content).unwrap();
         let out = tree
             .pi("proj")
-            .args(["prompt", "expand", "--json", "/t"])
+            // --lenient: the reference's reading (missing arguments are empty).
+            .args(["prompt", "expand", "--lenient", "--json", "/t"])
             .args(&args)
             .output()
             .unwrap();
@@ -191,7 +192,7 @@ fn template_expansion_matches_upstream() {
         let upstream = c["upstream"].as_str().unwrap();
         let out = tree
             .pi("proj")
-            .args(["prompt", "expand", "--json", "--", text])
+            .args(["prompt", "expand", "--lenient", "--json", "--", text])
             .output()
             .unwrap();
         if text.starts_with("/skill:") {
@@ -406,7 +407,7 @@ fn skill_expansion_matches_upstream() {
         let upstream = tree.unroot(c["upstream"].as_str().unwrap());
         let out = tree
             .pi("proj")
-            .args(["prompt", "expand", "--json", "--", text])
+            .args(["prompt", "expand", "--lenient", "--json", "--", text])
             .output()
             .unwrap();
         if upstream == text && text.starts_with("/skill:") {
@@ -526,7 +527,7 @@ fn discovery_matches_upstream() {
                 continue;
             }
             let mut cmd = tree.pi(cwd);
-            cmd.args(["prompt", "expand", "--json"]);
+            cmd.args(["prompt", "expand", "--lenient", "--json"]);
             discovery_args(&mut cmd, &tree, &c["options"]);
             cmd.args(["--", &format!("/{tname}")]);
             let out = jsonl(&ok(cmd.output().unwrap(), name));

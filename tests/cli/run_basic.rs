@@ -466,8 +466,8 @@ fn usage_errors_write_nothing() {
     status: 2
     ----- stdout -----
     ----- stderr -----
-    pi: error: the following required arguments were not provided: <SESSION>
-      usage: pi run --leaf <ID> --prompt <PROMPT> <SESSION>
+    pi: error: the following required arguments were not provided: <SESSION|--continue>
+      usage: pi run --leaf <ID> --prompt <PROMPT> <SESSION|--continue>
       hint: for more information, try '--help'
 
     $ pi run
@@ -520,4 +520,57 @@ fn missing_key_and_missing_cwd_fail_with_status_1() {
       hint: recreate the directory, or fork the session into this one with `pi session fork`
     ");
     assert!(server.requests().is_empty());
+}
+
+/// `-c/--continue`: the most recent session of the current directory (a new one when it
+/// has none); not with a SESSION.
+#[test]
+fn continue_takes_the_most_recent_session_of_the_directory() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    server.push(Reply::openai_text(&["first"]));
+    let o = run(&w, &["-c", "-p", "one"]);
+    status(&o, 0);
+    let f = session_file(&w);
+    server.push(Reply::openai_text(&["second"]));
+    let o = run(&w, &["--continue", "-p", "two"]);
+    status(&o, 0);
+    assert!(
+        err(&o).is_empty(),
+        "no new session is announced: {}",
+        err(&o)
+    );
+    assert_eq!(session_file(&w), f, "still one session");
+    let sent = server.requests()[1].json();
+    let texts: Vec<String> = sent["messages"].as_array().unwrap()[1..]
+        .iter()
+        .map(text)
+        .collect();
+    assert_eq!(texts, ["one", "first", "two"]);
+    let roles: Vec<String> = lines(&f)
+        .iter()
+        .filter_map(|l| l["message"]["role"].as_str().map(str::to_owned))
+        .collect();
+    assert_eq!(roles, ["user", "assistant", "user", "assistant"]);
+    // A session and --continue contradict each other.
+    let o = run(&w, &[f.to_str().unwrap(), "-c", "-p", "x"]);
+    status(&o, 2);
+    assert!(err(&o).contains("cannot be used with"), "{}", err(&o));
+    assert_eq!(server.requests().len(), 2);
+}
+
+/// Inside `pi run`, prompts keep the agent's pass-through: an unknown `/name` is sent as
+/// typed, a missing argument is empty (`pi prompt expand` refuses both).
+#[test]
+fn run_passes_unknown_templates_through() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    w.write("proj/.pi/prompts/review.md", "Review PR $1. Focus on $2.");
+    server.push(Reply::openai_text(&["a"]));
+    server.push(Reply::openai_text(&["b"]));
+    status(&run(&w, &["--no-session", "-p", "/revew 1234"]), 0);
+    status(&run(&w, &["--no-session", "-p", "/review"]), 0);
+    let rs = server.requests();
+    assert_eq!(text(&rs[0].json()["messages"][1]), "/revew 1234");
+    assert_eq!(text(&rs[1].json()["messages"][1]), "Review PR . Focus on .");
 }

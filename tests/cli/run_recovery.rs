@@ -530,3 +530,43 @@ fn automatic_compaction_asks_the_hooks() {
     assert!(!lines(&f).iter().any(|e| e["type"] == "compaction"));
     assert_eq!(server.requests().len(), 1);
 }
+
+/// A model whose window is not above the default reserve (16384): a quarter of the window
+/// is reserved instead (said once on stderr), so a turn well inside the window does not
+/// compact; above the fitted threshold it does, asking at most the model's maxTokens.
+#[test]
+fn small_windows_reserve_a_quarter_of_the_window() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    w.real_clock("answers must be timestamped after the compaction");
+    // `small`: window 2000, maxTokens 500; reserve 500, keepRecentTokens at most 250.
+    let f = earlier_session(&w, "small", 1000);
+    server.push(answer_with_usage("fine", 1200));
+    let o = run(&w, &[f.to_str().unwrap(), "--json", "-p", "next"]);
+    status(&o, 0);
+    assert!(!out(&o).contains("compaction_start"), "{}", out(&o));
+    assert_eq!(server.requests().len(), 1);
+    assert_eq!(
+        err(&o),
+        "pi: warning: reserveTokens 16384 is not below the context window of mock/small \
+         (2000 tokens); using a quarter of the window (500) and keepRecentTokens 250\n"
+    );
+    // Above 2000 - 500: compacted after the run; the summary asks 80% of the reserve.
+    server.push(answer_with_usage("long", 1800));
+    server.push(Reply::openai_text(&["Prefix."]).when("first part of a turn"));
+    server.push(Reply::openai_text(&["Summary."]).when("<conversation>"));
+    let o = run(&w, &[f.to_str().unwrap(), "--json", "-p", "more"]);
+    status(&o, 0);
+    assert!(out(&o).contains("compaction_end"), "{}", out(&o));
+    let rs = server.requests();
+    let asked: Vec<u64> = rs[2..]
+        .iter()
+        .filter(|r| r.text().contains("<conversation>"))
+        .map(|r| r.json()["max_completion_tokens"].as_u64().unwrap())
+        .collect();
+    // 80% of the fitted reserve for the history, half of it for a split turn's prefix
+    // (16384 and 8192 of the configured one, above the model's maxTokens).
+    assert!(!asked.is_empty());
+    assert!(asked.iter().all(|n| [400, 250].contains(n)), "{asked:?}");
+    assert!(lines(&f).iter().any(|e| e["type"] == "compaction"));
+}

@@ -274,3 +274,111 @@ fn output_to_a_file_or_a_pipe_is_the_same() {
         w.ok(&["session", "log", &s, "--all", "-n", "3", "--filter", "."])
     );
 }
+
+/// `--filter` as jq: --arg, --argjson, $ENV, $ARGS, the format strings, -c accepted, and
+/// --slurp over the selected entries (after --type and -n).
+#[test]
+fn filters_take_jq_arguments_formats_and_slurp() {
+    let w = World::new();
+    let (s, ids) = branched(&w);
+    let log = |args: &[&str]| w.ok(&[&["session", "log", &s], args].concat());
+    // --arg is a string, --argjson a JSON value; $ARGS.named has both.
+    assert_eq!(
+        log(&[
+            "--type",
+            "message",
+            "-n",
+            "1",
+            "-c",
+            "--arg",
+            "who",
+            "-me",
+            "--argjson",
+            "n",
+            "{\"k\": [1]}",
+            "--filter",
+            "[$who, $n.k[0], $ARGS.named.who]"
+        ]),
+        "[\"-me\",1,\"-me\"]\n"
+    );
+    let o = w
+        .pi()
+        .env("PI_TEST_WHO", "from the environment")
+        .args([
+            "session",
+            "log",
+            &s,
+            "-n",
+            "1",
+            "-r",
+            "--filter",
+            "$ENV.PI_TEST_WHO",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "from the environment\n");
+    // The format strings.
+    let f = |filter: &str| log(&["--type", "message", "-r", "-n", "1", "--filter", filter]);
+    assert_eq!(
+        f("[.id, .message.role, 1, null, true] | @csv"),
+        format!("\"{}\",\"assistant\",1,,true\n", ids[5])
+    );
+    assert_eq!(f("[.message.role, \"a\\tb\"] | @tsv"), "assistant\ta\\tb\n");
+    assert_eq!(
+        f("[.message.role, \"it's\"] | @sh"),
+        "'assistant' 'it'\\''s'\n"
+    );
+    assert_eq!(f(".message.role | @base64"), "YXNzaXN0YW50\n");
+    assert_eq!(f("\"YXNzaXN0YW50\" | @base64d"), "assistant\n");
+    assert_eq!(f("\"a b&c\" | @uri"), "a%20b%26c\n");
+    assert_eq!(f("\"<b>\" | @html"), "&lt;b&gt;\n");
+    assert_eq!(f("{a: 1} | @json"), "{\"a\":1}\n");
+    assert_eq!(f("[1] | @text"), "[1]\n");
+    assert_eq!(f("@text \"role=\\(.message.role)\""), "role=assistant\n");
+    // --slurp: one array of the selected entries; -n keeps those nearest the leaf.
+    assert_eq!(
+        log(&["--type", "message", "--slurp", "-c", "--filter", "map(.id)"]),
+        format!(
+            "[\"{}\",\"{}\",\"{}\",\"{}\"]\n",
+            ids[0], ids[1], ids[4], ids[5]
+        )
+    );
+    assert_eq!(
+        log(&[
+            "--type", "message", "-n", "2", "--slurp", "--filter", "length"
+        ]),
+        "2\n"
+    );
+    assert_eq!(
+        log(&[
+            "--all", "--type", "message", "--slurp", "--filter", "length"
+        ]),
+        "6\n"
+    );
+    // Usage errors: --argjson must be JSON, a variable must be defined, --arg needs --filter.
+    insta::assert_snapshot!(w.redact(&w.snaps(&[
+        &["session", "log", &s, "--argjson", "x", "{", "--filter", "$x"],
+        &["session", "log", &s, "--filter", "$nope"],
+        &["session", "log", &s, "--arg", "a", "b"],
+    ])), @"
+    $ pi session log [SESSIONS]/2026-01-02T03-04-05-678Z_019b7ca9-8f2e-727e-8bef-3cafe4594b0f.jsonl --argjson x { --filter '$x'
+    status: 2
+    ----- stdout -----
+    ----- stderr -----
+    pi: error: --argjson x: invalid JSON: byte offset 1: value or end of sequence expected
+
+    $ pi session log [SESSIONS]/2026-01-02T03-04-05-678Z_019b7ca9-8f2e-727e-8bef-3cafe4594b0f.jsonl --filter '$nope'
+    status: 2
+    ----- stdout -----
+    ----- stderr -----
+    pi: error: invalid --filter program: undefined variable '$nope' at line 1, column 1
+
+    $ pi session log [SESSIONS]/2026-01-02T03-04-05-678Z_019b7ca9-8f2e-727e-8bef-3cafe4594b0f.jsonl --arg a b
+    status: 2
+    ----- stdout -----
+    ----- stderr -----
+    pi: error: the following required arguments were not provided: --filter <JQ>
+      usage: pi session log --filter <JQ> --arg <NAME> <VALUE> <SESSION>
+      hint: for more information, try '--help'
+    ");
+}

@@ -188,12 +188,13 @@ fn context_stats_and_prompt_list_are_human_on_a_terminal() {
     ));
     assert_eq!(code, 0, "{text}");
     insta::assert_snapshot!(text, @"
+    pi: warning: reserveTokens 16384 is not below the context window (1000 tokens); using a quarter of the window (250)
     ␛[1mcontext  ␛[0m leaf e8ea9e94 (3 entries on the path)
     ␛[1mmessages ␛[0m 2: 2 user
     ␛[1mtokens   ␛[0m 7 estimated (no usage reported on the path)
     ␛[1mestimate ␛[0m 7 (characters / 4, every message)
-    ␛[1mwindow   ␛[0m 1,000 (--context-window) − reserve 16,384 (default) = threshold -15,384
-    ␛[1mcompact  ␛[0m ␛[33myes␛[0m: 7 > -15,384 (0.7% of the window)
+    ␛[1mwindow   ␛[0m 1,000 (--context-window) − reserve 250 (window/4) = threshold 750
+    ␛[1mcompact  ␛[0m no: 7 ≤ 750 (0.7% of the window)
     ");
     w.write(
         "proj/.pi/prompts/review.md",
@@ -234,6 +235,7 @@ fn run_shows_tool_lines_on_a_terminal() {
     ␛[36m→ read missing.txt␛[0m
     ␛[31m  ✗ read: ENOENT: no such file or directory, access '[PROJ]/missing.txt'␛[0m
     All done.
+    pi: 320 tokens in, 50 out · $0.0000 · 0.0 s · session 019b7ca9
     ");
     // Piped, stderr has no spinner or tool lines.
     server.push(tool_calls(&[("c3", "bash", r#"{"command":"true"}"#)]));
@@ -402,6 +404,7 @@ fn run_escapes_model_text_on_a_terminal() {
     Line one
     	indented \u{1b}]52;c;cHduZWQ=\u{7}\u{1b}]0;owned\u{7}\u{1b}[2J\rfake\u{9b}1m\u{202e}gnp.exe
     end
+    pi: 320 tokens in, 50 out · $0.0000 · 0.0 s · no session recorded
     ");
 
     // A provider error with escapes in its message.
@@ -560,4 +563,58 @@ fn tree_uses_the_terminals_width() {
     let plain = uncolored(&text);
     assert!(plain.lines().all(|l| l.chars().count() <= 50), "{plain}");
     assert!(plain.lines().any(|l| l.chars().count() >= 45), "{plain}");
+}
+
+/// On a terminal a run ends with one line on stderr: tokens in and out, cost, time (0 on
+/// the tests' fixed clock) and the session's short id.
+#[test]
+fn run_ends_with_a_usage_line_on_a_terminal() {
+    use crate::common::model_server::ModelServer;
+    use crate::run_support::{answer_with_usage, world};
+    let server = ModelServer::start();
+    let w = world(&server);
+    server.push(answer_with_usage("Hi.", 1234));
+    let (code, text) = on_terminal(pi(&w, &["run", "-p", "go"]));
+    assert_eq!(code, 0, "{text}");
+    let last = without_spinner(&text);
+    let last = last.trim_end().lines().last().unwrap().to_owned();
+    insta::assert_snapshot!(uncolored(&last), @"pi: 1,234 tokens in, 10 out · $0.0000 · 0.0 s · session 019b7ca9");
+    let (code, text) = on_terminal(pi(&w, &["run", "--no-session", "-p", "go"]));
+    assert_eq!(code, 1, "no answer left: {text}");
+    assert!(text.contains("no session recorded"), "{text}");
+}
+
+/// `pi compact --all` on a terminal: a bar with sessions done of all, and the session at
+/// hand.
+#[test]
+fn compact_all_shows_a_bar_on_a_terminal() {
+    use crate::common::model_server::{ModelServer, Reply};
+    use crate::run_support::{settings, world};
+    let server = ModelServer::start();
+    let w = world(&server);
+    settings(
+        &w,
+        serde_json::json!({"compaction": {"keepRecentTokens": 15}}),
+    );
+    let dir = w.agent().join("sessions").join("--tmp-proj--");
+    std::fs::create_dir_all(&dir).unwrap();
+    for name in ["a", "b"] {
+        std::fs::copy(
+            fixture("compact/cases/co-c1.jsonl"),
+            dir.join(format!("{name}.jsonl")),
+        )
+        .unwrap();
+    }
+    let slow = std::time::Duration::from_millis(400);
+    server.push(Reply::openai_text(&["one"]).delay(slow));
+    server.push(Reply::openai_text(&["two"]).delay(slow));
+    let (code, text) = on_terminal(pi(&w, &["compact", "--all"]));
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("  0/2 "), "{text:?}");
+    assert!(text.contains("  1/2 "), "{text:?}");
+    assert!(
+        text.contains("019b0000"),
+        "the session's short id: {text:?}"
+    );
+    assert!(text.contains("\"type\":\"summary\""), "{text:?}");
 }

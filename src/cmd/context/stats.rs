@@ -96,11 +96,27 @@ fn window(args: &StatsArgs, ctx: &Ctx, o: &Opened, settings: &Settings) -> anyho
             }
         }
     };
-    let (reserve, reserve_from) = match (args.reserve_tokens, settings.reserve_tokens) {
+    let (reserve, mut reserve_from) = match (args.reserve_tokens, settings.reserve_tokens) {
         (Some(r), _) => (r, "--reserve-tokens"),
         (None, Some(r)) => (r, "settings"),
         (None, None) => (DEFAULT_RESERVE_TOKENS, "default"),
     };
+    // The agent's rule for a reserve that does not fit the window (keepRecentTokens does
+    // not matter here).
+    let fitted = tokens::Reserves {
+        reserve_tokens: reserve,
+        keep_recent_tokens: 0,
+    }
+    .fit(window);
+    let whose = model
+        .as_ref()
+        .filter(|_| args.context_window.is_none())
+        .map(|(p, id)| format!("{p}/{id}"));
+    if let Some(w) = fitted.warning("reserveTokens", whose.as_deref()) {
+        crate::error::warn(&escape(&w));
+        reserve_from = "window/4";
+    }
+    let reserve = fitted.used.reserve_tokens;
     Ok(Window {
         window,
         from,

@@ -10,8 +10,9 @@ use crate::clock;
 use crate::cmd::Ctx;
 use crate::error::{Exit, ExitStatus, failed};
 use crate::js;
+use crate::output::escape;
 use crate::prompt::skills::{self, ExpandError};
-use crate::prompt::templates;
+use crate::prompt::templates::{self, Refusal};
 
 #[derive(Debug, Args)]
 pub struct ExpandArgs {
@@ -22,6 +23,10 @@ pub struct ExpandArgs {
     /// Print the result as a user message record, ready for `pi session append`
     #[arg(long)]
     pub as_message: bool,
+    /// Pass `/name` through when there is no such template, and leave missing arguments
+    /// empty, as the agent does (by default both are errors)
+    #[arg(long)]
+    pub lenient: bool,
     #[command(flatten)]
     pub discovery: DiscoveryArgs,
     /// The text, e.g. `/review 1234 src/auth.ts` [default: read from stdin]
@@ -76,17 +81,24 @@ pub fn run(args: ExpandArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
         Err(ExpandError::Read(path, e)) => {
             return Err(failed(format!("cannot read skill {}: {e}", path.display())));
         }
-        Ok(None) => match templates::expand(&text, &res.templates, words.as_deref()) {
-            Some(x) => {
-                if let Some(w) = &x.warning {
-                    crate::error::warn(w);
-                }
-                let source =
-                    json!({"kind": "template", "name": x.template.name, "path": x.template.path});
-                (x.text, source)
+        Ok(None) => {
+            let expanded = templates::expand(&text, &res.templates, words.as_deref());
+            if !args.lenient
+                && let Some(r) = templates::refuse(&text, &res.templates, expanded.as_ref())
+            {
+                return Err(refused(r));
             }
-            None => (text, serde_json::Value::Null),
-        },
+            match expanded {
+                Some(x) => {
+                    if let Some(w) = &x.warning {
+                        crate::error::warn(w);
+                    }
+                    let source = json!({"kind": "template", "name": x.template.name, "path": x.template.path});
+                    (x.text, source)
+                }
+                None => (text, serde_json::Value::Null),
+            }
+        }
     };
 
     if args.as_message {
@@ -103,4 +115,62 @@ pub fn run(args: ExpandArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
         ctx.out.line(out.as_bytes())?;
     }
     Ok(ExitStatus::Success)
+}
+
+/// The usage error of a `/name` that is no template, or of a missing argument.
+fn refused(r: Refusal) -> anyhow::Error {
+    const LENIENT: &str = "--lenient passes the text through unchanged";
+    let (message, hint) = match r {
+        Refusal::Unknown {
+            name,
+            known,
+            closest,
+        } => {
+            let list = known
+                .iter()
+                .map(|k| format!("/{}", escape(k)))
+                .collect::<Vec<_>>()
+                .join(", ");
+            let hint = match (closest, known.is_empty()) {
+                (_, true) => format!(
+                    "no prompt templates were found (`pi prompt list` shows where pi looks); {LENIENT}"
+                ),
+                (Some(c), false) => {
+                    format!("did you mean /{}? known templates: {list}", escape(&c))
+                }
+                (None, false) => format!("known templates: {list}; {LENIENT}"),
+            };
+            (format!("unknown template '/{}'", escape(&name)), hint)
+        }
+        Refusal::MissingArguments {
+            name,
+            needed,
+            given,
+            argument_hint,
+        } => {
+            let name = escape(&name);
+            let usage = match argument_hint {
+                Some(h) => format!("/{name} {}", escape(&h)),
+                None => {
+                    let args: Vec<String> = (1..=needed).map(|n| format!("ARG{n}")).collect();
+                    format!("/{name} {}", args.join(" "))
+                }
+            };
+            let what = if needed == 1 {
+                "an argument".to_owned()
+            } else {
+                format!("{needed} arguments")
+            };
+            (
+                format!(
+                    "template '/{name}' needs {what} (it uses ${needed}), and {given} {} given",
+                    if given == 1 { "was" } else { "were" }
+                ),
+                format!("usage: {usage}; --lenient leaves missing arguments empty"),
+            )
+        }
+    };
+    Exit::new(ExitStatus::Usage, anyhow::anyhow!("{message}"))
+        .hint(hint)
+        .into()
 }

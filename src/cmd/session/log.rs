@@ -35,6 +35,57 @@ pub struct LogArgs {
     /// With --filter, print strings without quotes
     #[arg(short = 'r', long, requires = "filter")]
     pub raw_output: bool,
+    /// With --filter, run the program once, on an array of the selected entries (after
+    /// --type and -n), instead of on each entry
+    #[arg(long, requires = "filter")]
+    pub slurp: bool,
+    /// With --filter, set $NAME to the string VALUE (repeatable)
+    #[arg(
+        long = "arg",
+        num_args = 2,
+        value_names = ["NAME", "VALUE"],
+        action = clap::ArgAction::Append,
+        allow_hyphen_values = true,
+        requires = "filter"
+    )]
+    pub arg: Vec<String>,
+    /// With --filter, set $NAME to the JSON value JSON (repeatable)
+    #[arg(
+        long = "argjson",
+        num_args = 2,
+        value_names = ["NAME", "JSON"],
+        action = clap::ArgAction::Append,
+        allow_hyphen_values = true,
+        requires = "filter"
+    )]
+    pub argjson: Vec<String>,
+    /// Compact output, as jq's -c: accepted for habit's sake, the output is always one
+    /// value per line
+    #[arg(short = 'c', long)]
+    pub compact_output: bool,
+}
+
+/// The filter of `--filter`, with the variables of `--arg` and `--argjson`.
+fn compile(args: &LogArgs) -> anyhow::Result<Option<jq::Filter>> {
+    let Some(code) = &args.filter else {
+        return Ok(None);
+    };
+    let mut globals = jq::Globals::default();
+    for pair in args.arg.chunks(2) {
+        if let [name, value] = pair {
+            globals.arg(name, value);
+        }
+    }
+    for pair in args.argjson.chunks(2) {
+        if let [name, json] = pair {
+            globals
+                .argjson(name, json)
+                .map_err(|e| usage(format!("--argjson {name}: {e}")))?;
+        }
+    }
+    let f = jq::Filter::with_globals(code, &globals)
+        .map_err(|e| usage(format!("invalid --filter program: {e}")))?;
+    Ok(Some(f))
 }
 
 /// The entries to print, in file order: the path (or all), of the types asked for. The
@@ -64,13 +115,7 @@ fn select(args: &LogArgs, s: &Session) -> anyhow::Result<(Vec<u32>, bool)> {
 }
 
 pub fn run(args: LogArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
-    let filter = match &args.filter {
-        Some(code) => Some(
-            jq::Filter::compile(code)
-                .map_err(|e| usage(format!("invalid --filter program: {e}")))?,
-        ),
-        None => None,
-    };
+    let filter = compile(&args)?;
     let path = ctx.session_path(args.session.as_deref())?;
     let s = ctx.open(&path)?;
     let (mut order, any_unknown_type) = select(&args, &s)?;
@@ -90,8 +135,11 @@ pub fn run(args: LogArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
         }
         return Ok(ExitStatus::Success);
     }
-    let failures = line_by_line(&args, &s, order, filter.as_ref(), any_unknown_type, ctx)
-        .with_context(|| format!("cannot read {}", path.display()))?;
+    let failures = match filter.as_ref().filter(|_| args.slurp) {
+        Some(f) => slurp(&args, &s, order, f, any_unknown_type, ctx),
+        None => line_by_line(&args, &s, order, filter.as_ref(), any_unknown_type, ctx),
+    }
+    .with_context(|| format!("cannot read {}", path.display()))?;
     Ok(if failures > 0 {
         ExitStatus::Failure
     } else {
@@ -168,6 +216,74 @@ fn line_by_line(
         }
         for c in &collected {
             ctx.out.write_all(c)?;
+        }
+    }
+    Ok(failures)
+}
+
+/// `--slurp`: runs the filter once on the array of the selected entries (the N nearest the
+/// leaf with -n, leaf first with --reverse); returns how many entries could not be given to
+/// it, or 1 when the filter failed.
+fn slurp(
+    args: &LogArgs,
+    s: &Session,
+    mut order: Vec<u32>,
+    filter: &jq::Filter,
+    any_unknown_type: bool,
+    ctx: &mut Ctx,
+) -> std::io::Result<usize> {
+    if any_unknown_type {
+        let mut keep = Vec::with_capacity(order.len());
+        s.for_each_line(&order, |i, line| {
+            if s.entries[i as usize].kind != Kind::Other
+                || json::get_str(&line[json::skip_ws(line, 0)..], "type")
+                    .is_some_and(|t| args.types.iter().any(|x| *x == t))
+            {
+                keep.push(i);
+            }
+            Ok(())
+        })?;
+        order = keep;
+    }
+    if let Some(n) = args.max_count {
+        order.drain(..order.len().saturating_sub(n));
+    }
+    if args.reverse {
+        order.reverse();
+    }
+    let mut values = Vec::with_capacity(order.len());
+    let mut failures = 0usize;
+    s.for_each_line(&order, |i, line| {
+        let depth = json::validate(line).map(|v| v.2).unwrap_or(0);
+        let value = if depth > jq::MAX_DEPTH {
+            Err(format!("nested deeper than {} levels", jq::MAX_DEPTH))
+        } else {
+            jq::parse(line)
+        };
+        match value {
+            Ok(v) => values.push(v),
+            Err(e) => {
+                failures += 1;
+                let rec = &s.entries[i as usize];
+                crate::error::warn(&format!(
+                    "entry {} (line {}) left out of --slurp: {e}",
+                    rec.id, rec.line
+                ));
+            }
+        }
+        Ok(())
+    })?;
+    match filter.run_value(jq::array(values)) {
+        Ok(outputs) => {
+            for v in &outputs {
+                let mut produced = Vec::new();
+                jq::write(&mut produced, v, args.raw_output)?;
+                ctx.out.write_all(&produced)?;
+            }
+        }
+        Err(e) => {
+            failures += 1;
+            crate::error::warn(&format!("--filter failed on the slurped entries: {e}"));
         }
     }
     Ok(failures)
