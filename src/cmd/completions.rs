@@ -136,8 +136,10 @@ fn with_completers(cmd: clap::Command) -> clap::Command {
     let name = cmd.get_name().to_owned();
     cmd.mut_args(|a| {
         let completer = match a.get_id().as_str() {
-            "session" => ArgValueCompleter::new(sessions),
-            "leaf" | "entry" => ArgValueCompleter::new(entries),
+            "session" => ArgValueCompleter::new(first_positional),
+            "session_opt" => ArgValueCompleter::new(sessions),
+            "leaf" => ArgValueCompleter::new(entries),
+            "entry" => ArgValueCompleter::new(entry_positional),
             "model" => ArgValueCompleter::new(models),
             "types" => ArgValueCompleter::new(entry_types),
             "hook" => {
@@ -220,6 +222,35 @@ fn sessions(current: &OsStr) -> Vec<CompletionCandidate> {
         .collect()
 }
 
+/// The first positional, SESSION as clap sees it: with `-s SESSION` on the line it is the
+/// command's next argument instead, an entry for `branch`, `label` and `fork`.
+fn first_positional(current: &OsStr) -> Vec<CompletionCandidate> {
+    let m = parsed();
+    let leaf = m.as_ref().map(leaf_matches);
+    if leaf.is_some_and(|l| string_of(l, "session_opt").is_some()) {
+        let takes_entry = leaf.is_some_and(|l| l.try_get_one::<String>("entry").is_ok());
+        return if takes_entry {
+            entries(current)
+        } else {
+            Vec::new()
+        };
+    }
+    sessions(current)
+}
+
+/// ENTRY as clap sees it: with `-s SESSION` and a value before it, the argument after the
+/// entry (a label), which has no candidates.
+fn entry_positional(current: &OsStr) -> Vec<CompletionCandidate> {
+    let m = parsed();
+    let shifted = m.as_ref().map(leaf_matches).is_some_and(|l| {
+        string_of(l, "session_opt").is_some() && string_of(l, "session").is_some()
+    });
+    if shifted {
+        return Vec::new();
+    }
+    entries(current)
+}
+
 /// Most candidates that get a description (the rest are listed bare).
 const DESCRIBED: usize = 200;
 
@@ -241,7 +272,8 @@ fn entries(current: &OsStr) -> Vec<CompletionCandidate> {
     };
     let arg = m
         .as_ref()
-        .and_then(|m| string_of(leaf_matches(m), "session"));
+        .map(leaf_matches)
+        .and_then(|l| string_of(l, "session_opt").or_else(|| string_of(l, "session")));
     let Ok(path) = crate::session::find::resolve(arg.as_deref(), &dirs, &cwd.to_string_lossy())
     else {
         return out;

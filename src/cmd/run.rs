@@ -18,7 +18,7 @@ use crate::agent::setup::{self, PromptError};
 use crate::agent::store::{self, FileStore};
 use crate::agent::{AgentSession, Config, Credentials, Message, Observer, Outcome, ToolExecution};
 use crate::cmd::Ctx;
-use crate::cmd::args::{ModelArgs, SystemPromptArgs, positive_u32};
+use crate::cmd::args::{ModelArgs, SessionArg, SystemPromptArgs, positive_u32};
 use crate::context::value::Value;
 use crate::error::{Exit, ExitStatus};
 use crate::extensions::Project;
@@ -64,10 +64,13 @@ impl Thinking {
 }
 
 #[derive(Debug, Args)]
+#[command(mut_arg("session", |a| a.help(
+    "The session to continue: a path, a session id or a unique prefix of one [default: a new \
+     session of the current directory]"
+)))]
 pub struct RunArgs {
-    /// The session to continue (a path, id or unique id prefix) [default: a new session of
-    /// the current directory]
-    pub session: Option<String>,
+    #[command(flatten)]
+    pub session: SessionArg,
     /// The prompt; `/template args` and `/skill:name args` are expanded [default: read from
     /// stdin]
     ///
@@ -112,7 +115,7 @@ pub struct RunArgs {
     pub hook: Vec<String>,
     /// Continue from this entry (id or unique prefix) instead of the leaf; the first new
     /// entry becomes its child
-    #[arg(long, value_name = "ID", requires = "session")]
+    #[arg(long, value_name = "ID", requires = "session_arg")]
     pub leaf: Option<String>,
     /// Record nothing: no session file is created or written (a SESSION given is only read)
     #[arg(long)]
@@ -240,7 +243,7 @@ impl RunSettings {
         crate::extensions::config::check_flags(&args.hook).map_err(crate::error::usage)?;
         let existing = args
             .session
-            .as_deref()
+            .get()?
             .map(|s| ctx.session_path(Some(s)))
             .transpose()?;
         let cwd = work_dir(existing.as_deref(), ctx)?;

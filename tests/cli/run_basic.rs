@@ -466,8 +466,8 @@ fn usage_errors_write_nothing() {
     status: 2
     ----- stdout -----
     ----- stderr -----
-    pi: error: the following required arguments were not provided: <SESSION>
-      usage: pi run --leaf <ID> --prompt <PROMPT> <SESSION>
+    pi: error: the following required arguments were not provided: <SESSION|--session <SESSION>>
+      usage: pi run --leaf <ID> --prompt <PROMPT> <SESSION|--session <SESSION>>
       hint: for more information, try '--help'
 
     $ pi run

@@ -5,15 +5,18 @@ use anyhow::Context;
 use clap::Args;
 
 use crate::cmd::Ctx;
+use crate::cmd::args::{READ_SESSION_HELP, SessionArg};
 use crate::error::usage;
 use crate::jq;
 use crate::json;
+use crate::session::scan::NoVisit;
 use crate::session::{Kind, Session};
 
 #[derive(Debug, Args)]
+#[command(mut_arg("session", |a| a.help(READ_SESSION_HELP)))]
 pub struct LogArgs {
-    /// The session [default: the most recent one of the current directory]
-    pub session: Option<String>,
+    #[command(flatten)]
+    pub session: SessionArg,
     /// Follow the path to this entry (id or unique prefix) instead of the session's leaf
     #[arg(long, value_name = "ID", conflicts_with = "all")]
     pub leaf: Option<String>,
@@ -71,8 +74,8 @@ pub fn run(args: LogArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
         ),
         None => None,
     };
-    let path = ctx.session_path(args.session.as_deref())?;
-    let s = ctx.open(&path)?;
+    let source = ctx.session_source(args.session.get()?)?;
+    let (s, _) = ctx.open_source(source, NoVisit)?;
     let (mut order, any_unknown_type) = select(&args, &s)?;
     // The common case, entries as stored: copy whole runs of lines.
     if filter.is_none() && !any_unknown_type && s.is_current() {
@@ -91,7 +94,7 @@ pub fn run(args: LogArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
         return Ok(ExitStatus::Success);
     }
     let failures = line_by_line(&args, &s, order, filter.as_ref(), any_unknown_type, ctx)
-        .with_context(|| format!("cannot read {}", path.display()))?;
+        .with_context(|| format!("cannot read {}", s.path.display()))?;
     Ok(if failures > 0 {
         ExitStatus::Failure
     } else {
