@@ -220,6 +220,18 @@ pub fn term_width() -> usize {
         .unwrap_or(100)
 }
 
+/// The height of the terminal on stdout, for the pager rule: `LINES` when set, else the
+/// terminal's, else 24.
+pub fn term_height() -> usize {
+    let lines = std::env::var("LINES")
+        .ok()
+        .and_then(|c| c.trim().parse().ok());
+    lines
+        .or_else(|| terminal_size::terminal_size_of(io::stdout()).map(|(_, h)| usize::from(h.0)))
+        .filter(|&h: &usize| h >= 2)
+        .unwrap_or(24)
+}
+
 /// Whether `c` may not reach a terminal as it is: the C0 controls (tab and newline
 /// included), DEL, the C1 controls, and the bidirectional embeddings, overrides and
 /// isolates (U+202A–U+202E, U+2066–U+2069), which reorder what follows them.

@@ -88,6 +88,30 @@ fn twice() -> anyhow::Error {
     crate::error::usage("the session is given twice: as SESSION and with --session")
 }
 
+/// What a rendering of a conversation shows (`pi session show`, `pi session export`).
+#[derive(Debug, Clone, Args)]
+pub struct ViewArgs {
+    /// Show tool results whole instead of their first lines
+    #[arg(long)]
+    pub full: bool,
+    /// Show the model's thinking
+    #[arg(long)]
+    pub thinking: bool,
+    /// Leave out tool calls and their results
+    #[arg(long)]
+    pub no_tools: bool,
+}
+
+impl ViewArgs {
+    pub fn options(&self) -> crate::render::text::Options {
+        crate::render::text::Options {
+            full: self.full,
+            thinking: self.thinking,
+            tools: !self.no_tools,
+        }
+    }
+}
+
 /// A model named on the command line as `PROVIDER/ID`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ModelRef {

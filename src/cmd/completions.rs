@@ -204,8 +204,9 @@ fn starts_with(value: &str, current: &OsStr) -> bool {
     value.starts_with(current.to_string_lossy().as_ref())
 }
 
-/// Session ids (the current directory's sessions first, newest first), or paths when the
-/// word looks like one.
+/// Session ids (the current directory's sessions first, newest first): short ids, or the
+/// whole ids for a word longer than its session's short id; paths when the word looks like
+/// one.
 fn sessions(current: &OsStr) -> Vec<CompletionCandidate> {
     let cur = current.to_string_lossy();
     if cur.contains('/') || cur.starts_with('.') || cur.starts_with('~') {
@@ -217,8 +218,10 @@ fn sessions(current: &OsStr) -> Vec<CompletionCandidate> {
     };
     crate::session::find::completion_candidates(&dirs, &cwd.to_string_lossy())
         .into_iter()
-        .filter(|s| s.id.starts_with(cur.as_ref()))
-        .map(|s| CompletionCandidate::new(s.id).help(Some(s.cwd.into())))
+        .filter_map(|c| {
+            let value = c.completes(&cur)?.to_owned();
+            Some(CompletionCandidate::new(value).help(Some(c.header.cwd.into())))
+        })
         .collect()
 }
 

@@ -22,10 +22,21 @@ pub enum FindError {
     /// "the most recent session", which only leaving the argument out means.
     #[error("the session argument is empty")]
     Empty,
-    #[error("session id prefix '{arg}' is ambiguous: it matches {}", candidates.join(", "))]
+    /// A prefix of several ids; `candidates` are the first of them, each as its shortest
+    /// prefix that names it and its path, and `count` how many there are in all.
+    #[error(
+        "session id prefix '{arg}' is ambiguous: it matches {count} sessions{}{}",
+        candidates.iter().map(|c| format!("\n    {c}")).collect::<String>(),
+        if *count > candidates.len() {
+            format!("\n    … and {} more", count - candidates.len())
+        } else {
+            String::new()
+        }
+    )]
     Ambiguous {
         arg: String,
         candidates: Vec<String>,
+        count: usize,
     },
     /// `-` given to a command that writes: stdin can only be read.
     #[error("a session from stdin ('-') can only be read: this command needs a session file")]
@@ -260,16 +271,7 @@ pub fn resolve(arg: Option<&str>, dirs: &Dirs, cwd: &str) -> Result<PathBuf, Fin
         match found.len() {
             0 => continue,
             1 => return Ok(found[0].path.clone()),
-            _ => {
-                return Err(FindError::Ambiguous {
-                    arg: arg.to_owned(),
-                    candidates: found
-                        .iter()
-                        .take(6)
-                        .map(|h| format!("{} ({})", h.id, h.path.display()))
-                        .collect(),
-                });
-            }
+            count => return Err(ambiguous(arg, found, count)),
         }
     }
     Err(FindError::NotFound {
@@ -277,10 +279,66 @@ pub fn resolve(arg: Option<&str>, dirs: &Dirs, cwd: &str) -> Result<PathBuf, Fin
     })
 }
 
+/// The most candidates an ambiguous prefix lists.
+const CANDIDATES_SHOWN: usize = 10;
+
+/// The error for a prefix of the ids of `found` (sessions of one scope of [`resolve`]): the
+/// first of them by id, each with the prefix that tells it from the others, which resolves
+/// to it (resolving looks in the same scope first).
+fn ambiguous(arg: &str, mut found: Vec<HeaderInfo>, count: usize) -> FindError {
+    found.sort_by(|a, b| a.id.cmp(&b.id).then_with(|| a.path.cmp(&b.path)));
+    let short = ShortIds::new(found.iter().map(|h| h.id.as_str()));
+    let shown: Vec<(std::borrow::Cow<'_, str>, &HeaderInfo)> = found
+        .iter()
+        .take(CANDIDATES_SHOWN)
+        .map(|h| (crate::output::escape(short.get(&h.id)), h))
+        .collect();
+    let width = shown
+        .iter()
+        .map(|(s, _)| s.chars().count())
+        .max()
+        .unwrap_or(0);
+    FindError::Ambiguous {
+        arg: arg.to_owned(),
+        candidates: shown
+            .iter()
+            .map(|(s, h)| {
+                let path = h.path.to_string_lossy();
+                format!("{s:<width$}  {}", crate::output::escape(&path))
+            })
+            .collect(),
+        count,
+    }
+}
+
+/// A session a shell offers to complete a session argument with.
+#[derive(Debug, Clone)]
+pub struct Candidate {
+    pub header: HeaderInfo,
+    /// Its short id among every session (see [`ShortIds`]).
+    pub short_id: String,
+}
+
+impl Candidate {
+    /// What completes `word`: the short id when it starts with `word`, else the full id
+    /// when that does (a word longer than the short id), else nothing. A unique session
+    /// thus completes to its short id, which resolves as well as the id.
+    pub fn completes(&self, word: &str) -> Option<&str> {
+        if self.short_id.starts_with(word) {
+            Some(&self.short_id)
+        } else if self.header.id.starts_with(word) {
+            Some(&self.header.id)
+        } else {
+            None
+        }
+    }
+}
+
 /// The sessions a shell offers to complete a session argument with: those of `cwd` first,
-/// then every other one, each group newest first. Only the first line of each file is read.
-/// (The one place completion learns what names a session; see `pi completions`.)
-pub fn completion_candidates(dirs: &Dirs, cwd: &str) -> Vec<HeaderInfo> {
+/// then every other one, each group newest first, with their short ids. Only the first line
+/// of each file is read. (The one place completion learns what names a session; see
+/// `pi completions`.)
+pub fn completion_candidates(dirs: &Dirs, cwd: &str) -> Vec<Candidate> {
     let local = dirs.session_dir_for(cwd);
     let newest_first = |dirs: Vec<PathBuf>| {
         let mut found: Vec<(std::time::SystemTime, HeaderInfo)> = dirs
@@ -298,8 +356,16 @@ pub fn completion_candidates(dirs: &Dirs, cwd: &str) -> Vec<HeaderInfo> {
         .into_iter()
         .filter(|d| *d != local)
         .collect();
-    newest_first(vec![local])
+    let headers: Vec<HeaderInfo> = newest_first(vec![local])
         .chain(newest_first(others))
+        .collect();
+    let short = ShortIds::new(headers.iter().map(|h| h.id.as_str()));
+    headers
+        .into_iter()
+        .map(|h| Candidate {
+            short_id: short.get(&h.id).to_owned(),
+            header: h,
+        })
         .collect()
 }
 
@@ -356,12 +422,6 @@ impl ShortIds {
             None => id,
         }
     }
-}
-
-/// The short id of the session `id` among every session (see [`ShortIds`]): what a line
-/// that names one session shows.
-pub fn short_id(dirs: &Dirs, id: &str) -> String {
-    ShortIds::of_all(dirs).get(id).to_owned()
 }
 
 #[cfg(test)]

@@ -117,6 +117,25 @@ impl Tree {
         }
     }
 
+    /// The number of entries in the subtree of every entry (itself included).
+    pub fn subtree_sizes(&self) -> Vec<u32> {
+        let n = self.parent.len();
+        let mut order = Vec::with_capacity(n);
+        let mut stack: Vec<u32> = self.roots.clone();
+        while let Some(i) = stack.pop() {
+            order.push(i);
+            stack.extend_from_slice(self.children(i));
+        }
+        let mut size = vec![1u32; n];
+        for &i in order.iter().rev() {
+            let p = self.parent[i as usize];
+            if p != NONE {
+                size[p as usize] += size[i as usize];
+            }
+        }
+        size
+    }
+
     pub fn children(&self, i: u32) -> &[u32] {
         let (a, b) = (
             self.child_start[i as usize] as usize,
@@ -154,6 +173,10 @@ pub struct Row<'a> {
     pub idx: u32,
     /// Box-drawing prefix (gutters and connector).
     pub prefix: &'a str,
+    /// Levels of side branches the row is in (0 for the main line).
+    pub depth: usize,
+    /// Whether the row starts a side branch (it has a connector).
+    pub starts_branch: bool,
 }
 
 struct Item {
@@ -206,6 +229,8 @@ pub fn layout(
         f(Row {
             idx: item.idx,
             prefix: &prefix,
+            depth,
+            starts_branch: item.connector.is_some(),
         })?;
         let children = tree.children(item.idx);
         if children.is_empty() {

@@ -41,6 +41,7 @@ mod session_ids;
 mod session_log;
 mod session_new;
 mod session_safety;
+mod session_show;
 mod session_tree;
 mod terminal;
 mod tools_bash;

@@ -11,16 +11,31 @@ use crate::common::*;
 
 /// Runs `cmd` with stdout and stderr on a new pseudo-terminal; returns its exit status and
 /// what it wrote there, with escape characters shown as `␛`.
-pub(crate) fn on_terminal(mut cmd: Command) -> (i32, String) {
+pub(crate) fn on_terminal(cmd: Command) -> (i32, String) {
+    on_terminal_sized(cmd, None)
+}
+
+/// [`on_terminal`] on a terminal of `(columns, rows)`.
+fn on_terminal_sized(mut cmd: Command, size: Option<(u16, u16)>) -> (i32, String) {
     let (mut master, mut slave) = (0, 0);
-    // SAFETY: openpty fills in two descriptors, which are then owned below.
+    let ws = size.map(|(cols, rows)| libc::winsize {
+        ws_row: rows,
+        ws_col: cols,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    });
+    let ws_ptr = ws
+        .as_ref()
+        .map_or(std::ptr::null(), |w| w as *const libc::winsize);
+    // SAFETY: openpty fills in two descriptors, which are then owned below; the window size
+    // is read only.
     let r = unsafe {
         libc::openpty(
             &mut master,
             &mut slave,
             std::ptr::null_mut(),
             std::ptr::null(),
-            std::ptr::null(),
+            ws_ptr,
         )
     };
     assert_eq!(r, 0, "openpty failed");
@@ -411,4 +426,138 @@ fn run_escapes_model_text_on_a_terminal() {
         String::from_utf8_lossy(&o.stdout),
         format!("raw {HOSTILE}\n")
     );
+}
+
+/// A session for `pi session show` on a terminal: a hostile name and message, a long tool
+/// output, a wide line.
+fn conversation(w: &World) -> PathBuf {
+    let f = w.new_session();
+    let p = f.to_str().unwrap();
+    w.ok(&["session", "name", p, "evil\u{1b}]0;owned\u{7}name"]);
+    let call = serde_json::json!({
+        "role": "assistant",
+        "content": [
+            {"type": "text", "text": "word ".repeat(30)},
+            {"type": "toolCall", "id": "c1", "name": "bash", "arguments": {"command": "seq 20"}}
+        ],
+        "api": "anthropic-messages", "provider": "anthropic", "model": "claude-test",
+        "usage": {"input": 10, "output": 5, "cacheRead": 0, "cacheWrite": 0, "cost": {"total": 0.001}},
+        "stopReason": "toolUse"
+    });
+    let result = serde_json::json!({
+        "role": "toolResult", "toolCallId": "c1", "toolName": "bash",
+        "content": [{"type": "text", "text": (1..=20).map(|i| i.to_string()).collect::<Vec<_>>().join("\n")}],
+        "isError": false
+    });
+    w.ok_in(
+        &["session", "append", p],
+        &format!(
+            "{}\n{call}\n{result}\n",
+            user("clear \u{1b}[2J screen\nsecond line")
+        ),
+    );
+    f
+}
+
+#[test]
+fn show_is_coloured_wrapped_escaped_and_paged_on_a_terminal() {
+    let w = World::new();
+    let f = conversation(&w);
+    let p = f.to_str().unwrap();
+    // Wrapped to the terminal's own width (no COLUMNS), escaped, coloured; 40 rows: fits,
+    // so no pager even though PAGER is set.
+    let mut c = w.std_cmd();
+    c.args(["session", "show", p])
+        .env("PAGER", "sed s/^/PAGED:/");
+    let (code, text) = on_terminal_sized(c, Some((60, 40)));
+    assert_eq!(code, 0, "{text}");
+    assert!(!text.contains("PAGED:"), "{text}");
+    assert!(text.contains("evil\\u{1b}]0;owned\\u{7}name"), "{text}");
+    assert!(text.contains("clear \\u{1b}[2J screen"), "{text}");
+    assert!(text.contains("␛[36m"), "coloured: {text}");
+    let plain = uncolored(&text);
+    assert!(plain.lines().all(|l| l.chars().count() <= 60), "{plain}");
+    assert!(
+        plain.contains("  second line"),
+        "newlines are kept: {plain}"
+    );
+    insta::assert_snapshot!(w.redact(&plain), @r#"
+    evil\u{1b}]0;owned\u{7}name
+    [PROJ] · 2026-01-02 03:04:05 UTC · session
+      019b7ca9-8f2e-727e-8bef-3cafe4594b0f
+
+    · session named "evil\u{1b}]0;owned\u{7}name" 2026-01-02
+      03:04:05 · bfc84610
+
+    user 03:04:05 · 382ff84c
+      clear \u{1b}[2J screen
+      second line
+
+    assistant claude-test 03:04:05 · 6d1db36c
+      word word word word word word word word word word word
+      word word word word word word word word word word word
+      word word word word word word word word 
+      → bash: seq 20
+        1
+        2
+        3
+        4
+        5
+        … 15 more lines (--full shows them)
+      10 in · 5 out · $0.0010
+
+    total: 1 user message · 1 assistant message · 1 tool call ·
+      10 in · 5 out · $0.0010
+    models: anthropic/claude-test
+    "#);
+    // Longer than the screen: through $PAGER, from the first line.
+    let mut c = w.std_cmd();
+    c.args(["session", "show", p])
+        .env("PAGER", "sed s/^/PAGED:/");
+    let (code, text) = on_terminal_sized(c, Some((60, 8)));
+    assert_eq!(code, 0);
+    let paged = uncolored(&text);
+    assert!(paged.lines().count() > 8);
+    assert!(paged.lines().all(|l| l.starts_with("PAGED:")), "{paged}");
+    // --no-pager, or an empty PAGER: printed as it is.
+    for (flag, pager) in [(Some("--no-pager"), "sed s/^/PAGED:/"), (None, "")] {
+        let mut c = w.std_cmd();
+        c.args(["session", "show", p])
+            .args(flag)
+            .env("PAGER", pager);
+        let (_, text) = on_terminal_sized(c, Some((60, 8)));
+        assert!(
+            !text.contains("PAGED:") && text.contains("total:"),
+            "{text}"
+        );
+    }
+    // The tree follows the same rule.
+    let mut c = w.std_cmd();
+    c.args(["session", "tree", p])
+        .env("PAGER", "sed s/^/PAGED:/");
+    let (_, text) = on_terminal_sized(c, Some((60, 3)));
+    assert!(
+        uncolored(&text).lines().all(|l| l.starts_with("PAGED:")),
+        "{text}"
+    );
+    // Markdown on a terminal: no colours, no escapes added, no wrapping.
+    let mut c = w.std_cmd();
+    c.args(["session", "show", p, "--format", "md", "--no-pager"]);
+    let (_, md) = on_terminal_sized(c, Some((60, 40)));
+    assert!(
+        md.contains(&"word ".repeat(30).trim_end().to_owned()),
+        "{md}"
+    );
+}
+
+#[test]
+fn tree_uses_the_terminals_width() {
+    let w = World::new();
+    let f = conversation(&w);
+    let mut c = w.std_cmd();
+    c.args(["session", "tree", f.to_str().unwrap()]);
+    let (_, text) = on_terminal_sized(c, Some((50, 40)));
+    let plain = uncolored(&text);
+    assert!(plain.lines().all(|l| l.chars().count() <= 50), "{plain}");
+    assert!(plain.lines().any(|l| l.chars().count() >= 45), "{plain}");
 }

@@ -3,6 +3,7 @@
 pub mod append;
 pub mod branch;
 pub mod check;
+pub mod export;
 pub mod fork;
 pub mod label;
 pub mod list;
@@ -11,6 +12,7 @@ pub mod migrate;
 pub mod name;
 pub mod new;
 pub mod resume;
+pub mod show;
 pub mod tree;
 
 use crate::error::ExitStatus;
@@ -49,6 +51,12 @@ pub enum SessionCommand {
     /// Show the whole entry tree
     #[command(after_long_help = EXIT_STATUS)]
     Tree(tree::TreeArgs),
+    /// Show the conversation of the active path as people read it
+    #[command(after_long_help = EXIT_STATUS)]
+    Show(show::ShowArgs),
+    /// Export the session as a self-contained HTML page, Markdown, or a (redacted) session file
+    #[command(after_long_help = EXIT_STATUS)]
+    Export(export::ExportArgs),
     /// Print the path of the most recent session of a directory
     #[command(after_long_help = resume::EXIT_STATUS)]
     Resume(resume::ResumeArgs),
@@ -77,6 +85,8 @@ pub fn run(args: SessionArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
         SessionCommand::Append(a) => append::run(a, ctx),
         SessionCommand::Branch(a) => branch::run(a, ctx),
         SessionCommand::Tree(a) => tree::run(a, ctx),
+        SessionCommand::Show(a) => show::run(a, ctx),
+        SessionCommand::Export(a) => export::run(a, ctx),
         SessionCommand::Resume(a) => resume::run(a, ctx),
         SessionCommand::Label(a) => label::run(a, ctx),
         SessionCommand::Name(a) => name::run(a, ctx),

@@ -7,11 +7,15 @@ use crate::clock;
 use crate::cmd::Ctx;
 use crate::cmd::args::{FormatArgs, READ_SESSION_HELP, SessionArg};
 use crate::json::{self, RawStr};
+use std::io::Write;
+
 use crate::output::{Style, escape, term_width, truncate};
+use crate::pager::Pager;
 use crate::session::id::IdMap;
-use crate::session::preview;
 use crate::session::scan::Visit;
+use crate::session::store::NONE;
 use crate::session::tree::{self, Cycle, Tree};
+use crate::session::{Session, preview};
 
 #[derive(Debug, Args)]
 #[command(mut_arg("session", |a| a.help(READ_SESSION_HELP)))]
@@ -23,6 +27,43 @@ pub struct TreeArgs {
     pub leaf: Option<String>,
     #[command(flatten)]
     pub format: FormatArgs,
+    /// Text view: show side branches nested at most N deep (0: the active path and the
+    /// roots only); deeper branches are folded into one line
+    #[arg(long, value_name = "N")]
+    pub depth: Option<usize>,
+    /// Text view: only user messages, labelled entries, branch points and their first
+    /// entries, or compactions and branch summaries
+    #[arg(long, value_enum, value_name = "WHAT")]
+    pub only: Option<Only>,
+    /// Text view: only the rows around this entry (id or unique prefix)
+    #[arg(long, value_name = "ID")]
+    pub around: Option<String>,
+    /// With --around: how many rows before and after it
+    #[arg(long, value_name = "N", default_value_t = 10, requires = "around")]
+    pub context: usize,
+    /// Print everything at once instead of through $PAGER
+    #[arg(long)]
+    pub no_pager: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Only {
+    /// User messages
+    User,
+    /// Labelled entries
+    Labels,
+    /// Branch points and the first entry of each of their branches
+    Branches,
+    /// Compactions and branch summaries
+    Compactions,
+}
+
+/// A row of the text view, kept until the rows to print are known.
+struct Line {
+    idx: u32,
+    prefix: String,
+    /// A folded branch: the number of entries it holds.
+    folded: Option<u32>,
 }
 
 struct Extra {
@@ -93,7 +134,17 @@ pub fn run(args: TreeArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
         .into_iter()
         .map(|(id, l, ts)| (id, (l, ts)))
         .collect();
-    if !ctx.out.human(args.format.get()) {
+    let shaped = args.depth.is_some() || args.only.is_some() || args.around.is_some();
+    if shaped && args.format.get() == crate::output::Format::Json {
+        return Err(crate::error::usage(
+            "--depth, --only and --around shape the text view; --json is always the whole tree",
+        ));
+    }
+    let around = match &args.around {
+        Some(a) => Some(s.resolve_entry(a)?),
+        None => None,
+    };
+    if !shaped && !ctx.out.human(args.format.get()) {
         tree::write_nested(&t, &mut ctx.out, |w, i| {
             let r = &s.entries[i as usize];
             let mut b = Vec::with_capacity(256);
@@ -145,9 +196,25 @@ pub fn run(args: TreeArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
     } else {
         usize::MAX
     };
-    let out = &mut ctx.out;
-    tree::layout(&t, &active, |row| {
-        let i = row.idx as usize;
+    let lines = shape(&s, &t, &active, &x, &labels, &args, around)?;
+    let mut out = Pager::new(&mut ctx.out, !args.no_pager);
+    for line in &lines {
+        let (i, prefix) = (line.idx as usize, line.prefix.as_str());
+        if let Line {
+            folded: Some(n), ..
+        } = line
+        {
+            let text = format!(
+                "… {n} {} in this branch (--depth shows more)",
+                if *n == 1 { "entry" } else { "entries" }
+            );
+            writeln!(out, "  {}{}", st.dim(prefix), st.dim(&text))?;
+            continue;
+        }
+        if line.idx == NONE {
+            writeln!(out, "{}", st.dim(prefix))?;
+            continue;
+        }
         let r = &s.entries[i];
         let on_path = active[i];
         let marker = if on_path { "•" } else { " " };
@@ -155,7 +222,7 @@ pub fn run(args: TreeArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
             .get(&r.id)
             .map(|(l, _)| format!("[{}] ", escape(l)))
             .unwrap_or_default();
-        let cycle = match t.cycle(&s, row.idx) {
+        let cycle = match t.cycle(&s, line.idx) {
             None => String::new(),
             Some(Cycle::SelfParent) => "[cycle: its own parent] ".to_owned(),
             Some(Cycle::Ancestor) => format!(
@@ -163,13 +230,13 @@ pub fn run(args: TreeArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
                 escape(r.parent_id.as_ref().map_or("", |p| p.as_str()))
             ),
         };
-        let leaf_mark = if leaf == Some(row.idx) {
+        let leaf_mark = if leaf == Some(line.idx) {
             "  ← leaf"
         } else {
             ""
         };
         let id = escape(r.id.as_str());
-        let used = row.prefix.chars().count()
+        let used = prefix.chars().count()
             + 2
             + id.chars().count()
             + 1
@@ -177,22 +244,113 @@ pub fn run(args: TreeArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
             + label.chars().count()
             + leaf_mark.chars().count();
         let text = truncate(&escape(&x.previews[i]), width.saturating_sub(used).max(12));
-        let line = format!(
+        let row = format!(
             "{} {}{} {}{}{}{}",
             if on_path {
                 st.cyan(marker)
             } else {
                 marker.to_owned()
             },
-            st.dim(row.prefix),
+            st.dim(prefix),
             st.yellow(&id),
             st.red(&cycle),
             st.magenta(&label),
             if on_path { text } else { st.dim(&text) },
             st.bold(leaf_mark)
         );
-        out.write_all(line.as_bytes())?;
-        out.write_all(b"\n")
-    })?;
+        out.write_all(row.as_bytes())?;
+        out.write_all(b"\n")?;
+    }
+    out.finish()?;
     Ok(ExitStatus::Success)
+}
+
+/// The rows of the text view: the layout, with deep branches folded (`--depth`), filtered
+/// (`--only`) and cut to a window (`--around`, with a line for what is left out).
+fn shape(
+    s: &Session,
+    t: &Tree,
+    active: &[bool],
+    x: &Extra,
+    labels: &IdMap<(String, String)>,
+    args: &TreeArgs,
+    around: Option<u32>,
+) -> std::io::Result<Vec<Line>> {
+    let sizes = args.depth.map(|_| t.subtree_sizes());
+    let mut lines: Vec<Line> = Vec::new();
+    tree::layout(t, active, |row| {
+        if let (Some(max), Some(sizes)) = (args.depth, &sizes)
+            && row.depth > max
+        {
+            if row.depth == max + 1 && row.starts_branch && args.only.is_none() {
+                lines.push(Line {
+                    idx: row.idx,
+                    prefix: row.prefix.to_owned(),
+                    folded: Some(sizes[row.idx as usize]),
+                });
+            }
+            return Ok(());
+        }
+        let i = row.idx as usize;
+        let keep = match args.only {
+            None => true,
+            Some(Only::User) => x.roles[i].as_deref() == Some("user"),
+            Some(Only::Labels) => labels.contains_key(&s.entries[i].id),
+            Some(Only::Branches) => {
+                let parent = s.entries[i].parent;
+                t.children(row.idx).len() > 1 || (parent != NONE && t.children(parent).len() > 1)
+            }
+            Some(Only::Compactions) => {
+                matches!(&*x.types[i], "compaction" | "branch_summary")
+            }
+        };
+        if keep {
+            lines.push(Line {
+                idx: row.idx,
+                prefix: row.prefix.to_owned(),
+                folded: None,
+            });
+        }
+        Ok(())
+    })?;
+    let Some(target) = around else {
+        return Ok(lines);
+    };
+    // The rows around the entry: it may be filtered out or folded away, then the nearest
+    // row in layout order stands for it.
+    let pos = lines
+        .iter()
+        .position(|l| l.idx == target && l.folded.is_none())
+        .or_else(|| {
+            let mut order = Vec::new();
+            let _ = tree::layout(t, active, |row| {
+                order.push(row.idx);
+                Ok(())
+            });
+            let at = order.iter().position(|&i| i == target)?;
+            let rank: std::collections::HashMap<u32, usize> =
+                order.iter().enumerate().map(|(k, &i)| (i, k)).collect();
+            lines
+                .iter()
+                .position(|l| rank.get(&l.idx).is_some_and(|&k| k >= at))
+                .or(lines.len().checked_sub(1))
+        })
+        .unwrap_or(0);
+    let from = pos.saturating_sub(args.context);
+    let to = (pos + args.context + 1).min(lines.len());
+    let (before, after) = (from, lines.len() - to);
+    let mut window: Vec<Line> = Vec::with_capacity(to - from + 2);
+    let gap = |n: usize, dir: &str| Line {
+        idx: NONE,
+        prefix: format!("  ⋮ {n} row{} {dir}", if n == 1 { "" } else { "s" }),
+        folded: None,
+    };
+    if before > 0 {
+        window.push(gap(before, "above"));
+    }
+    window.extend(lines.drain(from..to));
+    if after > 0 {
+        window.push(gap(after, "below"));
+    }
+    Ok(window)
 }
