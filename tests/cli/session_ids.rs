@@ -214,6 +214,8 @@ fn every_command_takes_the_session_as_an_option() {
         &["session", "check", "--json"],
         &["context", "build"],
         &["context", "stats", "--json", "--context-window", "100000"],
+        &["session", "show", "--no-pager"],
+        &["session", "export", "--format", "md"],
     ] {
         let positional = w.ok(&[cmd, &[a]].concat());
         let option = w.ok(&[cmd, &["-s", &a_short]].concat());
@@ -541,6 +543,11 @@ fn dash_reads_the_session_from_stdin_for_every_reading_command() {
             "openai/gpt-4o",
         ],
         &["context", "stats", "--json", "--context-window", "100000"],
+        &["session", "show", "--no-pager"],
+        &["session", "show", "--format", "md", "--thinking"],
+        &["session", "export"],
+        &["session", "export", "--format", "md", "--all"],
+        &["session", "export", "--format", "jsonl", "--redact"],
     ] {
         let from_file = w.ok(&[cmd, &[p]].concat());
         let o = w
@@ -753,4 +760,67 @@ fn commands_that_write_refuse_stdin() {
       hint: save the session to a file and name that file
     ");
     assert_eq!(std::fs::read(&s).unwrap(), bytes);
+}
+
+#[test]
+fn an_ambiguous_prefix_lists_its_candidates() {
+    let w = World::new();
+    let ids: Vec<String> = (1..=12)
+        .map(|n| format!("0199aaaa-{:04x}-7{:03x}-8000-{n:012}", n / 4, n * 0x111))
+        .collect();
+    for id in &ids {
+        w.ok(&["session", "new", "--id", id]);
+    }
+    let o = w
+        .pi()
+        .args(["session", "log", "0199aaaa-0000"])
+        .output()
+        .unwrap();
+    insta::assert_snapshot!(w.shown(&o), @"
+    status: 2
+    ----- stdout -----
+    ----- stderr -----
+    pi: error: session id prefix '0199aaaa-0000' is ambiguous: it matches 3 sessions
+        0199aaaa-0000-71  [SESSIONS]/2026-01-02T03-04-05-678Z_0199aaaa-0000-7111-8000-000000000001.jsonl
+        0199aaaa-0000-72  [SESSIONS]/2026-01-02T03-04-05-678Z_0199aaaa-0000-7222-8000-000000000002.jsonl
+        0199aaaa-0000-73  [SESSIONS]/2026-01-02T03-04-05-678Z_0199aaaa-0000-7333-8000-000000000003.jsonl
+      hint: give more characters of the id (`pi session list` shows as many as tell the sessions apart)
+    ");
+    let o = w
+        .pi()
+        .args(["session", "tree", "-s", "0199aaaa"])
+        .output()
+        .unwrap();
+    insta::assert_snapshot!(w.shown(&o), @"
+    status: 2
+    ----- stdout -----
+    ----- stderr -----
+    pi: error: session id prefix '0199aaaa' is ambiguous: it matches 12 sessions
+        0199aaaa-0000-71  [SESSIONS]/2026-01-02T03-04-05-678Z_0199aaaa-0000-7111-8000-000000000001.jsonl
+        0199aaaa-0000-72  [SESSIONS]/2026-01-02T03-04-05-678Z_0199aaaa-0000-7222-8000-000000000002.jsonl
+        0199aaaa-0000-73  [SESSIONS]/2026-01-02T03-04-05-678Z_0199aaaa-0000-7333-8000-000000000003.jsonl
+        0199aaaa-0001-74  [SESSIONS]/2026-01-02T03-04-05-678Z_0199aaaa-0001-7444-8000-000000000004.jsonl
+        0199aaaa-0001-75  [SESSIONS]/2026-01-02T03-04-05-678Z_0199aaaa-0001-7555-8000-000000000005.jsonl
+        0199aaaa-0001-76  [SESSIONS]/2026-01-02T03-04-05-678Z_0199aaaa-0001-7666-8000-000000000006.jsonl
+        0199aaaa-0001-77  [SESSIONS]/2026-01-02T03-04-05-678Z_0199aaaa-0001-7777-8000-000000000007.jsonl
+        0199aaaa-0002-78  [SESSIONS]/2026-01-02T03-04-05-678Z_0199aaaa-0002-7888-8000-000000000008.jsonl
+        0199aaaa-0002-79  [SESSIONS]/2026-01-02T03-04-05-678Z_0199aaaa-0002-7999-8000-000000000009.jsonl
+        0199aaaa-0002-7a  [SESSIONS]/2026-01-02T03-04-05-678Z_0199aaaa-0002-7aaa-8000-000000000010.jsonl
+        … and 2 more
+      hint: give more characters of the id (`pi session list` shows as many as tell the sessions apart)
+    ");
+    // Each candidate listed resolves to its session.
+    let shown = stderr(&o);
+    for line in shown.lines().skip(1).take(10) {
+        let short = line.split_whitespace().next().unwrap();
+        let path = line.split_whitespace().nth(1).unwrap();
+        let got = jsonl(&w.ok(&["session", "migrate", short]));
+        assert_eq!(got[0]["path"], path, "{short}");
+    }
+    // The short ids of the listing resolve too.
+    for r in jsonl(&w.ok(&["session", "list"])) {
+        let short = r["shortId"].as_str().unwrap();
+        let got = jsonl(&w.ok(&["session", "migrate", "-s", short]));
+        assert_eq!(got[0]["path"], r["path"], "{short}");
+    }
 }
