@@ -226,19 +226,28 @@ fn sessions(current: &OsStr) -> Vec<CompletionCandidate> {
 }
 
 /// The first positional, SESSION as clap sees it: with `-s SESSION` on the line it is the
-/// command's next argument instead, an entry for `branch`, `label` and `fork`.
+/// command's next argument instead, an entry for `branch`, `label` and `fork`. Without it,
+/// `branch` and `label` take an entry of the most recent session there too.
 fn first_positional(current: &OsStr) -> Vec<CompletionCandidate> {
     let m = parsed();
     let leaf = m.as_ref().map(leaf_matches);
+    let takes_entry = leaf.is_some_and(|l| l.try_get_one::<String>("entry").is_ok());
     if leaf.is_some_and(|l| string_of(l, "session_opt").is_some()) {
-        let takes_entry = leaf.is_some_and(|l| l.try_get_one::<String>("entry").is_ok());
         return if takes_entry {
             entries(current)
         } else {
             Vec::new()
         };
     }
-    sessions(current)
+    let command = m
+        .as_ref()
+        .and_then(|m| m.subcommand())
+        .and_then(|(_, s)| s.subcommand_name());
+    let mut out = sessions(current);
+    if takes_entry && matches!(command, Some("branch" | "label")) {
+        out.extend(entries(current));
+    }
+    out
 }
 
 /// ENTRY as clap sees it: with `-s SESSION` and a value before it, the argument after the

@@ -161,6 +161,7 @@ fn bash_completes_session_ids_and_entry_ids() {
             &["pi", "session", "tree", "-s", &id_prefix],
             &["pi", "session", "name", longer],
             &["pi", "session", "label", "-s", &short, &entry_prefix],
+            &["pi", "session", "label", &entries[0]],
         ],
     );
     let newest_first = |v: &[String]| v.iter().rev().cloned().collect::<Vec<_>>();
@@ -177,6 +178,8 @@ fn bash_completes_session_ids_and_entry_ids() {
     assert_eq!(got[9], [id.as_str()]);
     // With -s, the first positional is the entry.
     assert_eq!(got[10], [entries[0].as_str()]);
+    // Without a session, the first word of `label` may be an entry of the most recent one.
+    assert_eq!(got[11], [entries[0].as_str()]);
     // Completing wrote nothing: no recovery, no cache, no settings.
     assert_eq!(snapshot_of(w.root()), before);
 }
