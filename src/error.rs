@@ -159,9 +159,19 @@ fn classify(e: &(dyn std::error::Error + 'static)) -> Option<(ExitStatus, Option
             ),
             FindError::Ambiguous { .. } => (
                 ExitStatus::Usage,
-                Some("give more characters of the id".into()),
+                Some(
+                    "give more characters of the id (`pi session list` shows as many as tell the sessions apart)"
+                        .into(),
+                ),
             ),
             FindError::NoSuchFile { .. } => (ExitStatus::Usage, None),
+            FindError::Stdin => (
+                ExitStatus::Usage,
+                Some(
+                    "save the session to a file and name that file"
+                        .into(),
+                ),
+            ),
             FindError::Empty => (
                 ExitStatus::Usage,
                 Some(

@@ -24,6 +24,70 @@ impl FormatArgs {
     }
 }
 
+/// The session a command works on: the argument SESSION, first of the positionals as it has
+/// always been, or `-s/--session SESSION`, which can go anywhere. Either way it is a path to
+/// a .jsonl file, a session id or a unique prefix of one, `-` for stdin where the command
+/// only reads, and left out, the most recent session of the current directory.
+///
+/// Commands with positionals after SESSION read them with [`SessionArg::split`]; the others
+/// with [`SessionArg::get`].
+#[derive(Debug, Clone, Default, Args)]
+#[group(id = "session_arg", multiple = true)]
+pub struct SessionArg {
+    /// The session: a path, a session id or a unique prefix of one [default: the most
+    /// recent session of the current directory]
+    #[arg(value_name = "SESSION")]
+    pub session: Option<String>,
+    /// Same as SESSION, as an option
+    #[arg(short = 's', long = "session", value_name = "SESSION")]
+    pub session_opt: Option<String>,
+}
+
+impl SessionArg {
+    /// The session named, for a command whose only positional is SESSION (`None`: the
+    /// command's default). Naming it twice is a usage error.
+    pub fn get(&self) -> anyhow::Result<Option<&str>> {
+        match (&self.session, &self.session_opt) {
+            (Some(_), Some(_)) => Err(twice()),
+            (a, b) => Ok(a.as_deref().or(b.as_deref())),
+        }
+    }
+
+    /// The session and the other positionals, for a command whose SESSION is followed by
+    /// `N` positionals of which it needs `needed`.
+    ///
+    /// clap fills the positionals from the left, so when SESSION is left out the first value
+    /// it holds belongs to the next one. The values are SESSION and the command's own when
+    /// there are more than the command needs, and never when --session is given; otherwise
+    /// they are all the command's own, and the session is its default.
+    pub fn split<const N: usize>(
+        self,
+        rest: [Option<String>; N],
+        needed: usize,
+    ) -> anyhow::Result<(Option<String>, [Option<String>; N])> {
+        let mut values: Vec<String> = std::iter::once(self.session)
+            .chain(rest)
+            .flatten()
+            .collect();
+        let session = match self.session_opt {
+            Some(_) if values.len() > N => return Err(twice()),
+            Some(s) => Some(s),
+            None if values.len() > needed => Some(values.remove(0)),
+            None => None,
+        };
+        let mut own = values.into_iter();
+        Ok((session, std::array::from_fn(|_| own.next())))
+    }
+}
+
+/// The help of SESSION for a command that only reads it.
+pub const READ_SESSION_HELP: &str = "The session: a path, a session id or a unique prefix of one, \
+     or - to read it from stdin [default: the most recent session of the current directory]";
+
+fn twice() -> anyhow::Error {
+    crate::error::usage("the session is given twice: as SESSION and with --session")
+}
+
 /// What a rendering of a conversation shows (`pi session show`, `pi session export`).
 #[derive(Debug, Clone, Args)]
 pub struct ViewArgs {

@@ -9,7 +9,7 @@ use clap::Args;
 use serde_json::Value as Json;
 
 use crate::cmd::Ctx;
-use crate::cmd::args::{ModelArgs, positive};
+use crate::cmd::args::{ModelArgs, SessionArg, positive};
 use crate::cmd::watch::{Progress, session_short_id};
 use crate::compact::job::{self, Job, Outcome, Request};
 use crate::context::settings::Settings as ContextSettings;
@@ -35,9 +35,8 @@ Exit status:
      has a key, else defaultProvider/defaultModel from settings.json]"
 )))]
 pub struct CompactArgs {
-    /// The session [default: the most recent one of the current directory]
-    #[arg(conflicts_with = "all")]
-    pub session: Option<String>,
+    #[command(flatten)]
+    pub session: SessionArg,
     /// Compact the path to this entry (id or unique prefix) instead of the leaf; the
     /// compaction entry is appended as its child
     #[arg(long, value_name = "ID", conflicts_with = "all")]
@@ -45,7 +44,7 @@ pub struct CompactArgs {
     /// Compact every session under the sessions directory (with --cwd: of that directory),
     /// printing one outcome record per session; sessions locked by a running writer are
     /// skipped
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["session", "session_opt"])]
     pub all: bool,
     /// With --all: only the sessions of DIR
     #[arg(long, value_name = "DIR", requires = "all")]
@@ -180,7 +179,7 @@ pub fn run(args: CompactArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
     if args.all {
         return all(&args, &mut job, ctx);
     }
-    let path = ctx.session_path(args.session.as_deref())?;
+    let path = ctx.session_path(args.session.get()?)?;
     let mut warned = HashSet::new();
     let outcome = compact(
         &mut job,

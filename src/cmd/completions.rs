@@ -136,8 +136,10 @@ fn with_completers(cmd: clap::Command) -> clap::Command {
     let name = cmd.get_name().to_owned();
     cmd.mut_args(|a| {
         let completer = match a.get_id().as_str() {
-            "session" => ArgValueCompleter::new(sessions),
-            "leaf" | "entry" => ArgValueCompleter::new(entries),
+            "session" => ArgValueCompleter::new(first_positional),
+            "session_opt" => ArgValueCompleter::new(sessions),
+            "leaf" => ArgValueCompleter::new(entries),
+            "entry" => ArgValueCompleter::new(entry_positional),
             "model" => ArgValueCompleter::new(models),
             "types" => ArgValueCompleter::new(entry_types),
             "hook" => {
@@ -202,8 +204,9 @@ fn starts_with(value: &str, current: &OsStr) -> bool {
     value.starts_with(current.to_string_lossy().as_ref())
 }
 
-/// Session ids (the current directory's sessions first, newest first), or paths when the
-/// word looks like one.
+/// Session ids (the current directory's sessions first, newest first): short ids, or the
+/// whole ids for a word longer than its session's short id; paths when the word looks like
+/// one.
 fn sessions(current: &OsStr) -> Vec<CompletionCandidate> {
     let cur = current.to_string_lossy();
     if cur.contains('/') || cur.starts_with('.') || cur.starts_with('~') {
@@ -215,9 +218,49 @@ fn sessions(current: &OsStr) -> Vec<CompletionCandidate> {
     };
     crate::session::find::completion_candidates(&dirs, &cwd.to_string_lossy())
         .into_iter()
-        .filter(|s| s.id.starts_with(cur.as_ref()))
-        .map(|s| CompletionCandidate::new(s.id).help(Some(s.cwd.into())))
+        .filter_map(|c| {
+            let value = c.completes(&cur)?.to_owned();
+            Some(CompletionCandidate::new(value).help(Some(c.header.cwd.into())))
+        })
         .collect()
+}
+
+/// The first positional, SESSION as clap sees it: with `-s SESSION` on the line it is the
+/// command's next argument instead, an entry for `branch`, `label` and `fork`. Without it,
+/// `branch` and `label` take an entry of the most recent session there too.
+fn first_positional(current: &OsStr) -> Vec<CompletionCandidate> {
+    let m = parsed();
+    let leaf = m.as_ref().map(leaf_matches);
+    let takes_entry = leaf.is_some_and(|l| l.try_get_one::<String>("entry").is_ok());
+    if leaf.is_some_and(|l| string_of(l, "session_opt").is_some()) {
+        return if takes_entry {
+            entries(current)
+        } else {
+            Vec::new()
+        };
+    }
+    let command = m
+        .as_ref()
+        .and_then(|m| m.subcommand())
+        .and_then(|(_, s)| s.subcommand_name());
+    let mut out = sessions(current);
+    if takes_entry && matches!(command, Some("branch" | "label")) {
+        out.extend(entries(current));
+    }
+    out
+}
+
+/// ENTRY as clap sees it: with `-s SESSION` and a value before it, the argument after the
+/// entry (a label), which has no candidates.
+fn entry_positional(current: &OsStr) -> Vec<CompletionCandidate> {
+    let m = parsed();
+    let shifted = m.as_ref().map(leaf_matches).is_some_and(|l| {
+        string_of(l, "session_opt").is_some() && string_of(l, "session").is_some()
+    });
+    if shifted {
+        return Vec::new();
+    }
+    entries(current)
 }
 
 /// Most candidates that get a description (the rest are listed bare).
@@ -241,7 +284,8 @@ fn entries(current: &OsStr) -> Vec<CompletionCandidate> {
     };
     let arg = m
         .as_ref()
-        .and_then(|m| string_of(leaf_matches(m), "session"));
+        .map(leaf_matches)
+        .and_then(|l| string_of(l, "session_opt").or_else(|| string_of(l, "session")));
     let Ok(path) = crate::session::find::resolve(arg.as_deref(), &dirs, &cwd.to_string_lossy())
     else {
         return out;

@@ -18,13 +18,17 @@ pub mod session;
 pub mod trust;
 pub mod watch;
 
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
 use crate::config::{self, Dirs};
 use crate::output::Out;
-use crate::session::{Session, find};
+use crate::session::Session;
+use crate::session::find::{self, Named};
+use crate::session::scan::{NoVisit, Visit};
+use crate::session::store::{self, Source};
 
 /// What every command gets: resolved directories, the working directory and stdout.
 pub struct Ctx {
@@ -64,17 +68,48 @@ impl Ctx {
     }
 
     /// Resolves a session argument (path, id, id prefix, or when absent the most recent of
-    /// the cwd; an empty one is an error).
+    /// the cwd; an empty one is an error, and so is `-`: stdin cannot be written to).
     pub fn session_path(&self, arg: Option<&str>) -> anyhow::Result<PathBuf> {
         Ok(find::resolve(arg, &self.dirs, &self.cwd_str())?)
     }
 
+    /// The session of a command that only reads it: as [`Ctx::session_path`] resolves it,
+    /// or for `-` a copy of stdin (an unnamed private temporary file that messages call
+    /// `(stdin)`), which is read as it is: no recovery, no caches.
+    pub fn session_source(&self, arg: Option<&str>) -> anyhow::Result<Source> {
+        match find::resolve_reading(arg, &self.dirs, &self.cwd_str())? {
+            Named::File(path) => Ok(Source::File(path)),
+            Named::Stdin => {
+                let stdin = std::io::stdin();
+                if stdin.is_terminal() {
+                    crate::error::note("reading the session from the terminal (end with Ctrl-D)");
+                }
+                let file = store::spool(stdin.lock())
+                    .context("cannot copy the session from stdin to a temporary file")?;
+                Ok(Source::Spooled {
+                    file,
+                    name: PathBuf::from(find::STDIN_NAME),
+                })
+            }
+        }
+    }
+
     /// Opens a session for reading, warning about skipped lines.
     pub fn open(&self, path: &Path) -> anyhow::Result<Session> {
-        let s = Session::open(path)?;
+        Ok(self.open_source(Source::File(path.to_owned()), NoVisit)?.0)
+    }
+
+    /// [`Ctx::open`] for a session file or a copy of stdin, running `visitor` over the
+    /// entries as it indexes them.
+    pub fn open_source<V: Visit>(
+        &self,
+        source: Source,
+        visitor: V,
+    ) -> anyhow::Result<(Session, V)> {
+        let (s, v) = Session::open_source(source, visitor)?;
         for w in s.skipped_warnings() {
             crate::error::warn(&w);
         }
-        Ok(s)
+        Ok((s, v))
     }
 }

@@ -18,7 +18,7 @@ use crate::agent::setup::{self, PromptError};
 use crate::agent::store::{self, FileStore};
 use crate::agent::{AgentSession, Config, Credentials, Message, Observer, Outcome, ToolExecution};
 use crate::cmd::Ctx;
-use crate::cmd::args::{ModelArgs, SystemPromptArgs, positive_u32};
+use crate::cmd::args::{ModelArgs, SessionArg, SystemPromptArgs, positive_u32};
 use crate::cmd::watch::session_short_id;
 use crate::context::value::Value;
 use crate::error::{Exit, ExitStatus};
@@ -65,14 +65,21 @@ impl Thinking {
 }
 
 #[derive(Debug, Args)]
-#[command(group(clap::ArgGroup::new("existing").args(["session", "continue_recent"])))]
+#[command(mut_arg("session", |a| a.help(
+    "The session to continue: a path, a session id or a unique prefix of one [default: a new \
+     session of the current directory]"
+)))]
+#[command(group(
+    clap::ArgGroup::new("existing")
+        .args(["session", "session_opt", "continue_recent"])
+        .multiple(true)
+))]
 pub struct RunArgs {
-    /// The session to continue (a path, id or unique id prefix) [default: a new session of
-    /// the current directory]
-    pub session: Option<String>,
+    #[command(flatten)]
+    pub session: SessionArg,
     /// Continue the most recent session of the current directory (a new one when it has
     /// none)
-    #[arg(short = 'c', long = "continue")]
+    #[arg(short = 'c', long = "continue", conflicts_with_all = ["session", "session_opt"])]
     pub continue_recent: bool,
     /// The prompt; `/template args` and `/skill:name args` are expanded [default: read from
     /// stdin]
@@ -256,7 +263,7 @@ impl RunSettings {
             recent
         } else {
             args.session
-                .as_deref()
+                .get()?
                 .map(|s| ctx.session_path(Some(s)))
                 .transpose()?
         };

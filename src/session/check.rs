@@ -7,7 +7,7 @@ use std::path::Path;
 
 use super::Session;
 use super::scan::Visit;
-use super::store::{NONE, OpenError, Problem, ProblemKind};
+use super::store::{NONE, OpenError, Problem, ProblemKind, Source};
 use crate::json::{self, RawStr};
 
 /// What a check found.
@@ -20,7 +20,12 @@ pub struct Report {
 
 /// Reads the whole file at `path` and lists its problems, in line order.
 pub fn check(path: &Path) -> Result<Report, OpenError> {
-    let (s, refs) = Session::scan(path, Refs(Vec::new()))?;
+    check_source(Source::File(path.to_owned()))
+}
+
+/// [`check`] for a session file or a spooled copy.
+pub fn check_source(source: Source) -> Result<Report, OpenError> {
+    let (s, refs) = Session::scan_source(source, Refs(Vec::new()))?;
     let refs = refs.0;
     let mut problems: Vec<Problem> = s.problems.clone();
     if s.len == 0 {

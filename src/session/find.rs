@@ -1,6 +1,8 @@
 //! Finding session files: by path, by id or unique id prefix, or the most recent one of a
-//! working directory.
+//! working directory; `-` for a session read from stdin; and the short ids that name
+//! sessions in listings.
 
+use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
@@ -20,11 +22,38 @@ pub enum FindError {
     /// "the most recent session", which only leaving the argument out means.
     #[error("the session argument is empty")]
     Empty,
-    #[error("session id prefix '{arg}' is ambiguous: it matches {}", candidates.join(", "))]
+    /// A prefix of several ids; `candidates` are the first of them, each as its shortest
+    /// prefix that names it and its path, and `count` how many there are in all.
+    #[error(
+        "session id prefix '{arg}' is ambiguous: it matches {count} sessions{}{}",
+        candidates.iter().map(|c| format!("\n    {c}")).collect::<String>(),
+        if *count > candidates.len() {
+            format!("\n    … and {} more", count - candidates.len())
+        } else {
+            String::new()
+        }
+    )]
     Ambiguous {
         arg: String,
         candidates: Vec<String>,
+        count: usize,
     },
+    /// `-` given to a command that writes: stdin can only be read.
+    #[error("a session from stdin ('-') can only be read: this command needs a session file")]
+    Stdin,
+}
+
+/// The session argument that reads a session from stdin.
+pub const STDIN_ARG: &str = "-";
+
+/// How messages name a session read from stdin.
+pub const STDIN_NAME: &str = "(stdin)";
+
+/// A session argument of a command that only reads: a session file, or stdin.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Named {
+    File(PathBuf),
+    Stdin,
 }
 
 /// The quick view of a session file: its header, read from the first line only.
@@ -170,11 +199,36 @@ pub fn looks_like_path(arg: &str) -> bool {
     arg.contains('/') || arg.contains('\\') || arg.ends_with(".jsonl")
 }
 
+/// Whether the session id `id` starts with `prefix`; a prefix without dashes may also leave
+/// out the dashes of the id (`01a231e61b2` for `01a231e6-1b2…`).
+pub fn id_has_prefix(id: &str, prefix: &str) -> bool {
+    if id.starts_with(prefix) {
+        return true;
+    }
+    if prefix.contains('-') || !id.contains('-') {
+        return false;
+    }
+    let mut rest = id.chars().filter(|&c| c != '-');
+    prefix.chars().all(|p| rest.next() == Some(p))
+}
+
+/// [`resolve`] for a command that only reads: `-` is stdin.
+pub fn resolve_reading(arg: Option<&str>, dirs: &Dirs, cwd: &str) -> Result<Named, FindError> {
+    if arg == Some(STDIN_ARG) {
+        return Ok(Named::Stdin);
+    }
+    resolve(arg, dirs, cwd).map(Named::File)
+}
+
 /// Resolves a session argument (path, id, unique id prefix) or, when absent, the most recent
-/// session of `cwd`. An empty (or blank) argument is an error, not an absent one.
+/// session of `cwd`. An empty (or blank) argument is an error, not an absent one, and so is
+/// `-` (stdin: see [`resolve_reading`]).
 pub fn resolve(arg: Option<&str>, dirs: &Dirs, cwd: &str) -> Result<PathBuf, FindError> {
     if arg.is_some_and(|a| a.trim().is_empty()) {
         return Err(FindError::Empty);
+    }
+    if arg == Some(STDIN_ARG) {
+        return Err(FindError::Stdin);
     }
     let Some(arg) = arg else {
         let dir = dirs.session_dir_for(cwd);
@@ -208,7 +262,7 @@ pub fn resolve(arg: Option<&str>, dirs: &Dirs, cwd: &str) -> Result<PathBuf, Fin
                 let Some(h) = read_header(&p) else { continue };
                 if h.id == arg {
                     exact.push(h);
-                } else if h.id.starts_with(arg) {
+                } else if id_has_prefix(&h.id, arg) {
                     prefix.push(h);
                 }
             }
@@ -217,16 +271,7 @@ pub fn resolve(arg: Option<&str>, dirs: &Dirs, cwd: &str) -> Result<PathBuf, Fin
         match found.len() {
             0 => continue,
             1 => return Ok(found[0].path.clone()),
-            _ => {
-                return Err(FindError::Ambiguous {
-                    arg: arg.to_owned(),
-                    candidates: found
-                        .iter()
-                        .take(6)
-                        .map(|h| format!("{} ({})", h.id, h.path.display()))
-                        .collect(),
-                });
-            }
+            count => return Err(ambiguous(arg, found, count)),
         }
     }
     Err(FindError::NotFound {
@@ -234,10 +279,66 @@ pub fn resolve(arg: Option<&str>, dirs: &Dirs, cwd: &str) -> Result<PathBuf, Fin
     })
 }
 
+/// The most candidates an ambiguous prefix lists.
+const CANDIDATES_SHOWN: usize = 10;
+
+/// The error for a prefix of the ids of `found` (sessions of one scope of [`resolve`]): the
+/// first of them by id, each with the prefix that tells it from the others, which resolves
+/// to it (resolving looks in the same scope first).
+fn ambiguous(arg: &str, mut found: Vec<HeaderInfo>, count: usize) -> FindError {
+    found.sort_by(|a, b| a.id.cmp(&b.id).then_with(|| a.path.cmp(&b.path)));
+    let short = ShortIds::new(found.iter().map(|h| h.id.as_str()));
+    let shown: Vec<(std::borrow::Cow<'_, str>, &HeaderInfo)> = found
+        .iter()
+        .take(CANDIDATES_SHOWN)
+        .map(|h| (crate::output::escape(short.get(&h.id)), h))
+        .collect();
+    let width = shown
+        .iter()
+        .map(|(s, _)| s.chars().count())
+        .max()
+        .unwrap_or(0);
+    FindError::Ambiguous {
+        arg: arg.to_owned(),
+        candidates: shown
+            .iter()
+            .map(|(s, h)| {
+                let path = h.path.to_string_lossy();
+                format!("{s:<width$}  {}", crate::output::escape(&path))
+            })
+            .collect(),
+        count,
+    }
+}
+
+/// A session a shell offers to complete a session argument with.
+#[derive(Debug, Clone)]
+pub struct Candidate {
+    pub header: HeaderInfo,
+    /// Its short id among every session (see [`ShortIds`]).
+    pub short_id: String,
+}
+
+impl Candidate {
+    /// What completes `word`: the short id when it starts with `word`, else the full id
+    /// when that does (a word longer than the short id), else nothing. A unique session
+    /// thus completes to its short id, which resolves as well as the id.
+    pub fn completes(&self, word: &str) -> Option<&str> {
+        if self.short_id.starts_with(word) {
+            Some(&self.short_id)
+        } else if self.header.id.starts_with(word) {
+            Some(&self.header.id)
+        } else {
+            None
+        }
+    }
+}
+
 /// The sessions a shell offers to complete a session argument with: those of `cwd` first,
-/// then every other one, each group newest first. Only the first line of each file is read.
-/// (The one place completion learns what names a session; see `pi completions`.)
-pub fn completion_candidates(dirs: &Dirs, cwd: &str) -> Vec<HeaderInfo> {
+/// then every other one, each group newest first, with their short ids. Only the first line
+/// of each file is read. (The one place completion learns what names a session; see
+/// `pi completions`.)
+pub fn completion_candidates(dirs: &Dirs, cwd: &str) -> Vec<Candidate> {
     let local = dirs.session_dir_for(cwd);
     let newest_first = |dirs: Vec<PathBuf>| {
         let mut found: Vec<(std::time::SystemTime, HeaderInfo)> = dirs
@@ -255,7 +356,114 @@ pub fn completion_candidates(dirs: &Dirs, cwd: &str) -> Vec<HeaderInfo> {
         .into_iter()
         .filter(|d| *d != local)
         .collect();
-    newest_first(vec![local])
+    let headers: Vec<HeaderInfo> = newest_first(vec![local])
         .chain(newest_first(others))
+        .collect();
+    let short = ShortIds::new(headers.iter().map(|h| h.id.as_str()));
+    headers
+        .into_iter()
+        .map(|h| Candidate {
+            short_id: short.get(&h.id).to_owned(),
+            header: h,
+        })
         .collect()
+}
+
+/// The fewest characters a short id has.
+pub const SHORT_ID_MIN: usize = 8;
+
+/// The short ids of a set of sessions: for each id, its shortest prefix that no other id of
+/// the set starts with, at least [`SHORT_ID_MIN`] characters and not ending in a dash (git's
+/// rule for abbreviated hashes). The first characters of a v7 UUID are its creation time,
+/// so sessions made in the same second need more of them.
+#[derive(Debug, Default)]
+pub struct ShortIds {
+    /// id → length of its short id, in characters.
+    lens: HashMap<String, usize>,
+}
+
+impl ShortIds {
+    pub fn new<'a>(ids: impl IntoIterator<Item = &'a str>) -> ShortIds {
+        let mut sorted: Vec<&str> = ids.into_iter().collect();
+        sorted.sort_unstable();
+        sorted.dedup();
+        // A prefix shared with no neighbour in sorted order is shared with no other id.
+        let common =
+            |a: &str, b: &str| a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count();
+        let mut lens = HashMap::with_capacity(sorted.len());
+        for (i, id) in sorted.iter().enumerate() {
+            let before = i.checked_sub(1).map_or(0, |j| common(sorted[j], id));
+            let after = sorted.get(i + 1).map_or(0, |next| common(id, next));
+            let total = id.chars().count();
+            let mut len = (before.max(after) + 1).max(SHORT_ID_MIN);
+            if id.chars().nth(len.saturating_sub(1)) == Some('-') {
+                len += 1;
+            }
+            lens.insert((*id).to_owned(), len.min(total));
+        }
+        ShortIds { lens }
+    }
+
+    /// The short ids of every session (every session directory), from their header lines.
+    pub fn of_all(dirs: &Dirs) -> ShortIds {
+        let headers: Vec<HeaderInfo> = all_session_dirs(dirs)
+            .iter()
+            .flat_map(|d| jsonl_files(d))
+            .filter_map(|p| read_header(&p))
+            .collect();
+        ShortIds::new(headers.iter().map(|h| h.id.as_str()))
+    }
+
+    /// The short id of `id` (its first [`SHORT_ID_MIN`] characters when the set lacks it).
+    pub fn get<'a>(&self, id: &'a str) -> &'a str {
+        let len = self.lens.get(id).copied().unwrap_or(SHORT_ID_MIN);
+        match id.char_indices().nth(len) {
+            Some((end, _)) => &id[..end],
+            None => id,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_ids_are_the_shortest_unique_prefixes() {
+        let ids = [
+            "019b7ca9-1b2c-7aaa-8000-000000000001",
+            "019b7ca9-1b2c-7aab-8000-000000000002",
+            "019b7ca9-1b2d-7000-8000-000000000003",
+            "019b7caa-0000-7000-8000-000000000004",
+            "abc",
+        ];
+        let s = ShortIds::new(ids);
+        assert_eq!(s.get(ids[0]), "019b7ca9-1b2c-7aaa");
+        assert_eq!(s.get(ids[1]), "019b7ca9-1b2c-7aab");
+        assert_eq!(s.get(ids[2]), "019b7ca9-1b2d");
+        // Unique after 8 characters: 8 all the same.
+        assert_eq!(s.get(ids[3]), "019b7caa");
+        assert_eq!(s.get("abc"), "abc");
+        // Never ending in the dash: one more character.
+        let t = ShortIds::new(["01234567-a", "01234567-b", "01234568-c"]);
+        assert_eq!(t.get("01234568-c"), "01234568");
+        let u = ShortIds::new(["012345678", "01234567-b"]);
+        assert_eq!(u.get("01234567-b"), "01234567-b");
+        // An id not in the set, and one that is a prefix of another.
+        assert_eq!(s.get("0123456789abcdef"), "01234567");
+        let v = ShortIds::new(["0123456789", "0123456789ab"]);
+        assert_eq!(v.get("0123456789"), "0123456789");
+        assert_eq!(v.get("0123456789ab"), "0123456789a");
+    }
+
+    #[test]
+    fn prefixes_may_leave_out_the_dashes() {
+        let id = "019b7ca9-1b2c-7aaa-8000-000000000001";
+        assert!(id_has_prefix(id, "019b7ca9"));
+        assert!(id_has_prefix(id, "019b7ca9-1b2"));
+        assert!(id_has_prefix(id, "019b7ca91b2c7a"));
+        assert!(!id_has_prefix(id, "019b7ca91b2d"));
+        assert!(!id_has_prefix(id, "019b7ca9-1b2c7"));
+        assert!(!id_has_prefix("plain", "pl-"));
+    }
 }

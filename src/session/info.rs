@@ -15,6 +15,10 @@ use crate::json::{self, Kind as JsonKind};
 pub struct SessionInfo {
     pub path: PathBuf,
     pub id: String,
+    /// The shortest prefix of the id that names this session alone (see
+    /// [`super::find::ShortIds`]); set by listings, which know every session.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub short_id: Option<String>,
     pub cwd: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
@@ -114,6 +118,7 @@ pub fn build(path: &Path) -> Option<SessionInfo> {
     Some(SessionInfo {
         path: path.to_owned(),
         id: header.id.clone(),
+        short_id: None,
         cwd: header.cwd.clone(),
         name: s.name().map(str::to_owned),
         parent_session: header.parent_session.clone(),

@@ -238,6 +238,35 @@ pub enum Appending {
     Interrupted { start: u64, end: u64 },
 }
 
+/// What a session is read from: its file, or a copy of a stream (see [`spool`]).
+#[derive(Debug)]
+pub enum Source {
+    File(PathBuf),
+    /// An unnamed temporary file; `name` is what messages call it.
+    Spooled {
+        file: File,
+        name: PathBuf,
+    },
+}
+
+impl Source {
+    /// The path of the file, or the name of the copy.
+    pub fn name(&self) -> &Path {
+        match self {
+            Source::File(p) => p,
+            Source::Spooled { name, .. } => name,
+        }
+    }
+}
+
+/// Copies `input` (stdin) into an unnamed temporary file, private (0600) and gone once
+/// closed, so that it can be read as session files are: by byte offsets, more than once.
+pub fn spool(mut input: impl io::Read) -> io::Result<File> {
+    let mut file = tempfile::tempfile()?;
+    io::copy(&mut input, &mut file)?;
+    Ok(file)
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum OpenError {
     #[error("cannot read {path}")]
@@ -271,7 +300,51 @@ impl Session {
     /// session is read without the bytes the batch left, which gives the leaf and the
     /// context recovery would give. The batch of an append in progress is not read either.
     pub fn open_with<V: Visit>(path: &Path, visitor: V) -> Result<(Session, V), OpenError> {
-        let (s, v) = Self::read(path, visitor, Mode::Recover)?;
+        Self::with_header(Self::read(path, visitor, Mode::Recover)?)
+    }
+
+    /// Indexes any file, recording every problem instead of failing (used by `check`). It
+    /// never writes: an interrupted append is read whole and reported, not recovered.
+    pub fn scan<V: Visit>(path: &Path, visitor: V) -> Result<(Session, V), OpenError> {
+        Self::read(path, visitor, Mode::Inspect)
+    }
+
+    /// [`Session::open_with`] for a session file or a spooled copy; a copy is read as it
+    /// is (it has no marker, and nothing writes to it).
+    pub fn open_source<V: Visit>(source: Source, visitor: V) -> Result<(Session, V), OpenError> {
+        match source {
+            Source::File(path) => Self::open_with(&path, visitor),
+            Source::Spooled { file, name } => {
+                Self::with_header(Self::read_spooled(file, name, visitor)?)
+            }
+        }
+    }
+
+    /// [`Session::scan`] for a session file or a spooled copy.
+    pub fn scan_source<V: Visit>(source: Source, visitor: V) -> Result<(Session, V), OpenError> {
+        match source {
+            Source::File(path) => Self::scan(&path, visitor),
+            Source::Spooled { file, name } => Self::read_spooled(file, name, visitor),
+        }
+    }
+
+    fn read_spooled<V: Visit>(
+        file: File,
+        name: PathBuf,
+        visitor: V,
+    ) -> Result<(Session, V), OpenError> {
+        let len = file
+            .metadata()
+            .map_err(|source| OpenError::Io {
+                path: name.clone(),
+                source,
+            })?
+            .len();
+        Self::index_file(name, file, len, Appending::Idle, None, visitor)
+    }
+
+    /// The session when it has a header; else why it is not a session file.
+    fn with_header<V>((s, v): (Session, V)) -> Result<(Session, V), OpenError> {
         if s.header.is_none() {
             let reason = match s.problems.first() {
                 _ if s.len == 0 => "the file is empty".to_owned(),
@@ -279,18 +352,12 @@ impl Session {
                 _ => "it has no session header line".to_owned(),
             };
             return Err(NotASession {
-                path: path.to_owned(),
+                path: s.path,
                 reason,
             }
             .into());
         }
         Ok((s, v))
-    }
-
-    /// Indexes any file, recording every problem instead of failing (used by `check`). It
-    /// never writes: an interrupted append is read whole and reported, not recovered.
-    pub fn scan<V: Visit>(path: &Path, visitor: V) -> Result<(Session, V), OpenError> {
-        Self::read(path, visitor, Mode::Inspect)
     }
 
     /// Decides how much of the file to read (see [`Appending`]), reads it, and reports what
@@ -363,11 +430,35 @@ impl Session {
                 }
             }
         };
-        let (acc, ends_with_newline) = scan::scan_file(&file, len, visitor).map_err(io_err)?;
+        Self::index_file(
+            path.to_owned(),
+            file,
+            len,
+            appending,
+            Some(&marker),
+            visitor,
+        )
+    }
+
+    /// Reads the first `len` bytes of `file` (whose appends were found as `appending`, with
+    /// the writers' marker at `marker`) and indexes them; `path` names the session.
+    fn index_file<V: Visit>(
+        path: PathBuf,
+        file: File,
+        len: u64,
+        appending: Appending,
+        marker: Option<&Path>,
+        visitor: V,
+    ) -> Result<(Session, V), OpenError> {
+        let (acc, ends_with_newline) =
+            scan::scan_file(&file, len, visitor).map_err(|source| OpenError::Io {
+                path: path.clone(),
+                source,
+            })?;
         let mut migration = acc.plan();
         let recoveries = acc.recoveries;
         let mut s = Session {
-            path: path.to_owned(),
+            path,
             file,
             len,
             ends_with_newline,
@@ -411,7 +502,7 @@ impl Session {
         }
         s.migration = migration;
         s.index();
-        s.settle_appends(&recoveries, acc.lines, &marker);
+        s.settle_appends(&recoveries, acc.lines, marker);
         Ok((s, acc.visitor))
     }
 
@@ -419,7 +510,12 @@ impl Session {
     /// it (one warning instead of an error for its incomplete line), an interrupted batch
     /// not yet recovered is a warning, and an incomplete last line that is still being
     /// written is not damage.
-    fn settle_appends(&mut self, recoveries: &[(u32, (u64, u64))], lines: u32, marker: &Path) {
+    fn settle_appends(
+        &mut self,
+        recoveries: &[(u32, (u64, u64))],
+        lines: u32,
+        marker: Option<&Path>,
+    ) {
         for &(i, (start, end)) in recoveries {
             let r = &self.entries[i as usize];
             // Only a range that ends where the recovery entry starts is one it recorded.
@@ -459,10 +555,12 @@ impl Session {
                     .position(|p| p.kind == ProblemKind::Torn);
                 if let Some(t) = torn {
                     let grew = self.file.metadata().is_ok_and(|m| m.len() > self.len);
-                    let marked = matches!(
-                        super::pending::read(marker),
-                        Ok(super::pending::Found::Marker(_))
-                    );
+                    let marked = marker.is_some_and(|m| {
+                        matches!(
+                            super::pending::read(m),
+                            Ok(super::pending::Found::Marker(_))
+                        )
+                    });
                     if grew || marked {
                         let p = self.problems.remove(t);
                         self.appending = Appending::InProgress { start: p.offset };

@@ -221,8 +221,8 @@ fn clap_errors_in_pis_form() {
     status: 2
     ----- stdout -----
     ----- stderr -----
-    pi: error: the following required arguments were not provided: <SESSION>, <ENTRY>
-      usage: pi session branch <SESSION> <ENTRY>
+    pi: error: the following required arguments were not provided: <ENTRY>
+      usage: pi session branch [SESSION] <ENTRY>
       hint: for more information, try '--help'
 
     $ pi session log -n many

@@ -466,8 +466,8 @@ fn usage_errors_write_nothing() {
     status: 2
     ----- stdout -----
     ----- stderr -----
-    pi: error: the following required arguments were not provided: <SESSION|--continue>
-      usage: pi run --leaf <ID> --prompt <PROMPT> <SESSION|--continue>
+    pi: error: the following required arguments were not provided: <SESSION|--session <SESSION>|--continue>
+      usage: pi run --leaf <ID> --prompt <PROMPT> <SESSION|--session <SESSION>|--continue>
       hint: for more information, try '--help'
 
     $ pi run

@@ -280,14 +280,15 @@ fn list_reports_sessions_newest_first() {
     let recs = jsonl(&w.ok(&["session", "list"]));
     let ra = recs.iter().find(|r| r["path"] == a.as_str()).unwrap();
     assert!(ra.get("name").is_none(), "{ra}");
-    // Human table. The ID column shows the first 8 digits of the v7 UUID, which are the top of
-    // its timestamp: the same for sessions made within about a minute (here, at NOW).
+    // Human table. The first characters of a v7 UUID are its timestamp, the same for
+    // sessions made at one time (here, at NOW): the ID column shows as many as tell them
+    // apart.
     insta::assert_snapshot!(w.snap(&["session", "list", "--format", "human"]), @"
     status: 0
     ----- stdout -----
-    MODIFIED     MSGS  ID        NAME / FIRST MESSAGE
-    just now        3  019b7ca9  hello there
-    just now        0  019b7ca9  (no messages)
+    MODIFIED     MSGS  ID                NAME / FIRST MESSAGE
+    just now        3  019b7ca9-8f2e-7d  hello there
+    just now        0  019b7ca9-8f2e-72  (no messages)
     ----- stderr -----
     ");
 }

@@ -9,11 +9,12 @@ use clap::{Args, ValueEnum};
 
 use super::{open, registry, unknown_model};
 use crate::cmd::Ctx;
-use crate::cmd::args::ModelRef;
+use crate::cmd::args::{ModelRef, READ_SESSION_HELP, SessionArg};
 use crate::context::settings::Settings;
 use crate::context::value::{Obj, Value};
 use crate::context::{anthropic, llm, openai};
 use crate::error::usage;
+use crate::session::find::STDIN_ARG;
 
 /// What to print.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -30,9 +31,10 @@ pub enum BuildFormat {
 }
 
 #[derive(Debug, Args)]
+#[command(mut_arg("session", |a| a.help(READ_SESSION_HELP)))]
 pub struct BuildArgs {
-    /// The session [default: the most recent one of the current directory]
-    pub session: Option<String>,
+    #[command(flatten)]
+    pub session: SessionArg,
     /// Build the context of the path to this entry (id or unique prefix) instead of the leaf
     #[arg(long, value_name = "ID")]
     pub leaf: Option<String>,
@@ -144,12 +146,23 @@ fn request_model(args: &BuildArgs, ctx: &Ctx, info: &crate::context::Info) -> cr
 pub fn run(args: BuildArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
     let wire = matches!(args.format, BuildFormat::Openai | BuildFormat::Anthropic);
     check(&args, wire)?;
+    let session = args.session.get()?;
+    if session == Some(STDIN_ARG)
+        && args
+            .system_prompt_file
+            .as_ref()
+            .is_some_and(|f| f.as_os_str() == STDIN_ARG)
+    {
+        return Err(usage(
+            "stdin cannot hold both the session and the system prompt (`-` twice)",
+        ));
+    }
     let system_prompt = args
         .system_prompt_file
         .as_ref()
         .map(read_prompt)
         .transpose()?;
-    let o = open(ctx, args.session.as_deref(), args.leaf.as_deref())?;
+    let o = open(ctx, session, args.leaf.as_deref())?;
     let info = &o.plan.info;
     let settings = Settings::load(&ctx.dirs.agent_dir, &ctx.cwd);
     if args.format != BuildFormat::Agent {

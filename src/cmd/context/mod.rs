@@ -13,6 +13,7 @@ use crate::cli::EXIT_STATUS;
 use crate::context::{Message, Plan};
 use crate::models::{Model, Registry, Source};
 use crate::session::Session;
+use crate::session::scan::NoVisit;
 
 #[derive(Debug, Args)]
 #[command(subcommand_required = true, arg_required_else_help = true)]
@@ -23,8 +24,9 @@ pub struct ContextArgs {
 
 /// The context of a session is what the agent sends the model on its next request: the
 /// messages on the path from the root to the leaf, after the latest compaction's summary and
-/// kept messages. SESSION is a path, a session id or a unique prefix of one, or, when
-/// omitted, the most recently modified session of the current directory.
+/// kept messages. SESSION is a path, a session id or a unique prefix of one, `-` to read the
+/// session from stdin, or, when omitted, the most recently modified session of the current
+/// directory.
 #[derive(Debug, Subcommand)]
 pub enum ContextCommand {
     /// Print the messages a model sees, as agent messages, LLM messages or a provider's
@@ -51,10 +53,12 @@ pub struct Opened {
     pub plan: Plan,
 }
 
-/// Opens the session and plans the context of the path to `--leaf` (or the leaf).
+/// Opens the session (`-`: from stdin) and plans the context of the path to `--leaf` (or
+/// the leaf).
 pub fn open(ctx: &Ctx, session: Option<&str>, leaf: Option<&str>) -> anyhow::Result<Opened> {
-    let path = ctx.session_path(session)?;
-    let s = ctx.open(&path)?;
+    let source = ctx.session_source(session)?;
+    let (s, _) = ctx.open_source(source, NoVisit)?;
+    let path = s.path.clone();
     let leaf = match leaf {
         Some(l) => Some(s.resolve_entry(l)?),
         None => s.leaf(),

@@ -4,7 +4,7 @@ use clap::Args;
 
 use super::{Opened, open, registry};
 use crate::cmd::Ctx;
-use crate::cmd::args::{FormatArgs, ModelRef, positive};
+use crate::cmd::args::{FormatArgs, ModelRef, READ_SESSION_HELP, SessionArg, positive};
 use crate::context::settings::{DEFAULT_RESERVE_TOKENS, Settings};
 use crate::context::tokens::{self, Need};
 use crate::context::value::{Obj, Value};
@@ -12,9 +12,10 @@ use crate::error::{Exit, ExitStatus};
 use crate::output::{Style, escape};
 
 #[derive(Debug, Args)]
+#[command(mut_arg("session", |a| a.help(READ_SESSION_HELP)))]
 pub struct StatsArgs {
-    /// The session [default: the most recent one of the current directory]
-    pub session: Option<String>,
+    #[command(flatten)]
+    pub session: SessionArg,
     /// Measure the context of the path to this entry (id or unique prefix) instead of the leaf
     #[arg(long, value_name = "ID")]
     pub leaf: Option<String>,
@@ -163,7 +164,7 @@ fn measure(o: &Opened) -> anyhow::Result<Measured> {
 }
 
 pub fn run(args: StatsArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
-    let o = open(ctx, args.session.as_deref(), args.leaf.as_deref())?;
+    let o = open(ctx, args.session.get()?, args.leaf.as_deref())?;
     let settings = Settings::load(&ctx.dirs.agent_dir, &ctx.cwd);
     for w in &settings.warnings {
         crate::error::warn(w);

@@ -8,14 +8,15 @@ use clap::Args;
 
 use crate::clock;
 use crate::cmd::Ctx;
+use crate::cmd::args::SessionArg;
 use crate::error::{Exit, ExitStatus, usage};
 use crate::session::append::{Appender, NewEntry, Parent};
 use crate::session::entry;
 
 #[derive(Debug, Args)]
 pub struct AppendArgs {
-    /// The session [default: the most recent one of the current directory]
-    pub session: Option<String>,
+    #[command(flatten)]
+    pub session: SessionArg,
     /// Attach the first new entry to this entry (id or unique prefix) instead of the leaf
     #[arg(long, value_name = "ID")]
     pub parent: Option<String>,
@@ -25,7 +26,7 @@ pub struct AppendArgs {
 }
 
 pub fn run(args: AppendArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
-    let path = ctx.session_path(args.session.as_deref())?;
+    let path = ctx.session_path(args.session.get()?)?;
     let stdin = std::io::stdin();
     if stdin.is_terminal() {
         crate::error::note(

@@ -8,7 +8,7 @@ use anyhow::Context;
 use clap::Args;
 
 use crate::cmd::Ctx;
-use crate::cmd::args::ModelArgs;
+use crate::cmd::args::{ModelArgs, SessionArg};
 use crate::cmd::watch::Progress;
 use crate::compact::branch::{self, BranchSummary, Moved};
 use crate::extensions::config::{HookEvent, check_flags_for};
@@ -19,6 +19,7 @@ use crate::session::append::{Appender, NewEntry, Parent};
 
 #[derive(Debug, Args)]
 #[command(
+    allow_missing_positional = true,
     group(
         clap::ArgGroup::new("summarize_options")
             .args(["model"])
@@ -31,8 +32,8 @@ use crate::session::append::{Appender, NewEntry, Parent};
     ))
 )]
 pub struct BranchArgs {
-    /// The session
-    pub session: String,
+    #[command(flatten)]
+    pub session: SessionArg,
     /// The entry to continue from (id or unique prefix), or `root` to start a new root
     pub entry: String,
     /// Summarize the path being left (written as a branch_summary entry)
@@ -183,9 +184,12 @@ fn given_summary(
     })
 }
 
-pub fn run(args: BranchArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
+pub fn run(mut args: BranchArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
     check_flags_for(&args.hook, HookEvent::SessionBeforeTree).map_err(crate::error::usage)?;
-    let path = ctx.session_path(Some(&args.session))?;
+    let (session, [entry]) = std::mem::take(&mut args.session).split([Some(args.entry)], 1)?;
+    // clap requires ENTRY, so one value is always left for it.
+    args.entry = entry.unwrap_or_default();
+    let path = ctx.session_path(session.as_deref())?;
     let Some(hooked) = run_hooks(&args, ctx, &path)? else {
         return Ok(ExitStatus::Failure);
     };

@@ -5,7 +5,7 @@ use clap::Args;
 use serde::Serialize;
 
 use crate::cmd::Ctx;
-use crate::cmd::args::FormatArgs;
+use crate::cmd::args::{FormatArgs, READ_SESSION_HELP, SessionArg};
 use crate::output::{Style, escape};
 use crate::session::store::Severity;
 
@@ -16,9 +16,10 @@ Exit status:
   2  usage error";
 
 #[derive(Debug, Args)]
+#[command(mut_arg("session", |a| a.help(READ_SESSION_HELP)))]
 pub struct CheckArgs {
-    /// The session file, id or id prefix [default: the most recent one of the current directory]
-    pub session: Option<String>,
+    #[command(flatten)]
+    pub session: SessionArg,
     #[command(flatten)]
     pub format: FormatArgs,
 }
@@ -35,8 +36,9 @@ struct Record<'a> {
 }
 
 pub fn run(args: CheckArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
-    let path = ctx.session_path(args.session.as_deref())?;
-    let report = crate::session::check::check(&path)?;
+    let source = ctx.session_source(args.session.get()?)?;
+    let path = source.name().to_owned();
+    let report = crate::session::check::check_source(source)?;
     let s = report.session;
     let problems = report.problems;
     let count = |sev: Severity| problems.iter().filter(|p| p.kind.severity() == sev).count();

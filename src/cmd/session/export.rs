@@ -7,17 +7,20 @@ use anyhow::Context;
 use clap::{Args, ValueEnum};
 
 use crate::cmd::Ctx;
-use crate::cmd::args::ViewArgs;
+use crate::cmd::args::{READ_SESSION_HELP, SessionArg, ViewArgs};
 use crate::error::{ExitStatus, usage};
 use crate::render::markdown::MarkdownView;
 use crate::render::redact::{self, Redactor};
 use crate::render::{self, Pairer};
 use crate::session::Session;
+use crate::session::scan::NoVisit;
+use crate::session::store::Source;
 
 #[derive(Debug, Args)]
+#[command(mut_arg("session", |a| a.help(READ_SESSION_HELP)))]
 pub struct ExportArgs {
-    /// The session [default: the most recent one of the current directory]
-    pub session: Option<String>,
+    #[command(flatten)]
+    pub session: SessionArg,
     /// Write to FILE (created private, 0600) instead of stdout
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -142,7 +145,7 @@ impl Sink {
 }
 
 pub fn run(args: ExportArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
-    let path = ctx.session_path(args.session.as_deref())?;
+    let source = ctx.session_source(args.session.get()?)?;
     let format = format_of(&args);
     if format == ExportFormat::Jsonl && (args.leaf.is_some() || args.all) {
         return Err(usage(
@@ -157,7 +160,10 @@ pub fn run(args: ExportArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
     if let Some(o) = &args.output {
         let same = std::fs::canonicalize(ctx.cwd.join(o))
             .ok()
-            .zip(std::fs::canonicalize(&path).ok())
+            .zip(match &source {
+                Source::File(p) => std::fs::canonicalize(p).ok(),
+                Source::Spooled { .. } => None,
+            })
             .is_some_and(|(a, b)| a == b);
         if same {
             return Err(usage(format!(
@@ -178,7 +184,7 @@ pub fn run(args: ExportArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
     } else {
         None
     };
-    let s = ctx.open(&path)?;
+    let (s, _) = ctx.open_source(source, NoVisit)?;
     let leaf = match &args.leaf {
         Some(l) => Some(s.resolve_entry(l)?),
         None => s.leaf(),

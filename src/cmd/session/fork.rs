@@ -7,16 +7,24 @@ use anyhow::Context;
 use clap::Args;
 
 use crate::cmd::Ctx;
+use crate::cmd::args::SessionArg;
 use crate::session::id::{Id, IdSet};
 use crate::session::{Kind, append, entry};
 use crate::{clock, json, rng};
 
 #[derive(Debug, Args)]
 pub struct ForkArgs {
-    /// The session to copy from
-    pub session: String,
+    #[command(flatten)]
+    pub session: SessionArg,
     /// The last entry to copy (id or unique prefix) [default: the leaf]
+    ///
+    /// Given alone, the value is SESSION; with --session, it is ENTRY.
+    #[arg(value_name = "ENTRY")]
     pub entry: Option<String>,
+    /// Same as ENTRY (as --leaf of the commands that read a session), for the most recent
+    /// session without naming it
+    #[arg(long, value_name = "ID")]
+    pub leaf: Option<String>,
     /// Make the copy a session of DIR (stored with DIR's sessions) [default: the same
     /// directory and folder as the original]
     #[arg(long, value_name = "DIR")]
@@ -24,9 +32,18 @@ pub struct ForkArgs {
 }
 
 pub fn run(args: ForkArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
-    let src = ctx.session_path(Some(&args.session))?;
+    let (session, [entry]) = args.session.split([args.entry], 0)?;
+    let entry = match (entry, args.leaf) {
+        (Some(_), Some(_)) => {
+            return Err(crate::error::usage(
+                "the entry is given twice: as ENTRY and with --leaf",
+            ));
+        }
+        (e, l) => e.or(l),
+    };
+    let src = ctx.session_path(session.as_deref())?;
     let s = ctx.open(&src)?;
-    let end = match &args.entry {
+    let end = match &entry {
         Some(e) => Some(s.resolve_entry(e)?),
         None => s.leaf(),
     };

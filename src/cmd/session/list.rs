@@ -30,7 +30,11 @@ pub fn run(args: ListArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
         vec![ctx.dirs.session_dir_for(&ctx.cwd_arg(args.cwd.as_deref())?)]
     };
     let files: Vec<PathBuf> = dirs.iter().flat_map(|d| find::jsonl_files(d)).collect();
-    let infos = info::list(&files);
+    let mut infos = info::list(&files);
+    let short = find::ShortIds::of_all(&ctx.dirs);
+    for i in &mut infos {
+        i.short_id = Some(short.get(&i.id).to_owned());
+    }
     if !ctx.out.human(args.format.get()) {
         for i in &infos {
             ctx.out.json(i)?;
@@ -46,30 +50,39 @@ pub fn run(args: ListArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
     }
     let now = clock::now_ms();
     let width = term_width();
+    let ids: Vec<String> = infos
+        .iter()
+        .map(|i| escape(i.short_id.as_deref().unwrap_or(&i.id)).into_owned())
+        .collect();
+    let id_width = ids
+        .iter()
+        .map(|id| id.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(find::SHORT_ID_MIN);
     let head = format!(
-        "{:<10} {:>6}  {:<8}  {}",
+        "{:<10} {:>6}  {:<id_width$}  {}",
         "MODIFIED", "MSGS", "ID", "NAME / FIRST MESSAGE"
     );
     ctx.out.line(st.bold(&head).as_bytes())?;
-    for i in &infos {
-        let id: String = i.id.chars().take(8).collect();
-        let id = escape(&id);
+    for (i, id) in infos.iter().zip(&ids) {
         let first = crate::session::preview::normalize(&i.first_message);
         let what = match &i.name {
             Some(n) => format!("{} — {}", escape(n), escape(&first)),
             None => escape(&first).into_owned(),
         };
-        let fixed = 10 + 1 + 6 + 2 + 8 + 2;
+        let fixed = 10 + 1 + 6 + 2 + id_width + 2;
         let mut line = format!(
             "{:<10} {:>6}  {}  {}",
             clock::age(now, i.modified_ms),
             i.message_count,
-            st.yellow(&format!("{id:<8}")),
+            st.yellow(&format!("{id:<id_width$}")),
             truncate(&what, width.saturating_sub(fixed).max(10))
         );
         if args.all {
             line.push('\n');
-            line.push_str(&st.dim(&format!("{:>28}{}", "", escape(&i.cwd))));
+            let indent = fixed - 1;
+            line.push_str(&st.dim(&format!("{:>indent$}{}", "", escape(&i.cwd))));
         }
         ctx.out.line(line.as_bytes())?;
     }

@@ -5,15 +5,18 @@ use anyhow::Context;
 use clap::Args;
 
 use crate::cmd::Ctx;
+use crate::cmd::args::{READ_SESSION_HELP, SessionArg};
 use crate::error::usage;
 use crate::jq;
 use crate::json;
+use crate::session::scan::NoVisit;
 use crate::session::{Kind, Session};
 
 #[derive(Debug, Args)]
+#[command(mut_arg("session", |a| a.help(READ_SESSION_HELP)))]
 pub struct LogArgs {
-    /// The session [default: the most recent one of the current directory]
-    pub session: Option<String>,
+    #[command(flatten)]
+    pub session: SessionArg,
     /// Follow the path to this entry (id or unique prefix) instead of the session's leaf
     #[arg(long, value_name = "ID", conflicts_with = "all")]
     pub leaf: Option<String>,
@@ -116,8 +119,8 @@ fn select(args: &LogArgs, s: &Session) -> anyhow::Result<(Vec<u32>, bool)> {
 
 pub fn run(args: LogArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
     let filter = compile(&args)?;
-    let path = ctx.session_path(args.session.as_deref())?;
-    let s = ctx.open(&path)?;
+    let source = ctx.session_source(args.session.get()?)?;
+    let (s, _) = ctx.open_source(source, NoVisit)?;
     let (mut order, any_unknown_type) = select(&args, &s)?;
     // The common case, entries as stored: copy whole runs of lines.
     if filter.is_none() && !any_unknown_type && s.is_current() {
@@ -139,7 +142,7 @@ pub fn run(args: LogArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
         Some(f) => slurp(&args, &s, order, f, any_unknown_type, ctx),
         None => line_by_line(&args, &s, order, filter.as_ref(), any_unknown_type, ctx),
     }
-    .with_context(|| format!("cannot read {}", path.display()))?;
+    .with_context(|| format!("cannot read {}", s.path.display()))?;
     Ok(if failures > 0 {
         ExitStatus::Failure
     } else {

@@ -3,16 +3,17 @@
 use clap::Args;
 
 use crate::cmd::Ctx;
+use crate::cmd::args::SessionArg;
 use crate::error::ExitStatus;
 
 #[derive(Debug, Args)]
 pub struct MigrateArgs {
-    /// The session file, id or id prefix
-    pub session: String,
+    #[command(flatten)]
+    pub session: SessionArg,
 }
 
 pub fn run(args: MigrateArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
-    let path = ctx.session_path(Some(&args.session))?;
+    let path = ctx.session_path(args.session.get()?)?;
     let outcome = crate::session::migrate::rewrite(&path)?;
     for w in &outcome.warnings {
         crate::error::warn(w);

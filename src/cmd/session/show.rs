@@ -3,18 +3,20 @@
 use clap::{Args, ValueEnum};
 
 use crate::cmd::Ctx;
-use crate::cmd::args::ViewArgs;
+use crate::cmd::args::{READ_SESSION_HELP, SessionArg, ViewArgs};
 use crate::error::ExitStatus;
 use crate::output::term_width;
 use crate::pager::Pager;
 use crate::render::markdown::MarkdownView;
 use crate::render::text::{Terminal, TextView};
 use crate::render::{self, Pairer};
+use crate::session::scan::NoVisit;
 
 #[derive(Debug, Args)]
+#[command(mut_arg("session", |a| a.help(READ_SESSION_HELP)))]
 pub struct ShowArgs {
-    /// The session [default: the most recent one of the current directory]
-    pub session: Option<String>,
+    #[command(flatten)]
+    pub session: SessionArg,
     /// Show the path to this entry (id or unique prefix) instead of the session's leaf
     #[arg(long, value_name = "ID")]
     pub leaf: Option<String>,
@@ -37,8 +39,8 @@ pub enum ShowFormat {
 }
 
 pub fn run(args: ShowArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
-    let path = ctx.session_path(args.session.as_deref())?;
-    let s = ctx.open(&path)?;
+    let source = ctx.session_source(args.session.get()?)?;
+    let (s, _) = ctx.open_source(source, NoVisit)?;
     let leaf = match &args.leaf {
         Some(l) => Some(s.resolve_entry(l)?),
         None => s.leaf(),

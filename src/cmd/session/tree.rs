@@ -5,7 +5,7 @@ use clap::Args;
 
 use crate::clock;
 use crate::cmd::Ctx;
-use crate::cmd::args::FormatArgs;
+use crate::cmd::args::{FormatArgs, READ_SESSION_HELP, SessionArg};
 use crate::json::{self, RawStr};
 use std::io::Write;
 
@@ -18,9 +18,10 @@ use crate::session::tree::{self, Cycle, Tree};
 use crate::session::{Session, preview};
 
 #[derive(Debug, Args)]
+#[command(mut_arg("session", |a| a.help(READ_SESSION_HELP)))]
 pub struct TreeArgs {
-    /// The session [default: the most recent one of the current directory]
-    pub session: Option<String>,
+    #[command(flatten)]
+    pub session: SessionArg,
     /// Highlight the path to this entry (id or unique prefix) instead of the session's leaf
     #[arg(long, value_name = "ID")]
     pub leaf: Option<String>,
@@ -107,9 +108,9 @@ impl Visit for Extra {
 }
 
 pub fn run(args: TreeArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
-    let path = ctx.session_path(args.session.as_deref())?;
-    let (s, x) = Session::open_with(
-        &path,
+    let source = ctx.session_source(args.session.get()?)?;
+    let (s, x) = ctx.open_source(
+        source,
         Extra {
             timestamps: Vec::new(),
             previews: Vec::new(),
@@ -117,9 +118,6 @@ pub fn run(args: TreeArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
             types: Vec::new(),
         },
     )?;
-    for w in s.skipped_warnings() {
-        crate::error::warn(&w);
-    }
     let leaf = match &args.leaf {
         Some(l) => Some(s.resolve_entry(l)?),
         None => s.leaf(),
