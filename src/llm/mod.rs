@@ -20,9 +20,11 @@ pub mod client;
 pub mod config;
 pub mod json_partial;
 pub mod message;
+pub mod mistral;
 pub mod openai;
 pub mod overflow;
 pub mod request;
+pub mod responses;
 pub mod sse;
 
 pub use client::Client;

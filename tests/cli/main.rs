@@ -19,6 +19,7 @@ mod ext_trust;
 mod help;
 mod input_hardening;
 mod llm_providers;
+mod llm_responses;
 mod models;
 mod private_data;
 mod prompt_expand;
