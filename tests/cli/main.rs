@@ -32,6 +32,7 @@ mod run_compat;
 mod run_library;
 mod run_options;
 mod run_recovery;
+mod run_responses;
 mod run_rpc;
 mod run_signals;
 mod run_support;
