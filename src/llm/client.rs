@@ -75,7 +75,7 @@ fn retry_after(h: &reqwest::header::HeaderMap) -> Option<f64> {
 }
 
 /// The text of an error and its sources (reqwest puts the useful part in the sources).
-fn error_chain(e: &dyn std::error::Error) -> String {
+pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
     let mut s = e.to_string();
     let mut src = e.source();
     while let Some(x) = src {

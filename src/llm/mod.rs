@@ -21,6 +21,7 @@ pub mod config;
 pub mod json_partial;
 pub mod message;
 pub mod mistral;
+pub mod oauth;
 pub mod openai;
 pub mod overflow;
 pub mod request;

@@ -21,6 +21,7 @@ mod input_hardening;
 mod llm_providers;
 mod llm_responses;
 mod models;
+mod oauth_refresh;
 mod private_data;
 mod prompt_expand;
 mod prompt_goldens;
