@@ -333,3 +333,34 @@ fn a_stale_reference_lock_is_taken_over() {
     assert_eq!(auth_json(&w)["anthropic"]["refresh"], "rt-l2");
     no_lock_left(&w);
 }
+
+#[test]
+fn a_copilot_login_names_the_api_host_of_its_plan() {
+    let models = |auth: Value| {
+        let w = World::new();
+        w.write("agent/auth.json", auth.to_string());
+        let out = w.ok(&["models", "github-copilot/gpt-5-mini", "--json"]);
+        jsonl(&out)[0]["baseUrl"].as_str().unwrap().to_owned()
+    };
+    let token = "tid=1;exp=2;proxy-ep=proxy.business.githubcopilot.com;sku=x";
+    assert_eq!(
+        models(
+            json!({"github-copilot": {"type": "oauth", "access": token, "refresh": "r", "expires": 1}})
+        ),
+        "https://api.business.githubcopilot.com"
+    );
+    assert_eq!(
+        models(
+            json!({"github-copilot": {"type": "oauth", "access": "tid=1", "refresh": "r", "expires": 1,
+                                         "enterpriseUrl": "https://GHE.example.com/"}})
+        ),
+        "https://copilot-api.ghe.example.com"
+    );
+    // Without a clue the model's own URL stays.
+    assert_eq!(
+        models(
+            json!({"github-copilot": {"type": "oauth", "access": "tid=1", "refresh": "r", "expires": 1}})
+        ),
+        "https://api.individual.githubcopilot.com"
+    );
+}
