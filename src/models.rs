@@ -298,6 +298,21 @@ impl Registry {
 
     /// The built-in models with `<agent_dir>/models.json` applied.
     pub fn load(agent_dir: &Path) -> Registry {
+        let mut r = Registry::builtin_with_config(agent_dir);
+        // A GitHub Copilot login names the API host of its plan (as the reference applies it).
+        if let Some(url) = crate::llm::oauth::copilot_base_url(agent_dir) {
+            for m in r
+                .models
+                .iter_mut()
+                .filter(|m| m.provider == "github-copilot")
+            {
+                m.base_url = url.clone();
+            }
+        }
+        r
+    }
+
+    fn builtin_with_config(agent_dir: &Path) -> Registry {
         let mut r = Registry::builtin();
         let path = agent_dir.join("models.json");
         let text = match std::fs::read(&path) {

@@ -512,6 +512,11 @@ fn launch(
         options: Options {
             retry: rs.llm.retry,
             thinking_budgets: rs.llm.thinking_budgets.clone(),
+            // The session's id: the prompt-cache key of the APIs that take one.
+            session_id: header
+                .as_deref()
+                .and_then(|h| crate::json::get_str(h, "id"))
+                .map(|s| s.into_owned()),
             ..Options::default()
         },
         credentials: Credentials {

@@ -19,7 +19,9 @@
 
 pub mod anthropic;
 pub mod llm;
+pub mod mistral;
 pub mod openai;
+pub mod responses;
 pub mod settings;
 pub mod tokens;
 pub mod transform;

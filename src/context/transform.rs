@@ -69,6 +69,16 @@ pub fn transform(
     target: &Model,
     normalize_id: &dyn Fn(&str) -> String,
 ) -> Vec<Value> {
+    transform_with_source(messages, target, &|id, _| normalize_id(id))
+}
+
+/// [`transform`] with a normalizer that also sees the assistant message the tool call comes
+/// from (the Responses API rewrites the ids of other providers' calls differently).
+pub fn transform_with_source(
+    messages: &[Value],
+    target: &Model,
+    normalize_id: &dyn Fn(&str, &Value) -> String,
+) -> Vec<Value> {
     let images_ok = target.accepts_images();
     let mut id_map: HashMap<String, String> = HashMap::new();
     let mut first: Vec<Value> = Vec::with_capacity(messages.len());
@@ -148,7 +158,7 @@ pub fn transform(
                         o.remove("thoughtSignature");
                     }
                     if let Some(id) = str_of(b.get("id")).map(|s| s.text().into_owned()) {
-                        let new = normalize_id(&id);
+                        let new = normalize_id(&id, &m);
                         if new != id {
                             id_map.insert(id, new.clone());
                             o.set("id", Value::str(&new));

@@ -1,8 +1,9 @@
 //! API keys and request headers, resolved as the reference resolves them:
 //!
 //! 1. `<agent dir>/auth.json`: `{PROVIDER: {"type": "api_key", "key": K}}` or OAuth
-//!    credentials (`{"type": "oauth", "access": T, "expires": MS, …}`; a token that has
-//!    expired must be refreshed by the reference's `/login`, pi does not refresh it);
+//!    credentials (`{"type": "oauth", "access": T, "expires": MS, …}`; an expired token of
+//!    Anthropic, OpenAI Codex or GitHub Copilot is refreshed, see [`super::oauth`]; other
+//!    providers' must be renewed by the reference's `/login`);
 //! 2. the provider's environment variable (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY`, …);
 //! 3. `apiKey` of the provider in `models.json`.
 //!
@@ -90,6 +91,10 @@ pub enum AuthError {
         "the OAuth login for \"{provider}\" in auth.json has expired; log in again with the reference agent (/login {provider}) or set an API key"
     )]
     Expired { provider: String },
+    #[error(
+        "cannot refresh the OAuth login for \"{provider}\" in auth.json (left unchanged): {error}; log in again with the reference agent (/login {provider}) or set an API key"
+    )]
+    Refresh { provider: String, error: String },
     #[error("cannot resolve the API key for provider \"{provider}\" in models.json: {error}")]
     ModelsKey {
         provider: String,
@@ -233,6 +238,17 @@ pub fn resolve(
                 Some(t) if (now_ms() as f64) < expires => {
                     a.api_key = Some(t.to_owned());
                     a.source = Some("auth.json (oauth)".into());
+                }
+                _ if super::oauth::supports(provider) => {
+                    let path = agent_dir.join("auth.json");
+                    let token = super::oauth::refresh(&path, provider).map_err(|error| {
+                        AuthError::Refresh {
+                            provider: provider.to_owned(),
+                            error,
+                        }
+                    })?;
+                    a.api_key = Some(token);
+                    a.source = Some("auth.json (oauth, refreshed)".into());
                 }
                 _ => {
                     return Err(AuthError::Expired {

@@ -19,8 +19,10 @@ use std::time::Duration;
 use super::anthropic;
 use super::auth::{redact, set_header};
 use super::message::{AssistantMessage, Event, LlmError, Sink, StopReason};
+use super::mistral;
 use super::openai;
 use super::request::{Options, Request, Target, Wire};
+use super::responses::{self, Prepared};
 use super::sse;
 
 /// The HTTP client could not be set up.
@@ -31,6 +33,9 @@ pub struct ClientError(String);
 /// An HTTP client for model APIs (TLS by rustls with the ring provider).
 pub struct Client {
     http: reqwest::Client,
+    /// Environment variables seen by provider settings before the process's own (Azure's
+    /// resource and deployments, Cloudflare's account): for tests and embedders.
+    env: Vec<(String, String)>,
 }
 
 /// Why a request produced no response to stream.
@@ -70,7 +75,7 @@ fn retry_after(h: &reqwest::header::HeaderMap) -> Option<f64> {
 }
 
 /// The text of an error and its sources (reqwest puts the useful part in the sources).
-fn error_chain(e: &dyn std::error::Error) -> String {
+pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
     let mut s = e.to_string();
     let mut src = e.source();
     while let Some(x) = src {
@@ -93,7 +98,69 @@ impl Client {
             .user_agent(concat!("pi/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|e| ClientError(error_chain(&e)))?;
-        Ok(Client { http })
+        Ok(Client {
+            http,
+            env: Vec::new(),
+        })
+    }
+
+    /// The client with these environment variables for provider settings (they win over
+    /// the process's environment).
+    pub fn with_env(mut self, vars: impl IntoIterator<Item = (String, String)>) -> Client {
+        self.env.extend(vars);
+        self
+    }
+
+    /// An environment variable of provider settings (set and not empty).
+    fn env(&self, name: &str) -> Option<String> {
+        self.env
+            .iter()
+            .rev()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.clone())
+            .or_else(|| std::env::var(name).ok())
+            .filter(|v| !v.is_empty())
+    }
+
+    /// The URL, headers and body of a request.
+    fn prepare(
+        &self,
+        target: &Target,
+        req: &Request,
+        opts: &Options,
+        key: &str,
+    ) -> Result<Prepared, LlmError> {
+        let model = &target.model;
+        let env = |n: &str| self.env(n);
+        let old = |url: String, mut headers: Vec<(String, String)>, body: Vec<u8>| {
+            set_header(&mut headers, "content-type", "application/json".to_owned());
+            for (k, v) in &opts.headers {
+                set_header(&mut headers, k, v.clone());
+            }
+            Prepared { url, headers, body }
+        };
+        Ok(match target.wire {
+            Wire::OpenAiCompletions => old(
+                openai::url(model),
+                vec![
+                    ("accept".to_owned(), "application/json".to_owned()),
+                    ("authorization".to_owned(), format!("Bearer {key}")),
+                ],
+                openai::body(target, req, opts),
+            ),
+            Wire::AnthropicMessages => {
+                let oauth = anthropic::is_oauth(key);
+                old(
+                    anthropic::url(model),
+                    anthropic::headers(target, req, key),
+                    anthropic::body(target, req, opts, oauth),
+                )
+            }
+            Wire::OpenAiResponses => responses::openai(target, req, opts, key, &env)?,
+            Wire::AzureResponses => responses::azure(target, req, opts, key, &env)?,
+            Wire::CodexResponses => responses::codex(target, req, opts, key)?,
+            Wire::Mistral => mistral::request(target, req, opts, key),
+        })
     }
 
     /// Makes a call and returns its final message (see the module documentation).
@@ -132,25 +199,15 @@ impl Client {
             return m;
         };
         let oauth = target.wire == Wire::AnthropicMessages && anthropic::is_oauth(&key);
-        let (url, mut headers, body) = match target.wire {
-            Wire::OpenAiCompletions => (
-                openai::url(model),
-                vec![
-                    ("accept".to_owned(), "application/json".to_owned()),
-                    ("authorization".to_owned(), format!("Bearer {key}")),
-                ],
-                openai::body(target, req, opts),
-            ),
-            Wire::AnthropicMessages => (
-                anthropic::url(model),
-                anthropic::headers(target, req, &key),
-                anthropic::body(target, req, opts, oauth),
-            ),
+        let Prepared { url, headers, body } = match self.prepare(target, req, opts, &key) {
+            Ok(p) => p,
+            Err(e) => {
+                let mut m = AssistantMessage::for_target(target, timestamp);
+                m.fail(StopReason::Error, redact(&e.message, &secrets));
+                sink(&Event::Error, &m);
+                return m;
+            }
         };
-        set_header(&mut headers, "content-type", "application/json".to_owned());
-        for (k, v) in &opts.headers {
-            set_header(&mut headers, k, v.clone());
-        }
         let response = self
             .send(
                 target.wire,
@@ -170,6 +227,14 @@ impl Client {
             }
             Wire::AnthropicMessages => {
                 let s = anthropic::Stream::new(target, req, oauth, timestamp);
+                parse(s, response, opts, &secrets, sink).await
+            }
+            Wire::OpenAiResponses | Wire::AzureResponses | Wire::CodexResponses => {
+                let s = responses::Stream::new(target, timestamp);
+                parse(s, response, opts, &secrets, sink).await
+            }
+            Wire::Mistral => {
+                let s = mistral::Stream::new(target, timestamp);
                 parse(s, response, opts, &secrets, sink).await
             }
         }
@@ -224,14 +289,24 @@ impl Client {
                         _ => String::new(),
                     };
                     let message = match wire {
-                        Wire::OpenAiCompletions => openai::http_error(status, &text),
+                        Wire::OpenAiCompletions | Wire::OpenAiResponses | Wire::AzureResponses => {
+                            openai::http_error(status, &text)
+                        }
                         Wire::AnthropicMessages => anthropic::http_error(status, &text),
+                        Wire::CodexResponses => {
+                            responses::codex_http_error(status, &text, crate::clock::now_ms())
+                        }
+                        Wire::Mistral => mistral::http_error(status, &text),
                     };
+                    // Never another 4xx than 429, whatever the server says (Codex: also
+                    // errors that read like a rate limit).
+                    let retryable = (status == 429 || status >= 500)
+                        || (wire == Wire::CodexResponses
+                            && responses::codex_retryable(status, &text));
                     Failed {
                         message,
                         status: Some(status),
-                        // Never another 4xx than 429, whatever the server says.
-                        retryable: (status == 429 || status >= 500) && should != Some(false),
+                        retryable: retryable && should != Some(false),
                         retry_after: after,
                     }
                 }
@@ -296,6 +371,36 @@ impl Parser for openai::Stream {
     }
     fn finish(&mut self, sink: Sink) -> Result<(), LlmError> {
         openai::Stream::finish(self, sink)
+    }
+}
+
+impl Parser for responses::Stream {
+    fn message(&self) -> &AssistantMessage {
+        &self.msg
+    }
+    fn into_message(self) -> AssistantMessage {
+        self.msg
+    }
+    fn event(&mut self, ev: &sse::Event, sink: Sink) -> Result<bool, LlmError> {
+        self.data(&ev.data, sink).map(|()| self.done)
+    }
+    fn finish(&mut self, sink: Sink) -> Result<(), LlmError> {
+        responses::Stream::finish(self, sink)
+    }
+}
+
+impl Parser for mistral::Stream {
+    fn message(&self) -> &AssistantMessage {
+        &self.msg
+    }
+    fn into_message(self) -> AssistantMessage {
+        self.msg
+    }
+    fn event(&mut self, ev: &sse::Event, sink: Sink) -> Result<bool, LlmError> {
+        self.data(&ev.data, sink).map(|()| self.done)
+    }
+    fn finish(&mut self, sink: Sink) -> Result<(), LlmError> {
+        mistral::Stream::finish(self, sink)
     }
 }
 

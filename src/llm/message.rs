@@ -91,6 +91,9 @@ impl Usage {
 pub enum Block {
     Text {
         text: String,
+        /// Where the text came from, for sending it back (the OpenAI Responses API's message
+        /// item: `{"v":1,"id":…,"phase":…}`); stored as `textSignature`.
+        signature: Option<String>,
     },
     Thinking {
         thinking: String,
@@ -113,7 +116,15 @@ pub enum Block {
 impl Block {
     pub fn to_json(&self) -> Value {
         match self {
-            Block::Text { text } => json!({"type": "text", "text": text}),
+            Block::Text { text, signature } => {
+                let mut m = Map::new();
+                m.insert("type".into(), "text".into());
+                m.insert("text".into(), text.clone().into());
+                if let Some(s) = signature {
+                    m.insert("textSignature".into(), s.clone().into());
+                }
+                Value::Object(m)
+            }
             Block::Thinking {
                 thinking,
                 signature,
@@ -203,7 +214,7 @@ impl AssistantMessage {
             .content
             .iter()
             .filter_map(|b| match b {
-                Block::Text { text } => Some(text.as_str()),
+                Block::Text { text, .. } => Some(text.as_str()),
                 _ => None,
             })
             .collect();
@@ -390,7 +401,10 @@ mod tests {
     #[test]
     fn serializes_like_the_reference() {
         let mut m = AssistantMessage::new("openai-completions", "p", "m", 5);
-        m.content.push(Block::Text { text: "hi".into() });
+        m.content.push(Block::Text {
+            text: "hi".into(),
+            signature: None,
+        });
         m.content.push(Block::ToolCall {
             id: "c1".into(),
             name: "read".into(),

@@ -20,9 +20,12 @@ pub mod client;
 pub mod config;
 pub mod json_partial;
 pub mod message;
+pub mod mistral;
+pub mod oauth;
 pub mod openai;
 pub mod overflow;
 pub mod request;
+pub mod responses;
 pub mod sse;
 
 pub use client::Client;

@@ -77,6 +77,9 @@ pub struct Options {
     pub cache_retention: Option<String>,
     /// Values to cut out of every message (keys, configured header values).
     pub secrets: Vec<String>,
+    /// The session the call belongs to (the agent's session id): the prompt-cache key and
+    /// session headers of the APIs that take one (OpenAI Responses, Codex, Mistral).
+    pub session_id: Option<String>,
 }
 
 impl Options {
@@ -96,17 +99,26 @@ pub enum Wire {
     OpenAiCompletions,
     /// Anthropic Messages: `POST {baseUrl}/v1/messages`.
     AnthropicMessages,
+    /// OpenAI Responses: `POST {baseUrl}/responses`.
+    OpenAiResponses,
+    /// Azure OpenAI Responses: `POST {resource}/openai/v1/responses?api-version=…`.
+    AzureResponses,
+    /// OpenAI Codex (ChatGPT subscriptions): `POST {baseUrl}/codex/responses`.
+    CodexResponses,
+    /// Mistral's chat API (`mistral-conversations`): `POST {baseUrl}/v1/chat/completions`.
+    Mistral,
 }
 
 impl Wire {
-    /// The protocol for a model's `api`: Chat Completions also serves the models listed
-    /// under the OpenAI Responses and Mistral APIs (the same hosts answer it).
+    /// The protocol for a model's `api`.
     pub fn for_api(api: &str) -> Option<Wire> {
         match api {
-            "openai-completions" | "openai-responses" | "mistral-conversations" => {
-                Some(Wire::OpenAiCompletions)
-            }
+            "openai-completions" => Some(Wire::OpenAiCompletions),
             "anthropic-messages" => Some(Wire::AnthropicMessages),
+            "openai-responses" => Some(Wire::OpenAiResponses),
+            "azure-openai-responses" => Some(Wire::AzureResponses),
+            "openai-codex-responses" => Some(Wire::CodexResponses),
+            "mistral-conversations" => Some(Wire::Mistral),
             _ => None,
         }
     }
@@ -116,6 +128,10 @@ impl Wire {
         match self {
             Wire::OpenAiCompletions => "openai-completions",
             Wire::AnthropicMessages => "anthropic-messages",
+            Wire::OpenAiResponses => "openai-responses",
+            Wire::AzureResponses => "azure-openai-responses",
+            Wire::CodexResponses => "openai-codex-responses",
+            Wire::Mistral => "mistral-conversations",
         }
     }
 }

@@ -122,8 +122,8 @@ fn keys_and_headers_reach_the_request() {
     assert_eq!(r.header("x-team"), Some("blue"));
     assert_eq!(r.header("x-from-env"), Some("tok-42"));
     assert_eq!(r.header("x-from-cmd"), Some("computed"));
-    // The built-in openai provider, its key from OPENAI_API_KEY.
-    server.push(Reply::openai_text(&["two"]));
+    // The built-in openai provider (the Responses API), its key from OPENAI_API_KEY.
+    server.push(Reply::responses_text(&["two"]));
     let o = w
         .pi()
         .env("OPENAI_API_KEY", "sk-from-env-var")
@@ -132,6 +132,7 @@ fn keys_and_headers_reach_the_request() {
         .unwrap();
     status(&o, 0);
     let r = &server.requests()[1];
+    assert_eq!(r.path, "/v1/responses");
     assert_eq!(r.header("authorization"), Some("Bearer sk-from-env-var"));
     assert_eq!(r.json()["model"], "gpt-4o");
     assert!(!out(&o).contains("sk-from"));

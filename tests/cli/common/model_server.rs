@@ -1,5 +1,6 @@
 //! A scripted model server for tests: HTTP on 127.0.0.1 (a port of its own), speaking the
-//! OpenAI Chat Completions and Anthropic Messages streaming formats.
+//! OpenAI Chat Completions, Anthropic Messages and OpenAI Responses streaming formats (and
+//! any other given as SSE text).
 //!
 //! Replies are queued by the test ([`ModelServer::push`]) and taken in order by the requests
 //! that arrive; a reply may only match requests whose body contains a text
@@ -69,7 +70,8 @@ pub struct Reply {
 }
 
 impl Reply {
-    fn sse(body: String) -> Reply {
+    /// A stream of server-sent events, as written.
+    pub fn sse(body: String) -> Reply {
         Reply {
             status: 200,
             headers: vec![("content-type".into(), "text/event-stream".into())],
@@ -160,6 +162,46 @@ impl Reply {
         ));
         ev.push(("message_stop", json!({"type": "message_stop"})));
         Reply::anthropic_events(&ev)
+    }
+
+    /// OpenAI Responses: these events (each with its `type` as the SSE event name).
+    pub fn responses_events(events: &[Value]) -> Reply {
+        let mut body = String::new();
+        for (n, e) in events.iter().enumerate() {
+            let mut e = e.clone();
+            e["sequence_number"] = json!(n);
+            body.push_str(&format!(
+                "event: {}\ndata: {e}\n\n",
+                e["type"].as_str().unwrap_or("")
+            ));
+        }
+        Reply::sse(body)
+    }
+
+    /// OpenAI Responses: a text answer streamed in pieces, with usage.
+    pub fn responses_text(pieces: &[&str]) -> Reply {
+        let text: String = pieces.concat();
+        let resp = |status: &str| json!({"id": "resp_1", "object": "response", "status": status, "model": "m", "output": []});
+        let mut ev = vec![
+            json!({"type": "response.created", "response": resp("in_progress")}),
+            json!({"type": "response.output_item.added", "output_index": 0,
+                   "item": {"id": "msg_1", "type": "message", "status": "in_progress", "role": "assistant", "content": []}}),
+            json!({"type": "response.content_part.added", "item_id": "msg_1", "output_index": 0, "content_index": 0,
+                   "part": {"type": "output_text", "annotations": [], "text": ""}}),
+        ];
+        for p in pieces {
+            ev.push(json!({"type": "response.output_text.delta", "item_id": "msg_1", "output_index": 0, "content_index": 0, "delta": p}));
+        }
+        ev.push(
+            json!({"type": "response.output_item.done", "output_index": 0,
+            "item": {"id": "msg_1", "type": "message", "status": "completed", "role": "assistant",
+                     "content": [{"type": "output_text", "annotations": [], "text": text}]}}),
+        );
+        let mut done = resp("completed");
+        done["usage"] = json!({"input_tokens": 120, "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens": 30, "total_tokens": 150});
+        ev.push(json!({"type": "response.completed", "response": done}));
+        Reply::responses_events(&ev)
     }
 
     /// Only for requests whose body contains `text`.

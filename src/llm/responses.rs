@@ -1,0 +1,1161 @@
+//! The OpenAI Responses API family, as the reference's providers speak it:
+//!
+//! - `openai-responses` (OpenAI, and the GitHub Copilot, OpenCode and Cloudflare models
+//!   listed under it): `POST {baseUrl}/responses`, `Authorization: Bearer`;
+//! - `azure-openai-responses`: `POST {resource}/openai/v1/responses?api-version=v1` with an
+//!   `api-key` header; the resource comes from `AZURE_OPENAI_BASE_URL`, else
+//!   `AZURE_OPENAI_RESOURCE_NAME`, else the model's `baseUrl`, and the deployment from
+//!   `AZURE_OPENAI_DEPLOYMENT_NAME_MAP` (`model=deployment,…`), else the model id;
+//! - `openai-codex-responses` (ChatGPT subscriptions): `POST {baseUrl}/codex/responses`
+//!   with the OAuth token and the ChatGPT account it names; the system prompt goes in
+//!   `instructions`. (The reference may also use a WebSocket; pi speaks the SSE transport,
+//!   which the reference falls back to.)
+//!
+//! The answer streams as typed events (`response.output_item.added`, `…delta`,
+//! `response.completed`, …). Reasoning items are kept whole (encrypted content included) as
+//! the thinking block's signature, and message items' ids and phases as the text block's
+//! signature, so the next request can send them back (see `crate::context::responses`).
+//!
+//! One difference from the reference, on purpose: a stream that ends without
+//! `response.completed` is an error (the reference reports it as a finished answer), and
+//! `response.incomplete` (the output limit) ends the answer with stop reason `length` on
+//! every API of the family (the reference does so for Codex only).
+
+use std::sync::OnceLock;
+
+use serde_json::Value;
+
+use super::auth::set_header;
+use super::json_partial;
+use super::message::{AssistantMessage, Block, Event, LlmError, Sink, StopReason};
+use super::request::{Options, Request, Target, ToolChoice, Wire};
+use crate::context::responses as wire_input;
+use crate::context::value::{Obj, Value as Js};
+
+/// Providers whose `call|item` tool-call ids OpenAI's and Codex's Responses APIs take as
+/// they are.
+pub const OPENAI_TOOL_CALL_PROVIDERS: [&str; 3] = ["openai", "openai-codex", "opencode"];
+/// The same for Azure.
+pub const AZURE_TOOL_CALL_PROVIDERS: [&str; 4] = [
+    "openai",
+    "openai-codex",
+    "opencode",
+    "azure-openai-responses",
+];
+
+const DEFAULT_CODEX_BASE_URL: &str = "https://chatgpt.com/backend-api";
+const CODEX_DEFAULT_INSTRUCTIONS: &str = "You are a helpful assistant.";
+
+/// Reads an environment variable (set and not empty).
+pub type Env<'a> = &'a dyn Fn(&str) -> Option<String>;
+
+/// A request ready to send.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    pub url: String,
+    /// Every header, the caller's included (in the order they apply).
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+fn num(n: u64) -> Js {
+    Js::Num(n as f64)
+}
+
+/// The thinking level to send (`Options::reasoning`, clamped to the model's levels).
+fn effort(target: &Target, opts: &Options) -> Option<&'static str> {
+    super::openai::effort(target, opts)
+}
+
+/// The provider's value for a level (`thinkingLevelMap`), else the level.
+fn mapped(target: &Target, level: &str) -> Js {
+    match target.details.thinking_level_map.get(level) {
+        Some(Value::String(s)) => Js::str(s),
+        _ => Js::str(level),
+    }
+}
+
+fn tools(req: &Request, strict: Js) -> Js {
+    Js::Arr(
+        req.tools
+            .iter()
+            .map(|t| {
+                let mut o = Obj::new();
+                o.set("type", Js::str("function"));
+                o.set("name", Js::str(&t.name));
+                o.set("description", Js::str(&t.description));
+                o.set("parameters", super::openai::js(&t.parameters));
+                o.set("strict", strict.clone());
+                Js::Obj(o)
+            })
+            .collect(),
+    )
+}
+
+fn tool_choice(tc: &ToolChoice) -> Js {
+    match tc {
+        ToolChoice::Auto => Js::str("auto"),
+        ToolChoice::None => Js::str("none"),
+        ToolChoice::Required => Js::str("required"),
+        ToolChoice::Tool(name) => {
+            let mut o = Obj::new();
+            o.set("type", Js::str("function"));
+            o.set("name", Js::str(name));
+            Js::Obj(o)
+        }
+    }
+}
+
+/// `max_output_tokens`: the caller's, else the model's limit (at most 32000).
+fn max_tokens(target: &Target, opts: &Options) -> Option<u64> {
+    let m = target.model.max_tokens;
+    opts.max_tokens
+        .or_else(|| (m > 0).then(|| m.min(32_000)))
+        .filter(|n| *n > 0)
+}
+
+/// `reasoning` (and `include`) of OpenAI and Azure requests: the level when thinking is
+/// on; when it is off, the model's "off" value (default `none`) unless the model cannot
+/// turn thinking off (its map says `off: null`; Copilot never gets one).
+fn reasoning(target: &Target, opts: &Options, b: &mut Obj, copilot_off: bool) {
+    if !target.model.reasoning {
+        return;
+    }
+    match effort(target, opts) {
+        Some(e) => {
+            let mut r = Obj::new();
+            r.set("effort", mapped(target, e));
+            r.set("summary", Js::str("auto"));
+            b.set("reasoning", Js::Obj(r));
+            b.set(
+                "include",
+                Js::Arr(vec![Js::str("reasoning.encrypted_content")]),
+            );
+        }
+        None => {
+            let off = target.details.thinking_level_map.get("off");
+            if copilot_off || matches!(off, Some(Value::Null)) {
+                return;
+            }
+            let mut r = Obj::new();
+            r.set(
+                "effort",
+                match off {
+                    Some(Value::String(s)) => Js::str(s),
+                    _ => Js::str("none"),
+                },
+            );
+            b.set("reasoning", Js::Obj(r));
+        }
+    }
+}
+
+fn input_error(e: wire_input::InputError) -> LlmError {
+    LlmError::new(e.to_string())
+}
+
+/// Whether any user message or tool result has an image (Copilot's vision header).
+fn has_images(req: &Request) -> bool {
+    req.messages.iter().any(|m| {
+        let role = m.get("role");
+        (role.is_some_and(|r| r.is_str("user") || r.is_str("toolResult")))
+            && m.get("content")
+                .and_then(Js::as_arr)
+                .unwrap_or_default()
+                .iter()
+                .any(|b| b.get("type").is_some_and(|t| t.is_str("image")))
+    })
+}
+
+/// Copilot's headers of a request: who started it (the user, or the agent after a tool
+/// result) and whether it has images.
+fn copilot_headers(req: &Request, h: &mut Vec<(String, String)>) {
+    let initiator = match req.messages.last() {
+        Some(m) if !m.get("role").is_some_and(|r| r.is_str("user")) => "agent",
+        _ => "user",
+    };
+    set_header(h, "X-Initiator", initiator.to_owned());
+    set_header(h, "Openai-Intent", "conversation-edits".to_owned());
+    if has_images(req) {
+        set_header(h, "Copilot-Vision-Request", "true".to_owned());
+    }
+}
+
+/// Cloudflare base URLs name the account and gateway as `{VARIABLE}`s of the environment.
+fn cloudflare_url(target: &Target, env: Env) -> Result<String, LlmError> {
+    let url = &target.model.base_url;
+    let p = target.model.provider.as_str();
+    if !(p == "cloudflare-workers-ai" || p == "cloudflare-ai-gateway") || !url.contains('{') {
+        return Ok(url.clone());
+    }
+    let re = regex::Regex::new(r"\{([A-Z_][A-Z0-9_]*)\}").map_err(|e| e.to_string())?;
+    let mut missing = None;
+    let out = re.replace_all(url, |c: &regex::Captures| match env(&c[1]) {
+        Some(v) => v,
+        None => {
+            missing.get_or_insert_with(|| c[1].to_owned());
+            String::new()
+        }
+    });
+    match missing {
+        Some(name) => Err(format!("{name} is required for provider {p} but is not set.").into()),
+        None => Ok(out.into_owned()),
+    }
+}
+
+/// Adds the caller's headers (the model's, the provider's, `--header`s) over `h`.
+fn with_caller(mut h: Vec<(String, String)>, opts: &Options) -> Vec<(String, String)> {
+    for (k, v) in &opts.headers {
+        set_header(&mut h, k, v.clone());
+    }
+    h
+}
+
+/// An `openai-responses` request.
+pub fn openai(
+    target: &Target,
+    req: &Request,
+    opts: &Options,
+    key: &str,
+    env: Env,
+) -> Result<Prepared, LlmError> {
+    let model = &target.model;
+    let retention = opts.cache_retention();
+    let session = opts.session_id.as_deref().filter(|_| retention != "none");
+    let mut b = Obj::new();
+    b.set("model", Js::str(&model.id));
+    b.set(
+        "input",
+        Js::Arr(
+            wire_input::input(
+                &req.messages,
+                model,
+                req.system_prompt.as_deref(),
+                &OPENAI_TOOL_CALL_PROVIDERS,
+                true,
+            )
+            .map_err(input_error)?,
+        ),
+    );
+    b.set("stream", Js::Bool(true));
+    b.set_opt("prompt_cache_key", session.map(Js::str));
+    if retention == "long"
+        && model
+            .compat_bool("supportsLongCacheRetention")
+            .unwrap_or(true)
+    {
+        b.set("prompt_cache_retention", Js::str("24h"));
+    }
+    b.set("store", Js::Bool(false));
+    if let Some(n) = max_tokens(target, opts) {
+        b.set("max_output_tokens", num(n));
+    }
+    if let Some(t) = opts.temperature {
+        b.set("temperature", Js::Num(t));
+    }
+    if !req.tools.is_empty() {
+        b.set("tools", tools(req, Js::Bool(false)));
+    }
+    if let Some(tc) = &opts.tool_choice {
+        b.set("tool_choice", tool_choice(tc));
+    }
+    reasoning(target, opts, &mut b, model.provider == "github-copilot");
+    let mut h = vec![("accept".to_owned(), "application/json".to_owned())];
+    if model.provider == "cloudflare-ai-gateway" {
+        // The gateway's own key header; the provider key goes through it.
+        h.push(("cf-aig-authorization".to_owned(), format!("Bearer {key}")));
+    } else {
+        h.push(("authorization".to_owned(), format!("Bearer {key}")));
+    }
+    h.push(("content-type".to_owned(), "application/json".to_owned()));
+    if model.provider == "github-copilot" {
+        copilot_headers(req, &mut h);
+    }
+    if let Some(s) = session {
+        if model.compat_bool("sendSessionIdHeader").unwrap_or(true) {
+            set_header(&mut h, "session_id", s.to_owned());
+        }
+        set_header(&mut h, "x-client-request-id", s.to_owned());
+    }
+    Ok(Prepared {
+        url: format!(
+            "{}/responses",
+            cloudflare_url(target, env)?.trim_end_matches('/')
+        ),
+        headers: with_caller(h, opts),
+        body: Js::Obj(b).to_json(),
+    })
+}
+
+/// The deployment of a model: `AZURE_OPENAI_DEPLOYMENT_NAME_MAP` (`model=deployment`
+/// pairs separated by commas), else the model id.
+pub fn azure_deployment(model_id: &str, map: Option<&str>) -> String {
+    for entry in map.unwrap_or_default().split(',') {
+        let mut kv = entry.trim().split('=');
+        if let (Some(m), Some(d)) = (kv.next(), kv.next())
+            && m.trim() == model_id
+            && !m.trim().is_empty()
+            && !d.trim().is_empty()
+        {
+            return d.trim().to_owned();
+        }
+    }
+    model_id.to_owned()
+}
+
+/// The base URL of Azure requests: `AZURE_OPENAI_BASE_URL`, else the resource's
+/// (`AZURE_OPENAI_RESOURCE_NAME`), else the model's; an Azure host without a path gets
+/// `/openai/v1`.
+pub fn azure_base_url(model_base: &str, env: Env) -> Result<String, LlmError> {
+    let base = env("AZURE_OPENAI_BASE_URL")
+        .map(|s| s.trim().to_owned())
+        .filter(|s| !s.is_empty())
+        .or_else(|| {
+            env("AZURE_OPENAI_RESOURCE_NAME")
+                .map(|r| format!("https://{r}.openai.azure.com/openai/v1"))
+        })
+        .or_else(|| (!model_base.is_empty()).then(|| model_base.to_owned()))
+        .ok_or_else(|| {
+            LlmError::new(
+                "Azure OpenAI base URL is required. Set AZURE_OPENAI_BASE_URL or \
+                 AZURE_OPENAI_RESOURCE_NAME, or the model's baseUrl in models.json.",
+            )
+        })?;
+    let trimmed = base.trim().trim_end_matches('/');
+    let mut url = reqwest::Url::parse(trimmed)
+        .map_err(|_| LlmError::new(format!("Invalid Azure OpenAI base URL: {base}")))?;
+    let host = url.host_str().unwrap_or_default().to_owned();
+    let azure =
+        host.ends_with(".openai.azure.com") || host.ends_with(".cognitiveservices.azure.com");
+    let path = url.path().trim_end_matches('/').to_owned();
+    if azure && (path.is_empty() || path == "/openai") {
+        url.set_path("/openai/v1");
+        url.set_query(None);
+    }
+    Ok(url.as_str().trim_end_matches('/').to_owned())
+}
+
+/// An `azure-openai-responses` request.
+pub fn azure(
+    target: &Target,
+    req: &Request,
+    opts: &Options,
+    key: &str,
+    env: Env,
+) -> Result<Prepared, LlmError> {
+    let model = &target.model;
+    let base = azure_base_url(&model.base_url, env)?;
+    let version = env("AZURE_OPENAI_API_VERSION").unwrap_or_else(|| "v1".to_owned());
+    let deployment = azure_deployment(
+        &model.id,
+        env("AZURE_OPENAI_DEPLOYMENT_NAME_MAP").as_deref(),
+    );
+    let mut b = Obj::new();
+    b.set("model", Js::str(&deployment));
+    b.set(
+        "input",
+        Js::Arr(
+            wire_input::input(
+                &req.messages,
+                model,
+                req.system_prompt.as_deref(),
+                &AZURE_TOOL_CALL_PROVIDERS,
+                true,
+            )
+            .map_err(input_error)?,
+        ),
+    );
+    b.set("stream", Js::Bool(true));
+    b.set_opt("prompt_cache_key", opts.session_id.as_deref().map(Js::str));
+    if let Some(n) = max_tokens(target, opts) {
+        b.set("max_output_tokens", num(n));
+    }
+    if let Some(t) = opts.temperature {
+        b.set("temperature", Js::Num(t));
+    }
+    if !req.tools.is_empty() {
+        b.set("tools", tools(req, Js::Bool(false)));
+    }
+    if let Some(tc) = &opts.tool_choice {
+        b.set("tool_choice", tool_choice(tc));
+    }
+    reasoning(target, opts, &mut b, false);
+    let h = vec![
+        ("accept".to_owned(), "application/json".to_owned()),
+        ("api-key".to_owned(), key.to_owned()),
+        ("content-type".to_owned(), "application/json".to_owned()),
+    ];
+    let mut url = reqwest::Url::parse(&format!("{base}/responses"))
+        .map_err(|_| LlmError::new(format!("Invalid Azure OpenAI base URL: {base}")))?;
+    url.query_pairs_mut().append_pair("api-version", &version);
+    Ok(Prepared {
+        url: url.to_string(),
+        headers: with_caller(h, opts),
+        body: Js::Obj(b).to_json(),
+    })
+}
+
+/// `POST …/codex/responses` of a Codex base URL.
+pub fn codex_url(base: &str) -> String {
+    let raw = if base.trim().is_empty() {
+        DEFAULT_CODEX_BASE_URL
+    } else {
+        base
+    };
+    let n = raw.trim_end_matches('/');
+    if n.ends_with("/codex/responses") {
+        n.to_owned()
+    } else if n.ends_with("/codex") {
+        format!("{n}/responses")
+    } else {
+        format!("{n}/codex/responses")
+    }
+}
+
+/// The ChatGPT account of a Codex OAuth token (a JWT's
+/// `https://api.openai.com/auth.chatgpt_account_id` claim).
+pub fn codex_account_id(token: &str) -> Option<String> {
+    use base64::Engine;
+    let parts: Vec<&str> = token.split('.').collect();
+    let [_, payload, _] = parts.as_slice() else {
+        return None;
+    };
+    let cleaned: String = payload
+        .trim_end_matches('=')
+        .replace('-', "+")
+        .replace('_', "/");
+    let bytes = base64::engine::general_purpose::STANDARD_NO_PAD
+        .decode(cleaned)
+        .ok()?;
+    let v: Value = serde_json::from_slice(&bytes).ok()?;
+    v.get("https://api.openai.com/auth")?
+        .get("chatgpt_account_id")?
+        .as_str()
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+}
+
+/// `pi (PLATFORM RELEASE; ARCH)`, as Node names them.
+pub fn codex_user_agent() -> String {
+    static UA: OnceLock<String> = OnceLock::new();
+    UA.get_or_init(|| {
+        let platform = match std::env::consts::OS {
+            "macos" => "darwin",
+            "windows" => "win32",
+            other => other,
+        };
+        let arch = match std::env::consts::ARCH {
+            "x86_64" => "x64",
+            "aarch64" => "arm64",
+            "x86" => "ia32",
+            other => other,
+        };
+        let release = std::fs::read_to_string("/proc/sys/kernel/osrelease")
+            .ok()
+            .or_else(|| {
+                std::process::Command::new("uname")
+                    .arg("-r")
+                    .output()
+                    .ok()
+                    .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+            })
+            .map(|s| s.trim().to_owned())
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| "unknown".to_owned());
+        format!("pi ({platform} {release}; {arch})")
+    })
+    .clone()
+}
+
+/// An `openai-codex-responses` request (the SSE transport).
+pub fn codex(
+    target: &Target,
+    req: &Request,
+    opts: &Options,
+    key: &str,
+) -> Result<Prepared, LlmError> {
+    let model = &target.model;
+    let account = codex_account_id(key)
+        .ok_or_else(|| LlmError::new("Failed to extract accountId from token"))?;
+    let mut b = Obj::new();
+    b.set("model", Js::str(&model.id));
+    b.set("store", Js::Bool(false));
+    b.set("stream", Js::Bool(true));
+    b.set(
+        "instructions",
+        Js::str(
+            req.system_prompt
+                .as_deref()
+                .filter(|s| !s.is_empty())
+                .unwrap_or(CODEX_DEFAULT_INSTRUCTIONS),
+        ),
+    );
+    b.set(
+        "input",
+        Js::Arr(
+            wire_input::input(
+                &req.messages,
+                model,
+                None,
+                &OPENAI_TOOL_CALL_PROVIDERS,
+                false,
+            )
+            .map_err(input_error)?,
+        ),
+    );
+    let mut text = Obj::new();
+    text.set("verbosity", Js::str("low"));
+    b.set("text", Js::Obj(text));
+    b.set(
+        "include",
+        Js::Arr(vec![Js::str("reasoning.encrypted_content")]),
+    );
+    b.set_opt("prompt_cache_key", opts.session_id.as_deref().map(Js::str));
+    b.set(
+        "tool_choice",
+        opts.tool_choice
+            .as_ref()
+            .map_or_else(|| Js::str("auto"), tool_choice),
+    );
+    b.set("parallel_tool_calls", Js::Bool(true));
+    if let Some(t) = opts.temperature {
+        b.set("temperature", Js::Num(t));
+    }
+    if !req.tools.is_empty() {
+        b.set("tools", tools(req, Js::Null));
+    }
+    if let Some(e) = effort(target, opts) {
+        let mut r = Obj::new();
+        r.set("effort", mapped(target, e));
+        r.set("summary", Js::str("auto"));
+        b.set("reasoning", Js::Obj(r));
+    }
+    // The caller's headers first: Codex's own win.
+    let mut h = with_caller(Vec::new(), opts);
+    for (k, v) in [
+        ("Authorization", format!("Bearer {key}")),
+        ("chatgpt-account-id", account),
+        ("originator", "pi".to_owned()),
+        ("User-Agent", codex_user_agent()),
+        ("OpenAI-Beta", "responses=experimental".to_owned()),
+        ("accept", "text/event-stream".to_owned()),
+        ("content-type", "application/json".to_owned()),
+    ] {
+        set_header(&mut h, k, v);
+    }
+    if let Some(s) = &opts.session_id {
+        set_header(&mut h, "session_id", s.clone());
+        set_header(&mut h, "x-client-request-id", s.clone());
+    }
+    Ok(Prepared {
+        url: codex_url(&model.base_url),
+        headers: h,
+        body: Js::Obj(b).to_json(),
+    })
+}
+
+/// Whether a failed Codex request is worth sending again: 429, 500, 502–504, or an error
+/// that reads like a rate limit or an unreachable upstream.
+pub fn codex_retryable(status: u16, text: &str) -> bool {
+    static RE: OnceLock<Option<regex::Regex>> = OnceLock::new();
+    matches!(status, 429 | 500 | 502 | 503 | 504)
+        || RE
+            .get_or_init(|| {
+                regex::Regex::new(
+                    r"(?i)rate.?limit|overloaded|service.?unavailable|upstream.?connect|connection.?refused",
+                )
+                .ok()
+            })
+            .as_ref()
+            .is_some_and(|r| r.is_match(text))
+}
+
+/// The message of a failed Codex request: the error's message, or for a usage limit
+/// `You have hit your ChatGPT usage limit (PLAN plan). Try again in ~N min.`
+pub fn codex_http_error(status: u16, body: &str, now_ms: i64) -> String {
+    let fallback = if body.is_empty() {
+        reqwest::StatusCode::from_u16(status)
+            .ok()
+            .and_then(|s| s.canonical_reason())
+            .unwrap_or("Request failed")
+            .to_owned()
+    } else {
+        body.to_owned()
+    };
+    let Ok(v) = serde_json::from_str::<Value>(body) else {
+        return fallback;
+    };
+    let Some(err) = v.get("error").filter(|e| truthy(e)) else {
+        return fallback;
+    };
+    let s = |k: &str| {
+        err.get(k)
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned)
+    };
+    let code = s("code").or_else(|| s("type")).unwrap_or_default();
+    let limit = {
+        let c = code.to_ascii_lowercase();
+        c.contains("usage_limit_reached")
+            || c.contains("usage_not_included")
+            || c.contains("rate_limit_exceeded")
+    };
+    if limit || status == 429 {
+        let plan = s("plan_type")
+            .map(|p| format!(" ({} plan)", p.to_lowercase()))
+            .unwrap_or_default();
+        let when = err
+            .get("resets_at")
+            .and_then(Value::as_f64)
+            .filter(|r| *r != 0.0)
+            .map(|r| {
+                let mins = ((r * 1000.0 - now_ms as f64) / 60_000.0).round().max(0.0);
+                format!(" Try again in ~{mins} min.")
+            })
+            .unwrap_or_default();
+        return format!("You have hit your ChatGPT usage limit{plan}.{when}")
+            .trim()
+            .to_owned();
+    }
+    s("message").unwrap_or(fallback)
+}
+
+fn truthy(v: &Value) -> bool {
+    match v {
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0 && !f.is_nan()),
+        Value::String(s) => !s.is_empty(),
+        _ => true,
+    }
+}
+
+/// Which output item is being streamed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Reasoning,
+    Message,
+    FunctionCall,
+}
+
+#[derive(Debug, Clone)]
+struct Item {
+    kind: Kind,
+    /// The reasoning summary's parts so far.
+    summary: usize,
+    /// The message's content parts so far: whether each is a refusal (else output text).
+    content: Vec<bool>,
+}
+
+impl Item {
+    fn new(kind: Kind) -> Item {
+        Item {
+            kind,
+            summary: 0,
+            content: Vec::new(),
+        }
+    }
+}
+
+/// The state of one streamed response.
+pub struct Stream {
+    pub msg: AssistantMessage,
+    wire: Wire,
+    prices: crate::models::Prices,
+    model_id: String,
+    /// The output item being streamed (the last one added).
+    item: Option<Item>,
+    /// The content block of that item, until the item is done.
+    block: Option<usize>,
+    /// Nothing more to read (the response completed, or `[DONE]`).
+    pub done: bool,
+    /// `response.completed` (or, for Codex, `response.done`) arrived.
+    completed: bool,
+}
+
+fn str_at<'a>(v: &'a Value, k: &str) -> Option<&'a str> {
+    v.get(k).and_then(Value::as_str)
+}
+
+/// JavaScript's `String(v)` of an optional value in a message.
+fn js_text(v: Option<&Value>) -> String {
+    match v {
+        None => "undefined".to_owned(),
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Null) => "null".to_owned(),
+        Some(other) => other.to_string(),
+    }
+}
+
+impl Stream {
+    pub fn new(target: &Target, timestamp: i64) -> Stream {
+        Stream {
+            msg: AssistantMessage::for_target(target, timestamp),
+            wire: target.wire,
+            prices: target.details.prices,
+            model_id: target.model.id.clone(),
+            item: None,
+            block: None,
+            done: false,
+            completed: false,
+        }
+    }
+
+    fn push(&mut self, block: Block, sink: Sink) {
+        self.msg.content.push(block);
+        let index = self.msg.content.len() - 1;
+        self.block = Some(index);
+        let ev = match &self.msg.content[index] {
+            Block::Text { .. } => Event::TextStart { index },
+            Block::Thinking { .. } => Event::ThinkingStart { index },
+            Block::ToolCall { .. } => Event::ToolCallStart { index },
+        };
+        sink(&ev, &self.msg);
+    }
+
+    fn kind(&self) -> Option<Kind> {
+        self.item.as_ref().map(|i| i.kind)
+    }
+
+    fn current(&mut self) -> Option<(usize, &mut Block)> {
+        let i = self.block?;
+        self.msg.content.get_mut(i).map(|b| (i, b))
+    }
+
+    /// The open block, if it is a thinking block (`thinking`), a text block or a tool call.
+    fn open(&self, want: fn(&Block) -> bool) -> Option<usize> {
+        self.block
+            .filter(|i| self.msg.content.get(*i).is_some_and(want))
+    }
+
+    /// Handles the data of one SSE event.
+    pub fn data(&mut self, data: &str, sink: Sink) -> Result<(), LlmError> {
+        let data = data.trim();
+        if data.is_empty() {
+            return Ok(());
+        }
+        if data.starts_with("[DONE]") {
+            self.done = true;
+            return Ok(());
+        }
+        let ev: Value = serde_json::from_str(data).map_err(|e| {
+            LlmError::new(if self.wire == Wire::CodexResponses {
+                format!("Invalid Codex SSE JSON: {e}")
+            } else {
+                format!("Could not parse a stream event: {e}")
+            })
+        })?;
+        if self.wire != Wire::CodexResponses
+            && let Some(e) = ev.get("error").filter(|e| truthy(e))
+        {
+            return Err(match str_at(e, "message") {
+                Some(m) if !m.is_empty() => m.to_owned(),
+                _ => e.to_string(),
+            }
+            .into());
+        }
+        let Some(ty) = str_at(&ev, "type") else {
+            return Ok(());
+        };
+        match ty {
+            "error" if self.wire == Wire::CodexResponses => {
+                let m = [str_at(&ev, "message"), str_at(&ev, "code")]
+                    .into_iter()
+                    .flatten()
+                    .find(|s| !s.is_empty())
+                    .map_or_else(|| ev.to_string(), str::to_owned);
+                Err(format!("Codex error: {m}").into())
+            }
+            "error" => Err(format!(
+                "Error Code {}: {}",
+                js_text(ev.get("code")),
+                js_text(ev.get("message"))
+            )
+            .into()),
+            "response.failed" => {
+                let r = ev.get("response");
+                let err = r.and_then(|r| r.get("error")).filter(|e| truthy(e));
+                if self.wire == Wire::CodexResponses {
+                    let m = err
+                        .and_then(|e| str_at(e, "message"))
+                        .filter(|m| !m.is_empty())
+                        .unwrap_or("Codex response failed");
+                    return Err(m.into());
+                }
+                let reason = r
+                    .and_then(|r| r.get("incomplete_details"))
+                    .and_then(|d| str_at(d, "reason"))
+                    .filter(|s| !s.is_empty());
+                let field = |e: &Value, k: &str, d: &str| {
+                    str_at(e, k)
+                        .filter(|s| !s.is_empty())
+                        .unwrap_or(d)
+                        .to_owned()
+                };
+                Err(match (err, reason) {
+                    (Some(e), _) => format!(
+                        "{}: {}",
+                        field(e, "code", "unknown"),
+                        field(e, "message", "no message")
+                    ),
+                    (None, Some(r)) => format!("incomplete: {r}"),
+                    (None, None) => "Unknown error (no error details in response)".to_owned(),
+                }
+                .into())
+            }
+            "response.created" => {
+                if let Some(id) = ev
+                    .get("response")
+                    .and_then(|r| str_at(r, "id"))
+                    .filter(|s| !s.is_empty())
+                {
+                    self.msg.response_id = Some(id.to_owned());
+                }
+                Ok(())
+            }
+            "response.completed" | "response.incomplete" | "response.done" => {
+                if ty == "response.done" && self.wire != Wire::CodexResponses {
+                    return Ok(());
+                }
+                self.completed(ev.get("response"), ty, sink)
+            }
+            "response.output_item.added" => {
+                let Some(item) = ev.get("item") else {
+                    return Ok(());
+                };
+                match str_at(item, "type") {
+                    Some("reasoning") => {
+                        self.item = Some(Item::new(Kind::Reasoning));
+                        self.push(
+                            Block::Thinking {
+                                thinking: String::new(),
+                                signature: None,
+                                redacted: false,
+                            },
+                            sink,
+                        );
+                    }
+                    Some("message") => {
+                        self.item = Some(Item::new(Kind::Message));
+                        self.push(
+                            Block::Text {
+                                text: String::new(),
+                                signature: None,
+                            },
+                            sink,
+                        );
+                    }
+                    Some("function_call") => {
+                        self.item = Some(Item::new(Kind::FunctionCall));
+                        let id = format!(
+                            "{}|{}",
+                            js_text(item.get("call_id")),
+                            js_text(item.get("id"))
+                        );
+                        self.push(
+                            Block::ToolCall {
+                                id,
+                                name: str_at(item, "name").unwrap_or_default().to_owned(),
+                                arguments: Value::Object(serde_json::Map::new()),
+                                partial: str_at(item, "arguments").unwrap_or_default().to_owned(),
+                                thought_signature: None,
+                            },
+                            sink,
+                        );
+                    }
+                    _ => {}
+                }
+                Ok(())
+            }
+            "response.reasoning_summary_part.added" => {
+                if let Some(item) = self.item.as_mut().filter(|i| i.kind == Kind::Reasoning) {
+                    item.summary += 1;
+                }
+                Ok(())
+            }
+            "response.reasoning_summary_text.delta" | "response.reasoning_summary_part.done" => {
+                let delta = if ty == "response.reasoning_summary_part.done" {
+                    "\n\n"
+                } else {
+                    str_at(&ev, "delta").unwrap_or_default()
+                };
+                if self.kind() != Some(Kind::Reasoning) {
+                    return Ok(());
+                }
+                let Some(index) = self.open(|b| matches!(b, Block::Thinking { .. })) else {
+                    return Ok(());
+                };
+                if self.item.as_ref().is_none_or(|i| i.summary == 0) {
+                    return Ok(());
+                }
+                if let Some((_, Block::Thinking { thinking, .. })) = self.current() {
+                    thinking.push_str(delta);
+                }
+                sink(
+                    &Event::ThinkingDelta {
+                        index,
+                        delta: delta.to_owned(),
+                    },
+                    &self.msg,
+                );
+                Ok(())
+            }
+            "response.reasoning_text.delta" => {
+                let delta = str_at(&ev, "delta").unwrap_or_default().to_owned();
+                if self.kind() != Some(Kind::Reasoning) {
+                    return Ok(());
+                }
+                if let Some((index, Block::Thinking { thinking, .. })) = self.current() {
+                    thinking.push_str(&delta);
+                    sink(&Event::ThinkingDelta { index, delta }, &self.msg);
+                }
+                Ok(())
+            }
+            "response.content_part.added" => {
+                if let Some(item) = self.item.as_mut().filter(|i| i.kind == Kind::Message)
+                    && let Some(part) = ev.get("part")
+                {
+                    match str_at(part, "type") {
+                        Some("output_text") => item.content.push(false),
+                        Some("refusal") => item.content.push(true),
+                        _ => {}
+                    }
+                }
+                Ok(())
+            }
+            "response.output_text.delta" | "response.refusal.delta" => {
+                let refusal = ty == "response.refusal.delta";
+                let delta = str_at(&ev, "delta").unwrap_or_default().to_owned();
+                if self.kind() != Some(Kind::Message) {
+                    return Ok(());
+                }
+                let Some(index) = self.open(|b| matches!(b, Block::Text { .. })) else {
+                    return Ok(());
+                };
+                if self.item.as_ref().and_then(|i| i.content.last()) != Some(&refusal) {
+                    return Ok(());
+                }
+                if let Some((_, Block::Text { text, .. })) = self.current() {
+                    text.push_str(&delta);
+                }
+                sink(&Event::TextDelta { index, delta }, &self.msg);
+                Ok(())
+            }
+            "response.function_call_arguments.delta" => {
+                let delta = str_at(&ev, "delta").unwrap_or_default().to_owned();
+                if self.kind() != Some(Kind::FunctionCall) {
+                    return Ok(());
+                }
+                if let Some((
+                    index,
+                    Block::ToolCall {
+                        arguments, partial, ..
+                    },
+                )) = self.current()
+                {
+                    partial.push_str(&delta);
+                    *arguments = json_partial::parse(partial);
+                    sink(&Event::ToolCallDelta { index, delta }, &self.msg);
+                }
+                Ok(())
+            }
+            "response.function_call_arguments.done" => {
+                let all = str_at(&ev, "arguments").unwrap_or_default().to_owned();
+                if self.kind() != Some(Kind::FunctionCall) {
+                    return Ok(());
+                }
+                if let Some((
+                    index,
+                    Block::ToolCall {
+                        arguments, partial, ..
+                    },
+                )) = self.current()
+                {
+                    let before = std::mem::replace(partial, all.clone());
+                    *arguments = json_partial::parse(partial);
+                    if let Some(rest) = all.strip_prefix(before.as_str())
+                        && !rest.is_empty()
+                    {
+                        let delta = rest.to_owned();
+                        sink(&Event::ToolCallDelta { index, delta }, &self.msg);
+                    }
+                }
+                Ok(())
+            }
+            "response.output_item.done" => {
+                if let Some(item) = ev.get("item") {
+                    self.item_done(item, sink);
+                }
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn item_done(&mut self, item: &Value, sink: Sink) {
+        let Some((index, block)) = self.current() else {
+            return;
+        };
+        let ev = match (str_at(item, "type"), block) {
+            (
+                Some("reasoning"),
+                Block::Thinking {
+                    thinking,
+                    signature,
+                    ..
+                },
+            ) => {
+                let join = |k: &str| {
+                    item.get(k)
+                        .and_then(Value::as_array)
+                        .map(|parts| {
+                            parts
+                                .iter()
+                                .map(|p| js_text(p.get("text")))
+                                .collect::<Vec<_>>()
+                                .join("\n\n")
+                        })
+                        .unwrap_or_default()
+                };
+                let summary = join("summary");
+                let content = join("content");
+                if !summary.is_empty() {
+                    *thinking = summary;
+                } else if !content.is_empty() {
+                    *thinking = content;
+                }
+                *signature = Some(item.to_string());
+                Event::ThinkingEnd { index }
+            }
+            (Some("message"), Block::Text { text, signature }) => {
+                *text = item
+                    .get("content")
+                    .and_then(Value::as_array)
+                    .map(|parts| {
+                        parts
+                            .iter()
+                            .map(|p| {
+                                if str_at(p, "type") == Some("output_text") {
+                                    js_text(p.get("text"))
+                                } else {
+                                    js_text(p.get("refusal"))
+                                }
+                            })
+                            .collect::<String>()
+                    })
+                    .unwrap_or_default();
+                let mut sig = serde_json::Map::new();
+                sig.insert("v".into(), 1.into());
+                sig.insert("id".into(), item.get("id").cloned().unwrap_or(Value::Null));
+                if let Some(p) = item.get("phase").filter(|p| !p.is_null()) {
+                    sig.insert("phase".into(), p.clone());
+                }
+                *signature = Some(Value::Object(sig).to_string());
+                Event::TextEnd { index }
+            }
+            (
+                Some("function_call"),
+                Block::ToolCall {
+                    arguments, partial, ..
+                },
+            ) => {
+                *arguments = if partial.is_empty() {
+                    json_partial::parse(str_at(item, "arguments").unwrap_or("{}"))
+                } else {
+                    json_partial::parse(partial)
+                };
+                partial.clear();
+                Event::ToolCallEnd { index }
+            }
+            _ => return,
+        };
+        self.block = None;
+        sink(&ev, &self.msg);
+    }
+
+    fn completed(&mut self, r: Option<&Value>, ty: &str, sink: Sink) -> Result<(), LlmError> {
+        self.done = true;
+        self.completed = true;
+        let empty = Value::Null;
+        let r = r.unwrap_or(&empty);
+        if let Some(id) = str_at(r, "id").filter(|s| !s.is_empty()) {
+            self.msg.response_id = Some(id.to_owned());
+        }
+        if let Some(u) = r.get("usage").filter(|u| truthy(u)) {
+            let n = |v: Option<&Value>| v.and_then(Value::as_f64).unwrap_or(0.0);
+            let cached = n(u
+                .get("input_tokens_details")
+                .and_then(|d| d.get("cached_tokens")));
+            let input = n(u.get("input_tokens"));
+            self.msg.usage.input = (input - cached).max(0.0) as u64;
+            self.msg.usage.output = n(u.get("output_tokens")).max(0.0) as u64;
+            self.msg.usage.cache_read = cached.max(0.0) as u64;
+            self.msg.usage.cache_write = 0;
+            self.msg.usage.settle(&self.prices);
+            self.msg.usage.total_tokens = n(u.get("total_tokens")).max(0.0) as u64;
+        } else {
+            let total = self.msg.usage.total_tokens;
+            self.msg.usage.settle(&self.prices);
+            self.msg.usage.total_tokens = total;
+        }
+        let tier = match self.wire {
+            Wire::OpenAiResponses | Wire::CodexResponses => str_at(r, "service_tier"),
+            _ => None,
+        };
+        let factor = match tier {
+            Some("flex") => 0.5,
+            Some("priority") if self.model_id == "gpt-5.5" => 2.5,
+            Some("priority") => 2.0,
+            _ => 1.0,
+        };
+        if factor != 1.0 {
+            let c = &mut self.msg.usage.cost;
+            c.input *= factor;
+            c.output *= factor;
+            c.cache_read *= factor;
+            c.cache_write *= factor;
+            c.total = c.input + c.output + c.cache_read + c.cache_write;
+        }
+        sink(&Event::Usage, &self.msg);
+        let status = str_at(r, "status");
+        let codex = self.wire == Wire::CodexResponses;
+        self.msg.stop_reason = match status {
+            None => {
+                if ty == "response.incomplete" {
+                    StopReason::Length
+                } else {
+                    StopReason::Stop
+                }
+            }
+            Some("completed" | "in_progress" | "queued") => StopReason::Stop,
+            Some("incomplete") => StopReason::Length,
+            Some("failed" | "cancelled") => StopReason::Error,
+            Some(_) if codex => StopReason::Stop,
+            Some(other) => return Err(format!("Unhandled stop reason: {other}").into()),
+        };
+        if self.msg.stop_reason == StopReason::Stop
+            && self
+                .msg
+                .content
+                .iter()
+                .any(|b| matches!(b, Block::ToolCall { .. }))
+        {
+            self.msg.stop_reason = StopReason::ToolUse;
+        }
+        Ok(())
+    }
+
+    /// Ends the stream: it must have completed, without an error status.
+    pub fn finish(&mut self, _sink: Sink) -> Result<(), LlmError> {
+        if !self.completed {
+            return Err(
+                "the stream ended before the response was complete (no response.completed)".into(),
+            );
+        }
+        if self.msg.stop_reason.is_failure() {
+            return Err("An unknown error occurred".into());
+        }
+        Ok(())
+    }
+}
