@@ -173,7 +173,7 @@ fn stream_event(
         }
         E::TextEnd { .. } | E::ThinkingEnd { .. } => {
             let text = match partial.content.get(index) {
-                Some(llm::Block::Text { text }) => text.as_str(),
+                Some(llm::Block::Text { text, .. }) => text.as_str(),
                 Some(llm::Block::Thinking { thinking, .. }) => thinking.as_str(),
                 _ => "",
             };
@@ -417,7 +417,10 @@ mod tests {
     #[test]
     fn message_update_carries_the_partial_twice() {
         let mut m = AssistantMessage::new("openai-completions", "p", "m", 7);
-        m.content.push(llm::Block::Text { text: "Hi".into() });
+        m.content.push(llm::Block::Text {
+            text: "Hi".into(),
+            signature: None,
+        });
         let ev = llm::Event::TextDelta {
             index: 0,
             delta: "i".into(),

@@ -900,6 +900,7 @@ impl<'c, H: Hooks, O: Observer> AgentSession<'c, H, O> {
         );
         m.content.push(crate::llm::Block::Text {
             text: String::new(),
+            signature: None,
         });
         let aborted = self.cancel.is_cancelled();
         m.fail(

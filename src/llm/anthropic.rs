@@ -405,6 +405,7 @@ impl Stream {
                     Some("text") => (
                         Block::Text {
                             text: String::new(),
+                            signature: None,
                         },
                         0,
                     ),
@@ -481,7 +482,7 @@ impl Stream {
                     d.get("type").and_then(Value::as_str),
                     &mut self.msg.content[i],
                 ) {
-                    (Some("text_delta"), Block::Text { text }) => {
+                    (Some("text_delta"), Block::Text { text, .. }) => {
                         let delta = s("text");
                         text.push_str(&delta);
                         Some(Event::TextDelta { index: i, delta })

@@ -91,6 +91,8 @@ impl Usage {
 pub enum Block {
     Text {
         text: String,
+        /// Google's thought signature of the text (`textSignature`).
+        signature: Option<String>,
     },
     Thinking {
         thinking: String,
@@ -113,7 +115,15 @@ pub enum Block {
 impl Block {
     pub fn to_json(&self) -> Value {
         match self {
-            Block::Text { text } => json!({"type": "text", "text": text}),
+            Block::Text { text, signature } => {
+                let mut m = Map::new();
+                m.insert("type".into(), "text".into());
+                m.insert("text".into(), text.clone().into());
+                if let Some(s) = signature {
+                    m.insert("textSignature".into(), s.clone().into());
+                }
+                Value::Object(m)
+            }
             Block::Thinking {
                 thinking,
                 signature,
@@ -203,7 +213,7 @@ impl AssistantMessage {
             .content
             .iter()
             .filter_map(|b| match b {
-                Block::Text { text } => Some(text.as_str()),
+                Block::Text { text, .. } => Some(text.as_str()),
                 _ => None,
             })
             .collect();
@@ -390,7 +400,10 @@ mod tests {
     #[test]
     fn serializes_like_the_reference() {
         let mut m = AssistantMessage::new("openai-completions", "p", "m", 5);
-        m.content.push(Block::Text { text: "hi".into() });
+        m.content.push(Block::Text {
+            text: "hi".into(),
+            signature: None,
+        });
         m.content.push(Block::ToolCall {
             id: "c1".into(),
             name: "read".into(),

@@ -449,6 +449,7 @@ impl Stream {
                 None => {
                     self.msg.content.push(Block::Text {
                         text: String::new(),
+                        signature: None,
                     });
                     let i = self.msg.content.len() - 1;
                     self.text = Some(i);
@@ -456,7 +457,7 @@ impl Stream {
                     i
                 }
             };
-            if let Some(Block::Text { text: t }) = self.msg.content.get_mut(index) {
+            if let Some(Block::Text { text: t, .. }) = self.msg.content.get_mut(index) {
                 t.push_str(text);
             }
             sink(

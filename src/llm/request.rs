@@ -96,6 +96,15 @@ pub enum Wire {
     OpenAiCompletions,
     /// Anthropic Messages: `POST {baseUrl}/v1/messages`.
     AnthropicMessages,
+    /// Google Generative AI (Gemini API):
+    /// `POST {baseUrl}/models/{id}:streamGenerateContent?alt=sse`.
+    GoogleGenerativeAi,
+    /// Google Vertex AI: the same request at a Vertex endpoint, with an API key or
+    /// application-default credentials.
+    GoogleVertex,
+    /// Amazon Bedrock Converse Stream: `POST {endpoint}/model/{id}/converse-stream`, signed
+    /// with SigV4, answered in AWS event-stream frames.
+    BedrockConverseStream,
 }
 
 impl Wire {
@@ -107,6 +116,9 @@ impl Wire {
                 Some(Wire::OpenAiCompletions)
             }
             "anthropic-messages" => Some(Wire::AnthropicMessages),
+            "google-generative-ai" => Some(Wire::GoogleGenerativeAi),
+            "google-vertex" => Some(Wire::GoogleVertex),
+            "bedrock-converse-stream" => Some(Wire::BedrockConverseStream),
             _ => None,
         }
     }
@@ -116,6 +128,9 @@ impl Wire {
         match self {
             Wire::OpenAiCompletions => "openai-completions",
             Wire::AnthropicMessages => "anthropic-messages",
+            Wire::GoogleGenerativeAi => "google-generative-ai",
+            Wire::GoogleVertex => "google-vertex",
+            Wire::BedrockConverseStream => "bedrock-converse-stream",
         }
     }
 }

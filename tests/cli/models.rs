@@ -40,7 +40,7 @@ fn lists_models_with_a_key_and_says_where_it_comes_from() {
     );
     assert!(
         all.iter()
-            .any(|r| r["provider"] == "amazon-bedrock" && r["supported"] == false)
+            .any(|r| r["provider"] == "amazon-bedrock" && r["supported"] == true)
     );
 }
 
