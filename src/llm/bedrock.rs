@@ -640,6 +640,7 @@ pub async fn prepare(
     req: &Request,
     opts: &Options,
     env: Env<'_>,
+    now_ms: i64,
 ) -> Result<Prepared, LlmError> {
     let (region, endpoint) = region_and_endpoint(&target.model, env)?;
     let body = body(target, req, opts, &region)?;
@@ -656,14 +657,7 @@ pub async fn prepare(
             let mut signed = headers.clone();
             signed.push(("content-length".into(), body.len().to_string()));
             signed.push(("host".into(), host));
-            headers.extend(sign(
-                &url,
-                &signed,
-                &body,
-                creds,
-                &region,
-                crate::clock::now_ms(),
-            )?);
+            headers.extend(sign(&url, &signed, &body, creds, &region, now_ms)?);
         }
     }
     Ok(Prepared {

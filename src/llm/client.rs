@@ -12,7 +12,8 @@
 //! error, timeout), is sent again up to `retry.max_retries` times: after the delay the
 //! server asks for (`retry-after-ms`, `retry-after`), or 0.5 s, 1 s, 2 s … (at most 8 s,
 //! less up to a quarter at random). Other 4xx statuses are final. A server asking for a
-//! longer wait than `retry.max_delay_ms` ends the call with its error.
+//! longer wait than `retry.max_delay_ms` ends the call with its error. Google's APIs are not
+//! retried here (their SDK sends a request once, as the reference does).
 
 use std::time::Duration;
 
@@ -115,7 +116,8 @@ impl Client {
         opts: &Options,
         sink: Sink<'_>,
     ) -> AssistantMessage {
-        let timestamp = crate::clock::now_ms();
+        let timestamp = opts.now_ms();
+        let env = |k: &str| opts.var(k);
         let model = &target.model;
         let key = opts
             .api_key
@@ -164,7 +166,7 @@ impl Client {
             Wire::GoogleVertex => {
                 let timeout = Duration::from_millis(opts.retry.timeout_ms.max(1));
                 let key = (!key.is_empty()).then_some(key.as_str());
-                vertex::prepare(&self.http, model, key, &vertex::process_env, timeout)
+                vertex::prepare(&self.http, model, key, &env, timeout, timestamp)
                     .await
                     .map(|(url, headers, more)| {
                         secrets.extend(more);
@@ -173,7 +175,7 @@ impl Client {
             }
             // Signed as a whole: no other headers are added (the reference sends none).
             Wire::BedrockConverseStream => {
-                bedrock::prepare(&self.http, target, req, opts, &vertex::process_env)
+                bedrock::prepare(&self.http, target, req, opts, &env, timestamp)
                     .await
                     .map(|p| {
                         secrets.extend(p.secrets);
@@ -309,7 +311,12 @@ impl Client {
                 message,
                 status: failed.status,
             };
-            if !failed.retryable || retry >= opts.retry.max_retries {
+            // Google's SDK sends a request once (the agent's own retries still apply).
+            let max_retries = match wire {
+                Wire::GoogleGenerativeAi | Wire::GoogleVertex => 0,
+                _ => opts.retry.max_retries,
+            };
+            if !failed.retryable || retry >= max_retries {
                 return Err(error(message));
             }
             let delay = match failed.retry_after {

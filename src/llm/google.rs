@@ -372,7 +372,7 @@ impl Stream {
             Some(id) if !taken(id) => id.to_owned(),
             _ => format!(
                 "{name}_{}_{}",
-                crate::clock::now_ms(),
+                self.msg.timestamp,
                 TOOL_CALLS.fetch_add(1, Ordering::Relaxed) + 1
             ),
         };

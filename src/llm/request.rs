@@ -77,9 +77,32 @@ pub struct Options {
     pub cache_retention: Option<String>,
     /// Values to cut out of every message (keys, configured header values).
     pub secrets: Vec<String>,
+    /// The environment cloud credentials and the clock (`PI_NOW`) are read from [default:
+    /// the process's]; tests give their own.
+    pub env: Option<std::sync::Arc<std::collections::BTreeMap<String, String>>>,
 }
 
 impl Options {
+    /// An environment variable as the call sees it ([`Options::env`]); empty counts as unset.
+    pub fn var(&self, name: &str) -> Option<String> {
+        match &self.env {
+            Some(m) => m.get(name).filter(|v| !v.is_empty()).cloned(),
+            None => super::vertex::process_env(name),
+        }
+    }
+
+    /// The time of the call in Unix milliseconds (`PI_NOW` of [`Options::env`] when given).
+    pub fn now_ms(&self) -> i64 {
+        self.env
+            .as_ref()
+            .and_then(|m| m.get("PI_NOW"))
+            .and_then(|v| {
+                let v = v.trim();
+                v.parse::<i64>().ok().or_else(|| crate::clock::parse_iso(v))
+            })
+            .unwrap_or_else(crate::clock::now_ms)
+    }
+
     pub fn cache_retention(&self) -> &str {
         match self.cache_retention.as_deref() {
             Some(r) => r,

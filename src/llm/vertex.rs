@@ -366,9 +366,9 @@ pub async fn access_token(
     http: &reqwest::Client,
     creds: &Credentials,
     timeout: Duration,
+    now: i64,
 ) -> Result<String, LlmError> {
     let key = format!("{creds:?}");
-    let now = crate::clock::now_ms();
     if let Ok(c) = cache().lock()
         && let Some((t, exp)) = c.get(&key)
         && now < exp - EARLY_REFRESH_MS
@@ -451,6 +451,7 @@ pub async fn prepare(
     key: Option<&str>,
     env: Env<'_>,
     timeout: Duration,
+    now_ms: i64,
 ) -> Result<(String, Vec<(String, String)>, Vec<String>), LlmError> {
     if let Some(k) = api_key(key, env) {
         let url = url(model, true, "", "");
@@ -459,7 +460,7 @@ pub async fn prepare(
     let (project, location) = project_and_location(env)?;
     let creds = Credentials::load(env)?;
     let mut secrets = creds.secrets();
-    let token = access_token(http, &creds, timeout).await?;
+    let token = access_token(http, &creds, timeout, now_ms).await?;
     secrets.push(token.clone());
     let mut headers = vec![("authorization".to_owned(), format!("Bearer {token}"))];
     if let Some(q) = creds.quota_project() {

@@ -18,6 +18,7 @@ mod ext_tools;
 mod ext_trust;
 mod help;
 mod input_hardening;
+mod llm_cloud;
 mod llm_providers;
 mod models;
 mod private_data;
