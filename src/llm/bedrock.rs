@@ -559,16 +559,27 @@ pub fn body(
     Ok(Js::Obj(b).to_json())
 }
 
+/// What a SigV4 signature is made for.
+#[derive(Debug, Clone)]
+pub struct Scope<'a> {
+    pub region: &'a str,
+    /// `bedrock` for Bedrock.
+    pub service: &'a str,
+    pub now_ms: i64,
+    /// Send and sign `x-amz-content-sha256` (as the AWS SDK does for Bedrock).
+    pub content_sha256: bool,
+}
+
 /// The SigV4 headers of a request (`x-amz-date`, `x-amz-content-sha256`,
-/// `x-amz-security-token`, `authorization`), signed over `headers` (which must hold the
-/// ones sent: `host`, `content-type`, `content-length`) at `now_ms`.
-pub fn sign(
+/// `x-amz-security-token`, `authorization`), signed by the `aws-sigv4` crate over `headers`
+/// (which must hold the ones sent, `host` included).
+pub fn sign_v4(
+    method: &str,
     url: &str,
     headers: &[(String, String)],
     body: &[u8],
     creds: &Credentials,
-    region: &str,
-    now_ms: i64,
+    scope: &Scope,
 ) -> Result<Vec<(String, String)>, LlmError> {
     use aws_sigv4::http_request::{
         PayloadChecksumKind, SignableBody, SignableRequest, SigningSettings, sign,
@@ -584,19 +595,20 @@ pub fn sign(
         )
         .into();
     let mut settings = SigningSettings::default();
-    settings.payload_checksum_kind = PayloadChecksumKind::XAmzSha256;
-    let time = UNIX_EPOCH + Duration::from_millis(u64::try_from(now_ms).unwrap_or(0));
+    if scope.content_sha256 {
+        settings.payload_checksum_kind = PayloadChecksumKind::XAmzSha256;
+    }
     let params = aws_sigv4::sign::v4::SigningParams::builder()
         .identity(&identity)
-        .region(region)
-        .name("bedrock")
-        .time(time)
+        .region(scope.region)
+        .name(scope.service)
+        .time(system_time(scope.now_ms))
         .settings(settings)
         .build()
         .map_err(|e| fail(&e))?
         .into();
     let request = SignableRequest::new(
-        "POST",
+        method,
         url,
         headers.iter().map(|(k, v)| (k.as_str(), v.as_str())),
         SignableBody::Bytes(body),
@@ -607,6 +619,26 @@ pub fn sign(
         .headers()
         .map(|(k, v)| (k.to_owned(), v.to_owned()))
         .collect())
+}
+
+/// The SigV4 headers of a Bedrock request (`POST`, service `bedrock`, the body's SHA-256
+/// in `x-amz-content-sha256`), signed over `headers` (`host`, `content-type`,
+/// `content-length`) at `now_ms`.
+pub fn sign(
+    url: &str,
+    headers: &[(String, String)],
+    body: &[u8],
+    creds: &Credentials,
+    region: &str,
+    now_ms: i64,
+) -> Result<Vec<(String, String)>, LlmError> {
+    let scope = Scope {
+        region,
+        service: "bedrock",
+        now_ms,
+        content_sha256: true,
+    };
+    sign_v4("POST", url, headers, body, creds, &scope)
 }
 
 /// `host[:port]` of a URL, as an HTTP client sends it.
@@ -1007,8 +1039,8 @@ impl Stream {
     }
 }
 
-/// The time of `now_ms` (for callers that sign with a fixed clock).
-pub fn system_time(now_ms: i64) -> SystemTime {
+/// The time of `now_ms`.
+fn system_time(now_ms: i64) -> SystemTime {
     UNIX_EPOCH + Duration::from_millis(u64::try_from(now_ms).unwrap_or(0))
 }
 

@@ -220,6 +220,14 @@ fn recorded_body(r: &Value) -> Vec<u8> {
     }
 }
 
+/// The text around byte `at`.
+fn around(s: &str, at: usize) -> String {
+    let b = s.as_bytes();
+    let lo = at.saturating_sub(80).min(b.len());
+    let hi = (at + 200).min(b.len());
+    String::from_utf8_lossy(&b[lo..hi]).into_owned()
+}
+
 /// Runs one case; returns pi's message, events and the requests the server got.
 fn run(
     case: &Value,
@@ -358,14 +366,11 @@ fn check_suite(name: &str) {
                     String::from_utf8_lossy(&want_body).into_owned(),
                 );
                 let at = a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count();
-                let from = a.floor_char_boundary(at.saturating_sub(80));
                 fail(format!(
-                    "body of {} differs after {} bytes:\n  pi:  …{}\n  ref: …{}",
+                    "body of {} differs after {at} bytes:\n  pi:  …{}\n  ref: …{}",
                     g.path,
-                    at,
-                    &a[from..a.ceil_char_boundary((at + 200).min(a.len()))],
-                    &b[b.floor_char_boundary(from.min(b.len()))
-                        ..b.ceil_char_boundary((at + 200).min(b.len()))]
+                    around(&a, at),
+                    around(&b, at)
                 ));
             }
             let (gh, wh) = (meaningful(&g.headers), meaningful(&recorded_headers(w)));
@@ -469,4 +474,76 @@ fn bedrock_signatures_match_the_reference() {
         }
     }
     assert!(checked >= 10, "only {checked} signed cases");
+}
+
+/// A request of the AWS SigV4 test suite: method, path, headers, body.
+fn parse_vector(text: &str) -> (String, String, Vec<(String, String)>, Vec<u8>) {
+    let (head, body) = text.split_once("\n\n").unwrap_or((text, ""));
+    let mut lines = head.lines();
+    let first: Vec<&str> = lines.next().unwrap().split(' ').collect();
+    let (method, path) = (first[0].to_owned(), first[1..first.len() - 1].join(" "));
+    let headers = lines
+        .map(|l| {
+            let (k, v) = l.split_once(':').unwrap();
+            (k.to_owned(), v.to_owned())
+        })
+        .collect();
+    (method, path, headers, body.as_bytes().to_vec())
+}
+
+/// pi's signer (the `aws-sigv4` crate, as Bedrock calls it) against the AWS SigV4 test suite
+/// (tests/fixtures/llm/sigv4, from aws-c-auth by way of the aws-sigv4 crate): every header
+/// the suite's signed request adds must come out the same.
+#[test]
+fn sigv4_matches_the_aws_test_suite() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/llm/sigv4");
+    let mut names: Vec<_> = std::fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect();
+    names.sort();
+    assert!(names.len() >= 10, "{names:?}");
+    for dir in names {
+        let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap();
+        let ctx: Value = serde_json::from_str(&read("context.json")).unwrap();
+        let (method, path, headers, body) = parse_vector(&read("request.txt"));
+        let (_, _, signed, _) = parse_vector(&read("header-signed-request.txt"));
+        let host = &headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case("host"))
+            .unwrap()
+            .1;
+        let creds = pi::llm::bedrock::Credentials {
+            access_key_id: ctx["credentials"]["access_key_id"].as_str().unwrap().into(),
+            secret_access_key: ctx["credentials"]["secret_access_key"]
+                .as_str()
+                .unwrap()
+                .into(),
+            session_token: ctx["credentials"]["token"].as_str().map(str::to_owned),
+        };
+        let now = chrono::DateTime::parse_from_rfc3339(ctx["timestamp"].as_str().unwrap())
+            .unwrap()
+            .timestamp_millis();
+        let scope = pi::llm::bedrock::Scope {
+            region: ctx["region"].as_str().unwrap(),
+            service: ctx["service"].as_str().unwrap(),
+            now_ms: now,
+            content_sha256: ctx["sign_body"] == true,
+        };
+        let url = format!("https://{host}{path}");
+        let got = pi::llm::bedrock::sign_v4(&method, &url, &headers, &body, &creds, &scope)
+            .unwrap_or_else(|e| panic!("{}: {}", dir.display(), e.message));
+        let lower = |v: &[(String, String)]| -> BTreeMap<String, String> {
+            v.iter()
+                .map(|(k, v)| (k.to_lowercase(), v.clone()))
+                .collect()
+        };
+        let (got, all) = (lower(&got), lower(&signed));
+        let added: BTreeMap<String, String> = all
+            .into_iter()
+            .filter(|(k, _)| !headers.iter().any(|(h, _)| h.eq_ignore_ascii_case(k)))
+            .collect();
+        assert_eq!(got, added, "{}", dir.display());
+    }
 }
