@@ -28,6 +28,7 @@ mod prompt_list;
 mod prompt_system;
 mod robustness;
 mod run_basic;
+mod run_cloud;
 mod run_compat;
 mod run_library;
 mod run_options;
