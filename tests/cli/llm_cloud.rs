@@ -435,7 +435,9 @@ fn bedrock_signatures_match_the_reference() {
             session_token: env["AWS_SESSION_TOKEN"].as_str().map(str::to_owned),
         };
         let region = env["AWS_REGION"].as_str().unwrap_or("us-east-1");
-        for w in case["requests"].as_array().unwrap() {
+        // The first request (the others of a retried case are the same).
+        let w = &case["requests"][0];
+        {
             let headers = recorded_headers(w);
             let h = |k: &str| {
                 headers
@@ -470,7 +472,6 @@ fn bedrock_signatures_match_the_reference() {
                 .map(|(_, v)| v.clone());
             assert_eq!(auth, Some(h("authorization")), "{}", case["name"]);
             checked += 1;
-            break;
         }
     }
     assert!(checked >= 10, "only {checked} signed cases");

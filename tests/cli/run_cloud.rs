@@ -242,8 +242,7 @@ fn run_with_vertex_service_account_fetches_a_token() {
     ));
     for r in &reqs[1..] {
         assert_eq!(
-            r.path,
-            "/v1/publishers/google/models/gemini-2.5-flash:streamGenerateContent?alt=sse",
+            r.path, "/v1/publishers/google/models/gemini-2.5-flash:streamGenerateContent?alt=sse",
             "a base URL replaces the project's path, as in Google's SDK"
         );
         assert_eq!(
