@@ -548,3 +548,23 @@ fn sigv4_matches_the_aws_test_suite() {
         assert_eq!(got, added, "{}", dir.display());
     }
 }
+
+/// The recorded overflow answers are taken as context overflows (so `pi run` compacts and
+/// tries again), and the throttling ones as retryable.
+#[test]
+fn overflow_and_retryable_errors_are_recognized() {
+    let mut seen = 0;
+    for name in ["google", "vertex", "bedrock"] {
+        for case in fixture(name)["cases"].as_array().unwrap() {
+            let cname = case["name"].as_str().unwrap();
+            let Some(err) = case["message"]["errorMessage"].as_str() else {
+                continue;
+            };
+            let overflow = pi::llm::overflow::is_overflow_message(err);
+            let expected = matches!(cname, "overflow" | "stream-validation");
+            assert_eq!(overflow, expected, "{name}/{cname}: {err}");
+            seen += usize::from(expected);
+        }
+    }
+    assert_eq!(seen, 4);
+}
