@@ -97,7 +97,10 @@ const server = createServer((req, res) => {
 		res.end(r.body);
 	});
 });
-await new Promise((ok) => server.listen(0, "127.0.0.1", ok));
+// A fixed port: the Host header is signed (SigV4), so the recordings depend on it
+// (tests/cli/llm_cloud.rs signs for the same address). --port changes it.
+const PORT = Number(opt("--port", "40001"));
+await new Promise((ok, fail) => server.once("error", fail).listen(PORT, "127.0.0.1", ok));
 const SERVER = `http://127.0.0.1:${server.address().port}`;
 const hide = (s) => (typeof s === "string" ? s.split(SERVER).join("[SERVER]") : s);
 
