@@ -18,6 +18,8 @@
 //! lines are read from the latest compaction's first kept entry onwards.
 
 pub mod anthropic;
+pub mod bedrock;
+pub mod google;
 pub mod llm;
 pub mod mistral;
 pub mod openai;

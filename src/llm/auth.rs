@@ -4,7 +4,8 @@
 //!    credentials (`{"type": "oauth", "access": T, "expires": MS, …}`; an expired token of
 //!    Anthropic, OpenAI Codex or GitHub Copilot is refreshed, see [`super::oauth`]; other
 //!    providers' must be renewed by the reference's `/login`);
-//! 2. the provider's environment variable (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY`, …);
+//! 2. the provider's environment variable (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY`, …), or
+//!    the cloud credentials of Vertex and Bedrock ([`ambient`]);
 //! 3. `apiKey` of the provider in `models.json`.
 //!
 //! A configured value (`key` in auth.json, `apiKey` and header values in models.json) is a
@@ -65,6 +66,21 @@ pub fn env_key(provider: &str) -> Option<(&'static str, String)> {
         .iter()
         .find_map(|n| env(n).map(|v| (*n, v)))
 }
+
+/// Cloud credentials a provider uses without a key, as the reference counts them: Vertex's
+/// application-default credentials (with a project and a location), Bedrock's AWS
+/// variables. The text says which (for messages; no secret in it).
+pub fn ambient(provider: &str) -> Option<String> {
+    match provider {
+        "google-vertex" => super::vertex::adc_source(&super::vertex::process_env),
+        "amazon-bedrock" => super::bedrock::credential_source(&super::vertex::process_env),
+        _ => None,
+    }
+}
+
+/// The key a provider with [`ambient`] credentials is given (its requests use the
+/// credentials instead).
+pub const AMBIENT_KEY: &str = "<authenticated>";
 
 /// Why a `!command` value gave no value.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -182,6 +198,9 @@ pub fn source(agent_dir: &Path, registry: &Registry, provider: &str) -> Option<S
     if let Some((name, _)) = env_key(provider) {
         return Some(format!("env {name}"));
     }
+    if let Some(a) = ambient(provider) {
+        return Some(a);
+    }
     if registry
         .providers
         .get(provider)
@@ -264,6 +283,12 @@ pub fn resolve(
     {
         a.api_key = Some(v);
         a.source = Some(format!("env {name}"));
+    }
+    if a.api_key.is_none()
+        && let Some(desc) = ambient(provider)
+    {
+        a.api_key = Some(AMBIENT_KEY.to_owned());
+        a.source = Some(desc);
     }
     let config = registry.providers.get(provider);
     if a.api_key.is_none()

@@ -12,7 +12,8 @@
 //! error, timeout), is sent again up to `retry.max_retries` times: after the delay the
 //! server asks for (`retry-after-ms`, `retry-after`), or 0.5 s, 1 s, 2 s … (at most 8 s,
 //! less up to a quarter at random). Other 4xx statuses are final. A server asking for a
-//! longer wait than `retry.max_delay_ms` ends the call with its error.
+//! longer wait than `retry.max_delay_ms` ends the call with its error. Google's APIs are not
+//! retried here (their SDK sends a request once, as the reference does).
 
 use std::time::Duration;
 
@@ -24,6 +25,7 @@ use super::openai;
 use super::request::{Options, Request, Target, Wire};
 use super::responses::{self, Prepared};
 use super::sse;
+use super::{bedrock, google, vertex};
 
 /// The HTTP client could not be set up.
 #[derive(Debug, thiserror::Error)]
@@ -132,13 +134,7 @@ impl Client {
     ) -> Result<Prepared, LlmError> {
         let model = &target.model;
         let env = |n: &str| self.env(n);
-        let old = |url: String, mut headers: Vec<(String, String)>, body: Vec<u8>| {
-            set_header(&mut headers, "content-type", "application/json".to_owned());
-            for (k, v) in &opts.headers {
-                set_header(&mut headers, k, v.clone());
-            }
-            Prepared { url, headers, body }
-        };
+        let old = |url, headers, body| with_json_headers(opts, url, headers, body);
         Ok(match target.wire {
             Wire::OpenAiCompletions => old(
                 openai::url(model),
@@ -160,6 +156,12 @@ impl Client {
             Wire::AzureResponses => responses::azure(target, req, opts, key, &env)?,
             Wire::CodexResponses => responses::codex(target, req, opts, key)?,
             Wire::Mistral => mistral::request(target, req, opts, key),
+            Wire::GoogleGenerativeAi | Wire::GoogleVertex | Wire::BedrockConverseStream => {
+                return Err(LlmError {
+                    message: format!("{} requests are prepared by the caller", target.wire.api()),
+                    status: None,
+                });
+            }
         })
     }
 
@@ -181,7 +183,8 @@ impl Client {
         opts: &Options,
         sink: Sink<'_>,
     ) -> AssistantMessage {
-        let timestamp = crate::clock::now_ms();
+        let timestamp = opts.now_ms();
+        let env = |k: &str| opts.var(k);
         let model = &target.model;
         let key = opts
             .api_key
@@ -189,21 +192,63 @@ impl Client {
             .or_else(|| super::auth::env_key(&model.provider).map(|(_, v)| v));
         let mut secrets = opts.secrets.clone();
         secrets.extend(key.clone());
-        let Some(key) = key else {
-            let mut m = AssistantMessage::for_target(target, timestamp);
-            m.fail(
-                StopReason::Error,
-                format!("No API key for provider: {}", model.provider),
-            );
-            sink(&Event::Error, &m);
-            return m;
+        // Google's Gemini API needs a key; Vertex and Bedrock have cloud credentials too.
+        let needs_key = !matches!(
+            target.wire,
+            Wire::GoogleVertex | Wire::BedrockConverseStream
+        );
+        let key = match key {
+            Some(k) => k,
+            None if !needs_key => String::new(),
+            None => {
+                let mut m = AssistantMessage::for_target(target, timestamp);
+                m.fail(
+                    StopReason::Error,
+                    format!("No API key for provider: {}", model.provider),
+                );
+                sink(&Event::Error, &m);
+                return m;
+            }
         };
         let oauth = target.wire == Wire::AnthropicMessages && anthropic::is_oauth(&key);
-        let Prepared { url, headers, body } = match self.prepare(target, req, opts, &key) {
+        let prepared = match target.wire {
+            Wire::GoogleGenerativeAi => Ok(with_json_headers(
+                opts,
+                google::url(model),
+                vec![("x-goog-api-key".to_owned(), key.clone())],
+                google::body(target, req, opts, false),
+            )),
+            Wire::GoogleVertex => {
+                let timeout = Duration::from_millis(opts.retry.timeout_ms.max(1));
+                let key = (!key.is_empty()).then_some(key.as_str());
+                vertex::prepare(&self.http, model, key, &env, timeout, timestamp)
+                    .await
+                    .map(|(url, headers, more)| {
+                        secrets.extend(more);
+                        with_json_headers(opts, url, headers, google::body(target, req, opts, true))
+                    })
+            }
+            // Signed as a whole: no other headers are added (the reference sends none).
+            Wire::BedrockConverseStream => {
+                bedrock::prepare(&self.http, target, req, opts, &env, timestamp)
+                    .await
+                    .map(|p| {
+                        secrets.extend(p.secrets);
+                        Prepared {
+                            url: p.url,
+                            headers: p.headers,
+                            body: p.body,
+                        }
+                    })
+            }
+            _ => self.prepare(target, req, opts, &key),
+        };
+        let Prepared { url, headers, body } = match prepared {
             Ok(p) => p,
             Err(e) => {
                 let mut m = AssistantMessage::for_target(target, timestamp);
                 m.fail(StopReason::Error, redact(&e.message, &secrets));
+                m.http_status = e.status;
                 sink(&Event::Error, &m);
                 return m;
             }
@@ -236,6 +281,14 @@ impl Client {
             Wire::Mistral => {
                 let s = mistral::Stream::new(target, timestamp);
                 parse(s, response, opts, &secrets, sink).await
+            }
+            Wire::GoogleGenerativeAi | Wire::GoogleVertex => {
+                let s = google::Stream::new(target, timestamp);
+                parse(s, response, opts, &secrets, sink).await
+            }
+            Wire::BedrockConverseStream => {
+                let s = bedrock::Stream::new(target, timestamp);
+                parse_frames(s, response, opts, &secrets, sink).await
             }
         }
     }
@@ -282,6 +335,14 @@ impl Client {
                         .get("x-should-retry")
                         .and_then(|v| v.to_str().ok())
                         .map(|v| v == "true");
+                    let header = |k: &str| {
+                        resp.headers()
+                            .get(k)
+                            .and_then(|v| v.to_str().ok())
+                            .map(str::to_owned)
+                    };
+                    let content_type = header("content-type").unwrap_or_default();
+                    let error_type = header("x-amzn-errortype");
                     let text = match tokio::time::timeout(timeout, resp.bytes()).await {
                         Ok(Ok(b)) => {
                             String::from_utf8_lossy(&b[..b.len().min(64 << 10)]).into_owned()
@@ -297,6 +358,12 @@ impl Client {
                             responses::codex_http_error(status, &text, crate::clock::now_ms())
                         }
                         Wire::Mistral => mistral::http_error(status, &text),
+                        Wire::GoogleGenerativeAi | Wire::GoogleVertex => {
+                            google::http_error(status, &content_type, &text)
+                        }
+                        Wire::BedrockConverseStream => {
+                            bedrock::http_error(status, error_type.as_deref(), &text)
+                        }
                     };
                     // Never another 4xx than 429, whatever the server says (Codex: also
                     // errors that read like a rate limit).
@@ -316,7 +383,12 @@ impl Client {
                 message,
                 status: failed.status,
             };
-            if !failed.retryable || retry >= opts.retry.max_retries {
+            // Google's SDK sends a request once (the agent's own retries still apply).
+            let max_retries = match wire {
+                Wire::GoogleGenerativeAi | Wire::GoogleVertex => 0,
+                _ => opts.retry.max_retries,
+            };
+            if !failed.retryable || retry >= max_retries {
                 return Err(error(message));
             }
             let delay = match failed.retry_after {
@@ -419,6 +491,46 @@ impl Parser for anthropic::Stream {
     }
 }
 
+impl Parser for google::Stream {
+    fn message(&self) -> &AssistantMessage {
+        &self.msg
+    }
+    fn into_message(self) -> AssistantMessage {
+        self.msg
+    }
+    fn event(&mut self, ev: &sse::Event, sink: Sink) -> Result<bool, LlmError> {
+        self.data(&ev.data, sink).map(|()| false)
+    }
+    fn finish(&mut self, sink: Sink) -> Result<(), LlmError> {
+        google::Stream::finish(self, sink)
+    }
+}
+
+/// Streams a Bedrock response (AWS event-stream frames) into the final message; `Start`
+/// comes with the stream's `messageStart`, as the reference sends it.
+async fn parse_frames(
+    mut s: bedrock::Stream,
+    response: Result<reqwest::Response, LlmError>,
+    opts: &Options,
+    secrets: &[String],
+    sink: Sink<'_>,
+) -> AssistantMessage {
+    let result = match response {
+        Err(e) => Err(e),
+        Ok(resp) => {
+            let read = {
+                let mut on = |chunk: Option<&[u8]>, sink: Sink| match chunk {
+                    Some(c) => s.feed(c, sink).map(|()| false),
+                    None => Ok(true),
+                };
+                read_chunks(resp, opts, &mut on, sink).await
+            };
+            read.and_then(|()| s.finish(sink))
+        }
+    };
+    end(s.msg, result, secrets, sink)
+}
+
 /// Streams the response (if the request got one) through the provider's parser into the
 /// final message.
 async fn parse<P: Parser>(
@@ -446,16 +558,44 @@ async fn parse<P: Parser>(
 type OnEvent<'a> = dyn FnMut(&sse::Event, &mut dyn FnMut(&Event, &AssistantMessage)) -> Result<bool, LlmError>
     + 'a;
 
+/// Handles a chunk of the body (`None`: it ended); `Ok(true)` when the response is
+/// complete.
+type OnChunk<'a> = dyn FnMut(Option<&[u8]>, &mut dyn FnMut(&Event, &AssistantMessage)) -> Result<bool, LlmError>
+    + 'a;
+
 /// Reads the body as server-sent events until `on_event` says the response is complete or
 /// the body ends.
 async fn read(
-    mut resp: reqwest::Response,
+    resp: reqwest::Response,
     opts: &Options,
     on_event: &mut OnEvent<'_>,
     sink: Sink<'_>,
 ) -> Result<(), LlmError> {
-    let timeout = Duration::from_millis(opts.retry.timeout_ms.max(1));
     let mut parser = sse::Parser::new();
+    let mut on_chunk = |chunk: Option<&[u8]>, sink: Sink| {
+        let events = match chunk {
+            Some(bytes) => parser.feed(bytes),
+            None => parser.finish().into_iter().collect(),
+        };
+        for ev in &events {
+            if on_event(ev, sink)? {
+                return Ok(true);
+            }
+        }
+        Ok(chunk.is_none())
+    };
+    read_chunks(resp, opts, &mut on_chunk, sink).await
+}
+
+/// Reads the body chunk by chunk (each within the timeout) until `on_chunk` says the
+/// response is complete; the end of the body is handed over as `None`.
+async fn read_chunks(
+    mut resp: reqwest::Response,
+    opts: &Options,
+    on_chunk: &mut OnChunk<'_>,
+    sink: Sink<'_>,
+) -> Result<(), LlmError> {
+    let timeout = Duration::from_millis(opts.retry.timeout_ms.max(1));
     loop {
         let chunk = match tokio::time::timeout(timeout, resp.chunk()).await {
             Err(_) => {
@@ -472,16 +612,7 @@ async fn read(
             }
             Ok(Ok(c)) => c,
         };
-        let events = match &chunk {
-            Some(bytes) => parser.feed(bytes),
-            None => parser.finish().into_iter().collect(),
-        };
-        for ev in &events {
-            if on_event(ev, sink)? {
-                return Ok(());
-            }
-        }
-        if chunk.is_none() {
+        if on_chunk(chunk.as_deref(), sink)? || chunk.is_none() {
             return Ok(());
         }
     }
@@ -502,4 +633,18 @@ fn end(
         }
     }
     msg
+}
+
+/// A request with a JSON body: `content-type` and the caller's headers over the API's own.
+fn with_json_headers(
+    opts: &Options,
+    url: String,
+    mut headers: Vec<(String, String)>,
+    body: Vec<u8>,
+) -> Prepared {
+    set_header(&mut headers, "content-type", "application/json".to_owned());
+    for (k, v) in &opts.headers {
+        set_header(&mut headers, k, v.clone());
+    }
+    Prepared { url, headers, body }
 }

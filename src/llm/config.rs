@@ -106,8 +106,7 @@ impl std::fmt::Display for SelectError {
             }
             SelectError::Unsupported { model, api } => write!(
                 f,
-                "model {model} speaks the {api} API, which pi does not support \
-                 (it speaks openai-completions and anthropic-messages)"
+                "model {model} speaks the {api} API, which pi does not support"
             ),
             SelectError::None => write!(
                 f,

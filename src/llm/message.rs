@@ -91,8 +91,9 @@ impl Usage {
 pub enum Block {
     Text {
         text: String,
-        /// Where the text came from, for sending it back (the OpenAI Responses API's message
-        /// item: `{"v":1,"id":…,"phase":…}`); stored as `textSignature`.
+        /// Where the text came from, for sending it back: the OpenAI Responses API's message
+        /// item (`{"v":1,"id":…,"phase":…}`) or Google's thought signature; stored as
+        /// `textSignature`.
         signature: Option<String>,
     },
     Thinking {

@@ -1,12 +1,15 @@
 //! Talking to models: providers configured as the reference configures them (`models.json`,
-//! `settings.json`, `auth.json`, API-key environment variables), and streaming calls over the
-//! OpenAI Chat Completions and Anthropic Messages APIs into one event stream.
+//! `settings.json`, `auth.json`, API-key environment variables, cloud credentials), and
+//! streaming calls over the OpenAI Chat Completions, Anthropic Messages, Google Gemini
+//! (Generative AI and Vertex) and Amazon Bedrock Converse Stream APIs into one event stream.
 //!
 //! - [`request`]: what a call sends (system prompt, LLM messages, tools, options) and to
 //!   which model ([`request::Target`]).
-//! - [`client`]: the HTTP call with retries, streamed through [`sse`] into the provider's
-//!   parser ([`openai`], [`anthropic`]), giving [`message::Event`]s and a final
-//!   [`message::AssistantMessage`] (text, thinking, tool calls, usage and cost, stop reason).
+//! - [`client`]: the HTTP call with retries, streamed through [`sse`] (or AWS event-stream
+//!   frames) into the provider's parser ([`openai`], [`anthropic`], [`google`], [`bedrock`]),
+//!   giving [`message::Event`]s and a final [`message::AssistantMessage`] (text, thinking,
+//!   tool calls, usage and cost, stop reason).
+//! - [`vertex`], [`bedrock`]: the cloud credentials (Google access tokens, AWS SigV4).
 //! - [`auth`]: keys and headers, and cutting them out of every message.
 //! - [`config`]: the settings of calls, and which model a command uses.
 //! - [`overflow`]: context-overflow and retryable errors, by upstream's patterns.
@@ -16,8 +19,10 @@
 
 pub mod anthropic;
 pub mod auth;
+pub mod bedrock;
 pub mod client;
 pub mod config;
+pub mod google;
 pub mod json_partial;
 pub mod message;
 pub mod mistral;
@@ -27,6 +32,7 @@ pub mod overflow;
 pub mod request;
 pub mod responses;
 pub mod sse;
+pub mod vertex;
 
 pub use client::Client;
 pub use message::{AssistantMessage, Block, Event, LlmError, StopReason, Usage};

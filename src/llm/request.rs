@@ -80,9 +80,32 @@ pub struct Options {
     /// The session the call belongs to (the agent's session id): the prompt-cache key and
     /// session headers of the APIs that take one (OpenAI Responses, Codex, Mistral).
     pub session_id: Option<String>,
+    /// The environment cloud credentials and the clock (`PI_NOW`) are read from [default:
+    /// the process's]; tests give their own.
+    pub env: Option<std::sync::Arc<std::collections::BTreeMap<String, String>>>,
 }
 
 impl Options {
+    /// An environment variable as the call sees it ([`Options::env`]); empty counts as unset.
+    pub fn var(&self, name: &str) -> Option<String> {
+        match &self.env {
+            Some(m) => m.get(name).filter(|v| !v.is_empty()).cloned(),
+            None => super::vertex::process_env(name),
+        }
+    }
+
+    /// The time of the call in Unix milliseconds (`PI_NOW` of [`Options::env`] when given).
+    pub fn now_ms(&self) -> i64 {
+        self.env
+            .as_ref()
+            .and_then(|m| m.get("PI_NOW"))
+            .and_then(|v| {
+                let v = v.trim();
+                v.parse::<i64>().ok().or_else(|| crate::clock::parse_iso(v))
+            })
+            .unwrap_or_else(crate::clock::now_ms)
+    }
+
     pub fn cache_retention(&self) -> &str {
         match self.cache_retention.as_deref() {
             Some(r) => r,
@@ -107,6 +130,15 @@ pub enum Wire {
     CodexResponses,
     /// Mistral's chat API (`mistral-conversations`): `POST {baseUrl}/v1/chat/completions`.
     Mistral,
+    /// Google Generative AI (Gemini API):
+    /// `POST {baseUrl}/models/{id}:streamGenerateContent?alt=sse`.
+    GoogleGenerativeAi,
+    /// Google Vertex AI: the same request at a Vertex endpoint, with an API key or
+    /// application-default credentials.
+    GoogleVertex,
+    /// Amazon Bedrock Converse Stream: `POST {endpoint}/model/{id}/converse-stream`, signed
+    /// with SigV4, answered in AWS event-stream frames.
+    BedrockConverseStream,
 }
 
 impl Wire {
@@ -119,6 +151,9 @@ impl Wire {
             "azure-openai-responses" => Some(Wire::AzureResponses),
             "openai-codex-responses" => Some(Wire::CodexResponses),
             "mistral-conversations" => Some(Wire::Mistral),
+            "google-generative-ai" => Some(Wire::GoogleGenerativeAi),
+            "google-vertex" => Some(Wire::GoogleVertex),
+            "bedrock-converse-stream" => Some(Wire::BedrockConverseStream),
             _ => None,
         }
     }
@@ -132,6 +167,9 @@ impl Wire {
             Wire::AzureResponses => "azure-openai-responses",
             Wire::CodexResponses => "openai-codex-responses",
             Wire::Mistral => "mistral-conversations",
+            Wire::GoogleGenerativeAi => "google-generative-ai",
+            Wire::GoogleVertex => "google-vertex",
+            Wire::BedrockConverseStream => "bedrock-converse-stream",
         }
     }
 }

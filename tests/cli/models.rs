@@ -40,7 +40,7 @@ fn lists_models_with_a_key_and_says_where_it_comes_from() {
     );
     assert!(
         all.iter()
-            .any(|r| r["provider"] == "amazon-bedrock" && r["supported"] == false)
+            .any(|r| r["provider"] == "amazon-bedrock" && r["supported"] == true)
     );
 }
 
@@ -125,4 +125,42 @@ fn the_table_escapes_names_from_models_json() {
         out.contains(r"evil\u{1b}[2J") && out.contains(r"m\u{7}1"),
         "{out}"
     );
+}
+
+#[test]
+fn cloud_credentials_count_as_keys_and_every_cloud_api_is_supported() {
+    let w = World::new();
+    let out = w
+        .pi()
+        .args(["models", "--json"])
+        .env("GEMINI_API_KEY", "AIza-secret-1")
+        .env("AWS_PROFILE", "work")
+        .env("GOOGLE_CLOUD_API_KEY", "AQ.secret-2")
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(!text.contains("secret"));
+    let recs = jsonl(&text);
+    let key_of = |p: &str| {
+        let r = recs.iter().find(|r| r["provider"] == p).unwrap();
+        assert_eq!(r["supported"], true, "{p}");
+        r["key"].as_str().unwrap().to_owned()
+    };
+    assert_eq!(key_of("google"), "env GEMINI_API_KEY");
+    assert_eq!(key_of("google-vertex"), "env GOOGLE_CLOUD_API_KEY");
+    assert_eq!(key_of("amazon-bedrock"), "env AWS_PROFILE (work)");
+    let all = jsonl(&w.ok(&["models", "--all", "--json"]));
+    for api in [
+        "google-generative-ai",
+        "google-vertex",
+        "bedrock-converse-stream",
+    ] {
+        let n = all.iter().filter(|r| r["api"] == api).count();
+        assert!(n > 10, "{api}: {n}");
+        assert!(
+            all.iter()
+                .filter(|r| r["api"] == api)
+                .all(|r| r["supported"] == true)
+        );
+    }
 }

@@ -1,0 +1,1246 @@
+//! Amazon Bedrock Converse Stream (`bedrock-converse-stream`), as the reference's provider
+//! speaks it through the AWS SDK: where a request goes (region and endpoint), its
+//! credentials, its body, its SigV4 signature (the `aws-sigv4` crate of the AWS SDK for
+//! Rust), and the streamed answer in AWS event-stream frames (decoded by
+//! `aws-smithy-eventstream`) turned into [`Event`]s and an [`AssistantMessage`].
+//!
+//! Region: `AWS_REGION`, `AWS_DEFAULT_REGION`; else the region of a standard
+//! `bedrock-runtime.{region}.amazonaws.com` base URL; else, with `AWS_PROFILE`, the profile's
+//! `region`; else `us-east-1`. Endpoint: the model's `baseUrl`, except that a standard one is
+//! replaced by the configured region's when a region or profile is configured.
+//!
+//! Credentials, in the AWS SDK's order: `AWS_BEARER_TOKEN_BEDROCK` (a Bedrock API key, sent
+//! as `Authorization: Bearer`); `AWS_BEDROCK_SKIP_AUTH=1` (dummy keys, for proxies); the
+//! `AWS_PROFILE` profile (then the environment keys are not used); `AWS_ACCESS_KEY_ID`,
+//! `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`; the `default` profile; ECS container
+//! credentials (`AWS_CONTAINER_CREDENTIALS_RELATIVE_URI` / `_FULL_URI`). Profiles come from
+//! `~/.aws/credentials` and `~/.aws/config` (`AWS_SHARED_CREDENTIALS_FILE`,
+//! `AWS_CONFIG_FILE`): static keys, or a `credential_process`. Not supported (the AWS SDK has
+//! them): SSO and assume-role profiles, web identity tokens, EC2 instance metadata.
+//!
+//! A request is signed once; its retries (which come within the signature's 15 minutes)
+//! send the same signature.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use aws_smithy_eventstream::frame::{DecodedFrame, MessageFrameDecoder};
+use aws_smithy_types::event_stream::{HeaderValue, Message};
+use serde_json::Value;
+
+use super::json_partial;
+use super::message::{AssistantMessage, Block, Event, LlmError, Sink, StopReason};
+use super::request::{Options, Request, Target, ToolChoice};
+use super::vertex::Env;
+use crate::context::bedrock as wire_messages;
+use crate::context::value::{Obj, Value as Js};
+use crate::models::{Model, clamp_thinking_level};
+
+/// AWS keys.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Credentials {
+    pub access_key_id: String,
+    pub secret_access_key: String,
+    pub session_token: Option<String>,
+}
+
+/// How a request is authorized.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Auth {
+    /// SigV4 with these keys.
+    Keys(Credentials),
+    /// A Bedrock API key.
+    Bearer(String),
+}
+
+impl Auth {
+    /// Values to cut out of messages.
+    pub fn secrets(&self) -> Vec<String> {
+        match self {
+            Auth::Bearer(t) => vec![t.clone()],
+            Auth::Keys(c) => {
+                let mut v = vec![c.secret_access_key.clone()];
+                v.extend(c.session_token.clone());
+                v
+            }
+        }
+    }
+}
+
+/// The region of a standard `bedrock-runtime[-fips].{region}.amazonaws.com[.cn]` URL.
+pub fn endpoint_region(base_url: &str) -> Option<String> {
+    let url = reqwest::Url::parse(base_url).ok()?;
+    let host = url.host_str()?.to_lowercase();
+    let rest = host
+        .strip_prefix("bedrock-runtime-fips.")
+        .or_else(|| host.strip_prefix("bedrock-runtime."))?;
+    let region = rest
+        .strip_suffix(".amazonaws.com")
+        .or_else(|| rest.strip_suffix(".amazonaws.com.cn"))?;
+    (!region.is_empty()
+        && region
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'))
+    .then(|| region.to_owned())
+}
+
+fn home(env: Env) -> Option<PathBuf> {
+    env("HOME").map(PathBuf::from)
+}
+
+fn expand(path: &str, env: Env) -> PathBuf {
+    match (path.strip_prefix("~/"), home(env)) {
+        (Some(rest), Some(h)) => h.join(rest),
+        _ => PathBuf::from(path),
+    }
+}
+
+/// The sections of an AWS profile file: name → keys (lower-cased) → values.
+fn parse_ini(text: &str) -> HashMap<String, HashMap<String, String>> {
+    let mut out: HashMap<String, HashMap<String, String>> = HashMap::new();
+    let mut current: Option<String> = None;
+    for line in text.lines() {
+        if line.starts_with([' ', '\t']) {
+            // A nested property (`s3 =` and its indented lines): not used here.
+            continue;
+        }
+        let t = line.trim();
+        if t.is_empty() || t.starts_with('#') || t.starts_with(';') {
+            continue;
+        }
+        if let Some(name) = t.strip_prefix('[').and_then(|r| r.split(']').next()) {
+            let name = name.split_whitespace().collect::<Vec<_>>().join(" ");
+            out.entry(name.clone()).or_default();
+            current = Some(name);
+            continue;
+        }
+        if let (Some(sec), Some((k, v))) = (&current, t.split_once('=')) {
+            let v = v.trim();
+            let v = v
+                .split_once(" #")
+                .or_else(|| v.split_once(" ;"))
+                .map_or(v, |(a, _)| a.trim_end());
+            out.entry(sec.clone())
+                .or_default()
+                .insert(k.trim().to_lowercase(), v.to_owned());
+        }
+    }
+    out
+}
+
+/// A profile's settings: the credentials file's section over the config file's.
+fn profile(name: &str, env: Env) -> Option<HashMap<String, String>> {
+    let read = |var: &str, default: &str| -> HashMap<String, HashMap<String, String>> {
+        let path = match env(var) {
+            Some(p) => expand(&p, env),
+            None => match home(env) {
+                Some(h) => h.join(".aws").join(default),
+                None => return HashMap::new(),
+            },
+        };
+        std::fs::read_to_string(path)
+            .map(|t| parse_ini(&t))
+            .unwrap_or_default()
+    };
+    let config = read("AWS_CONFIG_FILE", "config");
+    let credentials = read("AWS_SHARED_CREDENTIALS_FILE", "credentials");
+    let config_name = if name == "default" {
+        "default".to_owned()
+    } else {
+        format!("profile {name}")
+    };
+    let mut merged = config
+        .get(&config_name)
+        .or_else(|| {
+            (name == "default")
+                .then(|| config.get("profile default"))
+                .flatten()
+        })
+        .cloned();
+    if let Some(c) = credentials.get(name) {
+        merged.get_or_insert_with(HashMap::new).extend(c.clone());
+    }
+    merged
+}
+
+fn keys_from(m: &HashMap<String, String>) -> Option<Credentials> {
+    let id = m.get("aws_access_key_id").filter(|v| !v.is_empty())?;
+    let secret = m.get("aws_secret_access_key").filter(|v| !v.is_empty())?;
+    Some(Credentials {
+        access_key_id: id.clone(),
+        secret_access_key: secret.clone(),
+        session_token: m
+            .get("aws_session_token")
+            .filter(|v| !v.is_empty())
+            .cloned(),
+    })
+}
+
+/// Keys from the JSON a `credential_process` prints.
+fn process_keys(json: &str) -> Result<Credentials, String> {
+    let v: Value =
+        serde_json::from_str(json).map_err(|e| format!("its output is not JSON ({e})"))?;
+    let s = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
+    match (s("AccessKeyId"), s("SecretAccessKey")) {
+        (Some(id), Some(secret)) => Ok(Credentials {
+            access_key_id: id,
+            secret_access_key: secret,
+            session_token: s("SessionToken"),
+        }),
+        _ => Err("its output has no AccessKeyId and SecretAccessKey".into()),
+    }
+}
+
+/// The keys of a named profile.
+fn profile_keys(name: &str, env: Env) -> Result<Option<Credentials>, LlmError> {
+    let Some(p) = profile(name, env) else {
+        return Ok(None);
+    };
+    if let Some(k) = keys_from(&p) {
+        return Ok(Some(k));
+    }
+    if let Some(cmd) = p.get("credential_process").filter(|c| !c.is_empty()) {
+        let out = super::auth::resolve_value(&format!("!{cmd}")).map_err(|e| {
+            LlmError::new(format!(
+                "the credential_process of AWS profile \"{name}\" failed: {e}"
+            ))
+        })?;
+        return process_keys(&out).map(Some).map_err(|e| {
+            LlmError::new(format!(
+                "the credential_process of AWS profile \"{name}\" failed: {e}"
+            ))
+        });
+    }
+    let unsupported = [
+        "role_arn",
+        "sso_session",
+        "sso_start_url",
+        "web_identity_token_file",
+    ]
+    .iter()
+    .find(|k| p.contains_key(**k));
+    if let Some(k) = unsupported {
+        return Err(LlmError::new(format!(
+            "AWS profile \"{name}\" uses {k}, which pi does not support (it reads static keys \
+             and credential_process); export keys with `aws configure export-credentials \
+             --profile {name} --format env`"
+        )));
+    }
+    Ok(None)
+}
+
+/// Where a call's credentials come from, as `pi models` shows it (no files are read): the
+/// reference counts Bedrock as configured when one of these variables is set.
+pub fn credential_source(env: Env) -> Option<String> {
+    if env("AWS_BEARER_TOKEN_BEDROCK").is_some() {
+        return Some("env AWS_BEARER_TOKEN_BEDROCK".into());
+    }
+    if let Some(p) = env("AWS_PROFILE") {
+        return Some(format!("env AWS_PROFILE ({p})"));
+    }
+    if env("AWS_ACCESS_KEY_ID").is_some() && env("AWS_SECRET_ACCESS_KEY").is_some() {
+        return Some("env AWS_ACCESS_KEY_ID".into());
+    }
+    [
+        "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+        "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+        "AWS_WEB_IDENTITY_TOKEN_FILE",
+    ]
+    .iter()
+    .find(|k| env(k).is_some())
+    .map(|k| format!("env {k}"))
+}
+
+/// The region and endpoint of calls to `model`.
+pub fn region_and_endpoint(model: &Model, env: Env) -> Result<(String, String), LlmError> {
+    let configured = env("AWS_REGION").or_else(|| env("AWS_DEFAULT_REGION"));
+    let profile_name = env("AWS_PROFILE");
+    let from_url = endpoint_region(&model.base_url);
+    let explicit = from_url.is_none() || (configured.is_none() && profile_name.is_none());
+    let region = match (configured, &from_url, &profile_name) {
+        (Some(r), ..) => r,
+        (None, Some(r), _) if explicit => r.clone(),
+        (None, _, None) => "us-east-1".to_owned(),
+        (None, _, Some(p)) => profile(p, env)
+            .and_then(|m| m.get("region").cloned())
+            .filter(|r| !r.is_empty())
+            .ok_or_else(|| LlmError::new("Region is missing"))?,
+    };
+    let endpoint = if explicit && !model.base_url.trim().is_empty() {
+        model.base_url.trim().trim_end_matches('/').to_owned()
+    } else if region.starts_with("cn-") {
+        format!("https://bedrock-runtime.{region}.amazonaws.com.cn")
+    } else {
+        format!("https://bedrock-runtime.{region}.amazonaws.com")
+    };
+    Ok((region, endpoint))
+}
+
+/// ECS container credentials.
+async fn container_keys(
+    http: &reqwest::Client,
+    env: Env<'_>,
+    timeout: Duration,
+) -> Result<Option<Credentials>, LlmError> {
+    let url = match (
+        env("AWS_CONTAINER_CREDENTIALS_FULL_URI"),
+        env("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI"),
+    ) {
+        (Some(full), _) => full,
+        (None, Some(rel)) => format!("http://169.254.170.2{rel}"),
+        (None, None) => return Ok(None),
+    };
+    let token = match env("AWS_CONTAINER_AUTHORIZATION_TOKEN") {
+        Some(t) => Some(t),
+        None => env("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE")
+            .and_then(|f| std::fs::read_to_string(f).ok())
+            .map(|t| t.trim().to_owned()),
+    };
+    let mut rb = http.get(&url);
+    if let Some(t) = &token {
+        rb = rb.header("authorization", t);
+    }
+    let fail = |why: String| LlmError::new(format!("cannot get AWS container credentials: {why}"));
+    let resp = match tokio::time::timeout(timeout, rb.send()).await {
+        Err(_) => return Err(fail("timed out".into())),
+        Ok(Err(e)) => return Err(fail(e.to_string())),
+        Ok(Ok(r)) => r,
+    };
+    let status = resp.status();
+    let text = resp.text().await.unwrap_or_default();
+    if !status.is_success() {
+        return Err(fail(format!("{} {}", status.as_u16(), text.trim())));
+    }
+    let v: Value = serde_json::from_str(&text).map_err(|e| fail(e.to_string()))?;
+    let s = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
+    match (s("AccessKeyId"), s("SecretAccessKey")) {
+        (Some(id), Some(secret)) => Ok(Some(Credentials {
+            access_key_id: id,
+            secret_access_key: secret,
+            session_token: s("Token"),
+        })),
+        _ => Err(fail(
+            "no AccessKeyId and SecretAccessKey in the answer".into(),
+        )),
+    }
+}
+
+/// The authorization of a call (see the module documentation for the order).
+pub async fn auth(
+    http: &reqwest::Client,
+    env: Env<'_>,
+    timeout: Duration,
+) -> Result<Auth, LlmError> {
+    let skip = env("AWS_BEDROCK_SKIP_AUTH").is_some_and(|v| v == "1");
+    if !skip && let Some(t) = env("AWS_BEARER_TOKEN_BEDROCK") {
+        return Ok(Auth::Bearer(t));
+    }
+    if skip {
+        return Ok(Auth::Keys(Credentials {
+            access_key_id: "dummy-access-key".into(),
+            secret_access_key: "dummy-secret-key".into(),
+            session_token: None,
+        }));
+    }
+    if let Some(p) = env("AWS_PROFILE") {
+        return match profile_keys(&p, env)? {
+            Some(k) => Ok(Auth::Keys(k)),
+            None => Err(LlmError::new(format!(
+                "Could not resolve credentials using profile: [{p}] in configuration/credentials file(s)."
+            ))),
+        };
+    }
+    if let (Some(id), Some(secret)) = (env("AWS_ACCESS_KEY_ID"), env("AWS_SECRET_ACCESS_KEY")) {
+        return Ok(Auth::Keys(Credentials {
+            access_key_id: id,
+            secret_access_key: secret,
+            session_token: env("AWS_SESSION_TOKEN"),
+        }));
+    }
+    if let Some(k) = profile_keys("default", env)? {
+        return Ok(Auth::Keys(k));
+    }
+    if let Some(k) = container_keys(http, env, timeout).await? {
+        return Ok(Auth::Keys(k));
+    }
+    if env("AWS_WEB_IDENTITY_TOKEN_FILE").is_some() {
+        return Err(LlmError::new(
+            "AWS web identity credentials (AWS_WEB_IDENTITY_TOKEN_FILE) are not supported by pi; \
+             set AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN",
+        ));
+    }
+    Err(LlmError::new(
+        "Could not load credentials from any providers",
+    ))
+}
+
+/// `POST {endpoint}/model/{id}/converse-stream`, the id percent-encoded (`:` and `/` too).
+pub fn url(endpoint: &str, model_id: &str) -> String {
+    let mut id = String::new();
+    for b in model_id.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+            id.push(b as char);
+        } else {
+            id.push_str(&format!("%{b:02X}"));
+        }
+    }
+    format!(
+        "{}/model/{id}/converse-stream",
+        endpoint.trim_end_matches('/')
+    )
+}
+
+fn name_of(target: &Target) -> Option<&str> {
+    target.details.name.as_deref()
+}
+
+fn adaptive(target: &Target) -> bool {
+    wire_messages::match_candidates(&target.model, name_of(target))
+        .iter()
+        .any(|s| s.contains("opus-4-6") || s.contains("opus-4-7") || s.contains("sonnet-4-6"))
+}
+
+fn default_budget(level: &str) -> u64 {
+    match level {
+        "minimal" => 1024,
+        "low" => 2048,
+        "medium" => 8192,
+        _ => 16_384,
+    }
+}
+
+fn effort(target: &Target, level: &str) -> String {
+    let native_xhigh = wire_messages::match_candidates(&target.model, name_of(target))
+        .iter()
+        .any(|s| s.contains("opus-4-7"));
+    if level == "xhigh" && native_xhigh {
+        return "xhigh".into();
+    }
+    if let Some(Value::String(s)) = target.details.thinking_level_map.get(level) {
+        return s.clone();
+    }
+    match level {
+        "minimal" | "low" => "low",
+        "medium" => "medium",
+        _ => "high",
+    }
+    .into()
+}
+
+/// The request body (the reference's `streamSimpleBedrock` and command input, as the AWS
+/// SDK writes it).
+pub fn body(
+    target: &Target,
+    req: &Request,
+    opts: &Options,
+    region: &str,
+) -> Result<Vec<u8>, LlmError> {
+    let model = &target.model;
+    let name = name_of(target);
+    let retention = opts.cache_retention();
+    let claude = wire_messages::is_claude(model, name);
+    let level = opts
+        .reasoning
+        .as_deref()
+        .filter(|l| *l != "off")
+        .map(|l| clamp_thinking_level(model, &target.details, l))
+        .filter(|l| *l != "off");
+    let mut max_tokens = opts
+        .max_tokens
+        .or_else(|| (model.max_tokens > 0).then(|| model.max_tokens.min(32_000)));
+    // Claude with a thinking budget: the budget comes on top of the output limit.
+    let mut budgets = opts.thinking_budgets.clone();
+    if let Some(l) = level
+        && claude
+        && !adaptive(target)
+    {
+        let l = if l == "xhigh" { "high" } else { l };
+        let mut b = budgets
+            .iter()
+            .find(|(k, _)| k == l)
+            .map_or_else(|| default_budget(l), |(_, b)| *b);
+        let m = (max_tokens.unwrap_or(0) + b).min(model.max_tokens);
+        if m <= b {
+            b = m.saturating_sub(1024);
+        }
+        max_tokens = Some(m);
+        budgets.retain(|(k, _)| k != l);
+        budgets.push((l.to_owned(), b));
+    }
+    let messages = wire_messages::messages(&req.messages, model, name, retention)
+        .map_err(|e| LlmError::new(e.to_string()))?;
+    let mut b = Obj::new();
+    b.set("messages", Js::Arr(messages));
+    if let Some(s) = wire_messages::system(req.system_prompt.as_deref(), model, name, retention) {
+        b.set("system", Js::Arr(s));
+    }
+    let mut ic = Obj::new();
+    if let Some(n) = max_tokens {
+        ic.set("maxTokens", Js::Num(n as f64));
+    }
+    if let Some(t) = opts.temperature {
+        ic.set("temperature", Js::Num(t));
+    }
+    b.set("inferenceConfig", Js::Obj(ic));
+    if !req.tools.is_empty() && opts.tool_choice != Some(ToolChoice::None) {
+        let tools = req
+            .tools
+            .iter()
+            .map(|t| {
+                let mut schema = Obj::new();
+                schema.set("json", super::openai::js(&t.parameters));
+                let mut spec = Obj::new();
+                spec.set("name", Js::str(&t.name));
+                spec.set("inputSchema", Js::Obj(schema));
+                spec.set("description", Js::str(&t.description));
+                let mut o = Obj::new();
+                o.set("toolSpec", Js::Obj(spec));
+                Js::Obj(o)
+            })
+            .collect();
+        let mut tc = Obj::new();
+        tc.set("tools", Js::Arr(tools));
+        let choice = match &opts.tool_choice {
+            Some(ToolChoice::Auto) => Some(("auto", None)),
+            Some(ToolChoice::Required) => Some(("any", None)),
+            Some(ToolChoice::Tool(n)) => Some(("tool", Some(n))),
+            _ => None,
+        };
+        if let Some((kind, tool)) = choice {
+            let mut inner = Obj::new();
+            if let Some(n) = tool {
+                inner.set("name", Js::str(n));
+            }
+            let mut c = Obj::new();
+            c.set(kind, Js::Obj(inner));
+            tc.set("toolChoice", Js::Obj(c));
+        }
+        b.set("toolConfig", Js::Obj(tc));
+    }
+    if let Some(l) = level
+        && model.reasoning
+        && claude
+    {
+        let gov = region.to_lowercase().starts_with("us-gov-") || {
+            let id = model.id.to_lowercase();
+            id.starts_with("us-gov.") || id.starts_with("arn:aws-us-gov:")
+        };
+        let mut thinking = Obj::new();
+        let mut fields = Obj::new();
+        if adaptive(target) {
+            thinking.set("type", Js::str("adaptive"));
+            if !gov {
+                thinking.set("display", Js::str("summarized"));
+            }
+            fields.set("thinking", Js::Obj(thinking));
+            let mut oc = Obj::new();
+            oc.set("effort", Js::str(&effort(target, l)));
+            fields.set("output_config", Js::Obj(oc));
+        } else {
+            let key = if l == "xhigh" { "high" } else { l };
+            let budget = budgets
+                .iter()
+                .find(|(k, _)| k == key)
+                .map_or_else(|| default_budget(l), |(_, b)| *b);
+            thinking.set("type", Js::str("enabled"));
+            thinking.set("budget_tokens", Js::Num(budget as f64));
+            if !gov {
+                thinking.set("display", Js::str("summarized"));
+            }
+            fields.set("thinking", Js::Obj(thinking));
+            fields.set(
+                "anthropic_beta",
+                Js::Arr(vec![Js::str("interleaved-thinking-2025-05-14")]),
+            );
+        }
+        b.set("additionalModelRequestFields", Js::Obj(fields));
+    }
+    Ok(Js::Obj(b).to_json())
+}
+
+/// What a SigV4 signature is made for.
+#[derive(Debug, Clone)]
+pub struct Scope<'a> {
+    pub region: &'a str,
+    /// `bedrock` for Bedrock.
+    pub service: &'a str,
+    pub now_ms: i64,
+    /// Send and sign `x-amz-content-sha256` (as the AWS SDK does for Bedrock).
+    pub content_sha256: bool,
+}
+
+/// The SigV4 headers of a request (`x-amz-date`, `x-amz-content-sha256`,
+/// `x-amz-security-token`, `authorization`), signed by the `aws-sigv4` crate over `headers`
+/// (which must hold the ones sent, `host` included).
+pub fn sign_v4(
+    method: &str,
+    url: &str,
+    headers: &[(String, String)],
+    body: &[u8],
+    creds: &Credentials,
+    scope: &Scope,
+) -> Result<Vec<(String, String)>, LlmError> {
+    use aws_sigv4::http_request::{
+        PayloadChecksumKind, SignableBody, SignableRequest, SigningSettings, sign,
+    };
+    let fail = |e: &dyn std::fmt::Display| LlmError::new(format!("cannot sign the request: {e}"));
+    let identity: aws_smithy_runtime_api::client::identity::Identity =
+        aws_credential_types::Credentials::new(
+            &creds.access_key_id,
+            &creds.secret_access_key,
+            creds.session_token.clone(),
+            None,
+            "pi",
+        )
+        .into();
+    let mut settings = SigningSettings::default();
+    if scope.content_sha256 {
+        settings.payload_checksum_kind = PayloadChecksumKind::XAmzSha256;
+    }
+    let params = aws_sigv4::sign::v4::SigningParams::builder()
+        .identity(&identity)
+        .region(scope.region)
+        .name(scope.service)
+        .time(system_time(scope.now_ms))
+        .settings(settings)
+        .build()
+        .map_err(|e| fail(&e))?
+        .into();
+    let request = SignableRequest::new(
+        method,
+        url,
+        headers.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+        SignableBody::Bytes(body),
+    )
+    .map_err(|e| fail(&e))?;
+    let (instructions, _) = sign(request, &params).map_err(|e| fail(&e))?.into_parts();
+    Ok(instructions
+        .headers()
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect())
+}
+
+/// The SigV4 headers of a Bedrock request (`POST`, service `bedrock`, the body's SHA-256
+/// in `x-amz-content-sha256`), signed over `headers` (`host`, `content-type`,
+/// `content-length`) at `now_ms`.
+pub fn sign(
+    url: &str,
+    headers: &[(String, String)],
+    body: &[u8],
+    creds: &Credentials,
+    region: &str,
+    now_ms: i64,
+) -> Result<Vec<(String, String)>, LlmError> {
+    let scope = Scope {
+        region,
+        service: "bedrock",
+        now_ms,
+        content_sha256: true,
+    };
+    sign_v4("POST", url, headers, body, creds, &scope)
+}
+
+/// `host[:port]` of a URL, as an HTTP client sends it.
+pub fn host_of(url: &str) -> Option<String> {
+    let u = reqwest::Url::parse(url).ok()?;
+    let host = u.host_str()?;
+    let host = if host.contains(':') && !host.starts_with('[') {
+        format!("[{host}]")
+    } else {
+        host.to_owned()
+    };
+    Some(match u.port() {
+        Some(p) => format!("{host}:{p}"),
+        None => host,
+    })
+}
+
+/// A call ready to send: URL, headers (signed), body, and the values to cut out of
+/// messages.
+pub struct Prepared {
+    pub url: String,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+    pub secrets: Vec<String>,
+}
+
+/// Resolves region, endpoint and credentials, and writes and signs the request.
+pub async fn prepare(
+    http: &reqwest::Client,
+    target: &Target,
+    req: &Request,
+    opts: &Options,
+    env: Env<'_>,
+    now_ms: i64,
+) -> Result<Prepared, LlmError> {
+    let (region, endpoint) = region_and_endpoint(&target.model, env)?;
+    let body = body(target, req, opts, &region)?;
+    let url = url(&endpoint, &target.model.id);
+    let timeout = Duration::from_millis(opts.retry.timeout_ms.max(1));
+    let auth = auth(http, env, timeout).await?;
+    let secrets = auth.secrets();
+    let mut headers = vec![("content-type".to_owned(), "application/json".to_owned())];
+    match &auth {
+        Auth::Bearer(t) => headers.push(("authorization".into(), format!("Bearer {t}"))),
+        Auth::Keys(creds) => {
+            let host = host_of(&url)
+                .ok_or_else(|| LlmError::new(format!("invalid Bedrock endpoint URL: {url}")))?;
+            let mut signed = headers.clone();
+            signed.push(("content-length".into(), body.len().to_string()));
+            signed.push(("host".into(), host));
+            headers.extend(sign(&url, &signed, &body, creds, &region, now_ms)?);
+        }
+    }
+    Ok(Prepared {
+        url,
+        headers,
+        body,
+        secrets,
+    })
+}
+
+/// The prefixes the reference puts before the messages of Bedrock's exceptions.
+fn error_prefix(name: &str) -> &str {
+    match name {
+        "InternalServerException" | "internalServerException" => "Internal server error",
+        "ModelStreamErrorException" | "modelStreamErrorException" => "Model stream error",
+        "ValidationException" | "validationException" => "Validation error",
+        "ThrottlingException" | "throttlingException" => "Throttling error",
+        "ServiceUnavailableException" | "serviceUnavailableException" => "Service unavailable",
+        other => other,
+    }
+}
+
+/// The message of an HTTP error: `PREFIX: MESSAGE` with the exception named by
+/// `x-amzn-errortype` (or the body's `__type`), as the reference words it; `STATUS BODY` for
+/// an answer that names none.
+pub fn http_error(status: u16, error_type: Option<&str>, body: &str) -> String {
+    let v: Option<Value> = serde_json::from_str(body).ok();
+    let field = |k: &str| {
+        v.as_ref()
+            .and_then(|v| v.get(k))
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    };
+    let name = error_type
+        .map(str::to_owned)
+        .or_else(|| field("__type"))
+        .or_else(|| field("code"))
+        .map(|t| {
+            let t = t.split(':').next().unwrap_or_default();
+            t.rsplit('#').next().unwrap_or_default().trim().to_owned()
+        })
+        .filter(|t| !t.is_empty());
+    let message = field("message").or_else(|| field("Message"));
+    match (name, message) {
+        (Some(n), Some(m)) => format!("{}: {m}", error_prefix(&n)),
+        (Some(n), None) => format!(
+            "{}: {}",
+            error_prefix(&n),
+            super::message::status_message(status, body.trim())
+        ),
+        (None, _) => super::message::status_message(status, body.trim()),
+    }
+}
+
+/// The state of one streamed response.
+pub struct Stream {
+    pub msg: AssistantMessage,
+    /// The stream's content-block index of blocks still open → position in the content.
+    open: HashMap<i64, usize>,
+    prices: crate::models::Prices,
+    decoder: MessageFrameDecoder,
+    buf: bytes::BytesMut,
+    pub stopped: bool,
+}
+
+fn header<'a>(m: &'a Message, name: &str) -> Option<&'a str> {
+    m.headers()
+        .iter()
+        .find(|h| h.name().as_str() == name)
+        .and_then(|h| match h.value() {
+            HeaderValue::String(s) => Some(s.as_str()),
+            _ => None,
+        })
+}
+
+impl Stream {
+    pub fn new(target: &Target, timestamp: i64) -> Stream {
+        Stream {
+            msg: AssistantMessage::for_target(target, timestamp),
+            open: HashMap::new(),
+            prices: target.details.prices,
+            decoder: MessageFrameDecoder::new(),
+            buf: bytes::BytesMut::new(),
+            stopped: false,
+        }
+    }
+
+    /// Feeds bytes of the body; handles the frames they complete.
+    pub fn feed(&mut self, chunk: &[u8], sink: Sink) -> Result<(), LlmError> {
+        self.buf.extend_from_slice(chunk);
+        loop {
+            match self.decoder.decode_frame(&mut self.buf) {
+                Ok(DecodedFrame::Complete(m)) => self.frame(&m, sink)?,
+                Ok(DecodedFrame::Incomplete) => return Ok(()),
+                Err(e) => {
+                    return Err(LlmError::new(format!(
+                        "cannot read the Bedrock event stream: {e}"
+                    )));
+                }
+            }
+        }
+    }
+
+    /// Handles one event-stream message.
+    pub fn frame(&mut self, m: &Message, sink: Sink) -> Result<(), LlmError> {
+        let payload: Value = serde_json::from_slice(m.payload()).unwrap_or(Value::Null);
+        match header(m, ":message-type") {
+            Some("exception") => {
+                let kind = header(m, ":exception-type").unwrap_or("UnknownError");
+                let message = payload
+                    .get("message")
+                    .or_else(|| payload.get("Message"))
+                    .and_then(Value::as_str)
+                    .map_or_else(
+                        || String::from_utf8_lossy(m.payload()).into_owned(),
+                        str::to_owned,
+                    );
+                let mut name = kind.to_owned();
+                if let Some(first) = name.get_mut(..1) {
+                    first.make_ascii_uppercase();
+                }
+                return Err(format!("{}: {message}", error_prefix(&name)).into());
+            }
+            Some("error") => {
+                let message = header(m, ":error-message")
+                    .or_else(|| header(m, ":error-code"))
+                    .unwrap_or("Bedrock stream error");
+                return Err(message.into());
+            }
+            _ => {}
+        }
+        let index = payload
+            .get("contentBlockIndex")
+            .and_then(Value::as_i64)
+            .unwrap_or(-1);
+        match header(m, ":event-type") {
+            Some("messageStart") => {
+                if payload.get("role").and_then(Value::as_str) != Some("assistant") {
+                    return Err(
+                        "Unexpected assistant message start but got user message start instead"
+                            .into(),
+                    );
+                }
+                sink(&Event::Start, &self.msg);
+            }
+            Some("contentBlockStart") => {
+                if let Some(t) = payload.get("start").and_then(|s| s.get("toolUse")) {
+                    let s = |k: &str| {
+                        t.get(k)
+                            .and_then(Value::as_str)
+                            .unwrap_or_default()
+                            .to_owned()
+                    };
+                    self.msg.content.push(Block::ToolCall {
+                        id: s("toolUseId"),
+                        name: s("name"),
+                        arguments: Value::Object(serde_json::Map::new()),
+                        partial: String::new(),
+                        thought_signature: None,
+                    });
+                    let i = self.msg.content.len() - 1;
+                    self.open.insert(index, i);
+                    sink(&Event::ToolCallStart { index: i }, &self.msg);
+                }
+            }
+            Some("contentBlockDelta") => self.delta(index, payload.get("delta"), sink),
+            Some("contentBlockStop") => {
+                let Some(i) = self.open.remove(&index) else {
+                    return Ok(());
+                };
+                let e = match &mut self.msg.content[i] {
+                    Block::Text { .. } => Event::TextEnd { index: i },
+                    Block::Thinking { .. } => Event::ThinkingEnd { index: i },
+                    Block::ToolCall {
+                        arguments, partial, ..
+                    } => {
+                        *arguments = json_partial::parse(partial);
+                        partial.clear();
+                        Event::ToolCallEnd { index: i }
+                    }
+                };
+                sink(&e, &self.msg);
+            }
+            Some("messageStop") => {
+                self.stopped = true;
+                self.msg.stop_reason = match payload.get("stopReason").and_then(Value::as_str) {
+                    Some("end_turn" | "stop_sequence") => StopReason::Stop,
+                    Some("max_tokens" | "model_context_window_exceeded") => StopReason::Length,
+                    Some("tool_use") => StopReason::ToolUse,
+                    _ => StopReason::Error,
+                };
+            }
+            Some("metadata") => {
+                if let Some(u) = payload.get("usage").filter(|u| u.is_object()) {
+                    let n = |k: &str| {
+                        u.get(k)
+                            .and_then(Value::as_f64)
+                            .filter(|f| f.is_finite() && *f > 0.0)
+                            .map_or(0, |f| f as u64)
+                    };
+                    let usage = &mut self.msg.usage;
+                    usage.input = n("inputTokens");
+                    usage.output = n("outputTokens");
+                    usage.cache_read = n("cacheReadInputTokens");
+                    usage.cache_write = n("cacheWriteInputTokens");
+                    usage.settle(&self.prices);
+                    usage.total_tokens = match n("totalTokens") {
+                        0 => usage.input + usage.output,
+                        t => t,
+                    };
+                    sink(&Event::Usage, &self.msg);
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn delta(&mut self, index: i64, delta: Option<&Value>, sink: Sink) {
+        let Some(d) = delta else { return };
+        let found = self.open.get(&index).copied();
+        if let Some(text) = d.get("text").filter(|t| !t.is_null()) {
+            let text = text
+                .as_str()
+                .map_or_else(|| text.to_string(), str::to_owned);
+            let i = match found {
+                Some(i) => i,
+                None => {
+                    self.msg.content.push(Block::Text {
+                        text: String::new(),
+                        signature: None,
+                    });
+                    let i = self.msg.content.len() - 1;
+                    self.open.insert(index, i);
+                    sink(&Event::TextStart { index: i }, &self.msg);
+                    i
+                }
+            };
+            if let Some(Block::Text { text: t, .. }) = self.msg.content.get_mut(i) {
+                t.push_str(&text);
+                sink(
+                    &Event::TextDelta {
+                        index: i,
+                        delta: text,
+                    },
+                    &self.msg,
+                );
+            }
+        } else if let Some(tu) = d.get("toolUse") {
+            let Some(i) = found else { return };
+            if let Some(Block::ToolCall {
+                arguments, partial, ..
+            }) = self.msg.content.get_mut(i)
+            {
+                let input = tu
+                    .get("input")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_owned();
+                partial.push_str(&input);
+                *arguments = json_partial::parse(partial);
+                sink(
+                    &Event::ToolCallDelta {
+                        index: i,
+                        delta: input,
+                    },
+                    &self.msg,
+                );
+            }
+        } else if let Some(rc) = d.get("reasoningContent") {
+            let i = match found {
+                Some(i) => i,
+                None => {
+                    self.msg.content.push(Block::Thinking {
+                        thinking: String::new(),
+                        signature: Some(String::new()),
+                        redacted: false,
+                    });
+                    let i = self.msg.content.len() - 1;
+                    self.open.insert(index, i);
+                    sink(&Event::ThinkingStart { index: i }, &self.msg);
+                    i
+                }
+            };
+            let text = rc
+                .get("text")
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty());
+            let sig = rc
+                .get("signature")
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty());
+            if let Some(Block::Thinking {
+                thinking,
+                signature,
+                ..
+            }) = self.msg.content.get_mut(i)
+            {
+                if let Some(s) = sig {
+                    signature.get_or_insert_with(String::new).push_str(s);
+                }
+                if let Some(t) = text {
+                    thinking.push_str(t);
+                    sink(
+                        &Event::ThinkingDelta {
+                            index: i,
+                            delta: t.to_owned(),
+                        },
+                        &self.msg,
+                    );
+                }
+            }
+        }
+    }
+
+    /// The body ended: it must have ended in `messageStop`, with a stop reason that is not an
+    /// error; blocks left open are closed.
+    pub fn finish(&mut self, sink: Sink) -> Result<(), LlmError> {
+        let mut open: Vec<usize> = self.open.drain().map(|(_, i)| i).collect();
+        open.sort_unstable();
+        for i in open {
+            let e = match &mut self.msg.content[i] {
+                Block::Text { .. } => Event::TextEnd { index: i },
+                Block::Thinking { .. } => Event::ThinkingEnd { index: i },
+                Block::ToolCall {
+                    arguments, partial, ..
+                } => {
+                    *arguments = json_partial::parse(partial);
+                    partial.clear();
+                    Event::ToolCallEnd { index: i }
+                }
+            };
+            sink(&e, &self.msg);
+        }
+        if !self.buf.is_empty() {
+            return Err(
+                "terminated: the Bedrock event stream ended in the middle of a frame".into(),
+            );
+        }
+        if !self.stopped {
+            return Err("terminated: the Bedrock event stream ended without messageStop".into());
+        }
+        if self.msg.stop_reason.is_failure() {
+            return Err("An unknown error occurred".into());
+        }
+        Ok(())
+    }
+}
+
+/// The time of `now_ms`.
+fn system_time(now_ms: i64) -> SystemTime {
+    UNIX_EPOCH + Duration::from_millis(u64::try_from(now_ms).unwrap_or(0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::models::Registry;
+
+    fn env_of(vars: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> + use<> {
+        let m: HashMap<String, String> = vars
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
+        move |k: &str| m.get(k).cloned()
+    }
+
+    #[test]
+    fn regions_and_endpoints() {
+        let r = Registry::builtin();
+        let m = r
+            .find(
+                "amazon-bedrock",
+                "eu.anthropic.claude-sonnet-4-5-20250929-v1:0",
+            )
+            .unwrap()
+            .clone();
+        assert_eq!(
+            endpoint_region(&m.base_url).as_deref(),
+            Some("eu-central-1")
+        );
+        let none = env_of(&[]);
+        assert_eq!(
+            region_and_endpoint(&m, &none).unwrap(),
+            (
+                "eu-central-1".into(),
+                "https://bedrock-runtime.eu-central-1.amazonaws.com".into()
+            )
+        );
+        let env = env_of(&[("AWS_REGION", "us-west-2")]);
+        assert_eq!(
+            region_and_endpoint(&m, &env).unwrap(),
+            (
+                "us-west-2".into(),
+                "https://bedrock-runtime.us-west-2.amazonaws.com".into()
+            )
+        );
+        let mut proxy = m.clone();
+        proxy.base_url = "http://127.0.0.1:9/bedrock/".into();
+        assert_eq!(
+            region_and_endpoint(&proxy, &env).unwrap(),
+            ("us-west-2".into(), "http://127.0.0.1:9/bedrock".into())
+        );
+        assert_eq!(region_and_endpoint(&proxy, &none).unwrap().0, "us-east-1");
+        let profile = env_of(&[("AWS_PROFILE", "p"), ("HOME", "/nonexistent")]);
+        assert_eq!(
+            region_and_endpoint(&m, &profile).unwrap_err().message,
+            "Region is missing"
+        );
+        assert_eq!(
+            url("https://h", "us.anthropic.claude-x-v1:0"),
+            "https://h/model/us.anthropic.claude-x-v1%3A0/converse-stream"
+        );
+        assert_eq!(
+            url(
+                "https://h/",
+                "arn:aws:bedrock:us-east-1:1:application-inference-profile/ab"
+            ),
+            "https://h/model/arn%3Aaws%3Abedrock%3Aus-east-1%3A1%3Aapplication-inference-profile%2Fab/converse-stream"
+        );
+        assert_eq!(
+            host_of("http://127.0.0.1:8080/x").as_deref(),
+            Some("127.0.0.1:8080")
+        );
+        assert_eq!(
+            host_of("https://a.example:443/x").as_deref(),
+            Some("a.example")
+        );
+    }
+
+    #[test]
+    fn profiles_and_credentials() {
+        let dir = tempfile::tempdir().unwrap();
+        let creds = dir.path().join("credentials");
+        let config = dir.path().join("config");
+        std::fs::write(
+            &creds,
+            "[default]\naws_access_key_id = AKD\naws_secret_access_key = sd\n\n[work] # comment\naws_access_key_id=AKW\naws_secret_access_key = sw\naws_session_token = tw\n",
+        )
+        .unwrap();
+        std::fs::write(
+            &config,
+            "[default]\nregion = us-east-2\n[profile work]\nregion = eu-west-1\ns3 =\n  max_concurrent_requests = 2\n[profile proc]\ncredential_process = printf '{\"Version\":1,\"AccessKeyId\":\"AKP\",\"SecretAccessKey\":\"sp\"}'\n[profile sso]\nsso_session = x\n",
+        )
+        .unwrap();
+        let c = creds.to_string_lossy().into_owned();
+        let f = config.to_string_lossy().into_owned();
+        let base = [
+            ("AWS_SHARED_CREDENTIALS_FILE", c.as_str()),
+            ("AWS_CONFIG_FILE", f.as_str()),
+        ];
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let http = reqwest::Client::new();
+        let run = |vars: &[(&str, &str)]| {
+            let mut all = base.to_vec();
+            all.extend_from_slice(vars);
+            let env = env_of(&all);
+            rt.block_on(auth(&http, &env, Duration::from_secs(5)))
+        };
+        let keys = |id: &str, secret: &str, token: Option<&str>| {
+            Ok(Auth::Keys(Credentials {
+                access_key_id: id.into(),
+                secret_access_key: secret.into(),
+                session_token: token.map(str::to_owned),
+            }))
+        };
+        assert_eq!(run(&[]), keys("AKD", "sd", None));
+        assert_eq!(
+            run(&[
+                ("AWS_ACCESS_KEY_ID", "AKE"),
+                ("AWS_SECRET_ACCESS_KEY", "se")
+            ]),
+            keys("AKE", "se", None)
+        );
+        // AWS_PROFILE wins over the environment's keys, as in the AWS SDK.
+        assert_eq!(
+            run(&[
+                ("AWS_PROFILE", "work"),
+                ("AWS_ACCESS_KEY_ID", "AKE"),
+                ("AWS_SECRET_ACCESS_KEY", "se")
+            ]),
+            keys("AKW", "sw", Some("tw"))
+        );
+        assert_eq!(run(&[("AWS_PROFILE", "proc")]), keys("AKP", "sp", None));
+        assert!(
+            run(&[("AWS_PROFILE", "sso")])
+                .unwrap_err()
+                .message
+                .contains("sso_session")
+        );
+        assert!(
+            run(&[("AWS_PROFILE", "nope")])
+                .unwrap_err()
+                .message
+                .contains("[nope]")
+        );
+        assert_eq!(
+            run(&[("AWS_BEARER_TOKEN_BEDROCK", "bt")]),
+            Ok(Auth::Bearer("bt".into()))
+        );
+        assert_eq!(
+            run(&[
+                ("AWS_BEARER_TOKEN_BEDROCK", "bt"),
+                ("AWS_BEDROCK_SKIP_AUTH", "1")
+            ]),
+            keys("dummy-access-key", "dummy-secret-key", None)
+        );
+        let env = env_of(&[
+            ("AWS_PROFILE", "work"),
+            ("AWS_SHARED_CREDENTIALS_FILE", &c),
+            ("AWS_CONFIG_FILE", &f),
+        ]);
+        let m = Registry::builtin()
+            .find("amazon-bedrock", "amazon.nova-pro-v1:0")
+            .unwrap()
+            .clone();
+        assert_eq!(region_and_endpoint(&m, &env).unwrap().0, "eu-west-1");
+        let nothing = env_of(&[("HOME", "/nonexistent")]);
+        assert_eq!(
+            rt.block_on(auth(&http, &nothing, Duration::from_secs(5)))
+                .unwrap_err()
+                .message,
+            "Could not load credentials from any providers"
+        );
+    }
+
+    #[test]
+    fn error_messages() {
+        assert_eq!(
+            http_error(
+                400,
+                Some("ValidationException:http://internal.amazon.com/coral/com.amazon.bedrock/"),
+                r#"{"message":"Input is too long for requested model."}"#
+            ),
+            "Validation error: Input is too long for requested model."
+        );
+        assert_eq!(
+            http_error(
+                403,
+                None,
+                r#"{"__type":"com.amazon.coral#AccessDeniedException","Message":"no"}"#
+            ),
+            "AccessDeniedException: no"
+        );
+        assert_eq!(
+            http_error(500, None, "upstream connect error"),
+            "500 upstream connect error"
+        );
+    }
+}

@@ -1,0 +1,553 @@
+//! Google Gemini (`google-generative-ai`, and `google-vertex` through [`super::vertex`]), as
+//! the reference's providers speak it through Google's SDK: the request body of
+//! `streamGenerateContent`, and the streamed `GenerateContentResponse` chunks turned into
+//! [`Event`]s and an [`AssistantMessage`].
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use serde_json::Value;
+
+use super::message::{AssistantMessage, Block, Event, LlmError, Sink, StopReason};
+use super::request::{Options, Request, Target, ToolChoice};
+use crate::context::google as wire_contents;
+use crate::context::value::{Obj, Value as Js};
+use crate::models::{Model, clamp_thinking_level};
+
+/// The Gemini API's host, when a model has no `baseUrl`.
+pub const DEFAULT_BASE_URL: &str = "https://generativelanguage.googleapis.com/v1beta";
+
+/// `POST {baseUrl}/models/{id}:streamGenerateContent?alt=sse` (the base URL carries the API
+/// version).
+pub fn url(model: &Model) -> String {
+    let base = match model.base_url.trim_end_matches('/') {
+        "" => DEFAULT_BASE_URL,
+        b => b,
+    };
+    format!(
+        "{base}/{}:streamGenerateContent?alt=sse",
+        model_path(&model.id, false)
+    )
+}
+
+/// The model's resource path, as Google's SDK writes it: `models/{id}` for the Gemini API,
+/// `publishers/google/models/{id}` for Vertex (`publisher/model` ids name the publisher).
+pub fn model_path(id: &str, vertex: bool) -> String {
+    if vertex {
+        if ["publishers/", "projects/", "models/"]
+            .iter()
+            .any(|p| id.starts_with(p))
+        {
+            id.to_owned()
+        } else if let Some((publisher, name)) = id.split_once('/') {
+            let name = name.split('/').next().unwrap_or(name);
+            format!("publishers/{publisher}/models/{name}")
+        } else {
+            format!("publishers/google/models/{id}")
+        }
+    } else if id.starts_with("models/") || id.starts_with("tunedModels/") {
+        id.to_owned()
+    } else {
+        format!("models/{id}")
+    }
+}
+
+fn lower_matches(id: &str, family: &str) -> bool {
+    // `gemini-3(.N)?-{family}`
+    let id = id.to_lowercase();
+    let mut rest = id.as_str();
+    while let Some(at) = rest.find("gemini-3") {
+        let after = &rest[at + "gemini-3".len()..];
+        let after = match after.strip_prefix('.') {
+            Some(a) if a.starts_with(|c: char| c.is_ascii_digit()) => {
+                a.trim_start_matches(|c: char| c.is_ascii_digit())
+            }
+            _ => after,
+        };
+        if after.starts_with(&format!("-{family}")) {
+            return true;
+        }
+        rest = &rest[at + 1..];
+    }
+    false
+}
+
+fn gemini3_pro(id: &str) -> bool {
+    lower_matches(id, "pro")
+}
+
+fn gemini3_flash(id: &str) -> bool {
+    lower_matches(id, "flash")
+}
+
+fn gemma4(id: &str) -> bool {
+    let id = id.to_lowercase();
+    id.contains("gemma-4") || id.contains("gemma4")
+}
+
+/// `thinkingConfig` of a request, as the reference's simple options set it: a level for
+/// Gemini 3 (and Gemma 4 on the Gemini API), a budget for the others; with no reasoning,
+/// the least thinking the model allows, without thoughts in the answer.
+fn thinking_config(target: &Target, opts: &Options, vertex: bool) -> Option<Js> {
+    let model = &target.model;
+    if !model.reasoning {
+        return None;
+    }
+    let id = model.id.as_str();
+    let by_level = gemini3_pro(id) || gemini3_flash(id) || (!vertex && gemma4(id));
+    let mut t = Obj::new();
+    let Some(level) = opts.reasoning.as_deref().filter(|l| *l != "off") else {
+        if gemini3_pro(id) {
+            t.set("thinkingLevel", Js::str("LOW"));
+        } else if gemini3_flash(id) || (!vertex && gemma4(id)) {
+            t.set("thinkingLevel", Js::str("MINIMAL"));
+        } else {
+            t.set("thinkingBudget", Js::Num(0.0));
+        }
+        return Some(Js::Obj(t));
+    };
+    let clamped = clamp_thinking_level(model, &target.details, level);
+    let effort = if clamped == "off" { "high" } else { clamped };
+    t.set("includeThoughts", Js::Bool(true));
+    if by_level {
+        let l = match (effort, gemini3_pro(id), !vertex && gemma4(id)) {
+            ("minimal" | "low", true, _) => Some("LOW"),
+            ("medium" | "high", true, _) => Some("HIGH"),
+            ("minimal" | "low", _, true) => Some("MINIMAL"),
+            ("medium" | "high", _, true) => Some("HIGH"),
+            ("minimal", ..) => Some("MINIMAL"),
+            ("low", ..) => Some("LOW"),
+            ("medium", ..) => Some("MEDIUM"),
+            ("high", ..) => Some("HIGH"),
+            _ => None,
+        };
+        if let Some(l) = l {
+            t.set("thinkingLevel", Js::str(l));
+        }
+    } else if let Some(b) = budget(id, effort, opts, vertex) {
+        t.set("thinkingBudget", Js::Num(b as f64));
+    }
+    Some(Js::Obj(t))
+}
+
+/// The thinking budget of a level: the settings' `thinkingBudgets`, else Google's figures
+/// for Gemini 2.5, else -1 (dynamic).
+fn budget(id: &str, effort: &str, opts: &Options, vertex: bool) -> Option<i64> {
+    if let Some((_, b)) = opts.thinking_budgets.iter().find(|(l, _)| l == effort) {
+        return Some(*b as i64);
+    }
+    let table: [i64; 4] = if id.contains("2.5-pro") {
+        [128, 2048, 8192, 32768]
+    } else if !vertex && id.contains("2.5-flash-lite") {
+        [512, 2048, 8192, 24576]
+    } else if id.contains("2.5-flash") {
+        [128, 2048, 8192, 24576]
+    } else {
+        return Some(-1);
+    };
+    let k = ["minimal", "low", "medium", "high"]
+        .iter()
+        .position(|l| *l == effort)?;
+    Some(table[k])
+}
+
+/// The request body (the reference's `buildParams`, as the SDK writes it on the wire).
+pub fn body(target: &Target, req: &Request, opts: &Options, vertex: bool) -> Vec<u8> {
+    let model = &target.model;
+    let mut b = Obj::new();
+    b.set(
+        "contents",
+        Js::Arr(wire_contents::contents(&req.messages, model, vertex)),
+    );
+    if let Some(sp) = req.system_prompt.as_deref().filter(|s| !s.is_empty()) {
+        let mut part = Obj::new();
+        part.set(
+            "text",
+            Js::Str(crate::context::value::JStr::new(sp).without_lone_surrogates()),
+        );
+        let mut si = Obj::new();
+        si.set("parts", Js::Arr(vec![Js::Obj(part)]));
+        si.set("role", Js::str("user"));
+        b.set("systemInstruction", Js::Obj(si));
+    }
+    if !req.tools.is_empty() {
+        let decls = req
+            .tools
+            .iter()
+            .map(|t| {
+                let mut d = Obj::new();
+                if vertex {
+                    d.set("description", Js::str(&t.description));
+                    d.set("name", Js::str(&t.name));
+                } else {
+                    d.set("name", Js::str(&t.name));
+                    d.set("description", Js::str(&t.description));
+                }
+                d.set("parametersJsonSchema", super::openai::js(&t.parameters));
+                Js::Obj(d)
+            })
+            .collect();
+        let mut tool = Obj::new();
+        tool.set("functionDeclarations", Js::Arr(decls));
+        b.set("tools", Js::Arr(vec![Js::Obj(tool)]));
+        if let Some(tc) = &opts.tool_choice {
+            let mut f = Obj::new();
+            match tc {
+                ToolChoice::Auto => f.set("mode", Js::str("AUTO")),
+                ToolChoice::None => f.set("mode", Js::str("NONE")),
+                ToolChoice::Required => f.set("mode", Js::str("ANY")),
+                ToolChoice::Tool(name) => {
+                    f.set("mode", Js::str("ANY"));
+                    f.set("allowedFunctionNames", Js::Arr(vec![Js::str(name)]));
+                }
+            }
+            let mut tc = Obj::new();
+            tc.set("functionCallingConfig", Js::Obj(f));
+            b.set("toolConfig", Js::Obj(tc));
+        }
+    }
+    let mut g = Obj::new();
+    if let Some(t) = opts.temperature {
+        g.set("temperature", Js::Num(t));
+    }
+    let max = opts
+        .max_tokens
+        .or_else(|| (model.max_tokens > 0).then(|| model.max_tokens.min(32_000)));
+    if let Some(n) = max {
+        g.set("maxOutputTokens", Js::Num(n as f64));
+    }
+    if let Some(t) = thinking_config(target, opts, vertex) {
+        g.set("thinkingConfig", t);
+    }
+    if !g.is_empty() {
+        b.set("generationConfig", Js::Obj(g));
+    }
+    Js::Obj(b).to_json()
+}
+
+/// The message of an HTTP error as Google's SDK words it: the JSON error body written
+/// compactly, or, for a body that is not JSON, `{"error":{"message":BODY,"code":STATUS,
+/// "status":REASON}}`.
+pub fn http_error(status: u16, content_type: &str, body: &str) -> String {
+    if content_type.contains("application/json")
+        && let Some(v) = Js::parse(body.as_bytes())
+    {
+        return String::from_utf8_lossy(&v.to_json()).into_owned();
+    }
+    let reason = reqwest::StatusCode::from_u16(status)
+        .ok()
+        .and_then(|s| s.canonical_reason())
+        .unwrap_or("");
+    let mut e = Obj::new();
+    e.set("message", Js::str(body));
+    e.set("code", Js::Num(f64::from(status)));
+    e.set("status", Js::str(reason));
+    let mut o = Obj::new();
+    o.set("error", Js::Obj(e));
+    String::from_utf8_lossy(&Js::Obj(o).to_json()).into_owned()
+}
+
+/// Tool calls without an id (or with one already used) get `{name}_{ms}_{n}`.
+static TOOL_CALLS: AtomicU64 = AtomicU64::new(0);
+
+/// The state of one streamed response.
+pub struct Stream {
+    pub msg: AssistantMessage,
+    /// The text or thinking block being streamed.
+    current: Option<usize>,
+    prices: crate::models::Prices,
+}
+
+impl Stream {
+    pub fn new(target: &Target, timestamp: i64) -> Stream {
+        Stream {
+            msg: AssistantMessage::for_target(target, timestamp),
+            current: None,
+            prices: target.details.prices,
+        }
+    }
+
+    fn end_current(&mut self, sink: Sink) {
+        if let Some(i) = self.current.take() {
+            let e = match self.msg.content.get(i) {
+                Some(Block::Thinking { .. }) => Event::ThinkingEnd { index: i },
+                _ => Event::TextEnd { index: i },
+            };
+            sink(&e, &self.msg);
+        }
+    }
+
+    fn text_part(&mut self, part: &Value, text: &str, sink: Sink) {
+        let thought = part.get("thought") == Some(&Value::Bool(true));
+        let signature = part
+            .get("thoughtSignature")
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty());
+        let fits = match self.current.and_then(|i| self.msg.content.get(i)) {
+            Some(Block::Thinking { .. }) => thought,
+            Some(Block::Text { .. }) => !thought,
+            _ => false,
+        };
+        if !fits {
+            self.end_current(sink);
+            let (block, start) = if thought {
+                (
+                    Block::Thinking {
+                        thinking: String::new(),
+                        signature: None,
+                        redacted: false,
+                    },
+                    true,
+                )
+            } else {
+                (
+                    Block::Text {
+                        text: String::new(),
+                        signature: None,
+                    },
+                    false,
+                )
+            };
+            self.msg.content.push(block);
+            let i = self.msg.content.len() - 1;
+            self.current = Some(i);
+            let e = if start {
+                Event::ThinkingStart { index: i }
+            } else {
+                Event::TextStart { index: i }
+            };
+            sink(&e, &self.msg);
+        }
+        let Some(i) = self.current else { return };
+        let e = match self.msg.content.get_mut(i) {
+            Some(Block::Thinking {
+                thinking,
+                signature: sig,
+                ..
+            }) => {
+                thinking.push_str(text);
+                if let Some(s) = signature {
+                    *sig = Some(s.to_owned());
+                }
+                Event::ThinkingDelta {
+                    index: i,
+                    delta: text.to_owned(),
+                }
+            }
+            Some(Block::Text {
+                text: t,
+                signature: sig,
+            }) => {
+                t.push_str(text);
+                if let Some(s) = signature {
+                    *sig = Some(s.to_owned());
+                }
+                Event::TextDelta {
+                    index: i,
+                    delta: text.to_owned(),
+                }
+            }
+            _ => return,
+        };
+        sink(&e, &self.msg);
+    }
+
+    fn function_call(&mut self, part: &Value, call: &Value, sink: Sink) {
+        self.end_current(sink);
+        let name = call
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let given = call
+            .get("id")
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty());
+        let taken = |id: &str| {
+            self.msg
+                .content
+                .iter()
+                .any(|b| matches!(b, Block::ToolCall { id: x, .. } if x == id))
+        };
+        let id = match given {
+            Some(id) if !taken(id) => id.to_owned(),
+            _ => format!(
+                "{name}_{}_{}",
+                self.msg.timestamp,
+                TOOL_CALLS.fetch_add(1, Ordering::Relaxed) + 1
+            ),
+        };
+        let arguments = match call.get("args") {
+            Some(a) if !a.is_null() => a.clone(),
+            _ => Value::Object(serde_json::Map::new()),
+        };
+        let delta = arguments.to_string();
+        self.msg.content.push(Block::ToolCall {
+            id,
+            name,
+            arguments,
+            partial: String::new(),
+            thought_signature: part
+                .get("thoughtSignature")
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned),
+        });
+        let i = self.msg.content.len() - 1;
+        sink(&Event::ToolCallStart { index: i }, &self.msg);
+        sink(&Event::ToolCallDelta { index: i, delta }, &self.msg);
+        sink(&Event::ToolCallEnd { index: i }, &self.msg);
+    }
+
+    /// Handles the data of one SSE event (a `GenerateContentResponse`).
+    pub fn data(&mut self, data: &str, sink: Sink) -> Result<(), LlmError> {
+        let data = data.trim();
+        if data.is_empty() {
+            return Ok(());
+        }
+        let chunk: Value = serde_json::from_str(data)
+            .map_err(|e| LlmError::new(format!("exception parsing stream chunk {data}. {e}")))?;
+        // An error object in the stream (the reference ignores it and ends the turn as
+        // complete; pi reports it, worded as the SDK words an error chunk).
+        if let Some(e) = chunk.get("error").filter(|e| e.is_object()) {
+            let status = e.get("status").and_then(Value::as_str).unwrap_or_default();
+            let mut err = LlmError::new(format!("got status: {status}. {data}"));
+            err.status = e
+                .get("code")
+                .and_then(Value::as_u64)
+                .and_then(|c| u16::try_from(c).ok());
+            return Err(err);
+        }
+        if self.msg.response_id.is_none()
+            && let Some(id) = chunk
+                .get("responseId")
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+        {
+            self.msg.response_id = Some(id.to_owned());
+        }
+        let candidate = chunk
+            .get("candidates")
+            .and_then(Value::as_array)
+            .and_then(|c| c.first());
+        if let Some(parts) = candidate
+            .and_then(|c| c.get("content"))
+            .and_then(|c| c.get("parts"))
+            .and_then(Value::as_array)
+        {
+            for part in parts {
+                if let Some(t) = part.get("text").filter(|t| !t.is_null()) {
+                    let text = match t {
+                        Value::String(s) => s.clone(),
+                        other => other.to_string(),
+                    };
+                    self.text_part(part, &text, sink);
+                }
+                if let Some(call) = part.get("functionCall").filter(|c| c.is_object()) {
+                    self.function_call(part, call, sink);
+                }
+            }
+        }
+        if let Some(reason) = candidate
+            .and_then(|c| c.get("finishReason"))
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+        {
+            self.msg.stop_reason = match reason {
+                "STOP" => StopReason::Stop,
+                "MAX_TOKENS" => StopReason::Length,
+                "BLOCKLIST"
+                | "PROHIBITED_CONTENT"
+                | "SPII"
+                | "SAFETY"
+                | "IMAGE_SAFETY"
+                | "IMAGE_PROHIBITED_CONTENT"
+                | "IMAGE_RECITATION"
+                | "IMAGE_OTHER"
+                | "RECITATION"
+                | "FINISH_REASON_UNSPECIFIED"
+                | "OTHER"
+                | "LANGUAGE"
+                | "MALFORMED_FUNCTION_CALL"
+                | "UNEXPECTED_TOOL_CALL"
+                | "NO_IMAGE" => StopReason::Error,
+                other => return Err(format!("Unhandled stop reason: {other}").into()),
+            };
+            if self
+                .msg
+                .content
+                .iter()
+                .any(|b| matches!(b, Block::ToolCall { .. }))
+            {
+                self.msg.stop_reason = StopReason::ToolUse;
+            }
+        }
+        if let Some(u) = chunk.get("usageMetadata").filter(|u| u.is_object()) {
+            let n = |k: &str| {
+                u.get(k)
+                    .and_then(Value::as_f64)
+                    .filter(|f| f.is_finite())
+                    .unwrap_or(0.0)
+            };
+            let cached = n("cachedContentTokenCount");
+            let usage = &mut self.msg.usage;
+            usage.input = (n("promptTokenCount") - cached).max(0.0) as u64;
+            usage.output = (n("candidatesTokenCount") + n("thoughtsTokenCount")).max(0.0) as u64;
+            usage.cache_read = cached.max(0.0) as u64;
+            usage.cache_write = 0;
+            usage.settle(&self.prices);
+            usage.total_tokens = n("totalTokenCount").max(0.0) as u64;
+            sink(&Event::Usage, &self.msg);
+        }
+        Ok(())
+    }
+
+    /// The body ended: closes the open block; a stop reason that is an error fails.
+    pub fn finish(&mut self, sink: Sink) -> Result<(), LlmError> {
+        self.end_current(sink);
+        if self.msg.stop_reason.is_failure() {
+            return Err("An unknown error occurred".into());
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn model_families_and_paths() {
+        assert!(gemini3_pro("gemini-3-pro-preview"));
+        assert!(gemini3_pro("gemini-3.1-pro-preview-customtools"));
+        assert!(!gemini3_pro("gemini-3-flash-preview"));
+        assert!(gemini3_flash("gemini-3.1-flash-lite-preview"));
+        assert!(!gemini3_flash("gemini-2.5-flash"));
+        assert!(gemma4("gemma-4-31b-it"));
+        assert_eq!(model_path("gemini-2.5-pro", false), "models/gemini-2.5-pro");
+        assert_eq!(model_path("tunedModels/x", false), "tunedModels/x");
+        assert_eq!(
+            model_path("gemini-2.5-pro", true),
+            "publishers/google/models/gemini-2.5-pro"
+        );
+        assert_eq!(
+            model_path("anthropic/claude-x", true),
+            "publishers/anthropic/models/claude-x"
+        );
+    }
+
+    #[test]
+    fn errors_read_like_the_sdk() {
+        assert_eq!(
+            http_error(
+                400,
+                "application/json; charset=UTF-8",
+                "{\n  \"error\": {\"code\": 400, \"message\": \"bad\"}\n}"
+            ),
+            r#"{"error":{"code":400,"message":"bad"}}"#
+        );
+        assert_eq!(
+            http_error(502, "text/html", "<b>x</b>"),
+            r#"{"error":{"message":"<b>x</b>","code":502,"status":"Bad Gateway"}}"#
+        );
+    }
+}
