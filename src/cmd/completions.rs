@@ -216,7 +216,14 @@ fn sessions(current: &OsStr) -> Vec<CompletionCandidate> {
     crate::session::find::completion_candidates(&dirs, &cwd.to_string_lossy())
         .into_iter()
         .filter(|s| s.id.starts_with(cur.as_ref()))
-        .map(|s| CompletionCandidate::new(s.id).help(Some(s.cwd.into())))
+        .map(|s| {
+            let help = match s.title {
+                Some(t) => format!("{} — {}", s.cwd, crate::session::preview::normalize(&t)),
+                None => s.cwd,
+            };
+            let help = crate::output::truncate(&crate::output::escape(&help), 80);
+            CompletionCandidate::new(s.id).help(Some(help.into()))
+        })
         .collect()
 }
 

@@ -36,6 +36,7 @@ mod run_signals;
 mod run_support;
 mod run_tools;
 mod session_append;
+mod session_cache;
 mod session_compat;
 mod session_log;
 mod session_new;
