@@ -37,8 +37,13 @@ another program, with the id cache as an earlier append left it and with none.
 compacted (`--compact-messages`, default 100k and 1M messages of about 2 KB), where every
 message is history to summarize: time and peak memory, which stays bounded by what a summary
 request can carry.
-`--only sessions,append-batch,long-line,compact-long` picks what runs (default: all); the other parts of
-DATA/pi-bench.json are kept.
+`store`: `pi session list --all` over a store of 330 generated sessions (1.1 GB, 200 to 3,600
+entries each, in 12 project folders: DATA/store, generated on first use) with no summary cache
+(cold), with a valid one (warm) and right after one entry was appended to one session, side by
+side with reading the bytes (`cat` of every file, page cache warm); and `session list` with
+completion's read of the store (`--only store`).
+`--only sessions,append-batch,long-line,compact-long,store` picks what runs (default: all); the
+other parts of DATA/pi-bench.json are kept.
 """
 
 import argparse
@@ -52,7 +57,7 @@ import tempfile
 import time
 
 SIZES = {"1k": 1000, "10k": 10000, "100k": 100000, "1m": 1000000}
-PARTS = ("sessions", "append-batch", "long-line", "compact-long")
+PARTS = ("sessions", "append-batch", "long-line", "compact-long", "store")
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -126,6 +131,9 @@ def main():
         for n in args.compact_messages.split(","):
             print(f"compact-long on {n} messages", file=sys.stderr)
             results["compact_long"][n] = compact_long(pi, args.data, int(n), args.runs, env)
+    if "store" in parts:
+        print("store", file=sys.stderr)
+        results["store"] = store(pi, args, args.runs)
     if "sessions" in parts:
         sessions(args, pi, env, results)
     with open(saved, "w") as o:
@@ -141,6 +149,77 @@ def print_tables(results):
         print()
     if "append_batch" in results or "long_line" in results or "compact_long" in results:
         print(writes_table(results))
+    if "store" in results:
+        print()
+        print(store_table(results["store"]))
+
+
+STORE_SIZES = (200, 600, 1200, 2200, 3600)
+
+
+def make_store(args):
+    """DATA/store/sessions: 330 sessions of STORE_SIZES entries, seeds 1000.., 12 folders."""
+    root = os.path.join(args.data, "store")
+    for i in range(330):
+        d = os.path.join(root, "sessions", f"--home-dev-p{i % 12}--")
+        os.makedirs(d, exist_ok=True)
+        f = os.path.join(d, f"s{i:03d}.jsonl")
+        if not os.path.exists(f):
+            n = STORE_SIZES[i % len(STORE_SIZES)]
+            subprocess.run([sys.executable, args.generator, "--entries", str(n), "--seed", str(1000 + i), "--out", f],
+                           check=True, stdout=subprocess.DEVNULL)
+            os.remove(f + ".meta.json")
+    return root
+
+
+def store(pi, args, runs):
+    root = make_store(args)
+    files = sorted(os.path.join(dp, f) for dp, _, fs in os.walk(os.path.join(root, "sessions")) for f in fs if f.endswith(".jsonl"))
+    # One session that the benchmark appends to (a copy, so the generated ones stay as made).
+    extra = os.path.join(root, "sessions", "--home-dev-p0--", "bench-append.jsonl")
+    if not os.path.exists(extra):
+        shutil.copy(files[1], extra)
+        files.append(extra)
+    env = dict(os.environ, PI_CODING_AGENT_DIR=root)
+    cache = os.path.join(root, "cache", "session-summaries")
+    total = sum(os.path.getsize(f) for f in files)
+    cat = ["sh", "-c", 'find "$0" -name "*.jsonl" -exec cat {} + > /dev/null', os.path.join(root, "sessions")]
+    subprocess.run(cat, check=True)
+    out = {"sessions": len(files), "bytes": total, "cat": measure(cat, runs)}
+    lst = [pi, "session", "list", "--all", "--json"]
+
+    def cold():
+        shutil.rmtree(cache, ignore_errors=True)
+        return run_timed(lst, env=env)
+
+    times = [cold() for _ in range(runs)]
+    out["cold"] = {"s": statistics.median(t for t, _ in times), "rss_mb": max(m for _, m in times)}
+    time.sleep(0.2)  # records written within 100 ms of a change are re-checked once
+    subprocess.run(lst, env=env, stdout=subprocess.DEVNULL, check=True)
+    out["warm"] = measure(lst, runs, env=env)
+    line = None
+    with open(extra, "rb") as f:
+        for l in f:
+            if b'"type":"message"' in l:
+                line = l
+    appended = []
+    for _ in range(runs):
+        with open(extra, "ab") as f:
+            f.write(line)
+        appended.append(run_timed(lst, env=env))
+    out["appended"] = {"s": statistics.median(t for t, _ in appended), "rss_mb": max(m for _, m in appended)}
+    return out
+
+
+def store_table(r):
+    rows = [
+        "| `pi session list --all`, store of %d sessions, %.2f GB | time | memory | vs reading the bytes |" % (r["sessions"], r["bytes"] / 1e9),
+        "|---|---:|---:|---:|",
+        "| read the bytes (`cat`) | %s | | 1.0x |" % fmt_s(r["cat"]["s"]),
+    ]
+    for k, what in (("cold", "no cache (cold)"), ("warm", "cache valid (warm)"), ("appended", "after an append to one session")):
+        rows.append("| %s | %s | %.0f MB | %.2fx |" % (what, fmt_s(r[k]["s"]), r[k]["rss_mb"], r[k]["s"] / r["cat"]["s"]))
+    return "\n".join(rows)
 
 
 def session_file(args, size):

@@ -194,6 +194,32 @@ pub fn age(now_ms: i64, then_ms: i64) -> String {
     }
 }
 
+/// The span a `--since`/`--until` value names, as (first ms, last ms): a calendar day
+/// `YYYY-MM-DD` (or `YYYYMMDD`) in the local time zone, whole, or an ISO-8601 timestamp
+/// (see [`parse_iso`]), that instant.
+pub fn parse_bound(s: &str) -> Option<(i64, i64)> {
+    use chrono::TimeZone;
+    let s = s.trim();
+    let day = match s.len() {
+        10 => NaiveDate::parse_from_str(s, "%Y-%m-%d").ok(),
+        8 if s.bytes().all(|c| c.is_ascii_digit()) => NaiveDate::parse_from_str(s, "%Y%m%d").ok(),
+        _ => None,
+    };
+    let Some(day) = day else {
+        let ms = parse_iso(s).filter(|_| s.len() > 10)?;
+        return Some((ms, ms));
+    };
+    let start = |d: NaiveDate| {
+        let t = d.and_time(chrono::NaiveTime::MIN);
+        Local
+            .from_local_datetime(&t)
+            .earliest()
+            .map_or_else(|| t.and_utc().timestamp_millis(), |t| t.timestamp_millis())
+    };
+    let next = day.succ_opt()?;
+    Some((start(day), start(next) - 1))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

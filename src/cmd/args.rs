@@ -232,3 +232,29 @@ mod tests {
         assert!(positive_u32("4294967296").is_err());
     }
 }
+
+/// `--since` / `--until`: a span of time by calendar days or instants.
+#[derive(Debug, Clone, Default, Args)]
+pub struct DateRangeArgs {
+    /// Only from DATE on: a day (YYYY-MM-DD, local time) or an ISO-8601 timestamp
+    #[arg(long, value_name = "DATE", value_parser = date_bound)]
+    pub since: Option<(i64, i64)>,
+    /// Only up to DATE (a whole day, or up to a timestamp)
+    #[arg(long, value_name = "DATE", value_parser = date_bound)]
+    pub until: Option<(i64, i64)>,
+}
+
+impl DateRangeArgs {
+    /// Whether the time `ms` is within the span.
+    pub fn contains(&self, ms: i64) -> bool {
+        self.since.is_none_or(|(start, _)| ms >= start)
+            && self.until.is_none_or(|(_, end)| ms <= end)
+    }
+}
+
+/// A `--since`/`--until` value (see [`crate::clock::parse_bound`]).
+pub fn date_bound(arg: &str) -> Result<(i64, i64), String> {
+    crate::clock::parse_bound(arg).ok_or_else(|| {
+        "expected a date (YYYY-MM-DD) or an ISO-8601 timestamp (2025-01-02T03:04:05Z)".to_owned()
+    })
+}

@@ -220,7 +220,13 @@ fn sessions(current: &OsStr) -> Vec<CompletionCandidate> {
         .into_iter()
         .filter_map(|c| {
             let value = c.completes(&cur)?.to_owned();
-            Some(CompletionCandidate::new(value).help(Some(c.header.cwd.into())))
+            let h = c.header;
+            let help = match h.title {
+                Some(t) => format!("{} — {}", h.cwd, crate::session::preview::normalize(&t)),
+                None => h.cwd,
+            };
+            let help = crate::output::truncate(&crate::output::escape(&help), 80);
+            Some(CompletionCandidate::new(value).help(Some(help.into())))
         })
         .collect()
 }

@@ -62,6 +62,9 @@ pub struct HeaderInfo {
     pub path: PathBuf,
     pub id: String,
     pub cwd: String,
+    /// The session's name or first user message, when known without reading the file
+    /// (from its cached summary).
+    pub title: Option<String>,
 }
 
 /// Reads the first line of `path` (at most 1 MiB) and returns its session header fields.
@@ -89,6 +92,7 @@ pub fn read_header(path: &Path) -> Option<HeaderInfo> {
         path: path.to_owned(),
         id: string("id")?,
         cwd: string("cwd").unwrap_or_default(),
+        title: None,
     })
 }
 
@@ -335,10 +339,12 @@ impl Candidate {
 }
 
 /// The sessions a shell offers to complete a session argument with: those of `cwd` first,
-/// then every other one, each group newest first, with their short ids. Only the first line
-/// of each file is read. (The one place completion learns what names a session; see
-/// `pi completions`.)
+/// then every other one, each group newest first (by file modification time), with their
+/// short ids. A session with a valid cached summary (see [`super::summary`]) is taken from
+/// it, with its name or first message as a title; the others from their first line. Nothing
+/// is written. (The one place completion learns what names a session; see `pi completions`.)
 pub fn completion_candidates(dirs: &Dirs, cwd: &str) -> Vec<Candidate> {
+    let cache = super::summary::Cache::read_only(&dirs.agent_dir);
     let local = dirs.session_dir_for(cwd);
     let newest_first = |dirs: Vec<PathBuf>| {
         let mut found: Vec<(std::time::SystemTime, HeaderInfo)> = dirs
@@ -346,7 +352,19 @@ pub fn completion_candidates(dirs: &Dirs, cwd: &str) -> Vec<Candidate> {
             .flat_map(|d| jsonl_files(d))
             .filter_map(|p| {
                 let modified = std::fs::metadata(&p).ok()?.modified().ok()?;
-                Some((modified, read_header(&p)?))
+                let info = match cache.summary(&p) {
+                    Some(s) => HeaderInfo {
+                        title: s
+                            .name()
+                            .map(str::to_owned)
+                            .or_else(|| s.counts.first_message.clone()),
+                        path: s.path,
+                        id: s.header.id,
+                        cwd: s.header.cwd,
+                    },
+                    None => read_header(&p)?,
+                };
+                Some((modified, info))
             })
             .collect();
         found.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.path.cmp(&b.1.path)));

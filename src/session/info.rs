@@ -1,14 +1,12 @@
-//! Session summaries for listings (upstream's `SessionInfo`).
+//! Session summaries for listings (upstream's `SessionInfo`), made from the cached
+//! [`super::summary`] of each file.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde::Serialize;
 
-use super::preview;
-use super::scan::Visit;
-use super::store::Session;
+use super::summary::{Cache, Summary};
 use crate::clock;
-use crate::json::{self, Kind as JsonKind};
 
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -28,114 +26,47 @@ pub struct SessionInfo {
     pub modified: String,
     pub message_count: u64,
     pub first_message: String,
+    /// The file's size.
+    pub bytes: u64,
+    /// The cost of every assistant message (all branches), in the units of `usage.cost`.
+    pub cost: f64,
     #[serde(skip)]
     pub modified_ms: i64,
 }
 
-/// What the listing needs from the entries.
-#[derive(Default)]
-struct Summary {
-    message_count: u64,
-    first_message: Option<String>,
-    last_activity: Option<f64>,
-}
-
-impl Visit for Summary {
-    fn entry(&mut self, _i: u32, line: &[u8], members: &[json::Member<'_>]) {
-        let get = |k: &str| json::field(line, members, k);
-        if get("type") != Some(b"\"message\"") {
-            return;
+impl SessionInfo {
+    pub fn of(s: &Summary) -> SessionInfo {
+        let created_ms = s.created_ms();
+        let modified_ms = s.modified_ms();
+        SessionInfo {
+            path: s.path.clone(),
+            id: s.header.id.clone(),
+            short_id: None,
+            cwd: s.header.cwd.clone(),
+            name: s.name().map(str::to_owned),
+            parent_session: s.header.parent_session.clone(),
+            created: created_ms.map_or_else(
+                || s.header.timestamp.clone().unwrap_or_default(),
+                clock::format_iso,
+            ),
+            modified: clock::format_iso(modified_ms),
+            message_count: s.counts.messages,
+            first_message: s
+                .counts
+                .first_message
+                .clone()
+                .unwrap_or_else(|| "(no messages)".into()),
+            bytes: s.bytes,
+            cost: s.cost(),
+            modified_ms,
         }
-        self.message_count += 1;
-        let Some(msg) = get("message") else { return };
-        let role = json::get_str(msg, "role");
-        let is_chat = matches!(role.as_deref(), Some("user" | "assistant"));
-        let content = json::get(msg, "content");
-        if !is_chat || content.is_none() {
-            return;
-        }
-        let t = match json::get(msg, "timestamp").and_then(json::number) {
-            Some(t) => Some(t),
-            None => get("timestamp")
-                .and_then(json::RawStr::from_value)
-                .and_then(|s| clock::parse_iso(&s.decode()))
-                .map(|ms| ms as f64),
-        };
-        if let Some(t) = t {
-            self.last_activity = Some(self.last_activity.map_or(t.max(0.0), |a| a.max(t)));
-        }
-        if self.first_message.is_none()
-            && role.as_deref() == Some("user")
-            && let Some(c) = content
-        {
-            let text = match JsonKind::of(c) {
-                Some(JsonKind::String | JsonKind::Array) => {
-                    preview::content_text(c, " ", usize::MAX)
-                }
-                _ => String::new(),
-            };
-            if !text.is_empty() {
-                self.first_message = Some(text);
-            }
-        }
-    }
-    fn split(&self) -> Self {
-        Summary::default()
-    }
-    fn merge(&mut self, next: Self, _offset: u32) {
-        self.message_count += next.message_count;
-        if self.first_message.is_none() {
-            self.first_message = next.first_message;
-        }
-        self.last_activity = match (self.last_activity, next.last_activity) {
-            (Some(a), Some(b)) => Some(a.max(b)),
-            (a, b) => a.or(b),
-        };
     }
 }
 
-/// Summarizes one file; `None` when it is not a session file.
-pub fn build(path: &Path) -> Option<SessionInfo> {
-    let (s, v) = Session::open_with(path, Summary::default()).ok()?;
-    let Summary {
-        message_count,
-        first_message,
-        last_activity,
-    } = v;
-    let header = s.header.as_ref()?;
-    let created_ms = header.timestamp.as_deref().and_then(clock::parse_iso);
-    let mtime_ms = || {
-        std::fs::metadata(path)
-            .and_then(|m| m.modified())
-            .ok()
-            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-            .map_or(0, |d| d.as_millis() as i64)
-    };
-    let modified_ms = match last_activity {
-        Some(t) if t > 0.0 => t as i64,
-        _ => created_ms.unwrap_or_else(mtime_ms),
-    };
-    Some(SessionInfo {
-        path: path.to_owned(),
-        id: header.id.clone(),
-        short_id: None,
-        cwd: header.cwd.clone(),
-        name: s.name().map(str::to_owned),
-        parent_session: header.parent_session.clone(),
-        created: created_ms.map_or_else(
-            || header.timestamp.clone().unwrap_or_default(),
-            clock::format_iso,
-        ),
-        modified: clock::format_iso(modified_ms),
-        message_count,
-        first_message: first_message.unwrap_or_else(|| "(no messages)".into()),
-        modified_ms,
-    })
-}
-
-/// Summaries of the given files, newest first (by last activity).
-pub fn list(files: &[PathBuf]) -> Vec<SessionInfo> {
-    let mut infos: Vec<SessionInfo> = files.iter().filter_map(|p| build(p)).collect();
+/// Summaries of the given files (those that are sessions), newest first (by last
+/// activity).
+pub fn list(files: &[PathBuf], cache: &Cache) -> Vec<SessionInfo> {
+    let mut infos: Vec<SessionInfo> = cache.summaries(files).iter().map(SessionInfo::of).collect();
     infos.sort_by(|a, b| {
         b.modified_ms
             .cmp(&a.modified_ms)

@@ -13,6 +13,7 @@ pub mod pending;
 pub mod preview;
 pub mod scan;
 pub mod store;
+pub mod summary;
 pub mod tree;
 
 pub use store::{Kind, Session};

@@ -41,6 +41,7 @@ mod run_signals;
 mod run_support;
 mod run_tools;
 mod session_append;
+mod session_cache;
 mod session_compat;
 mod session_ids;
 mod session_log;

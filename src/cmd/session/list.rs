@@ -7,8 +7,9 @@ use clap::Args;
 
 use crate::clock;
 use crate::cmd::Ctx;
-use crate::cmd::args::FormatArgs;
+use crate::cmd::args::{DateRangeArgs, FormatArgs};
 use crate::output::{Style, escape, term_width, truncate};
+use crate::session::summary::Cache;
 use crate::session::{find, info};
 
 #[derive(Debug, Args)]
@@ -19,8 +20,22 @@ pub struct ListArgs {
     /// List the sessions of DIR [default: the current directory]
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
+    /// Only sessions last active in this span
+    #[command(flatten)]
+    pub dates: DateRangeArgs,
     #[command(flatten)]
     pub format: FormatArgs,
+}
+
+/// `$0.12`, `$12.35`, `<$0.01` for a positive cost under a cent, empty for none.
+fn cost(c: f64) -> String {
+    if c <= 0.0 {
+        String::new()
+    } else if c < 0.005 {
+        "<$0.01".to_owned()
+    } else {
+        format!("${c:.2}")
+    }
 }
 
 pub fn run(args: ListArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
@@ -30,7 +45,8 @@ pub fn run(args: ListArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
         vec![ctx.dirs.session_dir_for(&ctx.cwd_arg(args.cwd.as_deref())?)]
     };
     let files: Vec<PathBuf> = dirs.iter().flat_map(|d| find::jsonl_files(d)).collect();
-    let mut infos = info::list(&files);
+    let mut infos = info::list(&files, &Cache::new(&ctx.dirs.agent_dir));
+    infos.retain(|i| args.dates.contains(i.modified_ms));
     let short = find::ShortIds::of_all(&ctx.dirs);
     for i in &mut infos {
         i.short_id = Some(short.get(&i.id).to_owned());
@@ -61,8 +77,8 @@ pub fn run(args: ListArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
         .unwrap_or(0)
         .max(find::SHORT_ID_MIN);
     let head = format!(
-        "{:<10} {:>6}  {:<id_width$}  {}",
-        "MODIFIED", "MSGS", "ID", "NAME / FIRST MESSAGE"
+        "{:<10} {:>6} {:>8} {:>7}  {:<id_width$}  {}",
+        "MODIFIED", "MSGS", "SIZE", "COST", "ID", "NAME / FIRST MESSAGE"
     );
     ctx.out.line(st.bold(&head).as_bytes())?;
     for (i, id) in infos.iter().zip(&ids) {
@@ -71,11 +87,13 @@ pub fn run(args: ListArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
             Some(n) => format!("{} — {}", escape(n), escape(&first)),
             None => escape(&first).into_owned(),
         };
-        let fixed = 10 + 1 + 6 + 2 + id_width + 2;
+        let fixed = 10 + 1 + 6 + 1 + 8 + 1 + 7 + 2 + id_width + 2;
         let mut line = format!(
-            "{:<10} {:>6}  {}  {}",
+            "{:<10} {:>6} {:>8} {:>7}  {}  {}",
             clock::age(now, i.modified_ms),
             i.message_count,
+            crate::render::text::size(usize::try_from(i.bytes).unwrap_or(usize::MAX)),
+            cost(i.cost),
             st.yellow(&format!("{id:<id_width$}")),
             truncate(&what, width.saturating_sub(fixed).max(10))
         );

@@ -1,0 +1,791 @@
+//! What listings and reports need from a session file, without reading it each time: its
+//! header fields, name, first user message, message counts, last activity, and token and
+//! cost totals per hour and provider/model.
+//!
+//! A [`Summary`] is computed by one pass over the file's complete lines (the same index
+//! pass that opening a session makes, so invalid lines, extra headers and entries without
+//! an id are skipped exactly as every other command skips them). It is kept in a cache file
+//! per session file under `<agent dir>/cache/session-summaries/`, named after the file's
+//! device and inode (so a renamed session keeps its cache). On every use the cache is
+//! checked against the file:
+//!
+//! - device and inode are those of the file;
+//! - when size, modification and change times are the ones recorded, and the record was
+//!   not written within [`RACY`] of the file's last change (a change in the same clock tick
+//!   would not move the times), the first and last 4 KiB of the summarized bytes must still
+//!   hash to the recorded fingerprint: then nothing is read but a partial last line;
+//! - when the file grew, the summarized bytes must still match a fingerprint of their first
+//!   and last 4 KiB and of 16 blocks spread between them: then only the appended bytes are
+//!   read and added;
+//! - anything else (a shorter file, a same-size rewrite, a fingerprint mismatch, an
+//!   unreadable or foreign cache file) rebuilds the summary from the whole file.
+//!
+//! The cache is only a shortcut: deleting it costs time, never correctness, and a failure
+//! to write it is ignored. A file with an append under way or interrupted (a pending-append
+//! marker) is read as opening it would, without the cache.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::{FileExt, MetadataExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use serde::{Deserialize, Serialize};
+
+use super::preview;
+use super::scan::{self, Acc, Visit};
+use super::store::{Header, Kind, Session};
+use crate::clock;
+use crate::json::{self, Kind as JsonKind, Member, RawStr};
+
+const MAGIC: &str = "pi-session-summary/1";
+const EDGE: u64 = 4096;
+const SAMPLES: u64 = 16;
+/// A cache record written this soon after the file's last change cannot vouch that an
+/// equal size and times mean equal bytes (a change within the same tick of the file
+/// system's clock keeps the times): 100 ms where times have sub-second parts, 2 s where
+/// they are whole seconds (or FAT's even seconds).
+pub const RACY: std::time::Duration = std::time::Duration::from_millis(100);
+const RACY_COARSE: std::time::Duration = std::time::Duration::from_secs(2);
+/// Files this large are summarized one at a time (each with several threads).
+const BIG: u64 = 64 << 20;
+
+/// Tokens and cost of the assistant messages of one hour with one provider/model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Usage {
+    /// Start of the hour (UTC), in ms since the epoch.
+    pub hour_ms: i64,
+    pub provider: String,
+    pub model: String,
+    /// Assistant messages with a `usage` object.
+    pub messages: u64,
+    pub input: u64,
+    pub output: u64,
+    pub cache_read: u64,
+    pub cache_write: u64,
+    pub total_tokens: u64,
+    /// `usage.cost.total` summed in units of 10⁻¹² (exact, so sums do not depend on order).
+    pub cost_pico: i64,
+}
+
+impl Usage {
+    pub fn cost(&self) -> f64 {
+        self.cost_pico as f64 / 1e12
+    }
+}
+
+/// The header fields of a session file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HeaderFields {
+    pub id: String,
+    pub cwd: String,
+    pub timestamp: Option<String>,
+    pub version: u32,
+    pub parent_session: Option<String>,
+}
+
+impl HeaderFields {
+    fn of(h: &Header) -> HeaderFields {
+        HeaderFields {
+            id: h.id.clone(),
+            cwd: h.cwd.clone(),
+            timestamp: h.timestamp.clone(),
+            version: h.version,
+            parent_session: h.parent_session.clone(),
+        }
+    }
+}
+
+/// What the entries of a session say (every branch).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Counts {
+    /// Entries (lines after the header that are entries).
+    pub entries: u64,
+    /// `message` entries, and those of them with role user / assistant.
+    pub messages: u64,
+    pub user_messages: u64,
+    pub assistant_messages: u64,
+    /// The latest `session_info` name, trimmed (`Some("")` when the latest clears it).
+    pub name: Option<String>,
+    /// The text of the first user message with text.
+    pub first_message: Option<String>,
+    /// The latest time (ms) of a user or assistant message with content.
+    pub last_activity: Option<f64>,
+    /// The `timestamp` of the last entry in the file, as written.
+    pub last_entry: Option<String>,
+    /// Sorted by hour, provider, model.
+    pub usage: Vec<Usage>,
+}
+
+/// The summary of one session file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Summary {
+    pub path: PathBuf,
+    /// Bytes summarized (the file's size when it was read, less an append under way).
+    pub bytes: u64,
+    /// The file's modification time (ms).
+    pub mtime_ms: i64,
+    pub header: HeaderFields,
+    pub counts: Counts,
+}
+
+impl Summary {
+    /// The session name, unless none was set or the latest one clears it.
+    pub fn name(&self) -> Option<&str> {
+        self.counts.name.as_deref().filter(|n| !n.is_empty())
+    }
+
+    /// Creation time (ms) from the header.
+    pub fn created_ms(&self) -> Option<i64> {
+        self.header.timestamp.as_deref().and_then(clock::parse_iso)
+    }
+
+    /// Last activity (ms): the latest user/assistant message, else the creation time, else
+    /// the file's modification time.
+    pub fn modified_ms(&self) -> i64 {
+        match self.counts.last_activity {
+            Some(t) if t > 0.0 => t as i64,
+            _ => self.created_ms().unwrap_or(self.mtime_ms),
+        }
+    }
+
+    /// Total cost of every assistant message.
+    pub fn cost(&self) -> f64 {
+        self.counts.usage.iter().map(|u| u.cost_pico).sum::<i64>() as f64 / 1e12
+    }
+
+    /// Token and cost totals per UTC day (`YYYY-MM-DD`) and provider/model.
+    pub fn daily(&self) -> Vec<(String, Usage)> {
+        let mut days: BTreeMap<(String, String, String), Usage> = BTreeMap::new();
+        for u in &self.counts.usage {
+            let day = clock::format_iso(u.hour_ms)[..10].to_owned();
+            let key = (day, u.provider.clone(), u.model.clone());
+            match days.get_mut(&key) {
+                Some(d) => d.add(u),
+                None => {
+                    let mut d = u.clone();
+                    d.hour_ms = u.hour_ms - u.hour_ms.rem_euclid(86_400_000);
+                    days.insert(key, d);
+                }
+            }
+        }
+        days.into_iter().map(|((day, _, _), u)| (day, u)).collect()
+    }
+}
+
+impl Usage {
+    fn add(&mut self, o: &Usage) {
+        self.messages += o.messages;
+        self.input += o.input;
+        self.output += o.output;
+        self.cache_read += o.cache_read;
+        self.cache_write += o.cache_write;
+        self.total_tokens += o.total_tokens;
+        self.cost_pico += o.cost_pico;
+    }
+}
+
+/// The per-entry pass (see [`Counts`]).
+#[derive(Default)]
+struct Visitor {
+    counts: Counts,
+    usage: BTreeMap<(i64, String, String), Usage>,
+}
+
+fn count(v: Option<&[u8]>) -> u64 {
+    v.and_then(json::number)
+        .filter(|n| n.is_finite() && *n > 0.0)
+        .map_or(0, |n| n as u64)
+}
+
+impl Visitor {
+    fn from_counts(mut counts: Counts) -> Visitor {
+        let usage = std::mem::take(&mut counts.usage)
+            .into_iter()
+            .map(|u| ((u.hour_ms, u.provider.clone(), u.model.clone()), u))
+            .collect();
+        Visitor { counts, usage }
+    }
+
+    fn into_counts(mut self) -> Counts {
+        self.counts.usage = self.usage.into_values().collect();
+        self.counts
+    }
+
+    fn message(&mut self, line: &[u8], members: &[Member<'_>], msg: &[u8]) {
+        let get = |k: &str| json::field(line, members, k);
+        let role = json::get_str(msg, "role");
+        match role.as_deref() {
+            Some("user") => self.counts.user_messages += 1,
+            Some("assistant") => self.counts.assistant_messages += 1,
+            _ => {}
+        }
+        let is_chat = matches!(role.as_deref(), Some("user" | "assistant"));
+        let entry_time = || {
+            get("timestamp")
+                .and_then(RawStr::from_value)
+                .and_then(|s| clock::parse_iso(&s.decode()))
+                .map(|ms| ms as f64)
+        };
+        let time = json::get(msg, "timestamp")
+            .and_then(json::number)
+            .or_else(entry_time);
+        if role.as_deref() == Some("assistant")
+            && let Some(usage) = json::get(msg, "usage")
+            && JsonKind::of(usage) == Some(JsonKind::Object)
+        {
+            let hour = time.filter(|t| t.is_finite()).unwrap_or(0.0) as i64;
+            let hour = hour - hour.rem_euclid(3_600_000);
+            let string = |k: &str| json::get_str(msg, k).map(|s| s.into_owned());
+            let key = (
+                hour,
+                string("provider").unwrap_or_default(),
+                string("model").unwrap_or_default(),
+            );
+            let cost = json::get(usage, "cost")
+                .and_then(|c| json::get(c, "total"))
+                .and_then(json::number)
+                .filter(|c| c.is_finite())
+                .map_or(0, |c| (c * 1e12).round() as i64);
+            let row = Usage {
+                hour_ms: key.0,
+                provider: key.1.clone(),
+                model: key.2.clone(),
+                messages: 1,
+                input: count(json::get(usage, "input")),
+                output: count(json::get(usage, "output")),
+                cache_read: count(json::get(usage, "cacheRead")),
+                cache_write: count(json::get(usage, "cacheWrite")),
+                total_tokens: count(json::get(usage, "totalTokens")),
+                cost_pico: cost,
+            };
+            match self.usage.get_mut(&key) {
+                Some(u) => u.add(&row),
+                None => {
+                    self.usage.insert(key, row);
+                }
+            }
+        }
+        let Some(content) = json::get(msg, "content").filter(|_| is_chat) else {
+            return;
+        };
+        if let Some(t) = time {
+            let t = t.max(0.0);
+            self.counts.last_activity = Some(self.counts.last_activity.map_or(t, |a| a.max(t)));
+        }
+        if self.counts.first_message.is_none() && role.as_deref() == Some("user") {
+            let text = match JsonKind::of(content) {
+                Some(JsonKind::String | JsonKind::Array) => {
+                    preview::content_text(content, " ", usize::MAX)
+                }
+                _ => String::new(),
+            };
+            if !text.is_empty() {
+                self.counts.first_message = Some(text);
+            }
+        }
+    }
+}
+
+impl Visit for Visitor {
+    fn entry(&mut self, _i: u32, line: &[u8], members: &[Member<'_>]) {
+        let get = |k: &str| json::field(line, members, k);
+        self.counts.entries += 1;
+        self.counts.last_entry = get("timestamp")
+            .and_then(RawStr::from_value)
+            .map(|s| s.decode().into_owned());
+        let Some(ty) = get("type").and_then(RawStr::from_value) else {
+            return;
+        };
+        match Kind::from_type(ty.raw) {
+            Kind::SessionInfo => {
+                let name = get("name")
+                    .and_then(RawStr::from_value)
+                    .map(|r| r.decode().trim().to_owned());
+                self.counts.name = Some(name.unwrap_or_default());
+            }
+            Kind::Message => {
+                self.counts.messages += 1;
+                if let Some(msg) = get("message") {
+                    self.message(line, members, msg);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn split(&self) -> Self {
+        Visitor::default()
+    }
+
+    fn merge(&mut self, next: Self, _offset: u32) {
+        let Visitor { counts: n, usage } = next;
+        let c = &mut self.counts;
+        c.entries += n.entries;
+        c.messages += n.messages;
+        c.user_messages += n.user_messages;
+        c.assistant_messages += n.assistant_messages;
+        if n.name.is_some() {
+            c.name = n.name;
+        }
+        if c.first_message.is_none() {
+            c.first_message = n.first_message;
+        }
+        c.last_activity = match (c.last_activity, n.last_activity) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
+        if n.entries > 0 {
+            c.last_entry = n.last_entry;
+        }
+        for (k, u) in usage {
+            match self.usage.get_mut(&k) {
+                Some(mine) => mine.add(&u),
+                None => {
+                    self.usage.insert(k, u);
+                }
+            }
+        }
+    }
+}
+
+/// What the cache records about the file it summarizes.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+struct Stamp {
+    dev: u64,
+    ino: u64,
+    len: u64,
+    mtime: (i64, i64),
+    ctime: (i64, i64),
+    /// Recorded within [`RACY`] of the file's last change.
+    racy: bool,
+    /// Bytes summarized: complete lines only.
+    covered: u64,
+    /// Fingerprints of `[0, covered)`: its edges, and its edges plus samples.
+    edges: u64,
+    sampled: u64,
+}
+
+#[derive(Serialize, Deserialize)]
+struct Record {
+    magic: String,
+    stamp: Stamp,
+    header: HeaderFields,
+    counts: Counts,
+}
+
+fn fnv(h: u64, b: &[u8]) -> u64 {
+    b.iter()
+        .fold(h, |h, &c| (h ^ u64::from(c)).wrapping_mul(0x0100_0000_01b3))
+}
+
+/// A fingerprint of `file[..len]`: its first and last 4 KiB, and with `samples` 16 blocks
+/// of 4 KiB spread between them.
+fn fingerprint(file: &File, len: u64, samples: bool) -> io::Result<u64> {
+    let mut h = 0xcbf2_9ce4_8422_2325u64 ^ len;
+    let mut buf = vec![0u8; EDGE as usize];
+    let mut block = |at: u64, h: &mut u64| -> io::Result<()> {
+        let n = (len - at).min(EDGE) as usize;
+        file.read_exact_at(&mut buf[..n], at)?;
+        *h = fnv(*h, &buf[..n]);
+        Ok(())
+    };
+    block(0, &mut h)?;
+    if samples && len > 2 * EDGE {
+        let span = len - 2 * EDGE;
+        for k in 1..=SAMPLES {
+            block(EDGE + span * k / (SAMPLES + 1), &mut h)?;
+        }
+    }
+    if len > EDGE {
+        block(len.saturating_sub(EDGE).max(EDGE), &mut h)?;
+    }
+    Ok(h)
+}
+
+/// Offset just after the last `\n` in `file[..len]` (0 when there is none).
+fn complete_end(file: &File, len: u64) -> io::Result<u64> {
+    let mut buf = vec![0u8; 64 << 10];
+    let mut end = len;
+    while end > 0 {
+        let start = end.saturating_sub(buf.len() as u64);
+        let n = (end - start) as usize;
+        file.read_exact_at(&mut buf[..n], start)?;
+        if let Some(k) = memchr::memrchr(b'\n', &buf[..n]) {
+            return Ok(start + k as u64 + 1);
+        }
+        end = start;
+    }
+    Ok(0)
+}
+
+/// The summary cache: a directory of records, or none (every summary read from its file).
+#[derive(Debug, Clone, Default)]
+pub struct Cache {
+    dir: Option<PathBuf>,
+    /// Use records but never write them (and read no file without a valid record).
+    read_only: bool,
+}
+
+static TMP_SEQ: AtomicUsize = AtomicUsize::new(0);
+
+impl Cache {
+    /// The cache under `agent_dir` (`<agent dir>/cache/session-summaries`).
+    pub fn new(agent_dir: &Path) -> Cache {
+        Cache {
+            dir: Some(agent_dir.join("cache").join("session-summaries")),
+            read_only: false,
+        }
+    }
+
+    /// The cache under `agent_dir`, read but never written; [`Cache::summary`] then gives
+    /// only what a valid record (plus the bytes appended since) gives, and `None` for
+    /// files without one. For shell completion, which must not write.
+    pub fn read_only(agent_dir: &Path) -> Cache {
+        Cache {
+            read_only: true,
+            ..Cache::new(agent_dir)
+        }
+    }
+
+    /// No cache: every summary is read from its file.
+    pub fn none() -> Cache {
+        Cache {
+            dir: None,
+            read_only: false,
+        }
+    }
+
+    fn record_path(&self, meta: &std::fs::Metadata) -> Option<PathBuf> {
+        let dir = self.dir.as_ref()?;
+        Some(dir.join(format!("{:x}-{:x}.json", meta.dev(), meta.ino())))
+    }
+
+    /// The summary of one file; `None` when it cannot be read or is not a session file.
+    pub fn summary(&self, path: &Path) -> Option<Summary> {
+        if !matches!(
+            super::pending::read(&super::pending::marker_path(path)),
+            Ok(super::pending::Found::None)
+        ) {
+            return (!self.read_only).then(|| through_session(path)).flatten();
+        }
+        let file = File::open(path).ok()?;
+        let meta = file.metadata().ok()?;
+        let record = self.record_path(&meta);
+        let stored = record.as_deref().and_then(read_record);
+        let (header, counts, covered, stamp) = match stored.and_then(|r| reuse(&file, &meta, r)) {
+            Some(Reuse::Same(r)) => (r.header, r.counts, r.stamp.covered, None),
+            Some(Reuse::Grown(r)) => extend(&file, &meta, r).ok()?,
+            None if self.read_only => return None,
+            None => build(&file, &meta).ok()??,
+        };
+        if let (Some(stamp), Some(record), false) =
+            (stamp.as_ref(), record.as_deref(), self.read_only)
+        {
+            save(record, stamp, &header, &counts);
+        }
+        // A last line without its newline yet: read every time, never recorded.
+        let counts = with_tail(&file, &header, counts, covered, meta.len());
+        Some(Summary {
+            path: path.to_owned(),
+            bytes: meta.len(),
+            mtime_ms: mtime_ms(&meta),
+            header,
+            counts,
+        })
+    }
+
+    /// The summaries of `paths` (those that are session files), in the same order, read in
+    /// parallel.
+    pub fn summaries(&self, paths: &[PathBuf]) -> Vec<Summary> {
+        let (big, small): (Vec<usize>, Vec<usize>) = (0..paths.len())
+            .partition(|&i| std::fs::metadata(&paths[i]).is_ok_and(|m| m.len() >= BIG));
+        let mut out: Vec<Option<Summary>> = vec![None; paths.len()];
+        for i in big {
+            out[i] = self.summary(&paths[i]);
+        }
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .clamp(1, 8)
+            .min(small.len());
+        if threads <= 1 {
+            for i in small {
+                out[i] = self.summary(&paths[i]);
+            }
+        } else {
+            let next = AtomicUsize::new(0);
+            let parts: Vec<Vec<(usize, Option<Summary>)>> = std::thread::scope(|scope| {
+                let handles: Vec<_> = (0..threads)
+                    .map(|_| {
+                        scope.spawn(|| {
+                            let mut mine = Vec::new();
+                            loop {
+                                let k = next.fetch_add(1, Ordering::Relaxed);
+                                let Some(&i) = small.get(k) else { break };
+                                mine.push((i, self.summary(&paths[i])));
+                            }
+                            mine
+                        })
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().unwrap_or_default())
+                    .collect()
+            });
+            for (i, s) in parts.into_iter().flatten() {
+                out[i] = s;
+            }
+        }
+        out.into_iter().flatten().collect()
+    }
+}
+
+fn mtime_ms(meta: &std::fs::Metadata) -> i64 {
+    meta.mtime() * 1000 + meta.mtime_nsec() / 1_000_000
+}
+
+/// A file with an append under way or interrupted: opened as every reader opens it.
+fn through_session(path: &Path) -> Option<Summary> {
+    let (s, v) = Session::open_with(path, Visitor::default()).ok()?;
+    let header = HeaderFields::of(s.header.as_ref()?);
+    let meta = std::fs::metadata(path).ok()?;
+    Some(Summary {
+        path: path.to_owned(),
+        bytes: s.len,
+        mtime_ms: mtime_ms(&meta),
+        header,
+        counts: v.into_counts(),
+    })
+}
+
+fn read_record(path: &Path) -> Option<Record> {
+    let bytes = std::fs::read(path).ok()?;
+    let r: Record = serde_json::from_slice(&bytes).ok()?;
+    (r.magic == MAGIC).then_some(r)
+}
+
+enum Reuse {
+    /// The file is as recorded.
+    Same(Record),
+    /// The file grew; its recorded bytes are unchanged.
+    Grown(Record),
+}
+
+/// Whether (and how) a record can be used for the file (see the module docs).
+fn reuse(file: &File, meta: &std::fs::Metadata, r: Record) -> Option<Reuse> {
+    let s = &r.stamp;
+    let len = meta.len();
+    if s.dev != meta.dev() || s.ino != meta.ino() || s.covered > len || s.covered > s.len {
+        return None;
+    }
+    let same_stat = len == s.len
+        && s.mtime == (meta.mtime(), meta.mtime_nsec())
+        && s.ctime == (meta.ctime(), meta.ctime_nsec());
+    if same_stat && !s.racy {
+        return (fingerprint(file, s.covered, false).ok()? == s.edges).then_some(Reuse::Same(r));
+    }
+    if len > s.len && fingerprint(file, s.covered, true).ok()? == s.sampled {
+        return Some(Reuse::Grown(r));
+    }
+    None
+}
+
+fn stamp_of(file: &File, meta: &std::fs::Metadata, covered: u64) -> io::Result<Stamp> {
+    let changed = std::time::UNIX_EPOCH
+        + std::time::Duration::new(
+            meta.ctime().max(meta.mtime()).max(0) as u64,
+            meta.ctime_nsec()
+                .max(meta.mtime_nsec())
+                .clamp(0, 999_999_999) as u32,
+        );
+    let window = if meta.mtime_nsec() == 0 && meta.ctime_nsec() == 0 {
+        RACY_COARSE
+    } else {
+        RACY
+    };
+    let racy = std::time::SystemTime::now()
+        .duration_since(changed)
+        .map_or(true, |d| d < window);
+    Ok(Stamp {
+        dev: meta.dev(),
+        ino: meta.ino(),
+        len: meta.len(),
+        mtime: (meta.mtime(), meta.mtime_nsec()),
+        ctime: (meta.ctime(), meta.ctime_nsec()),
+        racy,
+        covered,
+        edges: fingerprint(file, covered, false)?,
+        sampled: fingerprint(file, covered, true)?,
+    })
+}
+
+/// Header, counts, bytes they cover, and the stamp to record (none: do not record).
+type Built = (HeaderFields, Counts, u64, Option<Stamp>);
+
+/// Summarizes the complete lines of the file from the start; `None` when the file holds
+/// no session header. When they hold none but the whole file does (the header is an
+/// unterminated last line), the whole file is summarized and nothing is recorded.
+fn build(file: &File, meta: &std::fs::Metadata) -> io::Result<Option<Built>> {
+    let covered = complete_end(file, meta.len())?;
+    let (acc, _) = scan::scan_file(file, covered, Visitor::default())?;
+    if let Some(h) = acc.header.as_ref() {
+        let header = HeaderFields::of(h);
+        let stamp = stamp_of(file, meta, covered)?;
+        return Ok(Some((
+            header,
+            acc.visitor.into_counts(),
+            covered,
+            Some(stamp),
+        )));
+    }
+    if covered == meta.len() {
+        return Ok(None);
+    }
+    let (acc, _) = scan::scan_file(file, meta.len(), Visitor::default())?;
+    Ok(acc
+        .header
+        .as_ref()
+        .map(HeaderFields::of)
+        .map(|h| (h, acc.visitor.into_counts(), meta.len(), None)))
+}
+
+/// Adds the complete lines appended after the record's coverage.
+fn extend(file: &File, meta: &std::fs::Metadata, r: Record) -> io::Result<Built> {
+    let covered = complete_end(file, meta.len())?.max(r.stamp.covered);
+    let counts = add_lines(file, &r.header, r.counts, r.stamp.covered, covered)?;
+    let stamp = stamp_of(file, meta, covered)?;
+    Ok((r.header, counts, covered, Some(stamp)))
+}
+
+fn add_lines(
+    file: &File,
+    header: &HeaderFields,
+    counts: Counts,
+    from: u64,
+    to: u64,
+) -> io::Result<Counts> {
+    if from >= to {
+        return Ok(counts);
+    }
+    let h = Header {
+        raw: Vec::new(),
+        line: 1,
+        id: header.id.clone(),
+        cwd: header.cwd.clone(),
+        timestamp: header.timestamp.clone(),
+        version: header.version,
+        parent_session: header.parent_session.clone(),
+    };
+    let mut acc = Acc::new(Some(h), false, Visitor::default());
+    let mut seen = 0usize;
+    scan::for_each_line_in(file, from, to, |o, n, l, t| {
+        acc.line(o, n, l, t);
+        seen += 1;
+        if seen.is_multiple_of(4096) {
+            acc.recs.clear();
+        }
+    })?;
+    let mut v = Visitor::from_counts(counts);
+    v.merge(acc.visitor, 0);
+    Ok(v.into_counts())
+}
+
+/// The counts with the bytes after `covered` (an unterminated last line) added.
+fn with_tail(file: &File, header: &HeaderFields, counts: Counts, covered: u64, len: u64) -> Counts {
+    if covered >= len {
+        return counts;
+    }
+    add_lines(file, header, counts.clone(), covered, len).unwrap_or(counts)
+}
+
+/// Writes a record (best effort: a failure only costs speed later).
+fn save(path: &Path, stamp: &Stamp, header: &HeaderFields, counts: &Counts) {
+    let record = Record {
+        magic: MAGIC.to_owned(),
+        stamp: stamp.clone(),
+        header: header.clone(),
+        counts: counts.clone(),
+    };
+    let Ok(bytes) = serde_json::to_vec(&record) else {
+        return;
+    };
+    let Some(dir) = path.parent() else { return };
+    if crate::private::create_dir_all(dir).is_err() {
+        return;
+    }
+    let tmp = dir.join(format!(
+        ".{}-{}.tmp",
+        std::process::id(),
+        TMP_SEQ.fetch_add(1, Ordering::Relaxed)
+    ));
+    if crate::private::write_file(&tmp, &bytes).is_err() || std::fs::rename(&tmp, path).is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dir() -> PathBuf {
+        let d = std::env::temp_dir().join(format!("pi-summary-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    /// The record of `path`, made trustworthy (as if written long after the file changed).
+    fn settled(cache: &Cache, path: &Path) -> Record {
+        let meta = std::fs::metadata(path).unwrap();
+        let rp = cache.record_path(&meta).unwrap();
+        let mut r = read_record(&rp).unwrap();
+        r.stamp.racy = false;
+        std::fs::write(&rp, serde_json::to_vec(&r).unwrap()).unwrap();
+        r
+    }
+
+    #[test]
+    fn records_are_reused_extended_or_dropped() {
+        let d = dir();
+        let cache = Cache::new(&d);
+        let s = d.join("s.jsonl");
+        let head = "{\"type\":\"session\",\"version\":3,\"id\":\"x\",\"cwd\":\"/\"}\n";
+        let msg = |id: &str, text: &str| {
+            format!(
+                "{{\"type\":\"message\",\"id\":\"{id}\",\"parentId\":null,\"message\":{{\"role\":\"user\",\"content\":\"{text}\",\"timestamp\":5}}}}\n"
+            )
+        };
+        std::fs::write(&s, format!("{head}{}", msg("00000001", "hi"))).unwrap();
+        let cold = cache.summary(&s).unwrap();
+        assert_eq!(cold.counts.messages, 1);
+        let r = settled(&cache, &s);
+        let file = File::open(&s).unwrap();
+        let meta = file.metadata().unwrap();
+        assert!(matches!(reuse(&file, &meta, r), Some(Reuse::Same(_))));
+        assert_eq!(cache.summary(&s).unwrap(), cold);
+        // Grown: only the new line is read.
+        let mut f = std::fs::OpenOptions::new().append(true).open(&s).unwrap();
+        std::io::Write::write_all(&mut f, msg("00000002", "more").as_bytes()).unwrap();
+        let r = settled(&cache, &s);
+        let meta = file.metadata().unwrap();
+        assert!(matches!(reuse(&file, &meta, r), Some(Reuse::Grown(_))));
+        let warm = cache.summary(&s).unwrap();
+        assert_eq!(warm.counts.messages, 2);
+        assert_eq!(warm, Cache::none().summary(&s).unwrap());
+        // Same size, other bytes in the middle: the times moved, so the record is dropped.
+        let r = settled(&cache, &s);
+        let text = std::fs::read_to_string(&s)
+            .unwrap()
+            .replace("\"hi\"", "\"HI\"");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        std::fs::write(&s, text).unwrap();
+        let meta = file.metadata().unwrap();
+        assert!(reuse(&file, &meta, r).is_none());
+        assert_eq!(
+            cache.summary(&s).unwrap().counts.first_message.as_deref(),
+            Some("HI")
+        );
+        let _ = std::fs::remove_dir_all(&d);
+    }
+}
