@@ -10,7 +10,7 @@ use serde_json::Value as Json;
 
 use crate::cmd::Ctx;
 use crate::cmd::args::{ModelArgs, SessionArg, positive};
-use crate::cmd::watch::{Progress, session_short_id};
+use crate::cmd::watch::Progress;
 use crate::compact::job::{self, Job, Outcome, Request};
 use crate::context::settings::Settings as ContextSettings;
 use crate::error::ExitStatus;
@@ -256,10 +256,11 @@ fn all(args: &CompactArgs, job: &mut Job, ctx: &mut Ctx) -> anyhow::Result<ExitS
         Some(d) => vec![ctx.dirs.session_dir_for(&ctx.cwd_arg(Some(d))?)],
         None => find::all_session_dirs(&ctx.dirs),
     };
+    let short = find::ShortIds::of_all(&ctx.dirs);
     let files: Vec<(PathBuf, String)> = dirs
         .iter()
         .flat_map(|d| find::jsonl_files(d))
-        .filter_map(|p| find::read_header(&p).map(|h| (p, session_short_id(&h.id))))
+        .filter_map(|p| find::read_header(&p).map(|h| (p, short.get(&h.id).to_owned())))
         .collect();
     let bar = Bar::new(files.len() as u64);
     let mut counts = Counts::default();

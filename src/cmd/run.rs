@@ -19,7 +19,6 @@ use crate::agent::store::{self, FileStore};
 use crate::agent::{AgentSession, Config, Credentials, Message, Observer, Outcome, ToolExecution};
 use crate::cmd::Ctx;
 use crate::cmd::args::{ModelArgs, SessionArg, SystemPromptArgs, positive_u32};
-use crate::cmd::watch::session_short_id;
 use crate::context::value::Value;
 use crate::error::{Exit, ExitStatus};
 use crate::extensions::Project;
@@ -591,7 +590,11 @@ fn launch(
             .as_deref()
             .filter(|_| recorded)
             .and_then(|h| crate::json::get_str(h, "id"))
-            .map(|id| session_short_id(&id));
+            .map(|id| {
+                crate::session::find::ShortIds::of_all(&ctx.dirs)
+                    .get(&id)
+                    .to_owned()
+            });
         crate::error::note(&totals.line(started.elapsed(), id.as_deref()));
     }
     finish(outcome?, signalled.get(), args)

@@ -1,8 +1,7 @@
 //! What `pi compact` and `pi session branch --summarize` show while they work: warnings on
 //! stderr, and while a model writes a summary, a spinner with the characters written so far
 //! (on a terminal only); with `pi compact --all`, a bar of the sessions done and lines that
-//! name the session they are about. Also the short form of a session id these lines and
-//! `pi run`'s last line show.
+//! name the session they are about (by its short id).
 
 use std::sync::Mutex;
 
@@ -10,12 +9,6 @@ use crate::compact::job::Watch;
 use crate::llm::Event;
 use crate::output::escape;
 use crate::progress::{Bar, Spinner};
-
-/// The short form of a session id shown on stderr (`pi run`, `pi compact --all`): its first
-/// 8 characters. The one place to change when short ids become the shortest unique prefix.
-pub fn session_short_id(id: &str) -> String {
-    id.chars().take(8).collect()
-}
 
 /// Shows a job's progress on stderr: for one session a spinner while the model writes; for
 /// one session of many (`pi compact --all`) the characters written on the bar's line, and
