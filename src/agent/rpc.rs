@@ -33,6 +33,9 @@ use crate::models::{self, THINKING_LEVELS};
 use crate::session::entry::jstr;
 use crate::tools::CancelToken;
 
+mod ops;
+pub use ops::commands_json;
+
 /// Where responses and events go (shared by the server and the session's observer).
 pub type Out = Rc<RefCell<JsonLines<Box<dyn Write>>>>;
 
@@ -176,6 +179,7 @@ pub fn stdin_lines() -> mpsc::UnboundedReceiver<Vec<u8>> {
 }
 
 /// A parsed command.
+#[derive(Debug, Clone)]
 struct Command {
     id: Option<Json>,
     ty: String,
@@ -202,6 +206,37 @@ pub struct Server<'a, 'c, H: Hooks> {
     pub info: Info,
     /// Cancelled by SIGINT, SIGTERM or SIGHUP.
     pub signals: CancelToken,
+    /// What `get_commands` lists: templates, skills and program tools.
+    pub commands: Json,
+    /// Commands that arrived while the session was busy, served in order.
+    pending: std::collections::VecDeque<Command>,
+}
+
+impl<'a, 'c, H: Hooks> Server<'a, 'c, H> {
+    pub fn new(
+        session: &'a mut AgentSession<'c, H, RpcObserver>,
+        out: Out,
+        mirror: Rc<RefCell<Mirror>>,
+        expand: Expander,
+        info: Info,
+        signals: CancelToken,
+        commands: Json,
+    ) -> Server<'a, 'c, H> {
+        Server {
+            session,
+            out,
+            mirror,
+            expand,
+            info,
+            signals,
+            commands,
+            pending: std::collections::VecDeque::new(),
+        }
+    }
+}
+
+fn failed(e: anyhow::Error) -> Reply {
+    Err(format!("{e:#}"))
 }
 
 fn respond(out: &Out, id: &Option<Json>, command: &str, reply: Reply) {
@@ -431,9 +466,22 @@ struct Busy<'b> {
     expand: &'b Expander,
     info: &'b Info,
     snap: &'b Snapshot,
-    /// Cancels the work (`abort`).
+    /// Cancels the work (`abort`, `abort_bash`).
     cancel: CancelToken,
     signals: &'b CancelToken,
+    kind: Work,
+    /// What `get_commands` lists.
+    commands: &'b Json,
+}
+
+/// What keeps the session busy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Work {
+    /// A prompt's run.
+    Run,
+    Compaction,
+    /// A user's shell command (`bash`).
+    Bash,
 }
 
 /// How the busy time ended besides the work's own result.
@@ -441,6 +489,8 @@ struct Busy<'b> {
 struct BusyEnd {
     /// `abort` commands, answered once the work has stopped.
     aborts: Vec<(Option<Json>, &'static str)>,
+    /// Commands served once the work has ended, in order.
+    deferred: Vec<Command>,
     eof: bool,
     signalled: bool,
 }
@@ -449,12 +499,20 @@ impl Busy<'_> {
     /// A command while the session works; `None` when its answer waits for the end.
     fn command(&self, cmd: &Command, end: &mut BusyEnd) -> Option<Reply> {
         let (out, mirror, queue, expand) = (self.out, self.mirror, &self.queue, self.expand);
+        let work = self.kind;
         Some(match cmd.ty.as_str() {
+            // A shell command is not the agent's work: `abort` leaves it running.
+            "abort" if work == Work::Bash => Ok(None),
             "abort" => {
                 self.cancel.cancel();
                 end.aborts.push((cmd.id.clone(), "abort"));
                 return None;
             }
+            "abort_bash" if work == Work::Bash => {
+                self.cancel.cancel();
+                Ok(None)
+            }
+            "abort_bash" => Ok(None),
             // Only a pending retry is stopped (which ends the run, as nothing else runs).
             "abort_retry" if mirror.borrow().retrying => {
                 self.cancel.cancel();
@@ -465,8 +523,16 @@ impl Busy<'_> {
             "steer" => enqueue(out, mirror, queue, expand, &cmd.body, true),
             "follow_up" => enqueue(out, mirror, queue, expand, &cmd.body, false),
             "prompt" => match cmd.body.get("streamingBehavior").and_then(Json::as_str) {
-                Some("steer") => enqueue(out, mirror, queue, expand, &cmd.body, true),
-                Some("followUp") => enqueue(out, mirror, queue, expand, &cmd.body, false),
+                Some("steer") if work == Work::Run => {
+                    enqueue(out, mirror, queue, expand, &cmd.body, true)
+                }
+                Some("followUp") if work == Work::Run => {
+                    enqueue(out, mirror, queue, expand, &cmd.body, false)
+                }
+                _ if work != Work::Run => {
+                    end.deferred.push(cmd.clone());
+                    return None;
+                }
                 _ => Err("Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message.".into()),
             },
             "get_state" => Ok(Some(state(self.info, self.snap, &mirror.borrow(), queue))),
@@ -480,9 +546,19 @@ impl Busy<'_> {
             "get_available_models" => Ok(Some(json!({"models": self.snap.models}))),
             "set_steering_mode" => set_mode(queue, &cmd.body, true),
             "set_follow_up_mode" => set_mode(queue, &cmd.body, false),
-            t if KNOWN.contains(&t) => Err(format!(
-                "Agent is busy: \"{t}\" waits until the work ends (agent_end, compaction_end); send abort to stop it"
-            )),
+            "get_fork_messages" => Ok(Some(ops::fork_messages(self.info.session_file.as_deref()))),
+            "get_commands" => Ok(Some(json!({"commands": self.commands}))),
+            // A manual compaction stops the run first, as upstream's does.
+            "compact" if work == Work::Run => {
+                self.cancel.cancel();
+                end.deferred.push(cmd.clone());
+                return None;
+            }
+            // The rest changes the session or its settings: served when the work ends.
+            t if KNOWN.contains(&t) => {
+                end.deferred.push(cmd.clone());
+                return None;
+            }
             t => Err(format!("Unknown command: {t}")),
         })
     }
@@ -550,37 +626,58 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
         &mut self,
         mut input: mpsc::UnboundedReceiver<Vec<u8>>,
     ) -> anyhow::Result<Stop> {
+        let stop = self.serve_commands(&mut input).await;
+        // Full-output files the current session does not name go (the first session's are
+        // checked when the session changes).
+        crate::tools::bash::remove_unreferenced_logs(self.info.session_file.as_deref());
+        stop
+    }
+
+    async fn serve_commands(
+        &mut self,
+        input: &mut mpsc::UnboundedReceiver<Vec<u8>>,
+    ) -> anyhow::Result<Stop> {
         self.mirror.borrow_mut().messages = self.session.messages.clone();
         let mut snap = self.snapshot();
+        let mut eof = false;
         loop {
-            let line = tokio::select! {
-                l = input.recv() => l,
-                () = self.signals.cancelled() => return Ok(Stop::Signal),
-            };
-            let Some(line) = line else {
+            let cmd = if let Some(c) = self.pending.pop_front() {
+                c
+            } else if eof {
                 return Ok(Stop::Eof);
-            };
-            if line.iter().all(u8::is_ascii_whitespace) {
-                continue;
-            }
-            let cmd = match parse(&line) {
-                Ok(c) => c,
-                Err(e) => {
-                    respond(&self.out, &None, "parse", Err(e));
+            } else {
+                let line = tokio::select! {
+                    l = input.recv() => l,
+                    () = self.signals.cancelled() => return Ok(Stop::Signal),
+                };
+                let Some(line) = line else {
+                    return Ok(Stop::Eof);
+                };
+                if line.iter().all(u8::is_ascii_whitespace) {
                     continue;
+                }
+                match parse(&line) {
+                    Ok(c) => c,
+                    Err(e) => {
+                        respond(&self.out, &None, "parse", Err(e));
+                        continue;
+                    }
                 }
             };
             let stop = match cmd.ty.as_str() {
-                "prompt" => self.prompt(cmd, &mut input, &snap).await?,
-                "compact" => self.compact(cmd, &mut input, &snap).await?,
+                "prompt" => self.prompt(cmd, input, &snap).await?,
+                "compact" => self.compact(cmd, input, &snap).await?,
+                "bash" => self.bash(cmd, input, &snap).await?,
                 _ => {
                     let reply = self.idle(&cmd).await?;
                     respond(&self.out, &cmd.id, &cmd.ty, reply);
                     None
                 }
             };
-            if let Some(stop) = stop {
-                return Ok(stop);
+            match stop {
+                Some(Stop::Eof) => eof = true,
+                Some(stop) => return Ok(stop),
+                None => {}
             }
             snap = self.snapshot();
         }
@@ -597,6 +694,7 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
         cancel: CancelToken,
         input: &mut mpsc::UnboundedReceiver<Vec<u8>>,
         snap: &Snapshot,
+        kind: Work,
     ) -> (T, BusyEnd) {
         let queue = self.session.queue.clone();
         let Server {
@@ -606,6 +704,8 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
             expand,
             info,
             signals,
+            commands,
+            pending: _,
         } = self;
         let b = Busy {
             out,
@@ -616,6 +716,8 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
             snap,
             cancel,
             signals,
+            kind,
+            commands,
         };
         let (r, end) = b.serve(work(session), input).await;
         {
@@ -630,10 +732,11 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
         (r, end)
     }
 
-    fn after_busy(&self, end: BusyEnd) -> Option<Stop> {
+    fn after_busy(&mut self, end: BusyEnd) -> Option<Stop> {
         for (id, command) in end.aborts {
             respond(&self.out, &id, command, Ok(None));
         }
+        self.pending.extend(end.deferred);
         if end.signalled {
             Some(Stop::Signal)
         } else if end.eof {
@@ -684,6 +787,7 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
                 cancel,
                 input,
                 snap,
+                Work::Run,
             )
             .await;
         result?;
@@ -719,6 +823,7 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
                 cancel,
                 input,
                 snap,
+                Work::Compaction,
             )
             .await;
         let reply = match result? {
@@ -815,7 +920,18 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
                 Ok(_) => Err("Session name cannot be empty".into()),
                 Err(e) => Err(e),
             },
-            t if KNOWN.contains(&t) => Err(format!("\"{t}\" is not supported by pi's RPC mode")),
+            "abort_bash" => Ok(None),
+            // A session that cannot be made or read is this command's failure only.
+            "new_session" => self.new_session(b).await.unwrap_or_else(failed),
+            "switch_session" => self.switch_session(b).await.unwrap_or_else(failed),
+            "fork" => self.fork(b, false).await.unwrap_or_else(failed),
+            "clone" => self.fork(b, true).await.unwrap_or_else(failed),
+            "get_fork_messages" => Ok(Some(ops::fork_messages(
+                self.info.session_file.as_deref(),
+            ))),
+            "cycle_model" => self.cycle_model(&snap)?,
+            "get_commands" => Ok(Some(json!({"commands": self.commands}))),
+            "export_html" => self.export_html(b),
             t => Err(format!("Unknown command: {t}")),
         })
     }

@@ -516,7 +516,8 @@ fn launch(mut rs: RunSettings, args: &RunArgs, ctx: &Ctx) -> anyhow::Result<Exit
                 .and_then(|o| o.session.name())
                 .map(str::to_owned),
         };
-        let stop = run.rpc(expander(&rs.resources), info)?;
+        let commands = rpc::commands_json(&rs.resources, &run.config.tools);
+        let stop = run.rpc(expander(&rs.resources), info, commands)?;
         return Ok(match (stop, signalled.get()) {
             (rpc::Stop::Signal, Some(s)) => ExitStatus::of_signal(s),
             (rpc::Stop::Signal, None) => ExitStatus::Interrupted,
@@ -732,6 +733,7 @@ impl<'a> Run<'a> {
         self,
         expand: crate::agent::session::Expander,
         info: rpc::Info,
+        commands: serde_json::Value,
     ) -> anyhow::Result<rpc::Stop> {
         let out: rpc::Out = Rc::new(RefCell::new(JsonLines::new(
             Box::new(std::io::stdout()) as Box<dyn std::io::Write>
@@ -744,14 +746,7 @@ impl<'a> Run<'a> {
         p.rt.block_on(async {
             let watcher = watch_signals(signals.clone(), p.signalled.clone())
                 .context("cannot listen for signals")?;
-            let mut server = Server {
-                session: &mut session,
-                out,
-                mirror,
-                expand,
-                info,
-                signals,
-            };
+            let mut server = Server::new(&mut session, out, mirror, expand, info, signals, commands);
             let r = server.serve(rpc::stdin_lines()).await;
             watcher.abort();
             r

@@ -26,6 +26,11 @@ pub fn header(id: &str, now_ms: i64, cwd: &str, parent: Option<&str>) -> Vec<u8>
     h
 }
 
+/// How many files `dir` holds (a salt for seeded ids).
+fn files_in(dir: &Path) -> u64 {
+    std::fs::read_dir(dir).map_or(0, |d| d.count() as u64)
+}
+
 /// Writes `lines` as a new private (0600) session file in `dir`, named
 /// `<stamp>_<id>.jsonl`; returns its path.
 fn write_new(dir: &Path, id: &str, now: i64, lines: &[&[u8]]) -> anyhow::Result<PathBuf> {
@@ -50,7 +55,7 @@ pub fn create_empty(
     parent: Option<&str>,
 ) -> anyhow::Result<(PathBuf, Vec<u8>)> {
     let now = clock::now_ms();
-    let id = rng::Rng::new(|| now as u64).uuid_v7(now);
+    let id = rng::Rng::new(|| now as u64 ^ files_in(dir).rotate_left(17)).uuid_v7(now);
     let h = header(&id, now, cwd, parent);
     let path = write_new(dir, &id, now, &[&h])?;
     Ok((path, h))
@@ -77,7 +82,10 @@ pub fn write_fork(
         on_path.insert(s.entries[i as usize].id.clone());
     }
     let now = clock::now_ms();
-    let mut rng = rng::Rng::new(|| now as u64 ^ s.entries.len() as u64);
+    // The files already in `dir` keep seeded ids (PI_SEED) of several forks apart.
+    let mut rng = rng::Rng::new(|| {
+        now as u64 ^ s.entries.len() as u64 ^ files_in(dir).rotate_left(17)
+    });
     let mut prev = path.last().map(|&i| s.entries[i as usize].id.to_string());
     let mut label_lines = Vec::new();
     for (target, label, ts) in s.resolved_labels() {

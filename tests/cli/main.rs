@@ -32,6 +32,7 @@ mod run_library;
 mod run_options;
 mod run_recovery;
 mod run_rpc;
+mod run_rpc_compat;
 mod run_signals;
 mod run_support;
 mod run_tools;

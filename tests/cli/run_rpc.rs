@@ -12,16 +12,16 @@ use crate::common::model_server::{ModelServer, Reply};
 use crate::common::*;
 use crate::run_support::*;
 
-struct Client {
+pub struct Client {
     child: Child,
     stdin: Option<ChildStdin>,
     out: BufReader<ChildStdout>,
     /// Every line read so far.
-    seen: Vec<Value>,
+    pub seen: Vec<Value>,
 }
 
 impl Client {
-    fn start(w: &World, args: &[&str]) -> Client {
+    pub fn start(w: &World, args: &[&str]) -> Client {
         let mut child = w
             .std_cmd()
             .arg("run")
@@ -42,20 +42,20 @@ impl Client {
         }
     }
 
-    fn send(&mut self, v: Value) {
+    pub fn send(&mut self, v: Value) {
         let s = self.stdin.as_mut().unwrap();
         writeln!(s, "{v}").unwrap();
         s.flush().unwrap();
     }
 
-    fn send_raw(&mut self, raw: &[u8]) {
+    pub fn send_raw(&mut self, raw: &[u8]) {
         let s = self.stdin.as_mut().unwrap();
         s.write_all(raw).unwrap();
         s.flush().unwrap();
     }
 
     /// Reads lines until one satisfies `f`; returns it.
-    fn until(&mut self, f: impl Fn(&Value) -> bool) -> Value {
+    pub fn until(&mut self, f: impl Fn(&Value) -> bool) -> Value {
         loop {
             let mut line = String::new();
             let n = self.out.read_line(&mut line).unwrap();
@@ -73,23 +73,23 @@ impl Client {
     }
 
     /// The response to the command with this id.
-    fn response(&mut self, id: &str) -> Value {
+    pub fn response(&mut self, id: &str) -> Value {
         self.until(|v| v["type"] == "response" && v["id"] == id)
     }
 
     /// Sends a command and waits for its response.
-    fn call(&mut self, id: &str, mut cmd: Value) -> Value {
+    pub fn call(&mut self, id: &str, mut cmd: Value) -> Value {
         cmd["id"] = json!(id);
         self.send(cmd);
         self.response(id)
     }
 
-    fn agent_end(&mut self) -> Value {
+    pub fn agent_end(&mut self) -> Value {
         self.until(|v| v["type"] == "agent_end")
     }
 
     /// Waits until no prompt runs (the `agent_end` hooks of a run still belong to it).
-    fn idle(&mut self) {
+    pub fn idle(&mut self) {
         let start = Instant::now();
         for k in 0.. {
             let id = format!("idle{k}");
@@ -103,7 +103,7 @@ impl Client {
     }
 
     /// Closes stdin and waits for the exit status; returns it and the rest of the output.
-    fn close(mut self) -> (i32, Vec<Value>) {
+    pub fn close(mut self) -> (i32, Vec<Value>) {
         drop(self.stdin.take());
         let start = Instant::now();
         loop {
