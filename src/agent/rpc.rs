@@ -926,9 +926,7 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
             "switch_session" => self.switch_session(b).await.unwrap_or_else(failed),
             "fork" => self.fork(b, false).await.unwrap_or_else(failed),
             "clone" => self.fork(b, true).await.unwrap_or_else(failed),
-            "get_fork_messages" => Ok(Some(ops::fork_messages(
-                self.info.session_file.as_deref(),
-            ))),
+            "get_fork_messages" => Ok(Some(ops::fork_messages(self.info.session_file.as_deref()))),
             "cycle_model" => self.cycle_model(&snap)?,
             "get_commands" => Ok(Some(json!({"commands": self.commands}))),
             "export_html" => self.export_html(b),

@@ -83,9 +83,8 @@ pub fn write_fork(
     }
     let now = clock::now_ms();
     // The files already in `dir` keep seeded ids (PI_SEED) of several forks apart.
-    let mut rng = rng::Rng::new(|| {
-        now as u64 ^ s.entries.len() as u64 ^ files_in(dir).rotate_left(17)
-    });
+    let mut rng =
+        rng::Rng::new(|| now as u64 ^ s.entries.len() as u64 ^ files_in(dir).rotate_left(17));
     let mut prev = path.last().map(|&i| s.entries[i as usize].id.to_string());
     let mut label_lines = Vec::new();
     for (target, label, ts) in s.resolved_labels() {

@@ -72,12 +72,35 @@ fn every_client_call_succeeds_with_the_reference_shapes() {
     };
     // Every command of the reference's protocol is in the recording.
     for t in [
-        "prompt", "steer", "follow_up", "abort", "new_session", "get_state", "set_model",
-        "cycle_model", "get_available_models", "set_thinking_level", "cycle_thinking_level",
-        "set_steering_mode", "set_follow_up_mode", "compact", "set_auto_compaction",
-        "set_auto_retry", "abort_retry", "bash", "abort_bash", "get_session_stats",
-        "export_html", "switch_session", "fork", "clone", "get_fork_messages",
-        "get_last_assistant_text", "set_session_name", "get_messages", "get_commands",
+        "prompt",
+        "steer",
+        "follow_up",
+        "abort",
+        "new_session",
+        "get_state",
+        "set_model",
+        "cycle_model",
+        "get_available_models",
+        "set_thinking_level",
+        "cycle_thinking_level",
+        "set_steering_mode",
+        "set_follow_up_mode",
+        "compact",
+        "set_auto_compaction",
+        "set_auto_retry",
+        "abort_retry",
+        "bash",
+        "abort_bash",
+        "get_session_stats",
+        "export_html",
+        "switch_session",
+        "fork",
+        "clone",
+        "get_fork_messages",
+        "get_last_assistant_text",
+        "set_session_name",
+        "get_messages",
+        "get_commands",
     ] {
         assert!(!by_type(t).is_empty(), "{t} was not recorded");
     }
@@ -168,7 +191,10 @@ fn every_client_call_succeeds_with_the_reference_shapes() {
             }
             _ => {}
         }
-        if matches!(ty.as_str(), "fork" | "clone" | "new_session" | "switch_session") {
+        if matches!(
+            ty.as_str(),
+            "fork" | "clone" | "new_session" | "switch_session"
+        ) {
             let st = c.call(&format!("st-{}", r["id"]), json!({"type": "get_state"}));
             files.push(st["data"]["sessionFile"].as_str().unwrap().to_owned());
         }
@@ -177,7 +203,10 @@ fn every_client_call_succeeds_with_the_reference_shapes() {
     assert_eq!(code, 0, "{rest:?}");
     // fork, clone, new_session ×2 and switch_session: the files are those `pi session` writes.
     assert_eq!(files.len(), 5);
-    assert_eq!(files[3], first_session, "switch_session works on the first session");
+    assert_eq!(
+        files[3], first_session,
+        "switch_session works on the first session"
+    );
     let header = |f: &str| lines_of(f)[0].clone();
     assert_eq!(header(&files[0])["parentSession"], first_session.as_str());
     assert_eq!(header(&files[1])["parentSession"], files[0].as_str());

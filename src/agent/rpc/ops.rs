@@ -114,7 +114,8 @@ fn bash_message(command: &str, r: &crate::tools::bash::Execution) -> Message {
     m.set("output", Value::str(&r.output));
     m.set(
         "exitCode",
-        r.exit_code.map_or(Value::Null, |c| Value::Num(f64::from(c))),
+        r.exit_code
+            .map_or(Value::Null, |c| Value::Num(f64::from(c))),
     );
     m.set("cancelled", Value::Bool(r.cancelled));
     m.set("truncated", Value::Bool(r.truncated));
@@ -275,10 +276,7 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
 
     /// `switch_session {sessionPath}`: works on that session from now on, in its working
     /// directory, with its model (when it has a key) and thinking level.
-    pub(super) async fn switch_session(
-        &mut self,
-        b: &Map<String, Json>,
-    ) -> anyhow::Result<Reply> {
+    pub(super) async fn switch_session(&mut self, b: &Map<String, Json>) -> anyhow::Result<Reply> {
         let path = match text_field(b, "sessionPath") {
             Ok(p) => std::path::absolute(p).unwrap_or_else(|_| PathBuf::from(p)),
             Err(e) => return Ok(Err(e)),
@@ -286,7 +284,12 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
         if !path.is_file() {
             return Ok(Err(format!("Session file not found: {}", path.display())));
         }
-        if self.session.hooks.before_switch("resume", Some(&path)).await {
+        if self
+            .session
+            .hooks
+            .before_switch("resume", Some(&path))
+            .await
+        {
             return Ok(Ok(Some(json!({"cancelled": true}))));
         }
         let agent_dir = self.session.config.credentials.agent_dir.clone();
@@ -356,7 +359,11 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
 
     /// `fork {entryId}` (a user message: the new session ends before it, and its text is
     /// returned) and `clone` (the whole active path).
-    pub(super) async fn fork(&mut self, b: &Map<String, Json>, clone: bool) -> anyhow::Result<Reply> {
+    pub(super) async fn fork(
+        &mut self,
+        b: &Map<String, Json>,
+        clone: bool,
+    ) -> anyhow::Result<Reply> {
         let command = if clone { "clone" } else { "fork" };
         let Some(src) = self.info.session_file.clone() else {
             return Ok(Err(format!(
@@ -364,12 +371,14 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
             )));
         };
         let entry_id = if clone {
-            match self.session.store().and_then(|s| s.leaf().map(str::to_owned)) {
+            match self
+                .session
+                .store()
+                .and_then(|s| s.leaf().map(str::to_owned))
+            {
                 Some(l) => l,
                 None => {
-                    return Ok(Err(
-                        "Cannot clone session: no current entry selected".into()
-                    ));
+                    return Ok(Err("Cannot clone session: no current entry selected".into()));
                 }
             }
         } else {
