@@ -105,7 +105,8 @@ pub struct RunArgs {
     /// (repeatable)
     ///
     /// Events: input, before_agent_start, context, tool_call, tool_result, message_end,
-    /// turn_end, agent_end, session_before_compact. The event is a JSON object on the
+    /// turn_end, agent_end, session_before_compact; with --rpc also session_before_switch
+    /// and session_before_fork. The event is a JSON object on the
     /// command's stdin; what it prints (a JSON object, or nothing) is its answer. See
     /// `man pi-extensions`.
     #[arg(long = "hook", value_name = "EVENT=COMMAND")]
