@@ -506,7 +506,7 @@ async fn collect(
     let writer2 = writer.try_clone().map_err(spawn_error)?;
     let mut cmd = tokio::process::Command::new(&shell);
     cmd.arg("-c")
-        .arg(&command)
+        .arg(command)
         .current_dir(&ctx.cwd)
         .stdin(Stdio::null())
         .stdout(Stdio::from(writer))

@@ -251,8 +251,6 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
             Some(dir) => {
                 let (path, header) = fork::create_empty(&dir, &cwd_text, parent.as_deref())?;
                 let agent_dir = self.session.config.credentials.agent_dir.clone();
-                // The old session is let go first (a new file cannot be held by anyone else).
-                self.session.store = None;
                 let mut store = FileStore::open(&path, &agent_dir, LOCK_WAIT)?;
                 let c = &self.session.config;
                 store.append_model_change(&c.target.model.provider, &c.target.model.id)?;
@@ -429,7 +427,6 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
         let path = fork::write_fork(&s, &src, end, &cwd, &dir)?;
         drop(s);
         let agent_dir = self.session.config.credentials.agent_dir.clone();
-        self.session.store = None;
         let l = load(&path, &agent_dir)?;
         self.adopt(Some(l.store), l.messages, l.last_compaction, l.info, &l.cwd);
         Ok(Ok(Some(match text {
