@@ -517,7 +517,7 @@ fn launch(mut rs: RunSettings, args: &RunArgs, ctx: &Ctx) -> anyhow::Result<Exit
                 .and_then(|o| o.session.name())
                 .map(str::to_owned),
         };
-        let commands = rpc::commands_json(&rs.resources, &run.config.tools);
+        let commands = rpc::commands_json(&rs.resources, &run.config.tools, &rs.cwd);
         let stop = run.rpc(expander(&rs.resources), info, commands)?;
         return Ok(match (stop, signalled.get()) {
             (rpc::Stop::Signal, Some(s)) => ExitStatus::of_signal(s),

@@ -62,6 +62,11 @@ fn every_client_call_succeeds_with_the_reference_shapes() {
         "agent/skills/demo/SKILL.md",
         "---\nname: demo\ndescription: A demo skill\n---\nDo the demo.\n",
     );
+    let tool = crate::ext_hooks::script(
+        &w,
+        "tools/stamp.sh",
+        r#"if [ "$1" = --describe ]; then echo '{"name": "stamp", "description": "Stamps a file"}'; exit 0; fi; echo stamped"#,
+    );
     let lines = recorded();
     assert_eq!(lines.len(), 32, "one line per call of the recording script");
     let by_type = |t: &str| -> Vec<&String> {
@@ -105,7 +110,7 @@ fn every_client_call_succeeds_with_the_reference_shapes() {
         assert!(!by_type(t).is_empty(), "{t} was not recorded");
     }
 
-    let mut c = Client::start(&w, &[]);
+    let mut c = Client::start(&w, &["--tool", tool.to_str().unwrap()]);
     let export = w.path("proj/out/page.html");
     std::fs::create_dir_all(export.parent().unwrap()).unwrap();
     let parent = w.path("parent.jsonl").to_string_lossy().into_owned();
@@ -168,8 +173,12 @@ fn every_client_call_succeeds_with_the_reference_shapes() {
                     .iter()
                     .map(|c| c["name"].as_str().unwrap())
                     .collect();
-                assert_eq!(names, ["greet", "skill:demo"]);
-                let greet = &d["commands"][0];
+                assert_eq!(names, ["stamp", "greet", "skill:demo"]);
+                let stamp = &d["commands"][0];
+                assert_eq!(stamp["source"], "extension");
+                assert_eq!(stamp["description"], "Stamps a file");
+                assert_eq!(stamp["sourceInfo"]["path"], tool.to_str().unwrap());
+                let greet = &d["commands"][1];
                 assert_eq!(greet["source"], "prompt");
                 assert_eq!(greet["description"], "Greets someone");
                 assert_eq!(greet["sourceInfo"]["scope"], "user");

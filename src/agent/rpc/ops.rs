@@ -64,7 +64,12 @@ pub(super) fn fork_messages(file: Option<&Path>) -> Json {
 /// What `get_commands` lists, as upstream's fields: program tools (`source: "extension"`),
 /// prompt templates (`prompt`) and skills (`skill`, named `skill:<name>`), each with its
 /// `sourceInfo` (`path`, `source`, `scope`, `origin`, `baseDir`).
-pub fn commands_json(resources: &crate::prompt::resources::Resources, tools: &[Tool]) -> Json {
+/// Program tools of the project (under `<cwd>/.pi/`) have scope `project`, the others `user`.
+pub fn commands_json(
+    resources: &crate::prompt::resources::Resources,
+    tools: &[Tool],
+    cwd: &Path,
+) -> Json {
     let mut list = Vec::new();
     let info = |path: &Path, source: &str, scope: &str, base: Option<&Path>| {
         let mut o = json!({"path": path.to_string_lossy(), "source": source,
@@ -79,11 +84,16 @@ pub fn commands_json(resources: &crate::prompt::resources::Resources, tools: &[T
             let d = c.definition();
             let path = c.source_path().unwrap_or_default();
             let base = path.parent().map(Path::to_path_buf);
+            let scope = if path.starts_with(cwd.join(".pi")) {
+                "project"
+            } else {
+                "user"
+            };
             list.push(json!({
                 "name": d.name,
                 "description": d.description,
                 "source": "extension",
-                "sourceInfo": info(&path, "local", "user", base.as_deref()),
+                "sourceInfo": info(&path, "local", scope, base.as_deref()),
             }));
         }
     }
