@@ -472,6 +472,10 @@ struct Busy<'b> {
     kind: Work,
     /// What `get_commands` lists.
     commands: &'b Json,
+    /// For a `bash` command during a run.
+    tool_ctx: std::sync::Arc<crate::tools::ToolContext>,
+    /// Stops the `bash` command running beside a run (`abort_bash`).
+    bash_cancel: RefCell<Option<CancelToken>>,
 }
 
 /// What keeps the session busy.
@@ -491,6 +495,11 @@ struct BusyEnd {
     aborts: Vec<(Option<Json>, &'static str)>,
     /// Commands served once the work has ended, in order.
     deferred: Vec<Command>,
+    /// A `bash` command to start beside the run.
+    start_bash: Option<Command>,
+    /// Messages of `bash` commands that ended during the run, recorded after it (as the
+    /// reference records them).
+    bash_messages: Vec<Message>,
     eof: bool,
     signalled: bool,
 }
@@ -512,7 +521,17 @@ impl Busy<'_> {
                 self.cancel.cancel();
                 Ok(None)
             }
-            "abort_bash" => Ok(None),
+            "abort_bash" => {
+                if let Some(c) = self.bash_cancel.borrow().as_ref() {
+                    c.cancel();
+                }
+                Ok(None)
+            }
+            // A shell command runs beside the run (one at a time; a second one waits).
+            "bash" if work == Work::Run && end.start_bash.is_none() => {
+                end.start_bash = Some(cmd.clone());
+                return None;
+            }
             // Only a pending retry is stopped (which ends the run, as nothing else runs).
             "abort_retry" if mirror.borrow().retrying => {
                 self.cancel.cancel();
@@ -571,9 +590,49 @@ impl Busy<'_> {
     ) -> (F::Output, BusyEnd) {
         let mut end = BusyEnd::default();
         tokio::pin!(work);
+        let mut done = None;
+        let mut bash: Option<(Command, ops::BashFuture)> = None;
         loop {
+            if let Some(cmd) = end.start_bash.take() {
+                match text_field(&cmd.body, "command") {
+                    Ok(c) if bash.is_none() => {
+                        let cancel = CancelToken::new();
+                        *self.bash_cancel.borrow_mut() = Some(cancel.clone());
+                        let f = ops::bash_future(
+                            self.tool_ctx.clone(),
+                            c.to_owned(),
+                            cancel,
+                            self.out.clone(),
+                        );
+                        bash = Some((cmd, f));
+                    }
+                    Ok(_) => end.deferred.push(cmd),
+                    Err(e) => respond(self.out, &cmd.id, "bash", Err(e)),
+                }
+            }
+            if bash.is_none()
+                && let Some(r) = done
+            {
+                return (r, end);
+            }
             tokio::select! {
-                r = &mut work => return (r, end),
+                r = &mut work, if done.is_none() => {
+                    done = Some(r);
+                },
+                r = async { match bash.as_mut() { Some((_, f)) => f.await, None => std::future::pending().await } }, if bash.is_some() => {
+                    if let Some((cmd, _)) = bash.take() {
+                        *self.bash_cancel.borrow_mut() = None;
+                        let reply = match r {
+                            Ok(x) => {
+                                let text = cmd.body.get("command").and_then(Json::as_str).unwrap_or_default();
+                                end.bash_messages.push(ops::bash_message(text, &x));
+                                Ok(Some(ops::bash_result(&x)))
+                            }
+                            Err(e) => Err(e.0),
+                        };
+                        respond(self.out, &cmd.id, "bash", reply);
+                    }
+                },
                 l = input.recv(), if !end.eof => {
                     let Some(line) = l else {
                         end.eof = true;
@@ -697,6 +756,7 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
         kind: Work,
     ) -> (T, BusyEnd) {
         let queue = self.session.queue.clone();
+        let tool_ctx = self.session.config.tool_ctx.clone();
         let Server {
             session,
             out,
@@ -718,6 +778,8 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
             signals,
             kind,
             commands,
+            tool_ctx,
+            bash_cancel: RefCell::new(None),
         };
         let (r, end) = b.serve(work(session), input).await;
         {
@@ -732,18 +794,21 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
         (r, end)
     }
 
-    fn after_busy(&mut self, end: BusyEnd) -> Option<Stop> {
+    fn after_busy(&mut self, end: BusyEnd) -> anyhow::Result<Option<Stop>> {
         for (id, command) in end.aborts {
             respond(&self.out, &id, command, Ok(None));
         }
+        for m in end.bash_messages {
+            self.record_bash(m)?;
+        }
         self.pending.extend(end.deferred);
-        if end.signalled {
+        Ok(if end.signalled {
             Some(Stop::Signal)
         } else if end.eof {
             Some(Stop::Eof)
         } else {
             None
-        }
+        })
     }
 
     /// A prompt while idle: the preflight answers, then the run is served until it ends.
@@ -791,7 +856,7 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
             )
             .await;
         result?;
-        Ok(self.after_busy(end))
+        self.after_busy(end)
     }
 
     /// `compact`: commands are served while the summary is written; `abort` cancels it.
@@ -836,7 +901,7 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
             Err(e) => Err(e),
         };
         respond(&self.out, &cmd.id, "compact", reply);
-        Ok(self.after_busy(end))
+        self.after_busy(end)
     }
 
     /// A command while no prompt runs.

@@ -806,9 +806,9 @@ fn untrusted_project_hooks_are_reported_not_run() {
     assert_eq!(code, 0);
 }
 
-/// While a prompt runs, reads and the queue are answered at once, changes of the session
-/// wait for the run and are answered after it, and `compact` stops the run first (as the
-/// reference's does), then compacts.
+/// While a prompt runs, reads, the queue and `bash` are answered at once, changes of the
+/// session wait for the run and are answered after it, and `compact` stops the run first
+/// (as the reference's does), then compacts.
 #[test]
 fn commands_while_busy_are_served_not_refused() {
     let server = ModelServer::start();
@@ -834,7 +834,11 @@ fn commands_while_busy_are_served_not_refused() {
     assert_eq!(r["data"]["messages"].as_array().unwrap().len(), 5);
     let r = c.call("gc", json!({"type": "get_commands"}));
     assert_eq!(r["data"]["commands"], json!([]));
-    c.send(json!({"type": "bash", "command": "echo later", "id": "b"}));
+    // A shell command runs beside the run: answered at once, recorded after the run.
+    let b = c.call("b", json!({"type": "bash", "command": "echo beside"}));
+    assert_eq!(b["data"]["output"], "beside\n");
+    let st = c.call("st", json!({"type": "get_state"}));
+    assert_eq!(st["data"]["isStreaming"], true);
     c.send(json!({"type": "set_thinking_level", "level": "high", "id": "t"}));
     server.push(Reply::openai_text(&["## Goal\nsummary"]));
     server.push(Reply::openai_text(&["## Goal\nturn"]));
@@ -843,8 +847,6 @@ fn commands_while_busy_are_served_not_refused() {
     let end = c.agent_end();
     let last = end["messages"].as_array().unwrap().last().unwrap().clone();
     assert_eq!(last["stopReason"], "aborted");
-    let b = c.response("b");
-    assert_eq!(b["data"]["output"], "later\n");
     assert_eq!(c.response("t")["success"], true);
     let r = c.response("c");
     assert_eq!(r["success"], true, "{r}");

@@ -20,7 +20,7 @@ use crate::agent::store::{FileStore, compaction_time};
 use crate::context::value::{Obj, Value};
 use crate::models;
 use crate::session::{Kind, Session, fork};
-use crate::tools::{CancelToken, Tool, ToolContext};
+use crate::tools::{CancelToken, Tool, ToolContext, ToolError};
 
 /// How long a change of session waits for another writer's short append.
 const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
@@ -117,7 +117,7 @@ pub fn commands_json(
 }
 
 /// A `bashExecution` message (upstream's record of a user's shell command).
-fn bash_message(command: &str, r: &crate::tools::bash::Execution) -> Message {
+pub(super) fn bash_message(command: &str, r: &crate::tools::bash::Execution) -> Message {
     let mut m = Obj::new();
     m.set("role", Value::str("bashExecution"));
     m.set("command", Value::str(command));
@@ -137,7 +137,7 @@ fn bash_message(command: &str, r: &crate::tools::bash::Execution) -> Message {
 }
 
 /// The response data of `bash` (upstream's `BashResult`).
-fn bash_result(r: &crate::tools::bash::Execution) -> Json {
+pub(super) fn bash_result(r: &crate::tools::bash::Execution) -> Json {
     let mut o = json!({
         "output": r.output,
         "exitCode": r.exit_code,
@@ -519,24 +519,7 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
         let cmd_text = command.clone();
         let (result, end) = self
             .busy(
-                move |_s| {
-                    Box::pin(async move {
-                        // Chunks cross a channel: the command's future must be `Send`.
-                        let (tx, mut rx) = mpsc::unbounded_channel::<String>();
-                        let run = async move {
-                            let mut chunk = move |t: &str| {
-                                let _ = tx.send(t.to_owned());
-                            };
-                            crate::tools::bash::execute(&ctx, &cmd_text, &c2, &mut chunk).await
-                        };
-                        let pump = async {
-                            while let Some(t) = rx.recv().await {
-                                write(&out, &json!({"type": "bash_output", "chunk": t}));
-                            }
-                        };
-                        tokio::join!(run, pump).0
-                    })
-                },
+                move |_s| bash_future(ctx, cmd_text, c2, out),
                 cancel,
                 input,
                 snap,
@@ -545,18 +528,54 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
             .await;
         let reply = match result {
             Ok(r) => {
-                let m = bash_message(&command, &r);
-                if let Some(store) = self.session.store_mut() {
-                    store.append_message(&m)?;
-                }
-                self.session.messages.push(m.clone());
-                self.mirror.borrow_mut().messages.push(m);
+                self.record_bash(bash_message(&command, &r))?;
                 Ok(Some(bash_result(&r)))
             }
             Err(e) => Err(e.0),
         };
         respond(&self.out, &cmd.id, "bash", reply);
-        Ok(self.after_busy(end))
+        self.after_busy(end)
+    }
+}
+
+/// A `bash` command running: streams its output as `bash_output` events.
+pub(super) type BashFuture = std::pin::Pin<
+    Box<dyn std::future::Future<Output = Result<crate::tools::bash::Execution, ToolError>>>,
+>;
+
+pub(super) fn bash_future(
+    ctx: Arc<ToolContext>,
+    command: String,
+    cancel: CancelToken,
+    out: super::Out,
+) -> BashFuture {
+    Box::pin(async move {
+        // Chunks cross a channel: the command's future must be `Send`.
+        let (tx, mut rx) = mpsc::unbounded_channel::<String>();
+        let run = async move {
+            let mut chunk = move |t: &str| {
+                let _ = tx.send(t.to_owned());
+            };
+            crate::tools::bash::execute(&ctx, &command, &cancel, &mut chunk).await
+        };
+        let pump = async {
+            while let Some(t) = rx.recv().await {
+                write(&out, &json!({"type": "bash_output", "chunk": t}));
+            }
+        };
+        tokio::join!(run, pump).0
+    })
+}
+
+impl<'c, H: Hooks> Server<'_, 'c, H> {
+    /// Records a `bashExecution` message and adds it to the context.
+    pub(super) fn record_bash(&mut self, m: Message) -> anyhow::Result<()> {
+        if let Some(store) = self.session.store_mut() {
+            store.append_message(&m)?;
+        }
+        self.session.messages.push(m.clone());
+        self.mirror.borrow_mut().messages.push(m);
+        Ok(())
     }
 }
 
