@@ -145,6 +145,29 @@ pub trait Hooks: BeforeCompact {
     }
 
     /// What the hooks asked for since the last call (taken, so the next call starts empty).
+    /// Before RPC mode leaves the session for another (`new_session`: reason `new`;
+    /// `switch_session`: `resume`, with the target file): `true` cancels the change.
+    fn before_switch(
+        &mut self,
+        reason: &str,
+        target: Option<&std::path::Path>,
+    ) -> impl Future<Output = bool> {
+        let _ = (reason, target);
+        async { false }
+    }
+
+    /// Before RPC mode forks the session at an entry (`fork`: position `before`; `clone`:
+    /// `at`): `true` cancels it.
+    fn before_fork(&mut self, entry_id: &str, position: &str) -> impl Future<Output = bool> {
+        let _ = (entry_id, position);
+        async { false }
+    }
+
+    /// The session now works in `cwd` and records to `file` (after a change of session).
+    fn session_changed(&mut self, cwd: &std::path::Path, file: Option<&std::path::Path>) {
+        let _ = (cwd, file);
+    }
+
     fn take_effects(&mut self) -> Effects {
         Effects::default()
     }

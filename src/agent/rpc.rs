@@ -33,6 +33,9 @@ use crate::models::{self, THINKING_LEVELS};
 use crate::session::entry::jstr;
 use crate::tools::CancelToken;
 
+mod ops;
+pub use ops::commands_json;
+
 /// Where responses and events go (shared by the server and the session's observer).
 pub type Out = Rc<RefCell<JsonLines<Box<dyn Write>>>>;
 
@@ -176,6 +179,7 @@ pub fn stdin_lines() -> mpsc::UnboundedReceiver<Vec<u8>> {
 }
 
 /// A parsed command.
+#[derive(Debug, Clone)]
 struct Command {
     id: Option<Json>,
     ty: String,
@@ -202,6 +206,37 @@ pub struct Server<'a, 'c, H: Hooks> {
     pub info: Info,
     /// Cancelled by SIGINT, SIGTERM or SIGHUP.
     pub signals: CancelToken,
+    /// What `get_commands` lists: templates, skills and program tools.
+    pub commands: Json,
+    /// Commands that arrived while the session was busy, served in order.
+    pending: std::collections::VecDeque<Command>,
+}
+
+impl<'a, 'c, H: Hooks> Server<'a, 'c, H> {
+    pub fn new(
+        session: &'a mut AgentSession<'c, H, RpcObserver>,
+        out: Out,
+        mirror: Rc<RefCell<Mirror>>,
+        expand: Expander,
+        info: Info,
+        signals: CancelToken,
+        commands: Json,
+    ) -> Server<'a, 'c, H> {
+        Server {
+            session,
+            out,
+            mirror,
+            expand,
+            info,
+            signals,
+            commands,
+            pending: std::collections::VecDeque::new(),
+        }
+    }
+}
+
+fn failed(e: anyhow::Error) -> Reply {
+    Err(format!("{e:#}"))
 }
 
 fn respond(out: &Out, id: &Option<Json>, command: &str, reply: Reply) {
@@ -431,9 +466,26 @@ struct Busy<'b> {
     expand: &'b Expander,
     info: &'b Info,
     snap: &'b Snapshot,
-    /// Cancels the work (`abort`).
+    /// Cancels the work (`abort`, `abort_bash`).
     cancel: CancelToken,
     signals: &'b CancelToken,
+    kind: Work,
+    /// What `get_commands` lists.
+    commands: &'b Json,
+    /// For a `bash` command during a run.
+    tool_ctx: std::sync::Arc<crate::tools::ToolContext>,
+    /// Stops the `bash` command running beside a run (`abort_bash`).
+    bash_cancel: RefCell<Option<CancelToken>>,
+}
+
+/// What keeps the session busy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Work {
+    /// A prompt's run.
+    Run,
+    Compaction,
+    /// A user's shell command (`bash`).
+    Bash,
 }
 
 /// How the busy time ended besides the work's own result.
@@ -441,6 +493,13 @@ struct Busy<'b> {
 struct BusyEnd {
     /// `abort` commands, answered once the work has stopped.
     aborts: Vec<(Option<Json>, &'static str)>,
+    /// Commands served once the work has ended, in order.
+    deferred: Vec<Command>,
+    /// A `bash` command to start beside the run.
+    start_bash: Option<Command>,
+    /// Messages of `bash` commands that ended during the run, recorded after it (as the
+    /// reference records them).
+    bash_messages: Vec<Message>,
     eof: bool,
     signalled: bool,
 }
@@ -449,10 +508,28 @@ impl Busy<'_> {
     /// A command while the session works; `None` when its answer waits for the end.
     fn command(&self, cmd: &Command, end: &mut BusyEnd) -> Option<Reply> {
         let (out, mirror, queue, expand) = (self.out, self.mirror, &self.queue, self.expand);
+        let work = self.kind;
         Some(match cmd.ty.as_str() {
+            // A shell command is not the agent's work: `abort` leaves it running.
+            "abort" if work == Work::Bash => Ok(None),
             "abort" => {
                 self.cancel.cancel();
                 end.aborts.push((cmd.id.clone(), "abort"));
+                return None;
+            }
+            "abort_bash" if work == Work::Bash => {
+                self.cancel.cancel();
+                Ok(None)
+            }
+            "abort_bash" => {
+                if let Some(c) = self.bash_cancel.borrow().as_ref() {
+                    c.cancel();
+                }
+                Ok(None)
+            }
+            // A shell command runs beside the run (one at a time; a second one waits).
+            "bash" if work == Work::Run && end.start_bash.is_none() => {
+                end.start_bash = Some(cmd.clone());
                 return None;
             }
             // Only a pending retry is stopped (which ends the run, as nothing else runs).
@@ -465,8 +542,16 @@ impl Busy<'_> {
             "steer" => enqueue(out, mirror, queue, expand, &cmd.body, true),
             "follow_up" => enqueue(out, mirror, queue, expand, &cmd.body, false),
             "prompt" => match cmd.body.get("streamingBehavior").and_then(Json::as_str) {
-                Some("steer") => enqueue(out, mirror, queue, expand, &cmd.body, true),
-                Some("followUp") => enqueue(out, mirror, queue, expand, &cmd.body, false),
+                Some("steer") if work == Work::Run => {
+                    enqueue(out, mirror, queue, expand, &cmd.body, true)
+                }
+                Some("followUp") if work == Work::Run => {
+                    enqueue(out, mirror, queue, expand, &cmd.body, false)
+                }
+                _ if work != Work::Run => {
+                    end.deferred.push(cmd.clone());
+                    return None;
+                }
                 _ => Err("Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message.".into()),
             },
             "get_state" => Ok(Some(state(self.info, self.snap, &mirror.borrow(), queue))),
@@ -480,9 +565,19 @@ impl Busy<'_> {
             "get_available_models" => Ok(Some(json!({"models": self.snap.models}))),
             "set_steering_mode" => set_mode(queue, &cmd.body, true),
             "set_follow_up_mode" => set_mode(queue, &cmd.body, false),
-            t if KNOWN.contains(&t) => Err(format!(
-                "Agent is busy: \"{t}\" waits until the work ends (agent_end, compaction_end); send abort to stop it"
-            )),
+            "get_fork_messages" => Ok(Some(ops::fork_messages(self.info.session_file.as_deref()))),
+            "get_commands" => Ok(Some(json!({"commands": self.commands}))),
+            // A manual compaction stops the run first, as upstream's does.
+            "compact" if work == Work::Run => {
+                self.cancel.cancel();
+                end.deferred.push(cmd.clone());
+                return None;
+            }
+            // The rest changes the session or its settings: served when the work ends.
+            t if KNOWN.contains(&t) => {
+                end.deferred.push(cmd.clone());
+                return None;
+            }
             t => Err(format!("Unknown command: {t}")),
         })
     }
@@ -495,9 +590,49 @@ impl Busy<'_> {
     ) -> (F::Output, BusyEnd) {
         let mut end = BusyEnd::default();
         tokio::pin!(work);
+        let mut done = None;
+        let mut bash: Option<(Command, ops::BashFuture)> = None;
         loop {
+            if let Some(cmd) = end.start_bash.take() {
+                match text_field(&cmd.body, "command") {
+                    Ok(c) if bash.is_none() => {
+                        let cancel = CancelToken::new();
+                        *self.bash_cancel.borrow_mut() = Some(cancel.clone());
+                        let f = ops::bash_future(
+                            self.tool_ctx.clone(),
+                            c.to_owned(),
+                            cancel,
+                            self.out.clone(),
+                        );
+                        bash = Some((cmd, f));
+                    }
+                    Ok(_) => end.deferred.push(cmd),
+                    Err(e) => respond(self.out, &cmd.id, "bash", Err(e)),
+                }
+            }
+            if bash.is_none()
+                && let Some(r) = done
+            {
+                return (r, end);
+            }
             tokio::select! {
-                r = &mut work => return (r, end),
+                r = &mut work, if done.is_none() => {
+                    done = Some(r);
+                },
+                r = async { match bash.as_mut() { Some((_, f)) => f.await, None => std::future::pending().await } }, if bash.is_some() => {
+                    if let Some((cmd, _)) = bash.take() {
+                        *self.bash_cancel.borrow_mut() = None;
+                        let reply = match r {
+                            Ok(x) => {
+                                let text = cmd.body.get("command").and_then(Json::as_str).unwrap_or_default();
+                                end.bash_messages.push(ops::bash_message(text, &x));
+                                Ok(Some(ops::bash_result(&x)))
+                            }
+                            Err(e) => Err(e.0),
+                        };
+                        respond(self.out, &cmd.id, "bash", reply);
+                    }
+                },
                 l = input.recv(), if !end.eof => {
                     let Some(line) = l else {
                         end.eof = true;
@@ -550,37 +685,58 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
         &mut self,
         mut input: mpsc::UnboundedReceiver<Vec<u8>>,
     ) -> anyhow::Result<Stop> {
+        let stop = self.serve_commands(&mut input).await;
+        // Full-output files the current session does not name go (the first session's are
+        // checked when the session changes).
+        crate::tools::bash::remove_unreferenced_logs(self.info.session_file.as_deref());
+        stop
+    }
+
+    async fn serve_commands(
+        &mut self,
+        input: &mut mpsc::UnboundedReceiver<Vec<u8>>,
+    ) -> anyhow::Result<Stop> {
         self.mirror.borrow_mut().messages = self.session.messages.clone();
         let mut snap = self.snapshot();
+        let mut eof = false;
         loop {
-            let line = tokio::select! {
-                l = input.recv() => l,
-                () = self.signals.cancelled() => return Ok(Stop::Signal),
-            };
-            let Some(line) = line else {
+            let cmd = if let Some(c) = self.pending.pop_front() {
+                c
+            } else if eof {
                 return Ok(Stop::Eof);
-            };
-            if line.iter().all(u8::is_ascii_whitespace) {
-                continue;
-            }
-            let cmd = match parse(&line) {
-                Ok(c) => c,
-                Err(e) => {
-                    respond(&self.out, &None, "parse", Err(e));
+            } else {
+                let line = tokio::select! {
+                    l = input.recv() => l,
+                    () = self.signals.cancelled() => return Ok(Stop::Signal),
+                };
+                let Some(line) = line else {
+                    return Ok(Stop::Eof);
+                };
+                if line.iter().all(u8::is_ascii_whitespace) {
                     continue;
+                }
+                match parse(&line) {
+                    Ok(c) => c,
+                    Err(e) => {
+                        respond(&self.out, &None, "parse", Err(e));
+                        continue;
+                    }
                 }
             };
             let stop = match cmd.ty.as_str() {
-                "prompt" => self.prompt(cmd, &mut input, &snap).await?,
-                "compact" => self.compact(cmd, &mut input, &snap).await?,
+                "prompt" => self.prompt(cmd, input, &snap).await?,
+                "compact" => self.compact(cmd, input, &snap).await?,
+                "bash" => self.bash(cmd, input, &snap).await?,
                 _ => {
                     let reply = self.idle(&cmd).await?;
                     respond(&self.out, &cmd.id, &cmd.ty, reply);
                     None
                 }
             };
-            if let Some(stop) = stop {
-                return Ok(stop);
+            match stop {
+                Some(Stop::Eof) => eof = true,
+                Some(stop) => return Ok(stop),
+                None => {}
             }
             snap = self.snapshot();
         }
@@ -597,8 +753,10 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
         cancel: CancelToken,
         input: &mut mpsc::UnboundedReceiver<Vec<u8>>,
         snap: &Snapshot,
+        kind: Work,
     ) -> (T, BusyEnd) {
         let queue = self.session.queue.clone();
+        let tool_ctx = self.session.config.tool_ctx.clone();
         let Server {
             session,
             out,
@@ -606,6 +764,8 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
             expand,
             info,
             signals,
+            commands,
+            pending: _,
         } = self;
         let b = Busy {
             out,
@@ -616,6 +776,10 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
             snap,
             cancel,
             signals,
+            kind,
+            commands,
+            tool_ctx,
+            bash_cancel: RefCell::new(None),
         };
         let (r, end) = b.serve(work(session), input).await;
         {
@@ -630,17 +794,21 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
         (r, end)
     }
 
-    fn after_busy(&self, end: BusyEnd) -> Option<Stop> {
+    fn after_busy(&mut self, end: BusyEnd) -> anyhow::Result<Option<Stop>> {
         for (id, command) in end.aborts {
             respond(&self.out, &id, command, Ok(None));
         }
-        if end.signalled {
+        for m in end.bash_messages {
+            self.record_bash(m)?;
+        }
+        self.pending.extend(end.deferred);
+        Ok(if end.signalled {
             Some(Stop::Signal)
         } else if end.eof {
             Some(Stop::Eof)
         } else {
             None
-        }
+        })
     }
 
     /// A prompt while idle: the preflight answers, then the run is served until it ends.
@@ -684,10 +852,11 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
                 cancel,
                 input,
                 snap,
+                Work::Run,
             )
             .await;
         result?;
-        Ok(self.after_busy(end))
+        self.after_busy(end)
     }
 
     /// `compact`: commands are served while the summary is written; `abort` cancels it.
@@ -719,6 +888,7 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
                 cancel,
                 input,
                 snap,
+                Work::Compaction,
             )
             .await;
         let reply = match result? {
@@ -731,7 +901,7 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
             Err(e) => Err(e),
         };
         respond(&self.out, &cmd.id, "compact", reply);
-        Ok(self.after_busy(end))
+        self.after_busy(end)
     }
 
     /// A command while no prompt runs.
@@ -815,7 +985,16 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
                 Ok(_) => Err("Session name cannot be empty".into()),
                 Err(e) => Err(e),
             },
-            t if KNOWN.contains(&t) => Err(format!("\"{t}\" is not supported by pi's RPC mode")),
+            "abort_bash" => Ok(None),
+            // A session that cannot be made or read is this command's failure only.
+            "new_session" => self.new_session(b).await.unwrap_or_else(failed),
+            "switch_session" => self.switch_session(b).await.unwrap_or_else(failed),
+            "fork" => self.fork(b, false).await.unwrap_or_else(failed),
+            "clone" => self.fork(b, true).await.unwrap_or_else(failed),
+            "get_fork_messages" => Ok(Some(ops::fork_messages(self.info.session_file.as_deref()))),
+            "cycle_model" => self.cycle_model(&snap)?,
+            "get_commands" => Ok(Some(json!({"commands": self.commands}))),
+            "export_html" => self.export_html(b),
             t => Err(format!("Unknown command: {t}")),
         })
     }

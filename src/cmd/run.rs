@@ -117,7 +117,8 @@ pub struct RunArgs {
     /// (repeatable)
     ///
     /// Events: input, before_agent_start, context, tool_call, tool_result, message_end,
-    /// turn_end, agent_end, session_before_compact. The event is a JSON object on the
+    /// turn_end, agent_end, session_before_compact; with --rpc also session_before_switch
+    /// and session_before_fork. The event is a JSON object on the
     /// command's stdin; what it prints (a JSON object, or nothing) is its answer. See
     /// `man pi-extensions`.
     #[arg(long = "hook", value_name = "EVENT=COMMAND")]
@@ -561,7 +562,8 @@ fn launch(
                 .and_then(|o| o.session.name())
                 .map(str::to_owned),
         };
-        let stop = run.rpc(expander(&rs.resources), info)?;
+        let commands = rpc::commands_json(&rs.resources, &run.config.tools, &rs.cwd);
+        let stop = run.rpc(expander(&rs.resources), info, commands)?;
         return Ok(match (stop, signalled.get()) {
             (rpc::Stop::Signal, Some(s)) => ExitStatus::of_signal(s),
             (rpc::Stop::Signal, None) => ExitStatus::Interrupted,
@@ -794,6 +796,7 @@ impl<'a> Run<'a> {
         self,
         expand: crate::agent::session::Expander,
         info: rpc::Info,
+        commands: serde_json::Value,
     ) -> anyhow::Result<rpc::Stop> {
         let out: rpc::Out = Rc::new(RefCell::new(JsonLines::new(
             Box::new(std::io::stdout()) as Box<dyn std::io::Write>
@@ -806,14 +809,8 @@ impl<'a> Run<'a> {
         p.rt.block_on(async {
             let watcher = watch_signals(signals.clone(), p.signalled.clone())
                 .context("cannot listen for signals")?;
-            let mut server = Server {
-                session: &mut session,
-                out,
-                mirror,
-                expand,
-                info,
-                signals,
-            };
+            let mut server =
+                Server::new(&mut session, out, mirror, expand, info, signals, commands);
             let r = server.serve(rpc::stdin_lines()).await;
             watcher.abort();
             r

@@ -39,10 +39,12 @@ pub enum HookEvent {
     AgentEnd,
     SessionBeforeCompact,
     SessionBeforeTree,
+    SessionBeforeSwitch,
+    SessionBeforeFork,
 }
 
 impl HookEvent {
-    pub const ALL: [HookEvent; 10] = [
+    pub const ALL: [HookEvent; 12] = [
         HookEvent::Input,
         HookEvent::BeforeAgentStart,
         HookEvent::Context,
@@ -53,6 +55,8 @@ impl HookEvent {
         HookEvent::AgentEnd,
         HookEvent::SessionBeforeCompact,
         HookEvent::SessionBeforeTree,
+        HookEvent::SessionBeforeSwitch,
+        HookEvent::SessionBeforeFork,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -67,6 +71,8 @@ impl HookEvent {
             HookEvent::AgentEnd => "agent_end",
             HookEvent::SessionBeforeCompact => "session_before_compact",
             HookEvent::SessionBeforeTree => "session_before_tree",
+            HookEvent::SessionBeforeSwitch => "session_before_switch",
+            HookEvent::SessionBeforeFork => "session_before_fork",
         }
     }
 

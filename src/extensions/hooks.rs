@@ -400,6 +400,29 @@ impl ProgramHooks {
         .await;
     }
 
+    /// Runs the hooks of an event they may cancel (`{"cancel": true}`, or a failure that
+    /// blocks); `true` when one did.
+    async fn cancellable(&mut self, event: HookEvent, payload: Map<String, Json>) -> bool {
+        if !self.runner.hooks.has(event) {
+            return false;
+        }
+        let mut cancelled = false;
+        let stop = self
+            .each(
+                event,
+                &mut cancelled,
+                |_| true,
+                |_| payload.clone(),
+                &["cancel"],
+                |c, answer| {
+                    *c = cancels(&answer);
+                    Ok(*c)
+                },
+            )
+            .await;
+        cancelled || stop.is_some()
+    }
+
     /// Reports an extension that could not run (it is part of the next effects taken, as
     /// an `extension_error`); the caller has warned about it already.
     pub fn report(&mut self, e: HookError) {
@@ -897,6 +920,29 @@ impl Hooks for ProgramHooks {
             fields(vec![("messages", to_json_list(messages))]),
         )
         .await;
+    }
+
+    async fn before_switch(&mut self, reason: &str, target: Option<&std::path::Path>) -> bool {
+        let mut payload = vec![("reason", json!(reason))];
+        if let Some(t) = target {
+            payload.push(("targetSessionFile", json!(t.to_string_lossy())));
+        }
+        self.cancellable(HookEvent::SessionBeforeSwitch, fields(payload))
+            .await
+    }
+
+    async fn before_fork(&mut self, entry_id: &str, position: &str) -> bool {
+        let payload = fields(vec![
+            ("entryId", json!(entry_id)),
+            ("position", json!(position)),
+        ]);
+        self.cancellable(HookEvent::SessionBeforeFork, payload)
+            .await
+    }
+
+    fn session_changed(&mut self, cwd: &std::path::Path, file: Option<&std::path::Path>) {
+        self.runner.cwd = cwd.to_owned();
+        self.runner.session_file = file.map(std::path::Path::to_path_buf);
     }
 
     fn take_effects(&mut self) -> Effects {

@@ -338,6 +338,10 @@ impl CustomTool for ProgramTool {
         &self.definition
     }
 
+    fn source_path(&self) -> Option<PathBuf> {
+        Some(self.path.clone())
+    }
+
     fn prompt(&self) -> crate::prompt::system::Tool {
         crate::prompt::system::Tool::custom(
             &self.definition.name,

@@ -465,23 +465,25 @@ fn with_status(text: &str, status: &str) -> String {
     }
 }
 
-/// Runs the command. Progress goes to `on_update`: first an empty update, then tail
-/// snapshots at most every 100 ms.
-pub async fn run(
+/// What a finished (or stopped) command left.
+struct Collected {
+    snapshot: Snapshot,
+    last_line: usize,
+    status: Option<std::io::Result<ExitStatus>>,
+    timed_out: bool,
+    aborted: bool,
+}
+
+/// Runs `command` (the prefix already on it) and collects its output; `on_chunk` sees the
+/// output as it arrives (decoded).
+async fn collect(
     ctx: &ToolContext,
-    args: &BashArgs,
+    command: &str,
+    timeout: Option<f64>,
     cancel: &CancelToken,
     on_update: &mut (dyn FnMut(ToolOutput) + Send),
-) -> Result<ToolOutput, ToolError> {
-    let command = match ctx
-        .shell_command_prefix
-        .as_deref()
-        .filter(|p| !p.is_empty())
-    {
-        Some(prefix) => format!("{prefix}\n{}", args.command),
-        None => args.command.clone(),
-    };
-    on_update(ToolOutput::default());
+    mut on_chunk: Option<&mut (dyn FnMut(&str) + Send)>,
+) -> Result<Collected, ToolError> {
     let shell = shell(ctx)?;
     if !ctx.cwd.exists() {
         return Err(ToolError(format!(
@@ -504,7 +506,7 @@ pub async fn run(
     let writer2 = writer.try_clone().map_err(spawn_error)?;
     let mut cmd = tokio::process::Command::new(&shell);
     cmd.arg("-c")
-        .arg(&command)
+        .arg(command)
         .current_dir(&ctx.cwd)
         .stdin(Stdio::null())
         .stdout(Stdio::from(writer))
@@ -535,8 +537,7 @@ pub async fn run(
     };
 
     let mut acc = Accumulator::new(&ctx.temp_dir);
-    let timeout_at = args
-        .timeout
+    let timeout_at = timeout
         .filter(|t| *t > 0.0)
         .and_then(|t| Duration::try_from_secs_f64(t).ok())
         .map(|d| Instant::now() + d);
@@ -549,6 +550,7 @@ pub async fn run(
     let mut last_update: Option<Instant> = None;
     let mut update_at: Option<Instant> = None;
     let mut buf = vec![0u8; 64 * 1024];
+    let mut chunks = Utf8Decoder::new();
 
     let mut emit = |acc: &mut Accumulator, dirty: &mut bool, last: &mut Option<Instant>| {
         if !*dirty {
@@ -570,7 +572,17 @@ pub async fn run(
         tokio::select! {
             r = output.read(&mut buf), if open => match r {
                 Ok(0) | Err(_) => open = false,
-                Ok(n) => { acc.append(&buf[..n]); dirty = true; }
+                Ok(n) => {
+                    acc.append(&buf[..n]);
+                    if let Some(f) = on_chunk.as_mut() {
+                        let mut text = String::new();
+                        chunks.decode(&buf[..n], &mut text);
+                        if !text.is_empty() {
+                            f(&text);
+                        }
+                    }
+                    dirty = true;
+                }
             },
             s = child.wait(), if status.is_none() => {
                 status = Some(s);
@@ -610,7 +622,46 @@ pub async fn run(
     let snapshot = acc.snapshot(true);
     let last_line = acc.last_line_bytes();
     drop(acc);
+    if let Some(f) = on_chunk.as_mut() {
+        let mut text = String::new();
+        chunks.finish(&mut text);
+        if !text.is_empty() {
+            f(&text);
+        }
+    }
+    Ok(Collected {
+        snapshot,
+        last_line,
+        status,
+        timed_out,
+        aborted,
+    })
+}
 
+/// Runs the command. Progress goes to `on_update`: first an empty update, then tail
+/// snapshots at most every 100 ms.
+pub async fn run(
+    ctx: &ToolContext,
+    args: &BashArgs,
+    cancel: &CancelToken,
+    on_update: &mut (dyn FnMut(ToolOutput) + Send),
+) -> Result<ToolOutput, ToolError> {
+    let command = match ctx
+        .shell_command_prefix
+        .as_deref()
+        .filter(|p| !p.is_empty())
+    {
+        Some(prefix) => format!("{prefix}\n{}", args.command),
+        None => args.command.clone(),
+    };
+    on_update(ToolOutput::default());
+    let Collected {
+        snapshot,
+        last_line,
+        status,
+        timed_out,
+        aborted,
+    } = collect(ctx, &command, args.timeout, cancel, on_update, None).await?;
     if aborted || cancel.is_cancelled() {
         let text = format_output(&snapshot, last_line, "");
         return Err(ToolError(with_status(&text, "Command aborted")));
@@ -639,4 +690,47 @@ pub async fn run(
             &format!("Command exited with code {code}"),
         ))),
     }
+}
+
+/// A user's shell command as it ended (upstream's `BashResult`): the output's tail cut like
+/// the tool's (without the notice), the exit code (none when cancelled or killed), and the
+/// file with the full output when it was cut.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Execution {
+    pub output: String,
+    pub exit_code: Option<i32>,
+    pub cancelled: bool,
+    pub truncated: bool,
+    pub full_output_path: Option<PathBuf>,
+}
+
+/// Runs a user's shell command (`!command`, RPC `bash`) as the tool runs commands, without
+/// a timeout; `on_chunk` sees the output as it arrives. Cancelling kills it (`cancelled`).
+pub async fn execute(
+    ctx: &ToolContext,
+    command: &str,
+    cancel: &CancelToken,
+    on_chunk: &mut (dyn FnMut(&str) + Send),
+) -> Result<Execution, ToolError> {
+    let command = match ctx
+        .shell_command_prefix
+        .as_deref()
+        .filter(|p| !p.is_empty())
+    {
+        Some(prefix) => format!("{prefix}\n{command}"),
+        None => command.to_owned(),
+    };
+    let c = collect(ctx, &command, None, cancel, &mut |_| {}, Some(on_chunk)).await?;
+    let cancelled = c.aborted || cancel.is_cancelled();
+    let exit_code = match (&c.status, cancelled) {
+        (Some(Ok(s)), false) => s.code(),
+        _ => None,
+    };
+    Ok(Execution {
+        output: c.snapshot.content,
+        exit_code,
+        cancelled,
+        truncated: c.snapshot.truncation.truncated,
+        full_output_path: c.snapshot.full_output.and_then(Result::ok),
+    })
 }

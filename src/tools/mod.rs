@@ -696,6 +696,10 @@ pub trait CustomTool: Send + Sync + fmt::Debug {
         ctx: Arc<ToolContext>,
         cancel: CancelToken,
     ) -> Pin<Box<dyn Future<Output = ToolResult> + Send + 'static>>;
+    /// The program behind the tool, if it is one.
+    fn source_path(&self) -> Option<std::path::PathBuf> {
+        None
+    }
 }
 
 /// An active tool: built in, or a program.

@@ -577,7 +577,7 @@ fn bad_hook_flags_and_settings() {
     status: 2
     ----- stdout -----
     ----- stderr -----
-    pi: error: invalid --hook 'nonsense=true': unknown event 'nonsense' (events: input, before_agent_start, context, tool_call, tool_result, message_end, turn_end, agent_end, session_before_compact, session_before_tree)
+    pi: error: invalid --hook 'nonsense=true': unknown event 'nonsense' (events: input, before_agent_start, context, tool_call, tool_result, message_end, turn_end, agent_end, session_before_compact, session_before_tree, session_before_switch, session_before_fork)
 
     $ pi run --hook tool_call -p x
     status: 2
@@ -598,7 +598,7 @@ fn bad_hook_flags_and_settings() {
     ----- stdout -----
     hi
     ----- stderr -----
-    pi: warning: [AGENT]/settings.json: unknown hook event "tool_cal" ignored (events: input, before_agent_start, context, tool_call, tool_result, message_end, turn_end, agent_end, session_before_compact, session_before_tree)
+    pi: warning: [AGENT]/settings.json: unknown hook event "tool_cal" ignored (events: input, before_agent_start, context, tool_call, tool_result, message_end, turn_end, agent_end, session_before_compact, session_before_tree, session_before_switch, session_before_fork)
     pi: warning: [AGENT]/settings.json: hooks.agent_end: a hook needs a "command" (a string); ignored
     "#);
 }

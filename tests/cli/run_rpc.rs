@@ -12,16 +12,16 @@ use crate::common::model_server::{ModelServer, Reply};
 use crate::common::*;
 use crate::run_support::*;
 
-struct Client {
+pub struct Client {
     child: Child,
     stdin: Option<ChildStdin>,
     out: BufReader<ChildStdout>,
     /// Every line read so far.
-    seen: Vec<Value>,
+    pub seen: Vec<Value>,
 }
 
 impl Client {
-    fn start(w: &World, args: &[&str]) -> Client {
+    pub fn start(w: &World, args: &[&str]) -> Client {
         let mut child = w
             .std_cmd()
             .arg("run")
@@ -42,20 +42,20 @@ impl Client {
         }
     }
 
-    fn send(&mut self, v: Value) {
+    pub fn send(&mut self, v: Value) {
         let s = self.stdin.as_mut().unwrap();
         writeln!(s, "{v}").unwrap();
         s.flush().unwrap();
     }
 
-    fn send_raw(&mut self, raw: &[u8]) {
+    pub fn send_raw(&mut self, raw: &[u8]) {
         let s = self.stdin.as_mut().unwrap();
         s.write_all(raw).unwrap();
         s.flush().unwrap();
     }
 
     /// Reads lines until one satisfies `f`; returns it.
-    fn until(&mut self, f: impl Fn(&Value) -> bool) -> Value {
+    pub fn until(&mut self, f: impl Fn(&Value) -> bool) -> Value {
         loop {
             let mut line = String::new();
             let n = self.out.read_line(&mut line).unwrap();
@@ -73,23 +73,23 @@ impl Client {
     }
 
     /// The response to the command with this id.
-    fn response(&mut self, id: &str) -> Value {
+    pub fn response(&mut self, id: &str) -> Value {
         self.until(|v| v["type"] == "response" && v["id"] == id)
     }
 
     /// Sends a command and waits for its response.
-    fn call(&mut self, id: &str, mut cmd: Value) -> Value {
+    pub fn call(&mut self, id: &str, mut cmd: Value) -> Value {
         cmd["id"] = json!(id);
         self.send(cmd);
         self.response(id)
     }
 
-    fn agent_end(&mut self) -> Value {
+    pub fn agent_end(&mut self) -> Value {
         self.until(|v| v["type"] == "agent_end")
     }
 
     /// Waits until no prompt runs (the `agent_end` hooks of a run still belong to it).
-    fn idle(&mut self) {
+    pub fn idle(&mut self) {
         let start = Instant::now();
         for k in 0.. {
             let id = format!("idle{k}");
@@ -103,7 +103,7 @@ impl Client {
     }
 
     /// Closes stdin and waits for the exit status; returns it and the rest of the output.
-    fn close(mut self) -> (i32, Vec<Value>) {
+    pub fn close(mut self) -> (i32, Vec<Value>) {
         drop(self.stdin.take());
         let start = Instant::now();
         loop {
@@ -210,10 +210,11 @@ fn steer_and_follow_up_mid_run() {
     let r = c.call("p2", json!({"type": "prompt", "message": "again"}));
     assert_eq!(r["success"], false);
     assert!(r["error"].as_str().unwrap().contains("streamingBehavior"));
-    let r = c.call("cmp", json!({"type": "compact"}));
-    assert_eq!(r["success"], false);
-    assert!(r["error"].as_str().unwrap().contains("busy"));
+    // A change of the session's settings waits for the run (answered after it).
+    c.send(json!({"type": "set_session_name", "name": "later", "id": "name"}));
     c.agent_end();
+    let r = c.response("name");
+    assert_eq!(r["success"], true);
     let order: Vec<String> = kinds(&c.seen)
         .into_iter()
         .filter(|k| {
@@ -453,9 +454,12 @@ fn model_thinking_name_and_errors() {
     assert!(r.get("id").is_none());
     let r = c.call("u", json!({"type": "dance"}));
     assert_eq!(r["error"], "Unknown command: dance");
-    let r = c.call("n", json!({"type": "new_session"}));
+    let r = c.call(
+        "n",
+        json!({"type": "switch_session", "sessionPath": "/nonexistent/s.jsonl"}),
+    );
     assert_eq!(r["success"], false);
-    assert!(r["error"].as_str().unwrap().contains("not supported"));
+    assert_eq!(r["error"], "Session file not found: /nonexistent/s.jsonl");
     let r = c.call(
         "bad",
         json!({"type": "set_model", "provider": "mock", "modelId": "nope"}),
@@ -800,4 +804,148 @@ fn untrusted_project_hooks_are_reported_not_run() {
     assert!(!log.exists(), "the project's hook ran");
     let (code, _) = c.close();
     assert_eq!(code, 0);
+}
+
+/// While a prompt runs, reads, the queue and `bash` are answered at once, changes of the
+/// session wait for the run and are answered after it, and `compact` stops the run first
+/// (as the reference's does), then compacts.
+#[test]
+fn commands_while_busy_are_served_not_refused() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    settings(&w, json!({"compaction": {"keepRecentTokens": 10}}));
+    let f = w.new_session();
+    let mut stdin = String::new();
+    for k in 0..4 {
+        stdin.push_str(&format!(
+            "{}\n{}\n",
+            user(&format!("q{k} {}", "x".repeat(200))),
+            assistant("a")
+        ));
+    }
+    w.ok_in(&["session", "append", f.to_str().unwrap()], &stdin);
+    server.push(
+        Reply::openai_text(&["thinking ", "slowly"]).stall_at("slowly", Duration::from_secs(20)),
+    );
+    let mut c = Client::start(&w, &[f.to_str().unwrap()]);
+    c.send(json!({"type": "prompt", "message": "take your time", "id": "p"}));
+    c.until(|v| v["type"] == "message_update");
+    let r = c.call("fm", json!({"type": "get_fork_messages"}));
+    assert_eq!(r["data"]["messages"].as_array().unwrap().len(), 5);
+    let r = c.call("gc", json!({"type": "get_commands"}));
+    assert_eq!(r["data"]["commands"], json!([]));
+    // A shell command runs beside the run: answered at once, recorded after the run.
+    let b = c.call("b", json!({"type": "bash", "command": "echo beside"}));
+    assert_eq!(b["data"]["output"], "beside\n");
+    let st = c.call("st", json!({"type": "get_state"}));
+    assert_eq!(st["data"]["isStreaming"], true);
+    c.send(json!({"type": "set_thinking_level", "level": "high", "id": "t"}));
+    server.push(Reply::openai_text(&["## Goal\nsummary"]));
+    server.push(Reply::openai_text(&["## Goal\nturn"]));
+    let t = Instant::now();
+    c.send(json!({"type": "compact", "id": "c"}));
+    let end = c.agent_end();
+    let last = end["messages"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["stopReason"], "aborted");
+    assert_eq!(c.response("t")["success"], true);
+    let r = c.response("c");
+    assert_eq!(r["success"], true, "{r}");
+    assert!(t.elapsed() < Duration::from_secs(10));
+    let (code, _) = c.close();
+    assert_eq!(code, 0);
+    let entries = lines(&f);
+    let kinds: Vec<String> = entries
+        .iter()
+        .map(|e| match e["message"]["role"].as_str() {
+            Some(r) => r.to_owned(),
+            None => e["type"].as_str().unwrap().to_owned(),
+        })
+        .collect();
+    // (`high` is clamped to `off` for this model: nothing changes, nothing is recorded.)
+    let tail = &kinds[kinds.len() - 3..];
+    assert_eq!(tail, ["assistant", "bashExecution", "compaction"]);
+    check(&w, &f);
+}
+
+/// `bash` streams its output as `bash_output` events while other commands are served;
+/// `abort_bash` kills it: the result says `cancelled` (no exit code) and is recorded.
+#[test]
+fn bash_streams_and_abort_bash_stops_it() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    let mut c = Client::start(&w, &[]);
+    c.send(json!({"type": "bash", "command": "echo started; sleep 30", "id": "b"}));
+    let chunk = c.until(|v| v["type"] == "bash_output");
+    assert_eq!(chunk["chunk"], "started\n");
+    let st = c.call("s", json!({"type": "get_state"}));
+    assert_eq!(st["data"]["isStreaming"], false);
+    let file = st["data"]["sessionFile"].as_str().unwrap().to_owned();
+    let t = Instant::now();
+    assert_eq!(c.call("ab", json!({"type": "abort_bash"}))["success"], true);
+    let r = c.response("b");
+    assert!(t.elapsed() < Duration::from_secs(10));
+    assert_eq!(
+        r["data"],
+        json!({"output": "started\n", "cancelled": true, "truncated": false})
+    );
+    let (code, _) = c.close();
+    assert_eq!(code, 0);
+    let ms = messages(std::path::Path::new(&file));
+    assert_eq!(ms[0]["role"], "bashExecution");
+    assert_eq!(ms[0]["cancelled"], true);
+    assert_eq!(ms[0]["exitCode"], Value::Null);
+}
+
+/// `session_before_switch` and `session_before_fork` hooks may cancel `new_session`,
+/// `switch_session`, `fork` and `clone`: the answer says `cancelled` and the process stays
+/// on its session. Without them, `fork` ends the new session before the chosen prompt.
+#[test]
+fn hooks_cancel_session_changes_and_fork_returns_the_text() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    server.push(Reply::openai_text(&["one"]));
+    let mut c = Client::start(
+        &w,
+        &[
+            "--hook",
+            "session_before_switch=cat > switch.json; echo '{\"cancel\": true}'",
+            "--hook",
+            "session_before_fork=grep -q '\"at\"' && echo '{\"cancel\": true}'; exit 0",
+        ],
+    );
+    c.call("p", json!({"type": "prompt", "message": "first question"}));
+    c.agent_end();
+    let st = c.call("s", json!({"type": "get_state"}));
+    let file = st["data"]["sessionFile"].as_str().unwrap().to_owned();
+    let r = c.call("n", json!({"type": "new_session"}));
+    assert_eq!(r["data"], json!({"cancelled": true}));
+    let payload: Value =
+        serde_json::from_str(&std::fs::read_to_string(w.path("proj/switch.json")).unwrap())
+            .unwrap();
+    assert_eq!(payload["event"], "session_before_switch");
+    assert_eq!(payload["reason"], "new");
+    let r = c.call("cl", json!({"type": "clone"}));
+    assert_eq!(r["data"], json!({"cancelled": true}));
+    let fm = c.call("fm", json!({"type": "get_fork_messages"}));
+    let entry = fm["data"]["messages"][0]["entryId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let r = c.call("f", json!({"type": "fork", "entryId": entry}));
+    assert_eq!(
+        r["data"],
+        json!({"text": "first question", "cancelled": false})
+    );
+    let st = c.call("s2", json!({"type": "get_state"}));
+    let forked = st["data"]["sessionFile"].as_str().unwrap().to_owned();
+    assert_ne!(forked, file);
+    assert_eq!(st["data"]["messageCount"], 0);
+    let r = c.call("bad", json!({"type": "fork", "entryId": "nope"}));
+    assert_eq!(r["error"], "Invalid entry ID for forking");
+    let (code, _) = c.close();
+    assert_eq!(code, 0);
+    let forked_lines = lines(std::path::Path::new(&forked));
+    assert_eq!(forked_lines[0]["parentSession"], file.as_str());
+    assert!(!forked_lines.iter().any(|e| e["type"] == "message"));
+    check(&w, std::path::Path::new(&forked));
 }

@@ -1,0 +1,617 @@
+//! The RPC commands that change which session the process works on (`new_session`,
+//! `switch_session`, `fork`, `clone`), run a user's shell command (`bash`), cycle the model,
+//! and read what a client shows (`get_fork_messages`, `get_commands`, `export_html`).
+//!
+//! A change of session writes the files `pi session new` and `pi session fork` write, then
+//! the process records to the new file (the old one is unlocked), with an empty queue, as
+//! upstream builds a new session for it.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use serde_json::{Map, Value as Json, json};
+use tokio::sync::mpsc;
+
+use super::{Command, Info, Reply, Server, Snapshot, Stop, Work, respond, text_field, write};
+use crate::agent::Message;
+use crate::agent::hooks::Hooks;
+use crate::agent::store::{FileStore, compaction_time};
+use crate::context::value::{Obj, Value};
+use crate::models;
+use crate::session::{Kind, Session, fork};
+use crate::tools::{CancelToken, Tool, ToolContext, ToolError};
+
+/// How long a change of session waits for another writer's short append.
+const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// The user messages of every entry of the session file (not only the active branch, as
+/// upstream lists them), with their text: `{messages: [{entryId, text}]}`.
+pub(super) fn fork_messages(file: Option<&Path>) -> Json {
+    let mut list = Vec::new();
+    if let Some(s) = file.and_then(|f| Session::open(f).ok()) {
+        for (i, e) in s.entries.iter().enumerate() {
+            if e.kind != Kind::Message {
+                continue;
+            }
+            let Ok(line) = s.line(i as u32) else {
+                continue;
+            };
+            let Ok(v) = serde_json::from_slice::<Json>(&line) else {
+                continue;
+            };
+            let m = &v["message"];
+            if m["role"] != "user" {
+                continue;
+            }
+            let text = match &m["content"] {
+                Json::String(t) => t.clone(),
+                Json::Array(blocks) => blocks
+                    .iter()
+                    .filter(|b| b["type"] == "text")
+                    .filter_map(|b| b["text"].as_str())
+                    .collect(),
+                _ => String::new(),
+            };
+            if !text.is_empty() {
+                list.push(json!({"entryId": e.id.as_str(), "text": text}));
+            }
+        }
+    }
+    json!({ "messages": list })
+}
+
+/// What `get_commands` lists, as upstream's fields: program tools (`source: "extension"`),
+/// prompt templates (`prompt`) and skills (`skill`, named `skill:<name>`), each with its
+/// `sourceInfo` (`path`, `source`, `scope`, `origin`, `baseDir`).
+/// Program tools of the project (under `<cwd>/.pi/`) have scope `project`, the others `user`.
+pub fn commands_json(
+    resources: &crate::prompt::resources::Resources,
+    tools: &[Tool],
+    cwd: &Path,
+) -> Json {
+    let mut list = Vec::new();
+    let info = |path: &Path, source: &str, scope: &str, base: Option<&Path>| {
+        let mut o = json!({"path": path.to_string_lossy(), "source": source,
+                           "scope": scope, "origin": "top-level"});
+        if let Some(b) = base {
+            o["baseDir"] = json!(b.to_string_lossy());
+        }
+        o
+    };
+    for t in tools {
+        if let Tool::Custom(c) = t {
+            let d = c.definition();
+            let path = c.source_path().unwrap_or_default();
+            let base = path.parent().map(Path::to_path_buf);
+            let scope = if path.starts_with(cwd.join(".pi")) {
+                "project"
+            } else {
+                "user"
+            };
+            list.push(json!({
+                "name": d.name,
+                "description": d.description,
+                "source": "extension",
+                "sourceInfo": info(&path, "local", scope, base.as_deref()),
+            }));
+        }
+    }
+    for t in &resources.templates {
+        list.push(json!({
+            "name": t.name,
+            "description": t.description,
+            "source": "prompt",
+            "sourceInfo": info(&t.path, t.source.source, t.source.scope.name(), Some(&t.source.base_dir)),
+        }));
+    }
+    for s in &resources.skills {
+        list.push(json!({
+            "name": format!("skill:{}", s.name),
+            "description": s.description,
+            "source": "skill",
+            "sourceInfo": info(&s.path, s.source.source, s.source.scope.name(), Some(&s.source.base_dir)),
+        }));
+    }
+    Json::Array(list)
+}
+
+/// A `bashExecution` message (upstream's record of a user's shell command).
+pub(super) fn bash_message(command: &str, r: &crate::tools::bash::Execution) -> Message {
+    let mut m = Obj::new();
+    m.set("role", Value::str("bashExecution"));
+    m.set("command", Value::str(command));
+    m.set("output", Value::str(&r.output));
+    m.set(
+        "exitCode",
+        r.exit_code
+            .map_or(Value::Null, |c| Value::Num(f64::from(c))),
+    );
+    m.set("cancelled", Value::Bool(r.cancelled));
+    m.set("truncated", Value::Bool(r.truncated));
+    if let Some(p) = &r.full_output_path {
+        m.set("fullOutputPath", Value::str(&p.to_string_lossy()));
+    }
+    m.set("timestamp", Value::Num(crate::clock::now_ms() as f64));
+    Value::Obj(m)
+}
+
+/// The response data of `bash` (upstream's `BashResult`).
+pub(super) fn bash_result(r: &crate::tools::bash::Execution) -> Json {
+    let mut o = json!({
+        "output": r.output,
+        "exitCode": r.exit_code,
+        "cancelled": r.cancelled,
+        "truncated": r.truncated,
+    });
+    if r.exit_code.is_none() {
+        // Upstream's undefined is left out.
+        if let Some(m) = o.as_object_mut() {
+            m.remove("exitCode");
+        }
+    }
+    if let Some(p) = &r.full_output_path {
+        o["fullOutputPath"] = json!(p.to_string_lossy());
+    }
+    o
+}
+
+/// A session read for the process to work on: its store, context and facts.
+struct Loaded {
+    store: FileStore,
+    messages: Vec<Message>,
+    last_compaction: Option<i64>,
+    info: Info,
+    cwd: PathBuf,
+    model: Option<(String, String)>,
+    thinking_level: Option<String>,
+}
+
+fn load(path: &Path, agent_dir: &Path) -> anyhow::Result<Loaded> {
+    let s = Session::open(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let header = s
+        .header
+        .clone()
+        .ok_or_else(|| anyhow::anyhow!("{} is not a session file", path.display()))?;
+    let cwd = PathBuf::from(&header.cwd);
+    if !cwd.is_dir() {
+        anyhow::bail!(
+            "the session's working directory {} does not exist (session {})",
+            cwd.display(),
+            path.display()
+        );
+    }
+    let c = crate::context::build(&s, s.leaf())
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    let last_compaction = c.info.compaction.and_then(|i| compaction_time(&s, i));
+    let store = FileStore::open(path, agent_dir, LOCK_WAIT)?;
+    Ok(Loaded {
+        store,
+        messages: c.messages,
+        last_compaction,
+        info: Info {
+            session_id: header.id.clone(),
+            session_file: Some(path.to_owned()),
+            session_name: s.name().map(str::to_owned),
+        },
+        cwd,
+        model: c.info.model_ids(),
+        thinking_level: c
+            .info
+            .thinking_level
+            .as_ref()
+            .and_then(Value::as_jstr)
+            .map(|l| l.text().into_owned()),
+    })
+}
+
+impl<'c, H: Hooks> Server<'_, 'c, H> {
+    /// Works on `store` (its context `messages`) from now on; the old session is unlocked.
+    fn adopt(
+        &mut self,
+        store: Option<FileStore>,
+        messages: Vec<Message>,
+        last_compaction: Option<i64>,
+        info: Info,
+        cwd: &Path,
+    ) {
+        let old = self.info.session_file.clone();
+        self.session.store = store;
+        self.session.messages = messages;
+        self.session.last_compaction_ms = last_compaction;
+        self.session.queue.clear();
+        let file = self.session.store.as_ref().map(|s| s.path().to_owned());
+        let ctx = Arc::make_mut(&mut self.session.config.tool_ctx);
+        ctx.session_file = file.clone();
+        ctx.cwd = cwd.to_owned();
+        self.session.hooks.session_changed(cwd, file.as_deref());
+        {
+            let mut m = self.mirror.borrow_mut();
+            m.messages = self.session.messages.clone();
+            m.steering.clear();
+            m.follow_up.clear();
+        }
+        self.info = info;
+        // Full-output files the old session does not name go now.
+        crate::tools::bash::remove_unreferenced_logs(old.as_deref());
+    }
+
+    fn cwd(&self) -> PathBuf {
+        self.session.config.tool_ctx.cwd.clone()
+    }
+
+    /// `new_session {parentSession?}`: an empty session in the folder of the current one,
+    /// starting with the model and the thinking level.
+    pub(super) async fn new_session(&mut self, b: &Map<String, Json>) -> anyhow::Result<Reply> {
+        let parent = match b.get("parentSession") {
+            None | Some(Json::Null) => None,
+            Some(Json::String(p)) => Some(p.clone()),
+            Some(_) => return Ok(Err("\"parentSession\" must be a string".into())),
+        };
+        if self.session.hooks.before_switch("new", None).await {
+            return Ok(Ok(Some(json!({"cancelled": true}))));
+        }
+        let cwd = self.cwd();
+        let cwd_text = cwd.to_string_lossy().into_owned();
+        let dir = self
+            .session
+            .store()
+            .and_then(|s| s.path().parent().map(Path::to_path_buf));
+        let (store, id, file) = match dir {
+            Some(dir) => {
+                let (path, header) = fork::create_empty(&dir, &cwd_text, parent.as_deref())?;
+                let agent_dir = self.session.config.credentials.agent_dir.clone();
+                let mut store = FileStore::open(&path, &agent_dir, LOCK_WAIT)?;
+                let c = &self.session.config;
+                store.append_model_change(&c.target.model.provider, &c.target.model.id)?;
+                store.append_thinking_level(&c.thinking_level)?;
+                let id = crate::json::get_str(&header, "id")
+                    .map(|s| s.into_owned())
+                    .unwrap_or_default();
+                (Some(store), id, Some(path))
+            }
+            // Without a session file (--no-session) the new session is in memory too.
+            None => (None, crate::agent::store::new_header(&cwd_text).0, None),
+        };
+        let info = Info {
+            session_id: id,
+            session_file: file,
+            session_name: None,
+        };
+        self.adopt(store, Vec::new(), None, info, &cwd);
+        Ok(Ok(Some(json!({"cancelled": false}))))
+    }
+
+    /// `switch_session {sessionPath}`: works on that session from now on, in its working
+    /// directory, with its model (when it has a key) and thinking level.
+    pub(super) async fn switch_session(&mut self, b: &Map<String, Json>) -> anyhow::Result<Reply> {
+        let path = match text_field(b, "sessionPath") {
+            Ok(p) => std::path::absolute(p).unwrap_or_else(|_| PathBuf::from(p)),
+            Err(e) => return Ok(Err(e)),
+        };
+        if !path.is_file() {
+            return Ok(Err(format!("Session file not found: {}", path.display())));
+        }
+        if self
+            .session
+            .hooks
+            .before_switch("resume", Some(&path))
+            .await
+        {
+            return Ok(Ok(Some(json!({"cancelled": true}))));
+        }
+        let agent_dir = self.session.config.credentials.agent_dir.clone();
+        let old = self.session.store.take();
+        let loaded = match load(&path, &agent_dir) {
+            Ok(l) => l,
+            Err(e) => {
+                self.session.store = match old {
+                    Some(o) => {
+                        let p = o.path().to_owned();
+                        let leaf = o.leaf().map(str::to_owned);
+                        drop(o);
+                        let mut s = FileStore::open(&p, &agent_dir, LOCK_WAIT)?;
+                        s.set_leaf(leaf);
+                        Some(s)
+                    }
+                    None => None,
+                };
+                return Ok(Err(format!("{e:#}")));
+            }
+        };
+        drop(old);
+        let Loaded {
+            store,
+            messages,
+            last_compaction,
+            info,
+            cwd,
+            model,
+            thinking_level,
+        } = loaded;
+        self.adopt(Some(store), messages, last_compaction, info, &cwd);
+        if let Some((provider, id)) = model {
+            self.use_model(&provider, &id);
+        }
+        let level = thinking_level.unwrap_or_else(|| self.session.config.thinking_level.clone());
+        let c = &self.session.config;
+        let level = models::clamp_thinking_level(&c.target.model, &c.target.details, &level);
+        if level != self.session.config.thinking_level {
+            self.session.config.thinking_level = level.to_owned();
+            write(
+                &self.out,
+                &json!({"type": "thinking_level_changed", "level": level}),
+            );
+        }
+        Ok(Ok(Some(json!({"cancelled": false}))))
+    }
+
+    /// Uses the model recorded by a session when the registry has it with a key (nothing is
+    /// recorded: the session names it already).
+    fn use_model(&mut self, provider: &str, id: &str) {
+        let c = &self.session.config;
+        let reg = &c.credentials.registry;
+        let Some(m) = reg.find(provider, id) else {
+            return;
+        };
+        if crate::llm::auth::source(&c.credentials.agent_dir, reg, provider).is_none() {
+            return;
+        }
+        let Some(target) = crate::llm::Target::new(m.clone(), reg.details_of(provider, id)) else {
+            return;
+        };
+        let accepts = target.model.accepts_images();
+        self.session.config.target = target;
+        Arc::make_mut(&mut self.session.config.tool_ctx).model_accepts_images = Some(accepts);
+    }
+
+    /// `fork {entryId}` (a user message: the new session ends before it, and its text is
+    /// returned) and `clone` (the whole active path).
+    pub(super) async fn fork(
+        &mut self,
+        b: &Map<String, Json>,
+        clone: bool,
+    ) -> anyhow::Result<Reply> {
+        let command = if clone { "clone" } else { "fork" };
+        let Some(src) = self.info.session_file.clone() else {
+            return Ok(Err(format!(
+                "Cannot {command}: the session is not recorded (--no-session)"
+            )));
+        };
+        let entry_id = if clone {
+            match self
+                .session
+                .store()
+                .and_then(|s| s.leaf().map(str::to_owned))
+            {
+                Some(l) => l,
+                None => {
+                    return Ok(Err("Cannot clone session: no current entry selected".into()));
+                }
+            }
+        } else {
+            match text_field(b, "entryId") {
+                Ok(e) => e.to_owned(),
+                Err(e) => return Ok(Err(e)),
+            }
+        };
+        let position = if clone { "at" } else { "before" };
+        if self.session.hooks.before_fork(&entry_id, position).await {
+            let mut data = json!({"cancelled": true});
+            if !clone {
+                data["text"] = json!("");
+            }
+            return Ok(Ok(Some(data)));
+        }
+        let s = Session::open(&src).with_context(|| format!("cannot read {}", src.display()))?;
+        let Some(k) = s.get(&entry_id) else {
+            return Ok(Err("Invalid entry ID for forking".into()));
+        };
+        let (end, text) = if clone {
+            (Some(k), None)
+        } else {
+            let line = s.line(k)?;
+            let v: Json = serde_json::from_slice(&line).unwrap_or(Json::Null);
+            if s.entries[k as usize].kind != Kind::Message || v["message"]["role"] != "user" {
+                return Ok(Err("Invalid entry ID for forking".into()));
+            }
+            let text: String = match &v["message"]["content"] {
+                Json::String(t) => t.clone(),
+                Json::Array(blocks) => blocks
+                    .iter()
+                    .filter(|b| b["type"] == "text")
+                    .filter_map(|b| b["text"].as_str())
+                    .collect(),
+                _ => String::new(),
+            };
+            let parent = s.entries[k as usize].parent;
+            let end = (parent != crate::session::store::NONE).then_some(parent);
+            (end, Some(text))
+        };
+        let cwd = s
+            .header
+            .as_ref()
+            .map(|h| h.cwd.clone())
+            .unwrap_or_else(|| self.cwd().to_string_lossy().into_owned());
+        let dir = src.parent().map(Path::to_path_buf).unwrap_or_default();
+        let path = fork::write_fork(&s, &src, end, &cwd, &dir)?;
+        drop(s);
+        let agent_dir = self.session.config.credentials.agent_dir.clone();
+        let l = load(&path, &agent_dir)?;
+        self.adopt(Some(l.store), l.messages, l.last_compaction, l.info, &l.cwd);
+        Ok(Ok(Some(match text {
+            Some(t) => json!({"text": t, "cancelled": false}),
+            None => json!({"cancelled": false}),
+        })))
+    }
+
+    /// `cycle_model`: the next of the models with a key (`get_available_models`), or `null`
+    /// when there is only one.
+    pub(super) fn cycle_model(&mut self, snap: &Snapshot) -> anyhow::Result<Reply> {
+        let list = &snap.models;
+        if list.len() <= 1 {
+            return Ok(Ok(Some(Json::Null)));
+        }
+        let c = &self.session.config;
+        let current = list
+            .iter()
+            .position(|m| {
+                m["provider"] == c.target.model.provider.as_str()
+                    && m["id"] == c.target.model.id.as_str()
+            })
+            .unwrap_or(0);
+        let next = &list[(current + 1) % list.len()];
+        let mut body = Map::new();
+        body.insert("provider".into(), next["provider"].clone());
+        body.insert("modelId".into(), next["id"].clone());
+        Ok(match self.set_model(&body)? {
+            Ok(Some(model)) => Ok(Some(json!({
+                "model": model,
+                "thinkingLevel": self.session.config.thinking_level,
+                "isScoped": false,
+            }))),
+            other => other,
+        })
+    }
+
+    /// `export_html {outputPath?}`: the page of `pi session export` (default
+    /// `pi-session-<file name>.html` in the working directory); returns the path as given.
+    pub(super) fn export_html(&self, b: &Map<String, Json>) -> Reply {
+        let Some(src) = self.info.session_file.clone() else {
+            return Err("Cannot export in-memory session to HTML".into());
+        };
+        let given = match b.get("outputPath") {
+            None | Some(Json::Null) => {
+                let stem = src
+                    .file_stem()
+                    .map(|s| s.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                format!("pi-session-{stem}.html")
+            }
+            Some(Json::String(p)) => p.clone(),
+            Some(_) => return Err("\"outputPath\" must be a string".into()),
+        };
+        let dest = self.cwd().join(&given);
+        write_html(&src, &dest).map_err(|e| format!("{e:#}"))?;
+        Ok(Some(json!({ "path": given })))
+    }
+
+    /// `bash {command}`: runs while other commands are served (`abort_bash` stops it); its
+    /// output is streamed as `bash_output` events; the result is recorded as a
+    /// `bashExecution` message.
+    pub(super) async fn bash(
+        &mut self,
+        cmd: Command,
+        input: &mut mpsc::UnboundedReceiver<Vec<u8>>,
+        snap: &Snapshot,
+    ) -> anyhow::Result<Option<Stop>> {
+        let command = match text_field(&cmd.body, "command") {
+            Ok(c) => c.to_owned(),
+            Err(e) => {
+                respond(&self.out, &cmd.id, "bash", Err(e));
+                return Ok(None);
+            }
+        };
+        let ctx: Arc<ToolContext> = self.session.config.tool_ctx.clone();
+        let cancel = CancelToken::new();
+        let out = self.out.clone();
+        let c2 = cancel.clone();
+        let cmd_text = command.clone();
+        let (result, end) = self
+            .busy(
+                move |_s| bash_future(ctx, cmd_text, c2, out),
+                cancel,
+                input,
+                snap,
+                Work::Bash,
+            )
+            .await;
+        let reply = match result {
+            Ok(r) => {
+                self.record_bash(bash_message(&command, &r))?;
+                Ok(Some(bash_result(&r)))
+            }
+            Err(e) => Err(e.0),
+        };
+        respond(&self.out, &cmd.id, "bash", reply);
+        self.after_busy(end)
+    }
+}
+
+/// A `bash` command running: streams its output as `bash_output` events.
+pub(super) type BashFuture = std::pin::Pin<
+    Box<dyn std::future::Future<Output = Result<crate::tools::bash::Execution, ToolError>>>,
+>;
+
+pub(super) fn bash_future(
+    ctx: Arc<ToolContext>,
+    command: String,
+    cancel: CancelToken,
+    out: super::Out,
+) -> BashFuture {
+    Box::pin(async move {
+        // Chunks cross a channel: the command's future must be `Send`.
+        let (tx, mut rx) = mpsc::unbounded_channel::<String>();
+        let run = async move {
+            let mut chunk = move |t: &str| {
+                let _ = tx.send(t.to_owned());
+            };
+            crate::tools::bash::execute(&ctx, &command, &cancel, &mut chunk).await
+        };
+        let pump = async {
+            while let Some(t) = rx.recv().await {
+                write(&out, &json!({"type": "bash_output", "chunk": t}));
+            }
+        };
+        tokio::join!(run, pump).0
+    })
+}
+
+impl<'c, H: Hooks> Server<'_, 'c, H> {
+    /// Records a `bashExecution` message and adds it to the context.
+    pub(super) fn record_bash(&mut self, m: Message) -> anyhow::Result<()> {
+        if let Some(store) = self.session.store_mut() {
+            store.append_message(&m)?;
+        }
+        self.session.messages.push(m.clone());
+        self.mirror.borrow_mut().messages.push(m);
+        Ok(())
+    }
+}
+
+/// Writes the HTML page of the session at `src` to `dest` (through a temporary file, 0600);
+/// a session file is never overwritten.
+fn write_html(src: &Path, dest: &Path) -> anyhow::Result<()> {
+    use std::io::Write;
+    if dest.exists() {
+        let same = std::fs::canonicalize(dest).ok() == std::fs::canonicalize(src).ok();
+        let is_session = crate::session::find::read_header(dest).is_some();
+        if same || is_session {
+            anyhow::bail!(
+                "{} is a session file; a session file is never overwritten",
+                dest.display()
+            );
+        }
+    }
+    let s = Session::open(src).with_context(|| format!("cannot read {}", src.display()))?;
+    let labels = crate::render::labels(&s);
+    let dir = dest.parent().unwrap_or(Path::new("."));
+    let name = dest
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let f = crate::private::create_new(&tmp)
+        .with_context(|| format!("cannot create {}", tmp.display()))?;
+    let mut w = std::io::BufWriter::new(f);
+    let r = crate::render::html::write_page(&s, s.leaf(), &labels, None, &mut w)
+        .map_err(anyhow::Error::from)
+        .and_then(|_| w.flush().map_err(anyhow::Error::from))
+        .and_then(|()| {
+            std::fs::rename(&tmp, dest).with_context(|| format!("cannot write {}", dest.display()))
+        });
+    if r.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    r
+}
