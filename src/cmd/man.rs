@@ -403,41 +403,7 @@ pub fn markdown_page(name: &str, section: u8, version: &str, md: &str, pages: &[
             out.push_str(".fi\n.RE\n");
         } else if trimmed.starts_with('|') {
             flush(&mut para, &mut out);
-            let header = cells(trimmed);
-            // The separator row.
-            if lines
-                .peek()
-                .is_some_and(|l| l.trim_start().starts_with("|-"))
-            {
-                lines.next();
-            }
-            while let Some(l) = lines.peek() {
-                if !l.trim_start().starts_with('|') {
-                    break;
-                }
-                let row = cells(l);
-                lines.next();
-                let mut body = Vec::new();
-                for (k, cell) in row.iter().enumerate().skip(1) {
-                    if cell.is_empty() {
-                        continue;
-                    }
-                    match header.get(k).filter(|h| !h.is_empty()) {
-                        Some(h) => {
-                            body.push(format!("{}: {}", inline(h, pages), inline(cell, pages)))
-                        }
-                        None => body.push(inline(cell, pages)),
-                    }
-                }
-                out.push_str(".TP\n");
-                out.push_str(&text_line(&inline(
-                    row.first().map_or("", String::as_str),
-                    pages,
-                )));
-                out.push('\n');
-                out.push_str(&text_line(&body.join("; ")));
-                out.push('\n');
-            }
+            table(trimmed, &mut lines, pages, &mut out);
         } else if let Some(item) = trimmed.strip_prefix("- ") {
             flush(&mut para, &mut out);
             let mut text = item.to_owned();
@@ -461,6 +427,49 @@ pub fn markdown_page(name: &str, section: u8, version: &str, md: &str, pages: &[
     }
     flush(&mut para, &mut out);
     out
+}
+
+/// A Markdown table whose header row is `first`, the rest read from `lines`: one tagged
+/// paragraph per row (its first cell), the other cells as `header: cell`.
+fn table(
+    first: &str,
+    lines: &mut std::iter::Peekable<std::str::Lines<'_>>,
+    pages: &[String],
+    out: &mut String,
+) {
+    let header = cells(first);
+    // The separator row.
+    if lines
+        .peek()
+        .is_some_and(|l| l.trim_start().starts_with("|-"))
+    {
+        lines.next();
+    }
+    while let Some(l) = lines.peek() {
+        if !l.trim_start().starts_with('|') {
+            break;
+        }
+        let row = cells(l);
+        lines.next();
+        let mut body = Vec::new();
+        for (k, cell) in row.iter().enumerate().skip(1) {
+            if cell.is_empty() {
+                continue;
+            }
+            match header.get(k).filter(|h| !h.is_empty()) {
+                Some(h) => body.push(format!("{}: {}", inline(h, pages), inline(cell, pages))),
+                None => body.push(inline(cell, pages)),
+            }
+        }
+        out.push_str(".TP\n");
+        out.push_str(&text_line(&inline(
+            row.first().map_or("", String::as_str),
+            pages,
+        )));
+        out.push('\n');
+        out.push_str(&text_line(&body.join("; ")));
+        out.push('\n');
+    }
 }
 
 #[cfg(test)]

@@ -251,22 +251,7 @@ impl RunSettings {
     fn resolve(args: &RunArgs, ctx: &Ctx) -> anyhow::Result<RunSettings> {
         let custom_prompt = args.system_prompt.custom(&ctx.cwd)?;
         crate::extensions::config::check_flags(&args.hook).map_err(crate::error::usage)?;
-        let existing = if args.continue_recent {
-            let recent =
-                crate::session::find::most_recent(&ctx.dirs.session_dir_for(&ctx.cwd_str()));
-            if recent.is_none() && args.leaf.is_some() {
-                return Err(crate::error::usage(format!(
-                    "--leaf: there is no session to continue in {}",
-                    ctx.cwd.display()
-                )));
-            }
-            recent
-        } else {
-            args.session
-                .get()?
-                .map(|s| ctx.session_path(Some(s)))
-                .transpose()?
-        };
+        let existing = existing_session(args, ctx)?;
         let cwd = work_dir(existing.as_deref(), ctx)?;
         let agent_dir = &ctx.dirs.agent_dir;
         let registry = Registry::load(agent_dir);
@@ -330,10 +315,7 @@ impl RunSettings {
         let recorded_level = opened
             .as_ref()
             .filter(|o| o.has_thinking_entry())
-            .and(info.as_ref())
-            .and_then(|i| i.thinking_level.as_ref())
-            .and_then(Value::as_jstr)
-            .map(|l| l.text().into_owned());
+            .and_then(|_| recorded_thinking(info.as_ref()));
         let level = setup::thinking_level(
             args.thinking.map(Thinking::as_str),
             recorded_level.as_deref(),
@@ -483,20 +465,11 @@ fn launch(
 ) -> anyhow::Result<ExitStatus> {
     let agent_dir = ctx.dirs.agent_dir.clone();
     let header = start_session(&mut rs, args, ctx)?;
-    let mut tool_ctx = ToolContext::new(&rs.cwd);
-    // The shell of `bash` calls is the project's only when it is trusted.
-    let shell = if rs.project.trusted {
-        rs.agent.clone()
-    } else {
-        crate::agent::settings::Settings::from_map(&crate::config::global_settings(&agent_dir).0)
-    };
-    tool_ctx.shell_path = shell.shell_path;
-    tool_ctx.shell_command_prefix = shell.shell_command_prefix;
-    tool_ctx.bin_dir = Some(agent_dir.join("bin"));
-    tool_ctx.auto_resize_images = rs.agent.auto_resize_images;
-    tool_ctx.model_accepts_images = Some(rs.target.model.accepts_images());
-    tool_ctx.session_file = rs.file.as_ref().map(|f| f.path().to_owned());
-    tool_ctx.env_policy = rs.project.policy.clone();
+    let tool_ctx = tool_context(&rs, &agent_dir);
+    let session_id = header
+        .as_deref()
+        .and_then(|h| crate::json::get_str(h, "id"))
+        .map(|s| s.into_owned());
     let session_file = tool_ctx.session_file.clone();
     // Full-output files of `bash` that the session does not name are removed at the end.
     let _logs = RemoveLogs(session_file.clone());
@@ -513,10 +486,7 @@ fn launch(
             retry: rs.llm.retry,
             thinking_budgets: rs.llm.thinking_budgets.clone(),
             // The session's id: the prompt-cache key of the APIs that take one.
-            session_id: header
-                .as_deref()
-                .and_then(|h| crate::json::get_str(h, "id"))
-                .map(|s| s.into_owned()),
+            session_id: session_id.clone(),
             ..Options::default()
         },
         credentials: Credentials {
@@ -550,11 +520,7 @@ fn launch(
     };
     if args.rpc {
         let info = rpc::Info {
-            session_id: header
-                .as_deref()
-                .and_then(|h| crate::json::get_str(h, "id"))
-                .map(|s| s.into_owned())
-                .unwrap_or_default(),
+            session_id: session_id.clone().unwrap_or_default(),
             session_file,
             session_name: rs
                 .opened
@@ -588,18 +554,61 @@ fn launch(
     };
     // On a terminal, the run's last line: what it used, how long it took, and where it is.
     if std::io::stderr().is_terminal() {
-        let id = header
-            .as_deref()
-            .filter(|_| recorded)
-            .and_then(|h| crate::json::get_str(h, "id"))
-            .map(|id| {
-                crate::session::find::ShortIds::of_all(&ctx.dirs)
-                    .get(&id)
-                    .to_owned()
-            });
+        let id = session_id.filter(|_| recorded).map(|id| {
+            crate::session::find::ShortIds::of_all(&ctx.dirs)
+                .get(&id)
+                .to_owned()
+        });
         crate::error::note(&totals.line(started.elapsed(), id.as_deref()));
     }
     finish(outcome?, signalled.get(), args)
+}
+
+/// What the tools work with. The shell of `bash` calls is the project's only when the
+/// project is trusted.
+fn tool_context(rs: &RunSettings, agent_dir: &std::path::Path) -> ToolContext {
+    let mut tool_ctx = ToolContext::new(&rs.cwd);
+    let shell = if rs.project.trusted {
+        rs.agent.clone()
+    } else {
+        crate::agent::settings::Settings::from_map(&crate::config::global_settings(agent_dir).0)
+    };
+    tool_ctx.shell_path = shell.shell_path;
+    tool_ctx.shell_command_prefix = shell.shell_command_prefix;
+    tool_ctx.bin_dir = Some(agent_dir.join("bin"));
+    tool_ctx.auto_resize_images = rs.agent.auto_resize_images;
+    tool_ctx.model_accepts_images = Some(rs.target.model.accepts_images());
+    tool_ctx.session_file = rs.file.as_ref().map(|f| f.path().to_owned());
+    tool_ctx.env_policy = rs.project.policy.clone();
+    tool_ctx
+}
+
+/// The thinking level the session records in its context, if any.
+fn recorded_thinking(info: Option<&crate::context::Info>) -> Option<String> {
+    info?
+        .thinking_level
+        .as_ref()
+        .and_then(Value::as_jstr)
+        .map(|l| l.text().into_owned())
+}
+
+/// The session to continue: `-c`'s most recent one of the current directory, or the one
+/// named; `None` for a new session.
+fn existing_session(args: &RunArgs, ctx: &Ctx) -> anyhow::Result<Option<PathBuf>> {
+    if args.continue_recent {
+        let recent = crate::session::find::most_recent(&ctx.dirs.session_dir_for(&ctx.cwd_str()));
+        if recent.is_none() && args.leaf.is_some() {
+            return Err(crate::error::usage(format!(
+                "--leaf: there is no session to continue in {}",
+                ctx.cwd.display()
+            )));
+        }
+        return Ok(recent);
+    }
+    args.session
+        .get()?
+        .map(|s| ctx.session_path(Some(s)))
+        .transpose()
 }
 
 /// Removes the `bash` tool's full-output files the session does not name when dropped.

@@ -49,39 +49,7 @@ pub fn run(args: ListArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
         .collect();
 
     if !ctx.out.human(args.format.get()) {
-        for t in &res.templates {
-            let mut v = json!({
-                "kind": "template",
-                "name": t.name,
-                "command": format!("/{}", t.name),
-                "description": t.description,
-            });
-            if let (Some(h), Value::Object(m)) = (&t.argument_hint, &mut v) {
-                m.insert("argumentHint".into(), json!(h));
-            }
-            if let Value::Object(m) = &mut v {
-                m.insert("scope".into(), json!(t.source.scope));
-                m.insert("source".into(), json!(t.source.source));
-                m.insert("path".into(), json!(t.path));
-            }
-            ctx.out.json(&v)?;
-        }
-        for s in &res.skills {
-            ctx.out.json(&json!({
-                "kind": "skill",
-                "name": s.name,
-                "command": format!("/skill:{}", s.name),
-                "description": s.description,
-                "disableModelInvocation": s.disable_model_invocation,
-                "scope": s.source.scope,
-                "source": s.source.source,
-                "path": s.path,
-                "baseDir": s.base_dir,
-            }))?;
-        }
-        for (kind, d) in &diagnostics {
-            ctx.out.json(&diagnostic_record(*kind, d)?)?;
-        }
+        json_records(&res, &diagnostics, ctx)?;
         return Ok(ExitStatus::Success);
     }
 
@@ -155,4 +123,46 @@ pub fn run(args: ListArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
             .line(format!("{label}: {}", escape(&detail)).as_bytes())?;
     }
     Ok(ExitStatus::Success)
+}
+
+/// The machine output: one record per template, skill and diagnostic.
+fn json_records(
+    res: &crate::prompt::resources::Resources,
+    diagnostics: &[(ResourceKind, &Diagnostic)],
+    ctx: &mut Ctx,
+) -> anyhow::Result<()> {
+    for t in &res.templates {
+        let mut v = json!({
+            "kind": "template",
+            "name": t.name,
+            "command": format!("/{}", t.name),
+            "description": t.description,
+        });
+        if let (Some(h), Value::Object(m)) = (&t.argument_hint, &mut v) {
+            m.insert("argumentHint".into(), json!(h));
+        }
+        if let Value::Object(m) = &mut v {
+            m.insert("scope".into(), json!(t.source.scope));
+            m.insert("source".into(), json!(t.source.source));
+            m.insert("path".into(), json!(t.path));
+        }
+        ctx.out.json(&v)?;
+    }
+    for s in &res.skills {
+        ctx.out.json(&json!({
+            "kind": "skill",
+            "name": s.name,
+            "command": format!("/skill:{}", s.name),
+            "description": s.description,
+            "disableModelInvocation": s.disable_model_invocation,
+            "scope": s.source.scope,
+            "source": s.source.source,
+            "path": s.path,
+            "baseDir": s.base_dir,
+        }))?;
+    }
+    for (kind, d) in diagnostics {
+        ctx.out.json(&diagnostic_record(*kind, d)?)?;
+    }
+    Ok(())
 }
