@@ -8,10 +8,12 @@ pub mod find;
 pub mod id;
 pub mod idindex;
 pub mod info;
+pub mod lines;
 pub mod migrate;
 pub mod pending;
 pub mod preview;
 pub mod scan;
+pub mod search;
 pub mod store;
 pub mod tree;
 

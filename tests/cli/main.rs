@@ -40,6 +40,7 @@ mod session_compat;
 mod session_log;
 mod session_new;
 mod session_safety;
+mod session_search;
 mod session_show;
 mod session_tree;
 mod terminal;

@@ -12,6 +12,7 @@ pub mod migrate;
 pub mod name;
 pub mod new;
 pub mod resume;
+pub mod search;
 pub mod show;
 pub mod tree;
 
@@ -57,6 +58,9 @@ pub enum SessionCommand {
     /// Export the session as a self-contained HTML page, Markdown, or a (redacted) session file
     #[command(after_long_help = EXIT_STATUS)]
     Export(export::ExportArgs),
+    /// Search the text of sessions (every branch), newest session first
+    #[command(after_long_help = search::EXIT_STATUS)]
+    Search(search::SearchArgs),
     /// Print the path of the most recent session of a directory
     #[command(after_long_help = resume::EXIT_STATUS)]
     Resume(resume::ResumeArgs),
@@ -87,6 +91,7 @@ pub fn run(args: SessionArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
         SessionCommand::Tree(a) => tree::run(a, ctx),
         SessionCommand::Show(a) => show::run(a, ctx),
         SessionCommand::Export(a) => export::run(a, ctx),
+        SessionCommand::Search(a) => search::run(a, ctx),
         SessionCommand::Resume(a) => resume::run(a, ctx),
         SessionCommand::Label(a) => label::run(a, ctx),
         SessionCommand::Name(a) => name::run(a, ctx),
