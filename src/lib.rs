@@ -29,3 +29,4 @@ pub mod rng;
 pub mod runtime;
 pub mod session;
 pub mod tools;
+pub mod usage;

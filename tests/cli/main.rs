@@ -49,6 +49,8 @@ mod tools_cases;
 mod tools_files;
 mod tools_goldens;
 mod tools_support;
+mod usage;
+mod usage_goldens;
 
 #[test]
 fn every_test_file_is_listed() {
