@@ -33,6 +33,8 @@ pub struct HeaderInfo {
     pub path: PathBuf,
     pub id: String,
     pub cwd: String,
+    /// The session this one was forked from (`parentSession`: its path), if any.
+    pub parent_session: Option<String>,
 }
 
 /// Reads the first line of `path` (at most 1 MiB) and returns its session header fields.
@@ -60,6 +62,7 @@ pub fn read_header(path: &Path) -> Option<HeaderInfo> {
         path: path.to_owned(),
         id: string("id")?,
         cwd: string("cwd").unwrap_or_default(),
+        parent_session: string("parentSession").filter(|p| !p.is_empty()),
     })
 }
 

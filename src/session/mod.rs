@@ -5,6 +5,7 @@ pub mod append;
 pub mod check;
 pub mod entry;
 pub mod find;
+pub mod gc;
 pub mod id;
 pub mod idindex;
 pub mod info;

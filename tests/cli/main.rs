@@ -37,6 +37,7 @@ mod run_support;
 mod run_tools;
 mod session_append;
 mod session_compat;
+mod session_gc;
 mod session_log;
 mod session_new;
 mod session_safety;

@@ -5,6 +5,7 @@ pub mod branch;
 pub mod check;
 pub mod export;
 pub mod fork;
+pub mod gc;
 pub mod label;
 pub mod list;
 pub mod log;
@@ -79,6 +80,9 @@ pub enum SessionCommand {
     /// Rewrite a version 1 or 2 session file as version 3, keeping a backup
     #[command(after_long_help = EXIT_STATUS)]
     Migrate(migrate::MigrateArgs),
+    /// Archive (or delete) old, large or empty sessions, never one in use
+    #[command(after_long_help = gc::EXIT_STATUS)]
+    Gc(gc::GcArgs),
 }
 
 pub fn run(args: SessionArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
@@ -98,5 +102,6 @@ pub fn run(args: SessionArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
         SessionCommand::Fork(a) => fork::run(a, ctx),
         SessionCommand::Check(a) => check::run(a, ctx),
         SessionCommand::Migrate(a) => migrate::run(a, ctx),
+        SessionCommand::Gc(a) => gc::run(a, ctx),
     }
 }
