@@ -8,6 +8,10 @@ use std::ops::ControlFlow;
 
 const BLOCK: usize = 1 << 20;
 
+/// The first read: small, so that a reader that stops early (a search with `-l`, a check for
+/// a first message) copies little; later reads double up to [`BLOCK`].
+const FIRST: usize = 64 << 10;
+
 /// Calls `f` with every line of `file` (without its `\n`; a last line without one too), or,
 /// with `only`, with every line in which `only` matches (each such line once). Stops when `f`
 /// breaks.
@@ -16,7 +20,7 @@ pub fn each_line(
     only: Option<&regex::bytes::Regex>,
     mut f: impl FnMut(&[u8]) -> ControlFlow<()>,
 ) -> io::Result<()> {
-    let mut buf: Vec<u8> = vec![0; BLOCK];
+    let mut buf: Vec<u8> = vec![0; FIRST];
     let mut filled = 0;
     loop {
         if filled == buf.len() {
@@ -44,6 +48,9 @@ pub fn each_line(
         }
         buf.copy_within(complete..end, 0);
         filled = end - complete;
+        if buf.len() < BLOCK {
+            buf.resize(buf.len() * 2, 0);
+        }
     }
 }
 
