@@ -147,6 +147,28 @@ fn criteria_must_all_hold() {
     let (lines, total) = summary(&gc(&w, &["--empty", "--all", "--dry-run"]));
     assert_eq!(lines, [format!("archive {} empty", name(&s.empty))]);
     assert_eq!(total["sessions"], 1);
+    // entries but no message: empty too
+    let settings_only = crate::common::sessions::write(
+        &w,
+        &w.proj(),
+        "0193a000-0000-7000-8000-0000000000aa",
+        "2025-12-01T00:00:00.000Z",
+        None,
+        &[
+            serde_json::json!({"type":"model_change","id":"m1","parentId":null,
+            "timestamp":"2025-12-01T00:00:00.000Z","provider":"anthropic","modelId":"x"}),
+        ],
+        "2025-12-01T00:00:00.000Z",
+    );
+    let (lines, _) = summary(&gc(&w, &["--empty", "--dry-run"]));
+    assert_eq!(
+        lines,
+        [
+            format!("archive {} empty", name(&settings_only)),
+            format!("archive {} empty", name(&s.empty)),
+        ]
+    );
+    std::fs::remove_file(&settings_only).unwrap();
     // the empty session is only 14 hours old
     let (lines, total) = summary(&gc(&w, &["--empty", "--older-than", "1d", "--dry-run"]));
     assert!(lines.is_empty(), "{lines:?}");
@@ -378,4 +400,32 @@ fn human_view() {
     deleted 1 session ([N] B)
     ----- stderr -----
     ");
+}
+
+#[test]
+fn a_failed_move_keeps_the_session_and_exits_1() {
+    let w = World::new();
+    let s = populate(&w);
+    // the archive "directory" is a file: nothing can be moved into it
+    let blocked = w.write("attic", "a file\n");
+    let o = w
+        .pi()
+        .args(["session", "gc", "--empty", "--archive"])
+        .arg(&blocked)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let recs = jsonl(&String::from_utf8(o.stdout).unwrap());
+    assert_eq!(recs[0]["action"], "keep");
+    assert!(
+        recs[0]["reason"].as_str().unwrap().starts_with("failed: "),
+        "{recs:?}"
+    );
+    assert_eq!(recs[1]["sessions"], 0);
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert!(
+        err.contains("pi: error: 1 session could not be archived"),
+        "{err}"
+    );
+    assert!(s.empty.exists());
 }
