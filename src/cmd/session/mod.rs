@@ -81,6 +81,14 @@ pub enum SessionCommand {
     #[command(after_long_help = EXIT_STATUS)]
     Migrate(migrate::MigrateArgs),
     /// Archive (or delete) old, large or empty sessions, never one in use
+    ///
+    /// Picks the sessions that meet every criterion given and moves them into the archive
+    /// (<agent dir>/archive, or --archive DIR) at the same place below it as below the
+    /// sessions directory, where --session-dir reads them; --delete unlinks them instead. A
+    /// session whose lock a writer holds is never touched, nor one that a kept session names
+    /// as its parentSession (unless --include-parents). One JSON record per session picked
+    /// ({path, bytes, reason, action}) and a total; --dry-run changes nothing and prints the
+    /// same records.
     #[command(after_long_help = gc::EXIT_STATUS)]
     Gc(gc::GcArgs),
 }
