@@ -42,8 +42,18 @@ entries each, in 12 project folders: DATA/store, generated on first use) with no
 (cold), with a valid one (warm) and right after one entry was appended to one session, side by
 side with reading the bytes (`cat` of every file, page cache warm); and `session list` with
 completion's read of the store (`--only store`).
-`--only sessions,append-batch,long-line,compact-long,store` picks what runs (default: all); the
-other parts of DATA/pi-bench.json are kept.
+`many`: the commands that read every session of the agent directory, on a generated
+directory of `--many-sessions` sessions (default 64, about 280 MB, of 200 to 4,000 entries
+each, under the projects their headers name) in DATA/many/agent: `pi session search --all -l`
+side by side with `rg -l` on the same files (raw bytes; a rare string, a common word, the
+common word ignoring case), every hit of the common word (`pi session search` JSONL against
+`rg`'s matching lines), and `pi usage daily|session --all --json` side by side with
+`@ccusage/pi` (`--ccusage`, its dist/index.js, installed with `npm install --prefix
+/tmp/ccusage @ccusage/pi@18.0.11`). The counts of files found and the total cost are
+checked to agree. `pi session gc --all --older-than 1d --dry-run` is timed on the same
+directory.
+`--only sessions,append-batch,long-line,compact-long,store,many` picks what runs (default: all
+but many); the other parts of DATA/pi-bench.json are kept.
 """
 
 import argparse
@@ -57,11 +67,11 @@ import tempfile
 import time
 
 SIZES = {"1k": 1000, "10k": 10000, "100k": 100000, "1m": 1000000}
-PARTS = ("sessions", "append-batch", "long-line", "compact-long", "store")
+PARTS = ("sessions", "append-batch", "long-line", "compact-long", "store", "many")
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def run_timed(cmd, stdout=subprocess.DEVNULL, stdin=None, env=None):
+def run_timed(cmd, stdout=subprocess.DEVNULL, stdin=None, env=None, ok=(0,)):
     """Runs cmd under GNU time; returns (wall seconds, peak RSS in MB). The wall time is taken
     here (GNU time rounds to 10 ms); it includes starting /usr/bin/time, about 1 ms."""
     with tempfile.NamedTemporaryFile("r", suffix=".time") as t:
@@ -69,7 +79,7 @@ def run_timed(cmd, stdout=subprocess.DEVNULL, stdin=None, env=None):
         t0 = time.perf_counter()
         p = subprocess.run(full, stdout=stdout, stdin=stdin, stderr=subprocess.PIPE, env=env)
         elapsed = time.perf_counter() - t0
-        if p.returncode != 0:
+        if p.returncode not in ok:
             raise RuntimeError(f"{cmd} failed: {p.stderr.decode(errors='replace')}")
         kb = t.read().split()[-1]
         return elapsed, int(kb) / 1024
@@ -95,7 +105,10 @@ def main():
     ap.add_argument("--reference-bench", default=os.path.join(REPO, "..", "shared", "bench", "pimono_bench.mjs"))
     ap.add_argument("--reference-json", default=os.path.join(REPO, "..", "shared", "bench", "reference-results.json"))
     ap.add_argument("--report", action="store_true", help="only print the table of DATA/pi-bench.json")
-    ap.add_argument("--only", default=",".join(PARTS), help="comma-separated: " + ", ".join(PARTS))
+    ap.add_argument("--only", default=",".join(PARTS[:-1]), help="comma-separated: " + ", ".join(PARTS))
+    ap.add_argument("--many-sessions", type=int, default=64)
+    ap.add_argument("--ccusage", default="/tmp/ccusage/node_modules/@ccusage/pi/dist/index.js")
+    ap.add_argument("--rg", default="rg")
     ap.add_argument("--long-line-mb", type=int, default=100)
     ap.add_argument("--compact-messages", default="100000,1000000")
     args = ap.parse_args()
@@ -136,6 +149,8 @@ def main():
         results["store"] = store(pi, args, args.runs)
     if "sessions" in parts:
         sessions(args, pi, env, results)
+    if "many" in parts:
+        results["many"] = many(args, pi)
     with open(saved, "w") as o:
         json.dump(results, o, indent=1)
     print_tables(results)
@@ -152,6 +167,9 @@ def print_tables(results):
     if "store" in results:
         print()
         print(store_table(results["store"]))
+    if "many" in results:
+        print()
+        print(many_table(results["many"]))
 
 
 STORE_SIZES = (200, 600, 1200, 2200, 3600)
@@ -308,6 +326,122 @@ def long_line(pi, base, data, mb, runs):
             shutil.rmtree(work)
         out[kind] = {"s": statistics.median(t[0] for t in times), "all_s": [t[0] for t in times], "rss_mb": max(t[1] for t in times)}
     return out
+
+
+def encode_cwd(cwd):
+    """The reference's session directory name of a working directory."""
+    return "--" + cwd.lstrip("/").replace("/", "-").replace("\\", "-").replace(":", "-") + "--"
+
+
+def many_dir(args):
+    """DATA/many/agent with `--many-sessions` generated sessions, each in the directory of the
+    project its header names (generated once)."""
+    agent = os.path.join(args.data, "many", "agent")
+    done = os.path.join(args.data, "many", f"done-{args.many_sessions}")
+    if os.path.exists(done):
+        return agent
+    shutil.rmtree(os.path.join(args.data, "many"), ignore_errors=True)
+    sessions_root = os.path.join(agent, "sessions")
+    tmp = os.path.join(args.data, "many", "gen.jsonl")
+    os.makedirs(sessions_root)
+    for i in range(args.many_sessions):
+        entries = 200 + (i * 1237) % 3800
+        print(f"generating session {i + 1}/{args.many_sessions} ({entries} entries)", file=sys.stderr)
+        subprocess.run([sys.executable, args.generator, "--entries", str(entries), "--seed", str(100 + i), "--out", tmp],
+                       check=True, stdout=subprocess.DEVNULL)
+        with open(tmp, "rb") as f:
+            header = json.loads(f.readline())
+        d = os.path.join(sessions_root, encode_cwd(header["cwd"]))
+        os.makedirs(d, exist_ok=True)
+        stamp = header["timestamp"].replace(":", "-").replace(".", "-")
+        os.replace(tmp, os.path.join(d, f"{stamp}_{header['id']}.jsonl"))
+    open(done, "w").close()
+    return agent
+
+
+def many(args, pi):
+    """Search against rg and usage against @ccusage/pi on one generated directory."""
+    agent = many_dir(args)
+    root = os.path.join(agent, "sessions")
+    files = [os.path.join(d, f) for d, _, fs in os.walk(root) for f in fs if f.endswith(".jsonl")]
+    out = {"sessions": len(files), "mb": sum(os.path.getsize(f) for f in files) / 1e6,
+           "projects": len(os.listdir(root)), "search": {}, "usage": {}}
+    env = dict(os.environ, PI_CODING_AGENT_DIR=agent)
+    # warm the page cache
+    subprocess.run([args.rg, "-c", "zzzz-not-there", root], stdout=subprocess.DEVNULL)
+    cases = [
+        ("rare", "zebra-unicorn-42", [], []),
+        ("common", "clippy", [], []),
+        ("common -i", "CLIPPY", ["-i"], ["-i"]),
+    ]
+    for name, pat, pflags, rflags in cases:
+        # exit status 1: nothing found
+        p = measure([pi, "session", "search", pat, "--all", "-l", *pflags], args.runs, env=env, ok=(0, 1))
+        r = measure([args.rg, "-l", *rflags, pat, root], args.runs, ok=(0, 1))
+        found_pi = run_count([pi, "session", "search", pat, "--all", "-l", *pflags], env)
+        found_rg = run_count([args.rg, "-l", *rflags, pat, root], None)
+        if found_pi != found_rg:
+            print(f"warning: {name}: pi found {found_pi} sessions, rg {found_rg}", file=sys.stderr)
+        out["search"][name] = {"pattern": pat, "pi": p, "rg": r, "files_pi": found_pi, "files_rg": found_rg}
+    p = measure([pi, "session", "search", "clippy", "--all"], args.runs, env=env)
+    r = measure([args.rg, "clippy", root], args.runs)
+    out["search"]["every hit"] = {"pattern": "clippy", "pi": p, "rg": r,
+                                  "hits_pi": run_count([pi, "session", "search", "clippy", "--all"], env),
+                                  "lines_rg": run_count([args.rg, "clippy", root], None)}
+    have_node = os.path.exists(args.ccusage) and shutil.which("node")
+    uenv = dict(env, TZ="UTC", LOG_LEVEL="0")
+    for report in ("daily", "session"):
+        p = measure([pi, "usage", report, "--all", "--json"], args.runs, env=uenv)
+        u = {"pi": p}
+        if have_node:
+            u["ccusage"] = measure(["node", args.ccusage, report, "--json", "--piPath", root], max(1, args.runs - 1), env=uenv)
+        out["usage"][report] = u
+    pi_cost = total_cost(subprocess.run([pi, "usage", "daily", "--all", "--json"], capture_output=True, text=True, env=uenv, check=True).stdout)
+    out["usage"]["cost_pi"] = pi_cost
+    if have_node:
+        cc = json.loads(subprocess.run(["node", args.ccusage, "daily", "--json", "--piPath", root], capture_output=True,
+                                       text=True, env=uenv, check=True).stdout)
+        out["usage"]["cost_ccusage"] = cc["totals"]["totalCost"]
+        if abs(cc["totals"]["totalCost"] - pi_cost) > 1e-6 * max(1.0, pi_cost):
+            print(f"warning: total cost: pi {pi_cost}, @ccusage/pi {cc['totals']['totalCost']}", file=sys.stderr)
+    out["gc_dry_run"] = measure([pi, "session", "gc", "--all", "--older-than", "1d", "--dry-run"], args.runs, env=env)
+    return out
+
+
+def run_count(cmd, env):
+    """The number of lines `cmd` prints (exit status 1, nothing found, is fine)."""
+    p = subprocess.run(cmd, capture_output=True, env=env)
+    if p.returncode not in (0, 1):
+        raise RuntimeError(f"{cmd} failed: {p.stderr.decode(errors='replace')}")
+    return p.stdout.count(b"\n")
+
+
+def total_cost(text):
+    """The total cost in `pi usage --json` output (its last record holds the totals)."""
+    last = json.loads(text.strip().splitlines()[-1])
+    totals = last.get("totals", last)
+    return totals.get("totalCost", totals.get("cost"))
+
+
+def many_table(m):
+    rows = [f"On {m['sessions']} sessions of {m['projects']} projects, {m['mb']:.0f} MB:", "",
+            "| command | pi | other | ratio | pi peak RSS | other peak RSS |", "|---|---|---|---|---|---|"]
+    for name, c in m["search"].items():
+        if name == "every hit":
+            what = f"`pi session search {c['pattern']} --all` ({c['hits_pi']:,} hits) vs `rg {c['pattern']}` ({c['lines_rg']:,} lines)"
+        else:
+            flag = " -i" if name.endswith("-i") else ""
+            what = f"`pi session search{flag} {c['pattern']} --all -l` vs `rg -l{flag} {c['pattern']}` ({c['files_pi']} files)"
+        rows.append(f"| {what} | {fmt_s(c['pi']['s'])} | {fmt_s(c['rg']['s'])} | {c['pi']['s'] / c['rg']['s']:.2f}x rg's time | {c['pi']['rss_mb']:.0f} MB | {c['rg']['rss_mb']:.0f} MB |")
+    for report in ("daily", "session"):
+        u = m["usage"][report]
+        if "ccusage" in u:
+            rows.append(f"| `pi usage {report} --all --json` vs `@ccusage/pi {report} --json` | {fmt_s(u['pi']['s'])} | {fmt_s(u['ccusage']['s'])} | {u['ccusage']['s'] / u['pi']['s']:.0f}x faster | {u['pi']['rss_mb']:.0f} MB | {u['ccusage']['rss_mb']:.0f} MB |")
+        else:
+            rows.append(f"| `pi usage {report} --all --json` | {fmt_s(u['pi']['s'])} | | | {u['pi']['rss_mb']:.0f} MB | |")
+    g = m["gc_dry_run"]
+    rows.append(f"| `pi session gc --all --older-than 1d --dry-run` | {fmt_s(g['s'])} | | | {g['rss_mb']:.0f} MB | |")
+    return "\n".join(rows)
 
 
 def uncompacted_session(data, n):

@@ -72,6 +72,9 @@ pub enum Command {
     /// Summarize older entries of a session with a model, from the shell or cron
     #[command(after_long_help = cmd::compact::EXIT_STATUS)]
     Compact(cmd::compact::CompactArgs),
+    /// Tokens and cost of every assistant message, by day, week, month, session, model or project
+    #[command(after_long_help = EXIT_STATUS)]
+    Usage(cmd::usage::UsageArgs),
     /// List the configured models
     #[command(after_long_help = EXIT_STATUS)]
     Models(cmd::models::ModelsArgs),
@@ -354,6 +357,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
         Command::Compact(args) => with_ctx(dir, |ctx| cmd::compact::run(args, ctx)),
         Command::Run(args) => with_ctx(dir, |ctx| cmd::run::run(args, ctx)),
         Command::Models(args) => with_ctx(dir, |ctx| cmd::models::run(args, ctx)),
+        Command::Usage(args) => with_ctx(dir, |ctx| cmd::usage::run(args, ctx)),
         Command::Trust(args) => with_ctx(dir, |ctx| cmd::trust::run(args, ctx)),
     }
 }

@@ -136,6 +136,66 @@ impl ModelRef {
     }
 }
 
+/// Which sessions a many-sessions command reads: the current directory's (default), those of
+/// `--cwd DIR`, or every directory's (`--all`).
+#[derive(Debug, Clone, Args)]
+pub struct ScopeArgs {
+    /// Every directory's sessions
+    #[arg(long, conflicts_with = "cwd")]
+    pub all: bool,
+    /// The sessions of DIR [default: the current directory]
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+}
+
+impl ScopeArgs {
+    /// The session directories in scope.
+    pub fn dirs(&self, ctx: &super::Ctx) -> anyhow::Result<Vec<PathBuf>> {
+        Ok(if self.all {
+            crate::session::find::all_session_dirs(&ctx.dirs)
+        } else {
+            vec![ctx.dirs.session_dir_for(&ctx.cwd_arg(self.cwd.as_deref())?)]
+        })
+    }
+
+    /// The `*.jsonl` files of the directories in scope, most recently modified first.
+    pub fn files_newest_first(&self, ctx: &super::Ctx) -> anyhow::Result<Vec<PathBuf>> {
+        let files: Vec<PathBuf> = self
+            .dirs(ctx)?
+            .iter()
+            .flat_map(|d| crate::session::find::jsonl_files(d))
+            .collect();
+        Ok(newest_first(files))
+    }
+}
+
+/// `files` sorted by modification time, newest first (then by path).
+pub fn newest_first(files: Vec<PathBuf>) -> Vec<PathBuf> {
+    let mut timed: Vec<(std::time::SystemTime, PathBuf)> = files
+        .into_iter()
+        .map(|p| {
+            let m = std::fs::metadata(&p)
+                .and_then(|m| m.modified())
+                .unwrap_or(std::time::UNIX_EPOCH);
+            (m, p)
+        })
+        .collect();
+    timed.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    timed.into_iter().map(|(_, p)| p).collect()
+}
+
+/// `--since` / `--until`.
+#[derive(Debug, Clone, Args)]
+pub struct RangeArgs {
+    /// From DATE on: YYYY-MM-DD or YYYYMMDD (a whole day), an ISO 8601 timestamp, or an
+    /// age such as 12h, 7d, 2w
+    #[arg(long, value_name = "DATE", value_parser = crate::dates::DateArg::parse)]
+    pub since: Option<crate::dates::DateArg>,
+    /// Up to DATE (a day counts whole); same forms as --since
+    #[arg(long, value_name = "DATE", value_parser = crate::dates::DateArg::parse)]
+    pub until: Option<crate::dates::DateArg>,
+}
+
 /// A whole number above 0 (token counts, turns).
 pub fn positive(arg: &str) -> Result<u64, String> {
     match arg.trim().parse::<u64>() {

@@ -16,6 +16,7 @@ pub mod prompt;
 pub mod run;
 pub mod session;
 pub mod trust;
+pub mod usage;
 pub mod watch;
 
 use std::io::IsTerminal;

@@ -65,6 +65,8 @@ pub struct HeaderInfo {
     /// The session's name or first user message, when known without reading the file
     /// (from its cached summary).
     pub title: Option<String>,
+    /// The session this one was forked from (`parentSession`: its path), if any.
+    pub parent_session: Option<String>,
 }
 
 /// Reads the first line of `path` (at most 1 MiB) and returns its session header fields.
@@ -93,6 +95,7 @@ pub fn read_header(path: &Path) -> Option<HeaderInfo> {
         id: string("id")?,
         cwd: string("cwd").unwrap_or_default(),
         title: None,
+        parent_session: string("parentSession").filter(|p| !p.is_empty()),
     })
 }
 
@@ -361,6 +364,7 @@ pub fn completion_candidates(dirs: &Dirs, cwd: &str) -> Vec<Candidate> {
                         path: s.path,
                         id: s.header.id,
                         cwd: s.header.cwd,
+                        parent_session: s.header.parent_session.filter(|p| !p.is_empty()),
                     },
                     None => read_header(&p)?,
                 };

@@ -35,7 +35,7 @@ fn usage_errors_exit_2() {
     ----- stderr -----
     pi: error: 'pi session' requires a command
       usage: pi session [OPTIONS] <COMMAND>
-      hint: the commands are new, list, log, append, branch, tree, show, export, resume, label, name, fork, check, migrate, help; `pi help session` describes them
+      hint: the commands are new, list, log, append, branch, tree, show, export, search, resume, label, name, fork, check, migrate, gc, help; `pi help session` describes them
 
     $ pi session log --no-such-flag
     status: 2
@@ -105,7 +105,7 @@ fn unknown_commands_run_pi_programs_from_path() {
     ----- stdout -----
     ----- stderr -----
     pi: error: unknown command 'nothing-here'
-      hint: the commands are session, prompt, context, compact, models, run, trust, completions, man, help; `pi-nothing-here` was not found on PATH either
+      hint: the commands are session, prompt, context, compact, usage, models, run, trust, completions, man, help; `pi-nothing-here` was not found on PATH either
     ");
 }
 

@@ -44,10 +44,12 @@ mod run_tools;
 mod session_append;
 mod session_cache;
 mod session_compat;
+mod session_gc;
 mod session_ids;
 mod session_log;
 mod session_new;
 mod session_safety;
+mod session_search;
 mod session_show;
 mod session_tree;
 mod terminal;
@@ -56,6 +58,8 @@ mod tools_cases;
 mod tools_files;
 mod tools_goldens;
 mod tools_support;
+mod usage;
+mod usage_goldens;
 
 #[test]
 fn every_test_file_is_listed() {

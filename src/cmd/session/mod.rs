@@ -5,6 +5,7 @@ pub mod branch;
 pub mod check;
 pub mod export;
 pub mod fork;
+pub mod gc;
 pub mod label;
 pub mod list;
 pub mod log;
@@ -12,6 +13,7 @@ pub mod migrate;
 pub mod name;
 pub mod new;
 pub mod resume;
+pub mod search;
 pub mod show;
 pub mod tree;
 
@@ -57,6 +59,9 @@ pub enum SessionCommand {
     /// Export the session as a self-contained HTML page, Markdown, or a (redacted) session file
     #[command(after_long_help = EXIT_STATUS)]
     Export(export::ExportArgs),
+    /// Search the text of sessions (every branch), newest session first
+    #[command(after_long_help = search::EXIT_STATUS)]
+    Search(search::SearchArgs),
     /// Print the path of the most recent session of a directory
     #[command(after_long_help = resume::EXIT_STATUS)]
     Resume(resume::ResumeArgs),
@@ -75,6 +80,17 @@ pub enum SessionCommand {
     /// Rewrite a version 1 or 2 session file as version 3, keeping a backup
     #[command(after_long_help = EXIT_STATUS)]
     Migrate(migrate::MigrateArgs),
+    /// Archive (or delete) old, large or empty sessions, never one in use
+    ///
+    /// Picks the sessions that meet every criterion given and moves them into the archive
+    /// (<agent dir>/archive, or --archive DIR) at the same place below it as below the
+    /// sessions directory, where --session-dir reads them; --delete unlinks them instead. A
+    /// session whose lock a writer holds is never touched, nor one that a kept session names
+    /// as its parentSession (unless --include-parents). One JSON record per session picked
+    /// ({path, bytes, reason, action}) and a total; --dry-run changes nothing and prints the
+    /// same records.
+    #[command(after_long_help = gc::EXIT_STATUS)]
+    Gc(gc::GcArgs),
 }
 
 pub fn run(args: SessionArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
@@ -87,11 +103,13 @@ pub fn run(args: SessionArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
         SessionCommand::Tree(a) => tree::run(a, ctx),
         SessionCommand::Show(a) => show::run(a, ctx),
         SessionCommand::Export(a) => export::run(a, ctx),
+        SessionCommand::Search(a) => search::run(a, ctx),
         SessionCommand::Resume(a) => resume::run(a, ctx),
         SessionCommand::Label(a) => label::run(a, ctx),
         SessionCommand::Name(a) => name::run(a, ctx),
         SessionCommand::Fork(a) => fork::run(a, ctx),
         SessionCommand::Check(a) => check::run(a, ctx),
         SessionCommand::Migrate(a) => migrate::run(a, ctx),
+        SessionCommand::Gc(a) => gc::run(a, ctx),
     }
 }

@@ -12,6 +12,8 @@ pub mod deflate;
 
 pub mod model_server;
 
+pub mod sessions;
+
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

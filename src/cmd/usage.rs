@@ -1,0 +1,353 @@
+//! `pi usage`
+
+use clap::{Args, ValueEnum};
+use serde_json::{Value, json};
+
+use crate::cmd::Ctx;
+use crate::cmd::args::{RangeArgs, ScopeArgs};
+use crate::error::ExitStatus;
+use crate::output::{Style, escape};
+use crate::usage::{self, By, FileUsage, Range, Row, Tokens};
+
+#[derive(Debug, Args)]
+pub struct UsageArgs {
+    /// How rows are grouped
+    #[arg(value_enum, default_value_t = Grouping::Daily)]
+    pub by: Grouping,
+    #[command(flatten)]
+    pub scope: ScopeArgs,
+    #[command(flatten)]
+    pub range: RangeArgs,
+    /// Days, weeks and months in this IANA time zone (such as Europe/Berlin) [default: the
+    /// system's, from TZ]
+    #[arg(short = 'z', long, value_name = "TZ")]
+    pub timezone: Option<String>,
+    /// Split each row by provider/model (on a terminal)
+    #[arg(short = 'b', long)]
+    pub breakdown: bool,
+    /// auto (a table on a terminal, JSON otherwise), json (one record per row, then the
+    /// totals), human, or jsonl (one flat record per assistant message: the fact table)
+    #[arg(long, value_enum, default_value_t = UsageFormat::Auto, value_name = "FORMAT")]
+    pub format: UsageFormat,
+    /// Same as --format json
+    #[arg(long, conflicts_with = "format")]
+    pub json: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Grouping {
+    /// By calendar day
+    Daily,
+    /// By ISO week (starting on Monday)
+    Weekly,
+    /// By calendar month
+    Monthly,
+    /// By session file
+    Session,
+    /// By provider/model
+    Model,
+    /// By working directory
+    Project,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum UsageFormat {
+    Auto,
+    Json,
+    Human,
+    Jsonl,
+}
+
+pub fn run(args: UsageArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
+    let tz = crate::dates::zone(args.timezone.as_deref()).map_err(crate::error::usage)?;
+    let mut files: Vec<std::path::PathBuf> = args
+        .scope
+        .dirs(ctx)?
+        .iter()
+        .flat_map(|d| crate::session::find::jsonl_files(d))
+        .collect();
+    files.sort_by(|a, b| a.file_name().cmp(&b.file_name()).then_with(|| a.cmp(b)));
+    let mut read: Vec<FileUsage> = Vec::with_capacity(files.len());
+    let mut failed = None;
+    crate::par::ordered(
+        files.len(),
+        crate::par::threads(),
+        |i, _| usage::read_file(&files[i]),
+        |i, r| {
+            match r {
+                Ok(u) => read.push(u),
+                Err(e) => {
+                    crate::error::warn(&format!("cannot read {}: {e}", files[i].display()));
+                    failed = Some(());
+                }
+            }
+            std::ops::ControlFlow::Continue(())
+        },
+    );
+    usage::dedup(&mut read);
+    let range = Range {
+        since: args.range.since,
+        until: args.range.until,
+        now_ms: crate::clock::now_ms(),
+    };
+    let format = if args.json {
+        UsageFormat::Json
+    } else {
+        args.format
+    };
+    if format == UsageFormat::Jsonl {
+        facts(ctx, &read, &range, &tz)?;
+    } else {
+        let by = match args.by {
+            Grouping::Daily => By::Daily,
+            Grouping::Weekly => By::Weekly,
+            Grouping::Monthly => By::Monthly,
+            Grouping::Session => By::Session,
+            Grouping::Model => By::Model,
+            Grouping::Project => By::Project,
+        };
+        let rows = usage::report(&read, by, &tz, &range);
+        let human = match format {
+            UsageFormat::Human => true,
+            UsageFormat::Auto => ctx.out.tty,
+            _ => false,
+        };
+        if human {
+            table(ctx, &rows, args.by, args.breakdown)?;
+        } else {
+            for r in &rows {
+                ctx.out.json(&row_json(r, args.by))?;
+            }
+            ctx.out
+                .json(&json!({"totals": tokens_json(&total(&rows), "totalCost")}))?;
+        }
+    }
+    Ok(if failed.is_some() {
+        ExitStatus::Failure
+    } else {
+        ExitStatus::Success
+    })
+}
+
+fn total(rows: &[Row]) -> Tokens {
+    let mut t = Tokens::default();
+    for r in rows {
+        t.add(&r.tokens);
+    }
+    t
+}
+
+/// A JavaScript number as JSON: integers without a fraction.
+fn num(x: f64) -> Value {
+    if x.fract() == 0.0 && x.abs() < 9e15 {
+        json!(x as i64)
+    } else {
+        json!(x)
+    }
+}
+
+fn tokens_json(t: &Tokens, cost: &str) -> Value {
+    let mut v = json!({
+        "inputTokens": num(t.input),
+        "outputTokens": num(t.output),
+        "cacheCreationTokens": num(t.cache_write),
+        "cacheReadTokens": num(t.cache_read),
+        "totalTokens": num(t.total),
+    });
+    v[cost] = num(t.cost);
+    v
+}
+
+fn row_json(r: &Row, by: Grouping) -> Value {
+    let mut v = serde_json::Map::new();
+    let key = match by {
+        Grouping::Daily => "date",
+        Grouping::Weekly => "week",
+        Grouping::Monthly => "month",
+        Grouping::Session => "sessionId",
+        Grouping::Model => "model",
+        Grouping::Project => "projectPath",
+    };
+    v.insert(key.into(), json!(r.key));
+    if let Some((path, cwd, last)) = &r.session {
+        v.insert("projectPath".into(), json!(cwd));
+        v.insert("path".into(), json!(path));
+        v.insert("lastActivity".into(), json!(last));
+    }
+    if let Value::Object(t) = tokens_json(&r.tokens, "totalCost") {
+        v.extend(t);
+    }
+    v.insert(
+        "modelsUsed".into(),
+        json!(r.models.iter().map(|m| &m.0).collect::<Vec<_>>()),
+    );
+    let breakdowns: Vec<Value> = r
+        .models
+        .iter()
+        .map(|(m, t)| {
+            let mut b = json!({"modelName": m});
+            if let (Some(b), Value::Object(t)) = (b.as_object_mut(), tokens_json(t, "cost")) {
+                b.extend(t);
+            }
+            b
+        })
+        .collect();
+    v.insert("modelBreakdowns".into(), Value::Array(breakdowns));
+    Value::Object(v)
+}
+
+/// `--format jsonl`: one record per counted assistant message.
+fn facts(
+    ctx: &mut Ctx,
+    files: &[FileUsage],
+    range: &Range,
+    tz: &jiff::tz::TimeZone,
+) -> std::io::Result<()> {
+    for f in files {
+        for x in &f.facts {
+            if !range_admits(range, x.ms, tz) {
+                continue;
+            }
+            let mut v = json!({
+                "session": f.session, "path": f.path, "cwd": f.cwd, "entryId": x.entry_id,
+                "timestamp": x.timestamp, "provider": x.provider, "model": x.model,
+            });
+            if let (Some(o), Value::Object(t)) = (v.as_object_mut(), tokens_json(&x.tokens, "cost"))
+            {
+                o.extend(t);
+                o.insert("stopReason".into(), json!(x.stop_reason));
+            }
+            ctx.out.json(&v)?;
+        }
+    }
+    Ok(())
+}
+
+fn range_admits(range: &Range, ms: i64, tz: &jiff::tz::TimeZone) -> bool {
+    // A one-fact report tells whether the range lets the fact in.
+    let probe = FileUsage {
+        path: Default::default(),
+        session: String::new(),
+        cwd: String::new(),
+        facts: vec![usage::Fact {
+            timestamp: String::new(),
+            ms,
+            entry_id: None,
+            provider: None,
+            model: None,
+            stop_reason: None,
+            tokens: Tokens::default(),
+        }],
+    };
+    !usage::report(&[probe], By::Daily, tz, range).is_empty()
+}
+
+fn thousands(x: f64) -> String {
+    let s = format!("{:.0}", x);
+    let (sign, digits) = s.strip_prefix('-').map_or(("", s.as_str()), |d| ("-", d));
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    format!("{sign}{out}")
+}
+
+fn money(x: f64) -> String {
+    let cents = format!("{:.2}", x);
+    let (whole, frac) = cents.split_once('.').unwrap_or((&cents, "00"));
+    format!("${}.{frac}", thousands(whole.parse().unwrap_or(0.0)))
+}
+
+fn cells(label: String, t: &Tokens) -> Vec<String> {
+    vec![
+        label,
+        thousands(t.input),
+        thousands(t.output),
+        thousands(t.cache_write),
+        thousands(t.cache_read),
+        thousands(t.total),
+        money(t.cost),
+    ]
+}
+
+fn table(ctx: &mut Ctx, rows: &[Row], by: Grouping, breakdown: bool) -> std::io::Result<()> {
+    let st = Style {
+        on: ctx.out.color(),
+    };
+    if rows.is_empty() {
+        crate::error::note("no usage found");
+        return Ok(());
+    }
+    let first = match by {
+        Grouping::Daily => "DATE",
+        Grouping::Weekly => "WEEK",
+        Grouping::Monthly => "MONTH",
+        Grouping::Session => "SESSION",
+        Grouping::Model => "MODEL",
+        Grouping::Project => "PROJECT",
+    };
+    let head: Vec<String> = [
+        first,
+        "INPUT",
+        "OUTPUT",
+        "CACHE WRITE",
+        "CACHE READ",
+        "TOTAL TOKENS",
+        "COST",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let mut body: Vec<(Vec<String>, bool)> = Vec::new();
+    for r in rows {
+        let label = match &r.session {
+            Some((_, cwd, last)) => format!(
+                "{} {} {}",
+                last,
+                r.key.chars().take(8).collect::<String>(),
+                cwd
+            ),
+            None => r.key.clone(),
+        };
+        body.push((cells(escape(&label).into_owned(), &r.tokens), false));
+        if breakdown {
+            for (m, t) in &r.models {
+                body.push((cells(format!("  {}", escape(m)), t), true));
+            }
+        }
+    }
+    let totals = cells("TOTAL".into(), &total(rows));
+    let widths: Vec<usize> = (0..head.len())
+        .map(|c| {
+            std::iter::once(&head)
+                .chain(body.iter().map(|(r, _)| r))
+                .chain(std::iter::once(&totals))
+                .map(|r| r[c].chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let fmt = |r: &[String]| {
+        r.iter()
+            .enumerate()
+            .map(|(c, s)| {
+                if c == 0 {
+                    format!("{s:<w$}", w = widths[0])
+                } else {
+                    format!("{s:>w$}", w = widths[c])
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("  ")
+    };
+    ctx.out.line(st.bold(&fmt(&head)).as_bytes())?;
+    for (r, sub) in &body {
+        let line = fmt(r);
+        ctx.out
+            .line(if *sub { st.dim(&line) } else { line }.as_bytes())?;
+    }
+    ctx.out.line(st.bold(&fmt(&totals)).as_bytes())
+}

@@ -1,0 +1,91 @@
+//! Work spread over threads with results delivered in input order: the many-files commands
+//! (`pi session search`, `pi usage`) read files in parallel and still print a stable order.
+
+use std::collections::BTreeMap;
+use std::ops::ControlFlow;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc;
+
+/// Runs `work(i)` for `i` in `0..n` on up to `threads` threads and hands each result to
+/// `sink` in index order, as soon as all earlier ones have been handed over. When `sink`
+/// breaks, no new work starts and the remaining results are dropped. `work` gets a flag it
+/// may poll to stop early.
+pub fn ordered<R: Send>(
+    n: usize,
+    threads: usize,
+    work: impl Fn(usize, &AtomicBool) -> R + Sync,
+    mut sink: impl FnMut(usize, R) -> ControlFlow<()>,
+) {
+    let threads = threads.clamp(1, n.max(1));
+    let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        let (tx, rx) = mpsc::sync_channel::<(usize, R)>(threads * 4);
+        for _ in 0..threads {
+            let tx = tx.clone();
+            let (next, stop, work) = (&next, &stop, &work);
+            scope.spawn(move || {
+                loop {
+                    if stop.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= n {
+                        break;
+                    }
+                    let r = work(i, stop);
+                    if tx.send((i, r)).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(tx);
+        let mut pending = BTreeMap::new();
+        let mut want = 0;
+        for (i, r) in rx.iter() {
+            if stop.load(Ordering::Relaxed) {
+                continue; // drain so that the workers finish
+            }
+            pending.insert(i, r);
+            while let Some(r) = pending.remove(&want) {
+                if sink(want, r).is_break() {
+                    stop.store(true, Ordering::Relaxed);
+                    pending.clear();
+                    break;
+                }
+                want += 1;
+            }
+        }
+    });
+}
+
+/// The number of threads for reading many files.
+pub fn threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get().min(16))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn results_come_in_order_and_stop_on_break() {
+        let mut seen = Vec::new();
+        ordered(
+            100,
+            4,
+            |i, _| i * 2,
+            |i, r| {
+                assert_eq!(r, i * 2);
+                seen.push(i);
+                if i == 41 {
+                    ControlFlow::Break(())
+                } else {
+                    ControlFlow::Continue(())
+                }
+            },
+        );
+        assert_eq!(seen, (0..42).collect::<Vec<_>>());
+    }
+}
