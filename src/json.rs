@@ -577,6 +577,69 @@ pub fn members(value: &[u8]) -> Result<Vec<Member<'_>>> {
     Ok(out)
 }
 
+/// [`members`] of an object already validated as part of a larger text: strings are skipped
+/// by their quotes and backslashes alone (no second look for control characters).
+pub fn members_valid(value: &[u8]) -> Result<Vec<Member<'_>>> {
+    let mut out = Vec::new();
+    scan_obj::<false>(value, 0, |m| out.push(m))?;
+    Ok(out)
+}
+
+/// [`for_each_element`] for an array already validated as part of a larger text.
+pub fn for_each_element_valid<'a>(value: &'a [u8], mut f: impl FnMut(&'a [u8])) -> Result<()> {
+    if value.first() != Some(&b'[') {
+        return err(0, "a JSON array");
+    }
+    let mut j = skip_ws(value, 1);
+    if value.get(j) == Some(&b']') {
+        return Ok(());
+    }
+    loop {
+        let (end, _) = scan_val::<false>(value, j)?;
+        f(&value[j..end]);
+        j = skip_ws(value, end);
+        match value.get(j) {
+            Some(b',') => j = skip_ws(value, j + 1),
+            Some(b']') => return Ok(()),
+            _ => return err(j, "',' or ']'"),
+        }
+    }
+}
+
+/// For each element of the array `value`, already validated as part of a larger text: its
+/// members when it is an object (offsets into `value`), else `None`; one pass over the bytes.
+pub fn for_each_element_members_valid<'a>(
+    value: &'a [u8],
+    mut f: impl FnMut(Option<&[Member<'a>]>),
+) -> Result<()> {
+    if value.first() != Some(&b'[') {
+        return err(0, "a JSON array");
+    }
+    let mut j = skip_ws(value, 1);
+    if value.get(j) == Some(&b']') {
+        return Ok(());
+    }
+    let mut members = Vec::new();
+    loop {
+        let end = if value.get(j) == Some(&b'{') {
+            members.clear();
+            let (end, _) = scan_obj::<false>(value, j, |m| members.push(m))?;
+            f(Some(&members));
+            end
+        } else {
+            let (end, _) = scan_val::<false>(value, j)?;
+            f(None);
+            end
+        };
+        j = skip_ws(value, end);
+        match value.get(j) {
+            Some(b',') => j = skip_ws(value, j + 1),
+            Some(b']') => return Ok(()),
+            _ => return err(j, "',' or ']'"),
+        }
+    }
+}
+
 /// The value of `key` in the validated object `value` (the last one if repeated, as
 /// `JSON.parse` does).
 pub fn get<'a>(value: &'a [u8], key: &str) -> Option<&'a [u8]> {

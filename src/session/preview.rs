@@ -1,5 +1,7 @@
 //! One-line previews of entries, for the tree view and listings.
 
+use std::borrow::Cow;
+
 use crate::json::{self, Kind as JsonKind, Member, RawStr};
 
 /// Longest preview kept, in characters.
@@ -17,23 +19,26 @@ fn string(v: Option<&[u8]>) -> Option<String> {
 /// The start of a string value, decoded (enough for a preview; long tool outputs are not
 /// decoded whole).
 fn string_prefix(v: &[u8], max: usize) -> String {
-    match RawStr::from_value(v) {
-        Some(s) => json::decode_str(&s.raw[..s.raw.len().min(max)]).into_owned(),
-        None => String::new(),
+    // Not `RawStr::from_value`: that looks through the whole (maybe long) string.
+    if v.len() >= 2 && v[0] == b'"' && v[v.len() - 1] == b'"' {
+        let raw = &v[1..v.len() - 1];
+        json::decode_str(&raw[..raw.len().min(max)]).into_owned()
+    } else {
+        String::new()
     }
 }
 
 /// Members of an object value, as a key → value lookup.
-struct Obj<'a> {
+struct Obj<'a, 'm> {
     v: &'a [u8],
-    members: Vec<Member<'a>>,
+    members: Cow<'m, [Member<'a>]>,
 }
 
-impl<'a> Obj<'a> {
-    fn new(v: &'a [u8]) -> Obj<'a> {
+impl<'a> Obj<'a, '_> {
+    fn new(v: &'a [u8]) -> Self {
         Obj {
             v,
-            members: json::members(v).unwrap_or_default(),
+            members: Cow::Owned(json::members_valid(v).unwrap_or_default()),
         }
     }
     fn get(&self, key: &str) -> Option<&'a [u8]> {
@@ -71,17 +76,32 @@ pub fn normalize(s: &str) -> String {
 
 /// The text of a content value: a string, or the `text` blocks joined with `sep`.
 pub fn content_text(content: &[u8], sep: &str, limit: usize) -> String {
+    content_parts(content, sep, limit, false).0
+}
+
+/// The text of a content value (see [`content_text`]) and, with `calls`, its tool calls
+/// (`name main-argument`, joined with `, `), in one pass over the blocks.
+fn content_parts(content: &[u8], sep: &str, limit: usize, calls: bool) -> (String, String) {
     match JsonKind::of(content) {
-        Some(JsonKind::String) => string_prefix(content, limit.saturating_mul(4)),
+        Some(JsonKind::String) => (
+            string_prefix(content, limit.saturating_mul(4)),
+            String::new(),
+        ),
         Some(JsonKind::Array) => {
             let mut out = String::new();
             let mut first = true;
-            let _ = json::for_each_element(content, |block| {
-                if out.len() > limit {
+            let mut found: Vec<String> = Vec::new();
+            let _ = json::for_each_element_members_valid(content, |block| {
+                let text_done = out.len() > limit;
+                if text_done && !calls {
                     return;
                 }
-                let b = Obj::new(block);
-                if b.get("type") == Some(b"\"text\"")
+                let b = Obj {
+                    v: content,
+                    members: Cow::Borrowed(block.unwrap_or_default()),
+                };
+                if !text_done
+                    && b.get("type") == Some(b"\"text\"")
                     && let Some(t) = b.get("text")
                 {
                     if !first {
@@ -90,31 +110,20 @@ pub fn content_text(content: &[u8], sep: &str, limit: usize) -> String {
                     first = false;
                     out.push_str(&string_prefix(t, limit.saturating_mul(4)));
                 }
+                if calls && b.str("type").as_deref() == Some("toolCall") {
+                    let name = b.str("name").unwrap_or_default();
+                    let args = b.get("arguments").map(args_summary).unwrap_or_default();
+                    found.push(if args.is_empty() {
+                        name
+                    } else {
+                        format!("{name} {args}")
+                    });
+                }
             });
-            out
+            (out, found.join(", "))
         }
-        _ => String::new(),
+        _ => (String::new(), String::new()),
     }
-}
-
-fn tool_calls(content: &[u8]) -> String {
-    let mut calls = Vec::new();
-    let _ = json::for_each_element(content, |block| {
-        if json::get_str(block, "type").as_deref() == Some("toolCall") {
-            let name = json::get_str(block, "name")
-                .unwrap_or_default()
-                .into_owned();
-            let args = json::get(block, "arguments")
-                .map(args_summary)
-                .unwrap_or_default();
-            calls.push(if args.is_empty() {
-                name
-            } else {
-                format!("{name} {args}")
-            });
-        }
-    });
-    calls.join(", ")
 }
 
 /// The most telling argument of a tool call (a path, a command, a pattern).
@@ -135,19 +144,27 @@ pub fn role(line: &[u8], members: &[Member<'_>]) -> Option<String> {
 
 /// A one-line description of an entry: `user: …`, `assistant: …`, `[compaction: 12k tokens]`.
 pub fn preview(ty: &str, line: &[u8], members: &[Member<'_>]) -> String {
+    preview_and_role(ty, line, members).0
+}
+
+/// [`preview`] and, for a message, its role ([`role`]), reading the message once.
+pub fn preview_and_role(ty: &str, line: &[u8], members: &[Member<'_>]) -> (String, Option<String>) {
+    let mut message_role = None;
     let text = match ty {
         "message" => {
             let Some(msg) = field(line, members, "message") else {
-                return "[message]".into();
+                return ("[message]".into(), role(line, members));
             };
             let m = Obj::new(msg);
-            let role = m.str("role").unwrap_or_default();
+            let role = m.str("role");
+            message_role = role.clone();
+            let role = role.unwrap_or_default();
             let content = m.get("content").unwrap_or(b"null");
             match role.as_str() {
                 "user" => format!("user: {}", normalize(&content_text(content, "", MAX * 4))),
                 "assistant" => {
-                    let t = normalize(&content_text(content, " ", MAX * 4));
-                    let calls = tool_calls(content);
+                    let (t, calls) = content_parts(content, " ", MAX * 4, true);
+                    let t = normalize(&t);
                     let body = match (t.is_empty(), calls.is_empty()) {
                         (false, true) => t,
                         (false, false) => format!("{t} → {calls}"),
@@ -225,5 +242,10 @@ pub fn preview(ty: &str, line: &[u8], members: &[Member<'_>]) -> String {
         },
         other => format!("[{other}]"),
     };
-    crate::output::truncate(&text, MAX)
+    let role = if ty == "message" {
+        message_role
+    } else {
+        role(line, members)
+    };
+    (crate::output::truncate(&text, MAX), role)
 }
