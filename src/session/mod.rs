@@ -11,6 +11,7 @@ pub mod info;
 pub mod migrate;
 pub mod pending;
 pub mod preview;
+pub mod rows;
 pub mod scan;
 pub mod store;
 pub mod summary;
