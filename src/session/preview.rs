@@ -55,20 +55,48 @@ impl<'a> Obj<'a, '_> {
 
 /// Collapses whitespace runs (newlines, tabs) to single spaces and trims.
 pub fn normalize(s: &str) -> String {
-    let mut out = String::with_capacity(s.len().min(MAX * 4));
+    const LIMIT: usize = MAX * 4;
+    let mut out = String::with_capacity(s.len().min(LIMIT + 8));
     let mut space = false;
-    for c in s.chars() {
-        if c.is_whitespace() {
-            space = !out.is_empty();
-        } else {
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c.is_ascii() {
+            if matches!(c, b' ' | b'\t'..=b'\r') {
+                space = !out.is_empty();
+                i += 1;
+                continue;
+            }
+            // A run of other ASCII characters, copied at once: as one by one, it stops
+            // after the character that takes the text past the limit.
+            let start = i;
+            while i < b.len() && b[i].is_ascii() && !matches!(b[i], b' ' | b'\t'..=b'\r') {
+                i += 1;
+            }
             if space {
                 out.push(' ');
                 space = false;
             }
-            out.push(c);
-            if out.len() > MAX * 4 {
+            let take = (i - start).min((LIMIT + 1).saturating_sub(out.len()).max(1));
+            out.push_str(&s[start..start + take]);
+        } else {
+            let Some(ch) = s[i..].chars().next() else {
                 break;
+            };
+            i += ch.len_utf8();
+            if ch.is_whitespace() {
+                space = !out.is_empty();
+                continue;
             }
+            if space {
+                out.push(' ');
+                space = false;
+            }
+            out.push(ch);
+        }
+        if out.len() > LIMIT {
+            break;
         }
     }
     out
@@ -248,4 +276,50 @@ pub fn preview_and_role(ty: &str, line: &[u8], members: &[Member<'_>]) -> (Strin
         role(line, members)
     };
     (crate::output::truncate(&text, MAX), role)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `normalize` one character at a time, as it was before the ASCII runs.
+    fn normalize_chars(s: &str) -> String {
+        let mut out = String::new();
+        let mut space = false;
+        for c in s.chars() {
+            if c.is_whitespace() {
+                space = !out.is_empty();
+            } else {
+                if space {
+                    out.push(' ');
+                    space = false;
+                }
+                out.push(c);
+                if out.len() > MAX * 4 {
+                    break;
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn normalize_matches_one_character_at_a_time() {
+        let long = "word ".repeat(400);
+        let wide = "é\u{3000}→ x\u{2028}".repeat(300);
+        let cases = [
+            "",
+            "  a\tb\n\nc  ",
+            "\u{1c}x\u{0b}y\u{0c}z\u{85}w\u{a0}v",
+            long.as_str(),
+            wide.as_str(),
+            &"a".repeat(2000),
+            &format!("{} {}", "a".repeat(800), "b".repeat(10)),
+            &format!("{}é{}", "a".repeat(799), "b".repeat(10)),
+            &format!("{} é", "a".repeat(799)),
+        ];
+        for c in cases {
+            assert_eq!(normalize(c), normalize_chars(c), "{c:?}");
+        }
+    }
 }
