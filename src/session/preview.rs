@@ -170,6 +170,59 @@ pub fn role(line: &[u8], members: &[Member<'_>]) -> Option<String> {
     field(line, members, "message").and_then(|m| json::get_str(m, "role").map(|r| r.into_owned()))
 }
 
+/// The preview of a message value (its text, not yet cut to [`MAX`]) and its role.
+fn message_text(msg: &[u8]) -> (String, Option<String>) {
+    let m = Obj::new(msg);
+    let role = m.str("role");
+    let name = role.clone().unwrap_or_default();
+    let content = m.get("content").unwrap_or(b"null");
+    let text = match name.as_str() {
+        "user" => format!("user: {}", normalize(&content_text(content, "", MAX * 4))),
+        "assistant" => {
+            let (t, calls) = content_parts(content, " ", MAX * 4, true);
+            let t = normalize(&t);
+            let body = match (t.is_empty(), calls.is_empty()) {
+                (false, true) => t,
+                (false, false) => format!("{t} → {calls}"),
+                (true, false) => format!("→ {calls}"),
+                (true, true) if m.get("stopReason") == Some(b"\"aborted\"") => "(aborted)".into(),
+                (true, true) => match m.str("errorMessage") {
+                    Some(e) => format!("error: {}", normalize(&e)),
+                    None => "(no content)".into(),
+                },
+            };
+            format!("assistant: {body}")
+        }
+        "toolResult" => {
+            let name = m.str("toolName").unwrap_or_default();
+            let out = normalize(&content_text(content, " ", MAX * 4));
+            let err = m.get("isError") == Some(b"true");
+            format!("[{name}]{} {out}", if err { " error:" } else { "" })
+        }
+        "bashExecution" => format!(
+            "[bash]: {}",
+            normalize(
+                &m.get("command")
+                    .map(|c| string_prefix(c, MAX * 4))
+                    .unwrap_or_default()
+            )
+        ),
+        "custom" => format!(
+            "[{}]: {}",
+            m.str("customType").unwrap_or_default(),
+            normalize(&content_text(content, "", MAX * 4))
+        ),
+        r => format!("[{r}]"),
+    };
+    (text, role)
+}
+
+/// [`preview`] of a `message` entry from its `message` value, and the message's role.
+pub fn message_preview(msg: &[u8]) -> (String, Option<String>) {
+    let (text, role) = message_text(msg);
+    (crate::output::truncate(&text, MAX), role)
+}
+
 /// A one-line description of an entry: `user: …`, `assistant: …`, `[compaction: 12k tokens]`.
 pub fn preview(ty: &str, line: &[u8], members: &[Member<'_>]) -> String {
     preview_and_role(ty, line, members).0
@@ -183,51 +236,9 @@ pub fn preview_and_role(ty: &str, line: &[u8], members: &[Member<'_>]) -> (Strin
             let Some(msg) = field(line, members, "message") else {
                 return ("[message]".into(), role(line, members));
             };
-            let m = Obj::new(msg);
-            let role = m.str("role");
-            message_role = role.clone();
-            let role = role.unwrap_or_default();
-            let content = m.get("content").unwrap_or(b"null");
-            match role.as_str() {
-                "user" => format!("user: {}", normalize(&content_text(content, "", MAX * 4))),
-                "assistant" => {
-                    let (t, calls) = content_parts(content, " ", MAX * 4, true);
-                    let t = normalize(&t);
-                    let body = match (t.is_empty(), calls.is_empty()) {
-                        (false, true) => t,
-                        (false, false) => format!("{t} → {calls}"),
-                        (true, false) => format!("→ {calls}"),
-                        (true, true) if m.get("stopReason") == Some(b"\"aborted\"") => {
-                            "(aborted)".into()
-                        }
-                        (true, true) => match m.str("errorMessage") {
-                            Some(e) => format!("error: {}", normalize(&e)),
-                            None => "(no content)".into(),
-                        },
-                    };
-                    format!("assistant: {body}")
-                }
-                "toolResult" => {
-                    let name = m.str("toolName").unwrap_or_default();
-                    let out = normalize(&content_text(content, " ", MAX * 4));
-                    let err = m.get("isError") == Some(b"true");
-                    format!("[{name}]{} {out}", if err { " error:" } else { "" })
-                }
-                "bashExecution" => format!(
-                    "[bash]: {}",
-                    normalize(
-                        &m.get("command")
-                            .map(|c| string_prefix(c, MAX * 4))
-                            .unwrap_or_default()
-                    )
-                ),
-                "custom" => format!(
-                    "[{}]: {}",
-                    m.str("customType").unwrap_or_default(),
-                    normalize(&content_text(content, "", MAX * 4))
-                ),
-                r => format!("[{r}]"),
-            }
+            let (text, role) = message_text(msg);
+            message_role = role;
+            text
         }
         "custom_message" => format!(
             "[{}]: {}",

@@ -125,19 +125,49 @@ impl Visit for Extra {
     }
 }
 
-/// The timestamps alone: what the whole views need before they write (sibling order); the
-/// rest is read again row by row.
-struct Times(Vec<i64>);
+/// What the whole views need before they write: the timestamps (sibling order) and where
+/// each `message` entry's message is in its line (`(0, 0)` for other entries). The rest is
+/// read again row by row.
+struct Times {
+    ts: Vec<i64>,
+    message: Vec<(u32, u32)>,
+}
 
 impl Visit for Times {
     fn entry(&mut self, _i: u32, line: &[u8], members: &[json::Member<'_>]) {
-        self.0.push(timestamp(line, members));
+        self.ts.push(timestamp(line, members));
+        let is_message = json::field(line, members, "type")
+            .and_then(RawStr::from_value)
+            .is_some_and(|t| !t.escaped && t.raw == b"message");
+        let span = members
+            .iter()
+            .rev()
+            .find(|m| is_message && m.key.eq_str("message"))
+            .map_or((0, 0), |m| (m.value_start as u32, m.value_end as u32));
+        self.message.push(span);
     }
     fn split(&self) -> Self {
-        Times(Vec::new())
+        Times {
+            ts: Vec::new(),
+            message: Vec::new(),
+        }
     }
     fn merge(&mut self, next: Self, _offset: u32) {
-        self.0.extend(next.0);
+        self.ts.extend(next.ts);
+        self.message.extend(next.message);
+    }
+}
+
+impl Times {
+    /// [`shown`] for entry `i`, from its line read again.
+    fn shown(&self, i: u32, line: &[u8]) -> (String, String, Option<String>) {
+        match self.message.get(i as usize) {
+            Some(&(a, b)) if b > 0 && b as usize <= line.len() => {
+                let (preview, role) = preview::message_preview(&line[a as usize..b as usize]);
+                ("message".to_owned(), preview, role)
+            }
+            _ => shown_line(line),
+        }
     }
 }
 
@@ -285,12 +315,18 @@ pub fn run(args: TreeArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
     if shaped {
         return run_shaped(args, ctx, source);
     }
-    let (s, times) = ctx.open_source(source, Times(Vec::new()))?;
-    let v = View::new(s, &times.0, args.leaf.as_deref())?;
-    let ts = &times.0;
+    let (s, times) = ctx.open_source(
+        source,
+        Times {
+            ts: Vec::new(),
+            message: Vec::new(),
+        },
+    )?;
+    let v = View::new(s, &times.ts, args.leaf.as_deref())?;
+    let ts = &times.ts;
     if !ctx.out.human(args.format.get()) {
         let render = |i: u32, line: &[u8], b: &mut Vec<u8>| {
-            let (ty, preview, role) = shown_line(line);
+            let (ty, preview, role) = times.shown(i, line);
             v.json_node(i, ts[i as usize], &ty, role.as_deref(), &preview, b);
         };
         let mut rows = Rendered::new(&v.s, tree::preorder(&v.t), render);
@@ -310,8 +346,8 @@ pub fn run(args: TreeArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
         order.push(row.idx);
         Ok(())
     })?;
-    let render = |_: u32, line: &[u8], b: &mut Vec<u8>| {
-        b.extend_from_slice(escape(&shown_line(line).1).as_bytes());
+    let render = |i: u32, line: &[u8], b: &mut Vec<u8>| {
+        b.extend_from_slice(escape(&times.shown(i, line).1).as_bytes());
     };
     let mut rows = Rendered::new(&v.s, order, render);
     let mut out = Pager::new(&mut ctx.out, !args.no_pager);
