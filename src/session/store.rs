@@ -4,7 +4,7 @@
 
 use std::borrow::Cow;
 use std::fs::File;
-use std::io;
+use std::io::{self, Read, Seek, Write};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
@@ -804,6 +804,51 @@ impl Session {
             .last()
             .map(|(_, n)| n.as_str())
             .filter(|n| !n.is_empty())
+    }
+
+    /// Writes the lines of the entries in `order`, each with a newline, as [`Session::line`]
+    /// gives them. Without a migration, runs of lines that follow each other in the file are
+    /// copied as byte ranges, by the kernel when they are large.
+    pub fn copy_lines(&self, order: &[u32], out: &mut io::BufWriter<File>) -> io::Result<()> {
+        const SMALL: u64 = 64 << 10;
+        if self.migration.is_some() {
+            return self.for_each_line(order, |_, line| {
+                out.write_all(line)?;
+                out.write_all(b"\n")
+            });
+        }
+        let mut k = 0;
+        let mut buf = Vec::new();
+        while k < order.len() {
+            let first = &self.entries[order[k] as usize];
+            let (start, mut end) = (first.offset, first.offset + u64::from(first.len));
+            k += 1;
+            while let Some(&next) = order.get(k) {
+                let r = &self.entries[next as usize];
+                if r.offset != end + 1 {
+                    break;
+                }
+                end = r.offset + u64::from(r.len);
+                k += 1;
+            }
+            if end - start < SMALL {
+                buf.resize((end - start) as usize, 0);
+                self.file.read_exact_at(&mut buf, start)?;
+                out.write_all(&buf)?;
+            } else {
+                out.flush()?;
+                (&self.file).seek(io::SeekFrom::Start(start))?;
+                let copied = io::copy(&mut (&self.file).take(end - start), out.get_mut())?;
+                if copied != end - start {
+                    return Err(io::Error::new(
+                        io::ErrorKind::UnexpectedEof,
+                        "the session file was cut short while it was copied",
+                    ));
+                }
+            }
+            out.write_all(b"\n")?;
+        }
+        Ok(())
     }
 
     /// Calls `f(k, line)` for each entry `idxs[k]`, in that order, with its line as the file

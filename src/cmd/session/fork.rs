@@ -1,6 +1,7 @@
 //! `pi session fork`
 
 use crate::error::ExitStatus;
+use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::Context;
@@ -112,10 +113,7 @@ pub fn run(args: ForkArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
     append::write_new_file(&out_path, false, |w| {
         w.write_all(&header)?;
         w.write_all(b"\n")?;
-        s.for_each_line(&path, |_, line| {
-            w.write_all(line)?;
-            w.write_all(b"\n")
-        })?;
+        s.copy_lines(&path, w)?;
         for l in &label_lines {
             w.write_all(l)?;
             w.write_all(b"\n")?;
