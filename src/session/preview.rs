@@ -70,15 +70,22 @@ pub fn normalize(s: &str) -> String {
             }
             // A run of other ASCII characters, copied at once: as one by one, it stops
             // after the character that takes the text past the limit.
+            // A single space between two of them is kept as it is, so it is part of the run.
             let start = i;
-            while i < b.len() && b[i].is_ascii() && !matches!(b[i], b' ' | b'\t'..=b'\r') {
+            let other = |c: u8| c.is_ascii() && !matches!(c, b' ' | b'\t'..=b'\r');
+            while i < b.len()
+                && (other(b[i]) || (b[i] == b' ' && b.get(i + 1).is_some_and(|&n| other(n))))
+            {
                 i += 1;
             }
             if space {
                 out.push(' ');
                 space = false;
             }
-            let take = (i - start).min((LIMIT + 1).saturating_sub(out.len()).max(1));
+            let mut take = (i - start).min((LIMIT + 1).saturating_sub(out.len()).max(1));
+            if b[start + take - 1] == b' ' {
+                take += 1; // a space comes out with the character after it
+            }
             out.push_str(&s[start..start + take]);
         } else {
             let Some(ch) = s[i..].chars().next() else {
@@ -328,6 +335,13 @@ mod tests {
             &format!("{} {}", "a".repeat(800), "b".repeat(10)),
             &format!("{}é{}", "a".repeat(799), "b".repeat(10)),
             &format!("{} é", "a".repeat(799)),
+            &"ab cd ".repeat(300),
+            &"a b".repeat(400),
+            &format!("{} b c", "a".repeat(799)),
+            &format!("{} b", "a".repeat(798)),
+            &format!("x{}", " y".repeat(500)),
+            " a  b \t c ",
+            &format!("{} b c", "a".repeat(800)),
         ];
         for c in cases {
             assert_eq!(normalize(c), normalize_chars(c), "{c:?}");
