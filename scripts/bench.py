@@ -52,8 +52,13 @@ common word ignoring case), every hit of the common word (`pi session search` JS
 /tmp/ccusage @ccusage/pi@18.0.11`). The counts of files found and the total cost are
 checked to agree. `pi session gc --all --older-than 1d --dry-run` is timed on the same
 directory.
-`--only sessions,append-batch,long-line,compact-long,store,many` picks what runs (default: all
-but many); the other parts of DATA/pi-bench.json are kept.
+`tree`: `pi session tree --json`, the human tree and `pi session fork` of the leaf, on each
+size's session (`--tree-sizes`, default 100k,1m), side by side with reading the bytes (`cat`)
+and the reference's open + getTree (measured in the same run with --reference-dir, else as
+recorded; at 1M, which it cannot open, its stream-loaded open + getTree) and its recorded
+`pi --fork`.
+`--only sessions,append-batch,long-line,compact-long,store,tree,many` picks what runs (default:
+all but many); the other parts of DATA/pi-bench.json are kept.
 """
 
 import argparse
@@ -67,7 +72,7 @@ import tempfile
 import time
 
 SIZES = {"1k": 1000, "10k": 10000, "100k": 100000, "1m": 1000000}
-PARTS = ("sessions", "append-batch", "long-line", "compact-long", "store", "many")
+PARTS = ("sessions", "append-batch", "long-line", "compact-long", "store", "tree", "many")
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -111,6 +116,7 @@ def main():
     ap.add_argument("--rg", default="rg")
     ap.add_argument("--long-line-mb", type=int, default=100)
     ap.add_argument("--compact-messages", default="100000,1000000")
+    ap.add_argument("--tree-sizes", default="100k,1m")
     args = ap.parse_args()
     parts = args.only.split(",")
     for p in parts:
@@ -147,6 +153,11 @@ def main():
     if "store" in parts:
         print("store", file=sys.stderr)
         results["store"] = store(pi, args, args.runs)
+    if "tree" in parts:
+        results["tree"] = {}
+        for size in args.tree_sizes.split(","):
+            print(f"tree on {size}", file=sys.stderr)
+            results["tree"][size] = tree_bench(pi, args, size, env)
     if "sessions" in parts:
         sessions(args, pi, env, results)
     if "many" in parts:
@@ -167,6 +178,9 @@ def print_tables(results):
     if "store" in results:
         print()
         print(store_table(results["store"]))
+    if "tree" in results:
+        print()
+        print(tree_table(results["tree"]))
     if "many" in results:
         print()
         print(many_table(results["many"]))
@@ -237,6 +251,83 @@ def store_table(r):
     ]
     for k, what in (("cold", "no cache (cold)"), ("warm", "cache valid (warm)"), ("appended", "after an append to one session")):
         rows.append("| %s | %s | %.0f MB | %.2fx |" % (what, fmt_s(r[k]["s"]), r[k]["rss_mb"], r[k]["s"] / r["cat"]["s"]))
+    # The reference's SessionManager.list reads and parses every file every time; recorded:
+    # 7.0 s for one 218.5 MB file (100k entries), so about 32 ms per MB.
+    ref = 7.035 / 218.5e6 * r["bytes"]
+    rows.append("| reference `SessionManager.list` (every time; estimated from its recorded 7.0 s per 218 MB) | ~%s | | %.0fx |" % (fmt_s(ref), ref / r["cat"]["s"]))
+    return "\n".join(rows)
+
+
+def tree_bench(pi, args, size, env):
+    """tree --json, the human tree and fork of the leaf on the size's session, with `cat`."""
+    f = session_file(args, size)
+    runs = args.runs
+    cat = ["cat", f]
+    subprocess.run(cat, check=True, stdout=subprocess.DEVNULL)
+    out = {"bytes": os.path.getsize(f), "cat": measure(cat, runs)}
+    out["tree_json"] = measure([pi, "session", "tree", "--json", f], runs, env=env)
+    out["tree_human"] = measure([pi, "session", "tree", "--format", "human", f], runs, env=env)
+    # fork writes next to its source: a hard link in a folder of its own.
+    fork_dir = os.path.join(args.data, f"fork-{size}")
+    shutil.rmtree(fork_dir, ignore_errors=True)
+    os.makedirs(fork_dir)
+    src = os.path.join(fork_dir, os.path.basename(f))
+    os.link(f, src)
+    times = []
+    for _ in range(runs):
+        times.append(run_timed([pi, "session", "fork", src], env=env))
+        for name in os.listdir(fork_dir):
+            if name != os.path.basename(f):
+                os.remove(os.path.join(fork_dir, name))
+    shutil.rmtree(fork_dir, ignore_errors=True)
+    out["fork"] = {"s": statistics.median(t for t, _ in times), "rss_mb": max(m for _, m in times)}
+    ref = {}
+    if args.reference_json and os.path.exists(args.reference_json):
+        rec = json.load(open(args.reference_json))
+        b = rec.get("bench", {}).get(size, {})
+        if b.get("ms_median", {}).get("open"):
+            ref["tree"] = (b["ms_median"]["open"] + b["ms_median"]["tree"]) / 1000
+            ref["tree_rss_mb"] = b.get("peak_rss_mb")
+            ref["tree_what"] = "open + getTree"
+        else:
+            sl = rec.get("stream_load", {}).get(size, {}).get("heap_20000mb")
+            if sl:
+                ref["tree"] = (sl["steps_ms"]["open"] + sl["steps_ms"]["tree"]) / 1000
+                ref["tree_rss_mb"] = sl.get("peak_rss_mb")
+                ref["tree_what"] = "stream-loaded + getTree; it cannot open the file"
+        fk = rec.get("cli", {}).get("sessions", {}).get(size, {}).get("fork")
+        if fk and not fk.get("timed_out") and "STRING_TOO_LONG" not in str(fk.get("error", "")):
+            ref["fork"] = fk["ms"] / 1000
+            ref["fork_rss_mb"] = fk.get("maxrss_mb")
+    if args.reference_dir and SIZES[size] <= 230_000:
+        print(f"reference on {size}", file=sys.stderr)
+        here = reference_runs(args, f, 1).get("ms_median", {})
+        if here.get("open") is not None and here.get("tree") is not None:
+            ref["tree"] = (here["open"] + here["tree"]) / 1000
+            ref["tree_what"] = "open + getTree, measured in this run"
+    out["reference"] = ref
+    return out
+
+
+def tree_table(results):
+    rows = [
+        "| session | command | pi | pi peak RSS | vs reading the bytes (`cat`) | reference | ratio |",
+        "|---|---|---:|---:|---:|---|---:|",
+    ]
+    for size, r in results.items():
+        ref = r.get("reference", {})
+        what = f"{size} ({r['bytes'] / 1e6:.0f} MB)"
+        rows.append(f"| {what} | read the bytes (`cat`) | {fmt_s(r['cat']['s'])} | | 1.0x | | |")
+        for key, name, rkey in (("tree_json", "session tree --json", "tree"), ("tree_human", "session tree (human)", "tree"), ("fork", "session fork (leaf)", "fork")):
+            m = r[key]
+            theirs = ref.get(rkey)
+            if theirs is not None:
+                label = ref.get("tree_what", "open + getTree") if rkey == "tree" else "`pi --fork`"
+                t = f"{fmt_s(theirs)} ({label})"
+                ratio = f"{theirs / m['s']:.0f}× faster"
+            else:
+                t, ratio = "— (cannot open it)" if rkey == "fork" else "—", ""
+            rows.append(f"| {what} | `pi {name}` | {fmt_s(m['s'])} | {m['rss_mb']:.0f} MB | {m['s'] / r['cat']['s']:.1f}x | {t} | {ratio} |")
     return "\n".join(rows)
 
 

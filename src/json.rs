@@ -134,7 +134,7 @@ fn is_hex(c: u8) -> bool {
 /// whether the string contains escapes.
 #[inline]
 pub fn scan_string(b: &[u8], i: usize) -> Result<(usize, bool)> {
-    scan_str::<true>(b, i)
+    scan_str::<FULL>(b, i)
 }
 
 /// Whether `b` contains a byte below 0x20 (the control characters, which JSON allows only as
@@ -156,15 +156,45 @@ pub fn has_control(b: &[u8]) -> bool {
     chunks.remainder().iter().any(|&c| c < 0x20)
 }
 
-/// `CTRL`: look for raw control characters too (false only when the caller knows the buffer
-/// has none, see [`has_control`]).
+/// Scanning modes: check everything, including raw control characters in strings ...
+const FULL: u8 = 2;
+/// ... everything but those (the caller knows the buffer has none, see [`has_control`]) ...
+const NO_CTRL: u8 = 1;
+/// ... or nothing: the text was validated before, only its structure is wanted. Strings are
+/// then skipped to the first quote not escaped, and report no escapes.
+const VALID: u8 = 0;
+
+/// Skips the validated string starting at `b[i]`: the index after its closing quote.
+fn skip_valid_str(b: &[u8], i: usize) -> Result<usize> {
+    let mut j = i + 1;
+    loop {
+        let Some(k) = memchr::memchr(b'"', &b[j.min(b.len())..]) else {
+            return err(b.len(), "'\"' to close the string");
+        };
+        let q = j + k;
+        let backslashes = b[i + 1..q]
+            .iter()
+            .rev()
+            .take_while(|&&c| c == b'\\')
+            .count();
+        if backslashes % 2 == 0 {
+            return Ok(q + 1);
+        }
+        j = q + 1;
+    }
+}
+
+/// `CTRL`: the scanning mode ([`FULL`], [`NO_CTRL`] or [`VALID`]).
 #[inline]
-fn scan_str<const CTRL: bool>(b: &[u8], i: usize) -> Result<(usize, bool)> {
+fn scan_str<const CTRL: u8>(b: &[u8], i: usize) -> Result<(usize, bool)> {
     debug_assert_eq!(b.get(i), Some(&b'"'));
+    if CTRL == VALID {
+        return skip_valid_str(b, i).map(|end| (end, false));
+    }
     let mut j = i + 1;
     let mut escaped = false;
     loop {
-        j = if CTRL {
+        j = if CTRL == FULL {
             find_string_special(b, j)
         } else {
             memchr::memchr2(b'"', b'\\', &b[j.min(b.len())..]).map_or(b.len(), |k| j + k)
@@ -287,10 +317,10 @@ impl Nesting {
 /// Scans one value starting exactly at `i` (no leading whitespace). Returns the index after it
 /// and the deepest container nesting seen (0 for scalars).
 pub fn scan_value(b: &[u8], i: usize) -> Result<(usize, usize)> {
-    scan_val::<true>(b, i)
+    scan_val::<FULL>(b, i)
 }
 
-fn scan_val<const CTRL: bool>(b: &[u8], i: usize) -> Result<(usize, usize)> {
+fn scan_val<const CTRL: u8>(b: &[u8], i: usize) -> Result<(usize, usize)> {
     let mut i = i;
     let mut stack = Nesting::new();
     let mut max_depth = 0;
@@ -357,7 +387,7 @@ fn scan_val<const CTRL: bool>(b: &[u8], i: usize) -> Result<(usize, usize)> {
 }
 
 /// Scans `"key"` then optional whitespace and `:`; returns the index after the colon.
-fn scan_key_colon<const CTRL: bool>(b: &[u8], i: usize) -> Result<usize> {
+fn scan_key_colon<const CTRL: u8>(b: &[u8], i: usize) -> Result<usize> {
     if b.get(i) != Some(&b'"') {
         return err(i, "'\"' to start an object key");
     }
@@ -374,9 +404,9 @@ fn scan_key_colon<const CTRL: bool>(b: &[u8], i: usize) -> Result<usize> {
 pub fn validate(b: &[u8]) -> Result<(usize, usize, usize)> {
     let start = skip_ws(b, 0);
     let (end, depth) = if has_control(b) {
-        scan_val::<true>(b, start)?
+        scan_val::<FULL>(b, start)?
     } else {
-        scan_val::<false>(b, start)?
+        scan_val::<NO_CTRL>(b, start)?
     };
     let rest = skip_ws(b, end);
     if rest != b.len() {
@@ -509,13 +539,13 @@ pub struct Member<'a> {
 /// member in order. Returns the index after the closing brace and the nesting depth.
 pub fn scan_object<'a>(b: &'a [u8], i: usize, f: impl FnMut(Member<'a>)) -> Result<(usize, usize)> {
     if has_control(&b[i.min(b.len())..]) {
-        scan_obj::<true>(b, i, f)
+        scan_obj::<FULL>(b, i, f)
     } else {
-        scan_obj::<false>(b, i, f)
+        scan_obj::<NO_CTRL>(b, i, f)
     }
 }
 
-fn scan_obj<'a, const CTRL: bool>(
+fn scan_obj<'a, const CTRL: u8>(
     b: &'a [u8],
     i: usize,
     mut f: impl FnMut(Member<'a>),
@@ -533,7 +563,10 @@ fn scan_obj<'a, const CTRL: bool>(
             return err(j, "'\"' to start an object key");
         }
         let key_start = j;
-        let (key_end, escaped) = scan_str::<CTRL>(b, j)?;
+        let (key_end, mut escaped) = scan_str::<CTRL>(b, j)?;
+        if CTRL == VALID {
+            escaped = memchr::memchr(b'\\', &b[key_start + 1..key_end - 1]).is_some();
+        }
         j = skip_ws(b, key_end);
         if b.get(j) != Some(&b':') {
             return err(j, "':' after the object key");
@@ -575,6 +608,78 @@ pub fn members(value: &[u8]) -> Result<Vec<Member<'_>>> {
     let mut out = Vec::new();
     scan_object(value, 0, |m| out.push(m))?;
     Ok(out)
+}
+
+/// [`members`] of an object already validated as part of a larger text: strings are skipped
+/// by their quotes and backslashes alone (no second look for control characters).
+pub fn members_valid(value: &[u8]) -> Result<Vec<Member<'_>>> {
+    let mut out = Vec::new();
+    scan_obj::<VALID>(value, 0, |m| out.push(m))?;
+    Ok(out)
+}
+
+/// [`scan_object`] for an object already validated (see [`members_valid`]).
+pub fn scan_object_valid<'a>(
+    b: &'a [u8],
+    i: usize,
+    f: impl FnMut(Member<'a>),
+) -> Result<(usize, usize)> {
+    scan_obj::<VALID>(b, i, f)
+}
+
+/// [`for_each_element`] for an array already validated as part of a larger text.
+pub fn for_each_element_valid<'a>(value: &'a [u8], mut f: impl FnMut(&'a [u8])) -> Result<()> {
+    if value.first() != Some(&b'[') {
+        return err(0, "a JSON array");
+    }
+    let mut j = skip_ws(value, 1);
+    if value.get(j) == Some(&b']') {
+        return Ok(());
+    }
+    loop {
+        let (end, _) = scan_val::<VALID>(value, j)?;
+        f(&value[j..end]);
+        j = skip_ws(value, end);
+        match value.get(j) {
+            Some(b',') => j = skip_ws(value, j + 1),
+            Some(b']') => return Ok(()),
+            _ => return err(j, "',' or ']'"),
+        }
+    }
+}
+
+/// For each element of the array `value`, already validated as part of a larger text: its
+/// members when it is an object (offsets into `value`), else `None`; one pass over the bytes.
+pub fn for_each_element_members_valid<'a>(
+    value: &'a [u8],
+    mut f: impl FnMut(Option<&[Member<'a>]>),
+) -> Result<()> {
+    if value.first() != Some(&b'[') {
+        return err(0, "a JSON array");
+    }
+    let mut j = skip_ws(value, 1);
+    if value.get(j) == Some(&b']') {
+        return Ok(());
+    }
+    let mut members = Vec::new();
+    loop {
+        let end = if value.get(j) == Some(&b'{') {
+            members.clear();
+            let (end, _) = scan_obj::<VALID>(value, j, |m| members.push(m))?;
+            f(Some(&members));
+            end
+        } else {
+            let (end, _) = scan_val::<VALID>(value, j)?;
+            f(None);
+            end
+        };
+        j = skip_ws(value, end);
+        match value.get(j) {
+            Some(b',') => j = skip_ws(value, j + 1),
+            Some(b']') => return Ok(()),
+            _ => return err(j, "',' or ']'"),
+        }
+    }
 }
 
 /// The value of `key` in the validated object `value` (the last one if repeated, as

@@ -11,6 +11,7 @@
 //!
 //! A run without a session (`--no-session`) records nothing.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 

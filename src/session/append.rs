@@ -783,7 +783,7 @@ fn entry_id(line: &[u8]) -> Option<Id> {
 pub fn write_new_file(
     path: &Path,
     replace: bool,
-    write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+    write: impl FnOnce(&mut io::BufWriter<File>) -> io::Result<()>,
 ) -> io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;

@@ -2,6 +2,7 @@
 //! RPC `fork` and `clone`), and an empty session that names its parent (`pi session new
 //! --parent-session`, RPC `new_session`).
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
@@ -118,10 +119,7 @@ pub fn write_fork(
     append::write_new_file(&out_path, false, |w| {
         w.write_all(&h)?;
         w.write_all(b"\n")?;
-        s.for_each_line(&path, |_, line| {
-            w.write_all(line)?;
-            w.write_all(b"\n")
-        })?;
+        s.copy_lines(&path, w)?;
         for l in &label_lines {
             w.write_all(l)?;
             w.write_all(b"\n")?;

@@ -13,6 +13,7 @@
 use super::id::{Id, IdSet};
 use super::store::{Kind, Rec, Session};
 use crate::json::{self, RawStr};
+use std::io::Write;
 
 #[derive(Debug, Clone)]
 enum FirstKept {

@@ -14,6 +14,7 @@ pub mod lines;
 pub mod migrate;
 pub mod pending;
 pub mod preview;
+pub mod rows;
 pub mod scan;
 pub mod search;
 pub mod store;

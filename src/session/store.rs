@@ -4,7 +4,7 @@
 
 use std::borrow::Cow;
 use std::fs::File;
-use std::io;
+use std::io::{self, Read, Seek, Write};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
@@ -804,6 +804,90 @@ impl Session {
             .last()
             .map(|(_, n)| n.as_str())
             .filter(|n| !n.is_empty())
+    }
+
+    /// Writes the lines of the entries in `order`, each with a newline, as [`Session::line`]
+    /// gives them. Without a migration, runs of lines that follow each other in the file are
+    /// copied as byte ranges, by the kernel when they are large.
+    pub fn copy_lines(&self, order: &[u32], out: &mut io::BufWriter<File>) -> io::Result<()> {
+        const SMALL: u64 = 64 << 10;
+        if self.migration.is_some() {
+            return self.for_each_line(order, |_, line| {
+                out.write_all(line)?;
+                out.write_all(b"\n")
+            });
+        }
+        let mut k = 0;
+        let mut buf = Vec::new();
+        while k < order.len() {
+            let first = &self.entries[order[k] as usize];
+            let (start, mut end) = (first.offset, first.offset + u64::from(first.len));
+            k += 1;
+            while let Some(&next) = order.get(k) {
+                let r = &self.entries[next as usize];
+                if r.offset != end + 1 {
+                    break;
+                }
+                end = r.offset + u64::from(r.len);
+                k += 1;
+            }
+            if end - start < SMALL {
+                buf.resize((end - start) as usize, 0);
+                self.file.read_exact_at(&mut buf, start)?;
+                out.write_all(&buf)?;
+            } else {
+                out.flush()?;
+                (&self.file).seek(io::SeekFrom::Start(start))?;
+                let copied = io::copy(&mut (&self.file).take(end - start), out.get_mut())?;
+                if copied != end - start {
+                    return Err(io::Error::new(
+                        io::ErrorKind::UnexpectedEof,
+                        "the session file was cut short while it was copied",
+                    ));
+                }
+            }
+            out.write_all(b"\n")?;
+        }
+        Ok(())
+    }
+
+    /// Calls `f(k, line)` for each entry `idxs[k]`, in that order, with its line as the file
+    /// holds it (not migrated). Lines near each other in the file are read together, so a
+    /// list in (mostly) file order costs a few large reads.
+    pub fn raw_lines(&self, idxs: &[u32], mut f: impl FnMut(usize, &[u8])) -> io::Result<()> {
+        const GAP: u64 = 16 << 10;
+        const RUN: u64 = 8 << 20;
+        let mut by_offset: Vec<u32> = (0..idxs.len() as u32).collect();
+        by_offset.sort_unstable_by_key(|&k| self.entries[idxs[k as usize] as usize].offset);
+        let mut buf = Vec::new();
+        // (start in buf, length) of each requested line, by its position in `idxs`.
+        let mut spans = vec![(0usize, 0usize); idxs.len()];
+        let mut k = 0;
+        while k < by_offset.len() {
+            let first = &self.entries[idxs[by_offset[k] as usize] as usize];
+            let (run_start, mut run_end) = (first.offset, first.offset + u64::from(first.len));
+            let mut m = k + 1;
+            while m < by_offset.len() {
+                let r = &self.entries[idxs[by_offset[m] as usize] as usize];
+                if r.offset > run_end + GAP || r.offset + u64::from(r.len) - run_start > RUN {
+                    break;
+                }
+                run_end = run_end.max(r.offset + u64::from(r.len));
+                m += 1;
+            }
+            let at = buf.len();
+            buf.resize(at + (run_end - run_start) as usize, 0);
+            self.file.read_exact_at(&mut buf[at..], run_start)?;
+            for &p in &by_offset[k..m] {
+                let r = &self.entries[idxs[p as usize] as usize];
+                spans[p as usize] = (at + (r.offset - run_start) as usize, r.len as usize);
+            }
+            k = m;
+        }
+        for (k, &(start, len)) in spans.iter().enumerate() {
+            f(k, &buf[start..start + len]);
+        }
+        Ok(())
     }
 
     /// The bytes of entry `i` as a v3 line (migrated in memory for v1/v2 files).

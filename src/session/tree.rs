@@ -262,6 +262,20 @@ pub fn layout(
     Ok(())
 }
 
+/// The entries in the order [`write_nested`] writes them: each root, then depth first.
+pub fn preorder(tree: &Tree) -> Vec<u32> {
+    let mut order = Vec::with_capacity(tree.parent.len());
+    let mut stack: Vec<u32> = Vec::new();
+    for &root in &tree.roots {
+        stack.push(root);
+        while let Some(i) = stack.pop() {
+            order.push(i);
+            stack.extend(tree.children(i).iter().rev());
+        }
+    }
+    order
+}
+
 /// Writes the tree as nested JSON nodes, one root per line, without recursion.
 /// `node(w, i)` writes the members of node `i` (without braces and `children`).
 pub fn write_nested(

@@ -553,3 +553,89 @@ fn fork_keeps_unknown_fields_and_types_byte_for_byte() {
     let header: Value = serde_json::from_str(copy.lines().next().unwrap()).unwrap();
     assert_eq!(header["parentSession"], p);
 }
+
+/// The whole views are written a batch of rows at a time from the lines read again; the
+/// shaped view (`--depth`) reads everything in one pass. On a file of several batches with
+/// branches and every kind of preview, both give the same rows, and `--json` the same
+/// previews and one node per entry.
+#[test]
+fn streamed_tree_rows_equal_the_one_pass_rows() {
+    let w = World::new();
+    let n = 20_000;
+    let mut text = String::from(HEADER);
+    text.push('\n');
+    let mut parent: Option<String> = None;
+    for i in 0..n {
+        let id = format!("e{i:05}");
+        let ts = format!(
+            "2025-01-01T{:02}:{:02}:{:02}.{:03}Z",
+            i / 3600 % 24,
+            i / 60 % 60,
+            i % 60,
+            i % 1000
+        );
+        let line = match i % 5 {
+            0 => json!({"type": "message", "id": id, "parentId": parent, "timestamp": ts,
+                        "message": {"role": "user", "content": format!("question\n\n  {i} with\ttabs é →")}}),
+            1 => json!({"type": "message", "id": id, "parentId": parent, "timestamp": ts,
+                        "message": {"role": "assistant", "content": [
+                            {"type": "thinking", "thinking": "x\"y\\".repeat(50)},
+                            {"type": "text", "text": format!("answer {i} \"quoted\"")},
+                            {"type": "toolCall", "name": "bash", "arguments": {"command": format!("ls {i}")}}]}}),
+            2 => json!({"type": "message", "id": id, "parentId": parent, "timestamp": ts,
+                        "message": {"role": "toolResult", "toolName": "bash", "isError": i % 7 == 0,
+                                    "content": [{"type": "text", "text": "out\\put\n".repeat(40)}]}}),
+            3 if i % 100 == 3 => {
+                json!({"type": "compaction", "id": id, "parentId": parent, "timestamp": ts,
+                        "summary": "s", "firstKeptEntryId": "e00000", "tokensBefore": 12345})
+            }
+            3 => json!({"type": "model_change", "id": id, "parentId": parent, "timestamp": ts,
+                        "provider": "p", "modelId": format!("m{i}")}),
+            _ => json!({"type": "custom_message", "id": id, "parentId": parent, "timestamp": ts,
+                        "customType": "note", "content": "a note", "display": true}),
+        };
+        text.push_str(&line.to_string());
+        text.push('\n');
+        // Every 50 entries the next one branches off 20 entries back.
+        parent = Some(if i % 50 == 49 {
+            format!("e{:05}", i - 20)
+        } else {
+            id
+        });
+    }
+    let f = w.write("branched.jsonl", text);
+    let p = f.to_str().unwrap();
+    let human = w.ok(&["session", "tree", p, "--format", "human"]);
+    let shaped = w.ok(&[
+        "session", "tree", p, "--format", "human", "--depth", "1000000",
+    ]);
+    assert_eq!(human.lines().count(), n);
+    assert!(
+        human == shaped,
+        "the streamed rows differ from the one-pass rows"
+    );
+    let json = w.ok(&["session", "tree", p, "--json"]);
+    assert_eq!(json.matches("\"children\":[").count(), n);
+    // Each node's preview is the text the rows end with.
+    let nodes: Vec<(String, String)> = json
+        .split("{\"id\":")
+        .skip(1)
+        .map(|node| {
+            let id: String = serde_json::from_str(node.split(',').next().unwrap()).unwrap();
+            let pv = node.split("\"preview\":").nth(1).unwrap();
+            let end = pv.find(",\"active\"").unwrap();
+            (id, serde_json::from_str::<String>(&pv[..end]).unwrap())
+        })
+        .collect();
+    assert_eq!(nodes.len(), n);
+    let rows: std::collections::HashMap<&str, &str> = human
+        .lines()
+        .map(|l| {
+            let at = l.find(" e").unwrap() + 1;
+            (&l[at..at + 6], l[at + 7..].trim_end_matches("  ← leaf"))
+        })
+        .collect();
+    for (id, preview) in &nodes {
+        assert_eq!(rows[id.as_str()], preview.as_str(), "{id}");
+    }
+}

@@ -1,6 +1,7 @@
 //! `pi session new`
 
 use crate::error::ExitStatus;
+use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::Context;

@@ -12,6 +12,7 @@ use std::io::Write;
 use crate::output::{Style, escape, term_width, truncate};
 use crate::pager::Pager;
 use crate::session::id::IdMap;
+use crate::session::rows::Rendered;
 use crate::session::scan::Visit;
 use crate::session::store::NONE;
 use crate::session::tree::{self, Cycle, Tree};
@@ -73,23 +74,40 @@ struct Extra {
     types: Vec<Box<str>>,
 }
 
+fn timestamp(line: &[u8], members: &[json::Member<'_>]) -> i64 {
+    json::field(line, members, "timestamp")
+        .and_then(RawStr::from_value)
+        .and_then(|s| clock::parse_iso(&s.decode()))
+        .unwrap_or(0)
+}
+
+/// What the views show of an entry: its type, its preview and (for a message) its role.
+fn shown(line: &[u8], members: &[json::Member<'_>]) -> (String, String, Option<String>) {
+    let ty = json::field(line, members, "type")
+        .and_then(RawStr::from_value)
+        .map(|s| s.decode().into_owned())
+        .unwrap_or_default();
+    let (preview, role) = preview::preview_and_role(&ty, line, members);
+    (ty, preview, role)
+}
+
+/// [`shown`] for a line read again (the members are not at hand).
+fn shown_line(line: &[u8]) -> (String, String, Option<String>) {
+    let mut members = Vec::new();
+    let start = json::skip_ws(line, 0);
+    match json::scan_object_valid(line, start, |m| members.push(m)) {
+        Ok(_) => shown(line, &members),
+        Err(_) => (String::new(), String::new(), None),
+    }
+}
+
 impl Visit for Extra {
     fn entry(&mut self, _i: u32, line: &[u8], members: &[json::Member<'_>]) {
-        let get = |k: &str| json::field(line, members, k);
-        let ts = get("timestamp")
-            .and_then(RawStr::from_value)
-            .and_then(|s| clock::parse_iso(&s.decode()))
-            .unwrap_or(0);
-        let ty = get("type")
-            .and_then(RawStr::from_value)
-            .map(|s| s.decode().into_owned())
-            .unwrap_or_default();
-        self.previews
-            .push(preview::preview(&ty, line, members).into_boxed_str());
-        self.roles
-            .push(preview::role(line, members).map(String::into_boxed_str));
+        self.timestamps.push(timestamp(line, members));
+        let (ty, preview, role) = shown(line, members);
+        self.previews.push(preview.into_boxed_str());
+        self.roles.push(role.map(String::into_boxed_str));
         self.types.push(ty.into_boxed_str());
-        self.timestamps.push(ts);
     }
     fn split(&self) -> Self {
         Extra {
@@ -107,85 +125,212 @@ impl Visit for Extra {
     }
 }
 
-pub fn run(args: TreeArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
-    let source = ctx.session_source(args.session.get()?)?;
-    let (s, x) = ctx.open_source(
-        source,
-        Extra {
-            timestamps: Vec::new(),
-            previews: Vec::new(),
-            roles: Vec::new(),
-            types: Vec::new(),
-        },
-    )?;
-    let leaf = match &args.leaf {
-        Some(l) => Some(s.resolve_entry(l)?),
-        None => s.leaf(),
-    };
-    let t = Tree::build(&s, &x.timestamps);
-    let mut active = vec![false; s.entries.len()];
-    if let Some(l) = leaf {
-        for i in t.path_to(l) {
-            active[i as usize] = true;
+/// What the whole views need before they write: the timestamps (sibling order) and where
+/// each `message` entry's message is in its line (`(0, 0)` for other entries). The rest is
+/// read again row by row.
+struct Times {
+    ts: Vec<i64>,
+    message: Vec<(u32, u32)>,
+}
+
+impl Visit for Times {
+    fn entry(&mut self, _i: u32, line: &[u8], members: &[json::Member<'_>]) {
+        self.ts.push(timestamp(line, members));
+        let is_message = json::field(line, members, "type")
+            .and_then(RawStr::from_value)
+            .is_some_and(|t| !t.escaped && t.raw == b"message");
+        let span = members
+            .iter()
+            .rev()
+            .find(|m| is_message && m.key.eq_str("message"))
+            .map_or((0, 0), |m| (m.value_start as u32, m.value_end as u32));
+        self.message.push(span);
+    }
+    fn split(&self) -> Self {
+        Times {
+            ts: Vec::new(),
+            message: Vec::new(),
         }
     }
-    let labels: IdMap<(String, String)> = s
-        .resolved_labels()
-        .into_iter()
-        .map(|(id, l, ts)| (id, (l, ts)))
-        .collect();
-    let shaped = args.depth.is_some() || args.only.is_some() || args.around.is_some();
-    if shaped && args.format.get() == crate::output::Format::Json {
-        return Err(crate::error::usage(
-            "--depth, --only and --around shape the text view; --json is always the whole tree",
-        ));
+    fn merge(&mut self, next: Self, _offset: u32) {
+        self.ts.extend(next.ts);
+        self.message.extend(next.message);
     }
-    let around = match &args.around {
-        Some(a) => Some(s.resolve_entry(a)?),
-        None => None,
-    };
-    if !shaped && !ctx.out.human(args.format.get()) {
-        tree::write_nested(&t, &mut ctx.out, |w, i| {
-            let r = &s.entries[i as usize];
-            let mut b = Vec::with_capacity(256);
-            b.extend_from_slice(b"\"id\":");
-            json::write_str(&mut b, r.id.as_str());
-            b.extend_from_slice(b",\"parentId\":");
-            match &r.parent_id {
-                Some(p) => json::write_str(&mut b, p.as_str()),
-                None => b.extend_from_slice(b"null"),
+}
+
+impl Times {
+    /// [`shown`] for entry `i`, from its line read again.
+    fn shown(&self, i: u32, line: &[u8]) -> (String, String, Option<String>) {
+        match self.message.get(i as usize) {
+            Some(&(a, b)) if b > 0 && b as usize <= line.len() => {
+                let (preview, role) = preview::message_preview(&line[a as usize..b as usize]);
+                ("message".to_owned(), preview, role)
             }
-            b.extend_from_slice(b",\"type\":");
-            json::write_str(&mut b, &x.types[i as usize]);
-            if let Some(role) = &x.roles[i as usize] {
-                b.extend_from_slice(b",\"role\":");
-                json::write_str(&mut b, role);
+            _ => shown_line(line),
+        }
+    }
+}
+
+/// The tree and what marks its rows.
+struct View {
+    s: Session,
+    t: Tree,
+    active: Vec<bool>,
+    leaf: Option<u32>,
+    labels: IdMap<(String, String)>,
+}
+
+impl View {
+    fn new(s: Session, timestamps: &[i64], leaf: Option<&str>) -> anyhow::Result<View> {
+        let leaf = match leaf {
+            Some(l) => Some(s.resolve_entry(l)?),
+            None => s.leaf(),
+        };
+        let t = Tree::build(&s, timestamps);
+        let mut active = vec![false; s.entries.len()];
+        if let Some(l) = leaf {
+            for i in t.path_to(l) {
+                active[i as usize] = true;
             }
-            b.extend_from_slice(b",\"timestamp\":");
-            json::write_str(&mut b, &clock::format_iso(x.timestamps[i as usize]));
-            b.extend_from_slice(b",\"line\":");
-            b.extend_from_slice(r.line.to_string().as_bytes());
-            b.extend_from_slice(b",\"preview\":");
-            json::write_str(&mut b, &x.previews[i as usize]);
-            if let Some((l, ts)) = labels.get(&r.id) {
-                b.extend_from_slice(b",\"label\":");
-                json::write_str(&mut b, l);
-                b.extend_from_slice(b",\"labelTimestamp\":");
-                json::write_str(&mut b, ts);
-            }
-            if t.cycle(&s, i).is_some() {
-                b.extend_from_slice(b",\"cycle\":true");
-            }
-            b.extend_from_slice(b",\"active\":");
-            b.extend_from_slice(if active[i as usize] {
-                b"true"
+        }
+        let labels: IdMap<(String, String)> = s
+            .resolved_labels()
+            .into_iter()
+            .map(|(id, l, ts)| (id, (l, ts)))
+            .collect();
+        Ok(View {
+            s,
+            t,
+            active,
+            leaf,
+            labels,
+        })
+    }
+
+    /// The members of node `i` in `--json` (without braces and `children`).
+    fn json_node(
+        &self,
+        i: u32,
+        ts: i64,
+        ty: &str,
+        role: Option<&str>,
+        preview: &str,
+        b: &mut Vec<u8>,
+    ) {
+        let r = &self.s.entries[i as usize];
+        b.extend_from_slice(b"\"id\":");
+        json::write_str(b, r.id.as_str());
+        b.extend_from_slice(b",\"parentId\":");
+        match &r.parent_id {
+            Some(p) => json::write_str(b, p.as_str()),
+            None => b.extend_from_slice(b"null"),
+        }
+        b.extend_from_slice(b",\"type\":");
+        json::write_str(b, ty);
+        if let Some(role) = role {
+            b.extend_from_slice(b",\"role\":");
+            json::write_str(b, role);
+        }
+        b.extend_from_slice(b",\"timestamp\":");
+        json::write_str(b, &clock::format_iso(ts));
+        b.extend_from_slice(b",\"line\":");
+        b.extend_from_slice(r.line.to_string().as_bytes());
+        b.extend_from_slice(b",\"preview\":");
+        json::write_str(b, preview);
+        if let Some((l, ts)) = self.labels.get(&r.id) {
+            b.extend_from_slice(b",\"label\":");
+            json::write_str(b, l);
+            b.extend_from_slice(b",\"labelTimestamp\":");
+            json::write_str(b, ts);
+        }
+        if self.t.cycle(&self.s, i).is_some() {
+            b.extend_from_slice(b",\"cycle\":true");
+        }
+        b.extend_from_slice(b",\"active\":");
+        b.extend_from_slice(if self.active[i as usize] {
+            b"true"
+        } else {
+            b"false"
+        });
+        b.extend_from_slice(b",\"leaf\":");
+        b.extend_from_slice(if self.leaf == Some(i) {
+            b"true"
+        } else {
+            b"false"
+        });
+    }
+
+    /// A row of the text view; `text` is the escaped preview.
+    fn human_row(&self, st: &Style, width: usize, idx: u32, prefix: &str, text: &str) -> String {
+        let r = &self.s.entries[idx as usize];
+        let on_path = self.active[idx as usize];
+        let marker = if on_path { "•" } else { " " };
+        let label = self
+            .labels
+            .get(&r.id)
+            .map(|(l, _)| format!("[{}] ", escape(l)))
+            .unwrap_or_default();
+        let cycle = match self.t.cycle(&self.s, idx) {
+            None => String::new(),
+            Some(Cycle::SelfParent) => "[cycle: its own parent] ".to_owned(),
+            Some(Cycle::Ancestor) => format!(
+                "[cycle: parent {} is below] ",
+                escape(r.parent_id.as_ref().map_or("", |p| p.as_str()))
+            ),
+        };
+        let leaf_mark = if self.leaf == Some(idx) {
+            "  ← leaf"
+        } else {
+            ""
+        };
+        let id = escape(r.id.as_str());
+        let used = prefix.chars().count()
+            + 2
+            + id.chars().count()
+            + 1
+            + cycle.chars().count()
+            + label.chars().count()
+            + leaf_mark.chars().count();
+        let text = truncate(text, width.saturating_sub(used).max(12));
+        format!(
+            "{} {}{} {}{}{}{}",
+            if on_path {
+                st.cyan(marker)
             } else {
-                b"false"
-            });
-            b.extend_from_slice(b",\"leaf\":");
-            b.extend_from_slice(if leaf == Some(i) { b"true" } else { b"false" });
-            w.write_all(&b)
-        })?;
+                marker.to_owned()
+            },
+            st.dim(prefix),
+            st.yellow(&id),
+            st.red(&cycle),
+            st.magenta(&label),
+            if on_path { text } else { st.dim(&text) },
+            st.bold(leaf_mark)
+        )
+    }
+}
+
+pub fn run(args: TreeArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
+    let source = ctx.session_source(args.session.get()?)?;
+    let shaped = args.depth.is_some() || args.only.is_some() || args.around.is_some();
+    if shaped {
+        return run_shaped(args, ctx, source);
+    }
+    let (s, times) = ctx.open_source(
+        source,
+        Times {
+            ts: Vec::new(),
+            message: Vec::new(),
+        },
+    )?;
+    let v = View::new(s, &times.ts, args.leaf.as_deref())?;
+    let ts = &times.ts;
+    if !ctx.out.human(args.format.get()) {
+        let render = |i: u32, line: &[u8], b: &mut Vec<u8>| {
+            let (ty, preview, role) = times.shown(i, line);
+            v.json_node(i, ts[i as usize], &ty, role.as_deref(), &preview, b);
+        };
+        let mut rows = Rendered::new(&v.s, tree::preorder(&v.t), render);
+        tree::write_nested(&v.t, &mut ctx.out, |w, i| w.write_all(rows.next(i)?))?;
         return Ok(ExitStatus::Success);
     }
     let st = Style {
@@ -196,7 +341,61 @@ pub fn run(args: TreeArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
     } else {
         usize::MAX
     };
-    let lines = shape(&s, &t, &active, &x, &labels, &args, around)?;
+    let mut order = Vec::with_capacity(v.s.entries.len());
+    tree::layout(&v.t, &v.active, |row| {
+        order.push(row.idx);
+        Ok(())
+    })?;
+    let render = |i: u32, line: &[u8], b: &mut Vec<u8>| {
+        b.extend_from_slice(escape(&times.shown(i, line).1).as_bytes());
+    };
+    let mut rows = Rendered::new(&v.s, order, render);
+    let mut out = Pager::new(&mut ctx.out, !args.no_pager);
+    tree::layout(&v.t, &v.active, |row| {
+        let text = String::from_utf8_lossy(rows.next(row.idx)?);
+        let line = v.human_row(&st, width, row.idx, row.prefix, &text);
+        out.write_all(line.as_bytes())?;
+        out.write_all(b"\n")
+    })?;
+    out.finish()?;
+    Ok(ExitStatus::Success)
+}
+
+/// The text view with `--depth`, `--only` or `--around`: every row is known before any is
+/// written.
+fn run_shaped(
+    args: TreeArgs,
+    ctx: &mut Ctx,
+    source: crate::session::store::Source,
+) -> anyhow::Result<ExitStatus> {
+    let (s, x) = ctx.open_source(
+        source,
+        Extra {
+            timestamps: Vec::new(),
+            previews: Vec::new(),
+            roles: Vec::new(),
+            types: Vec::new(),
+        },
+    )?;
+    let v = View::new(s, &x.timestamps, args.leaf.as_deref())?;
+    if args.format.get() == crate::output::Format::Json {
+        return Err(crate::error::usage(
+            "--depth, --only and --around shape the text view; --json is always the whole tree",
+        ));
+    }
+    let around = match &args.around {
+        Some(a) => Some(v.s.resolve_entry(a)?),
+        None => None,
+    };
+    let st = Style {
+        on: ctx.out.color(),
+    };
+    let width = if ctx.out.tty {
+        term_width()
+    } else {
+        usize::MAX
+    };
+    let lines = shape(&v.s, &v.t, &v.active, &x, &v.labels, &args, around)?;
     let mut out = Pager::new(&mut ctx.out, !args.no_pager);
     for line in &lines {
         let (i, prefix) = (line.idx as usize, line.prefix.as_str());
@@ -215,49 +414,7 @@ pub fn run(args: TreeArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
             writeln!(out, "{}", st.dim(prefix))?;
             continue;
         }
-        let r = &s.entries[i];
-        let on_path = active[i];
-        let marker = if on_path { "•" } else { " " };
-        let label = labels
-            .get(&r.id)
-            .map(|(l, _)| format!("[{}] ", escape(l)))
-            .unwrap_or_default();
-        let cycle = match t.cycle(&s, line.idx) {
-            None => String::new(),
-            Some(Cycle::SelfParent) => "[cycle: its own parent] ".to_owned(),
-            Some(Cycle::Ancestor) => format!(
-                "[cycle: parent {} is below] ",
-                escape(r.parent_id.as_ref().map_or("", |p| p.as_str()))
-            ),
-        };
-        let leaf_mark = if leaf == Some(line.idx) {
-            "  ← leaf"
-        } else {
-            ""
-        };
-        let id = escape(r.id.as_str());
-        let used = prefix.chars().count()
-            + 2
-            + id.chars().count()
-            + 1
-            + cycle.chars().count()
-            + label.chars().count()
-            + leaf_mark.chars().count();
-        let text = truncate(&escape(&x.previews[i]), width.saturating_sub(used).max(12));
-        let row = format!(
-            "{} {}{} {}{}{}{}",
-            if on_path {
-                st.cyan(marker)
-            } else {
-                marker.to_owned()
-            },
-            st.dim(prefix),
-            st.yellow(&id),
-            st.red(&cycle),
-            st.magenta(&label),
-            if on_path { text } else { st.dim(&text) },
-            st.bold(leaf_mark)
-        );
+        let row = v.human_row(&st, width, line.idx, prefix, &escape(&x.previews[i]));
         out.write_all(row.as_bytes())?;
         out.write_all(b"\n")?;
     }
