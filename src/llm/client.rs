@@ -431,50 +431,28 @@ trait Parser {
     fn finish(&mut self, sink: Sink) -> Result<(), LlmError>;
 }
 
-impl Parser for openai::Stream {
-    fn message(&self) -> &AssistantMessage {
-        &self.msg
-    }
-    fn into_message(self) -> AssistantMessage {
-        self.msg
-    }
-    fn event(&mut self, ev: &sse::Event, sink: Sink) -> Result<bool, LlmError> {
-        self.data(&ev.data, sink).map(|()| self.done)
-    }
-    fn finish(&mut self, sink: Sink) -> Result<(), LlmError> {
-        openai::Stream::finish(self, sink)
-    }
+/// [`Parser`] for the streams whose events are `data:` lines only (`msg`, `done`, and their
+/// own `data` and `finish`).
+macro_rules! data_parser {
+    ($($stream:ty),+) => {$(
+        impl Parser for $stream {
+            fn message(&self) -> &AssistantMessage {
+                &self.msg
+            }
+            fn into_message(self) -> AssistantMessage {
+                self.msg
+            }
+            fn event(&mut self, ev: &sse::Event, sink: Sink) -> Result<bool, LlmError> {
+                self.data(&ev.data, sink).map(|()| self.done)
+            }
+            fn finish(&mut self, sink: Sink) -> Result<(), LlmError> {
+                <$stream>::finish(self, sink)
+            }
+        }
+    )+};
 }
 
-impl Parser for responses::Stream {
-    fn message(&self) -> &AssistantMessage {
-        &self.msg
-    }
-    fn into_message(self) -> AssistantMessage {
-        self.msg
-    }
-    fn event(&mut self, ev: &sse::Event, sink: Sink) -> Result<bool, LlmError> {
-        self.data(&ev.data, sink).map(|()| self.done)
-    }
-    fn finish(&mut self, sink: Sink) -> Result<(), LlmError> {
-        responses::Stream::finish(self, sink)
-    }
-}
-
-impl Parser for mistral::Stream {
-    fn message(&self) -> &AssistantMessage {
-        &self.msg
-    }
-    fn into_message(self) -> AssistantMessage {
-        self.msg
-    }
-    fn event(&mut self, ev: &sse::Event, sink: Sink) -> Result<bool, LlmError> {
-        self.data(&ev.data, sink).map(|()| self.done)
-    }
-    fn finish(&mut self, sink: Sink) -> Result<(), LlmError> {
-        mistral::Stream::finish(self, sink)
-    }
-}
+data_parser!(openai::Stream, responses::Stream, mistral::Stream);
 
 impl Parser for anthropic::Stream {
     fn message(&self) -> &AssistantMessage {
