@@ -9,6 +9,7 @@ use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
 use super::find;
+use super::summary::Cache;
 use crate::json;
 
 /// Which sessions are picked: all of the limits given must hold.
@@ -80,18 +81,20 @@ pub struct Candidate {
 }
 
 /// The sessions among `files` that meet `criteria` (files that are not sessions are never
-/// picked), in path order.
-pub fn select(files: &[PathBuf], criteria: &Criteria) -> Vec<Candidate> {
+/// picked), in path order. `summaries` answers "no message at all" where it holds a valid
+/// record (the count `pi session list` shows); other files are read up to their first
+/// message.
+pub fn select(files: &[PathBuf], criteria: &Criteria, summaries: &Cache) -> Vec<Candidate> {
     let mut out: Vec<Candidate> = files
         .iter()
-        .filter_map(|p| candidate(p, criteria))
+        .filter_map(|p| candidate(p, criteria, summaries))
         .collect();
     out.sort_by(|a, b| a.path.cmp(&b.path));
     out.dedup_by(|a, b| a.path == b.path);
     out
 }
 
-fn candidate(path: &Path, c: &Criteria) -> Option<Candidate> {
+fn candidate(path: &Path, c: &Criteria, summaries: &Cache) -> Option<Candidate> {
     let header = find::read_header(path)?;
     let meta = std::fs::metadata(path).ok()?;
     let modified_ms = mtime_ms(&meta);
@@ -109,7 +112,11 @@ fn candidate(path: &Path, c: &Criteria) -> Option<Candidate> {
         reasons.push(format!("larger than {text}"));
     }
     if c.empty {
-        if has_message(path).unwrap_or(true) {
+        let has = match summaries.summary(path) {
+            Some(s) => s.counts.messages > 0,
+            None => has_message(path).unwrap_or(true),
+        };
+        if has {
             return None;
         }
         reasons.push("empty".to_owned());
