@@ -639,3 +639,90 @@ pub fn report(files: &[FileUsage], by: By, tz: &TimeZone, range: &Range) -> Vec<
 fn last_day(r: &Row) -> &str {
     r.session.as_ref().map_or("", |s| s.2.as_str())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The remembered day span gives the day `dates::day_of` gives, across daylight-saving
+    /// changes, half-hour zones and going back in time.
+    #[test]
+    fn remembered_days_equal_computed_ones() {
+        for zone in ["Europe/Berlin", "America/St_Johns", "Asia/Kolkata", "UTC"] {
+            let tz = TimeZone::get(zone).unwrap();
+            let mut days = Days::new(&tz);
+            // 2025-03-29 to 2025-04-01 (a spring change) in 17-minute steps, then backwards.
+            let start = crate::clock::parse_iso("2025-03-29T00:00:00.000Z").unwrap();
+            let steps: Vec<i64> = (0..300).map(|k| start + k * 17 * 60_000).collect();
+            for &ms in steps.iter().chain(steps.iter().rev()) {
+                assert_eq!(days.of(ms), dates::day_of(ms, &tz), "{zone} {ms}");
+            }
+        }
+    }
+
+    #[test]
+    fn quick_hash_tells_keys_apart() {
+        use std::hash::{BuildHasher, BuildHasherDefault};
+        let b = BuildHasherDefault::<Quick>::default();
+        let a = Ts::new("2025-01-01T00:00:00.000Z").unwrap();
+        let c = Ts::new("2025-01-01T00:00:00.001Z").unwrap();
+        assert_ne!(b.hash_one((a, 1u64)), b.hash_one((c, 1u64)));
+        assert_ne!(b.hash_one((a, 1u64)), b.hash_one((a, 2u64)));
+        assert_eq!(b.hash_one((a, 1u64)), b.hash_one((a, 1u64)));
+        assert!(Ts::new(&"x".repeat(32)).is_none());
+        assert_eq!(Ts::new("abc").unwrap().as_str(), "abc");
+    }
+
+    /// Timestamps that name the same instant in different forms are different messages,
+    /// as `@ccusage/pi` counts them; the same form twice is one.
+    #[test]
+    fn copies_are_told_by_timestamp_as_written_and_total() {
+        let fact = |ts: &str, total: f64| Parsed {
+            timestamp: Ts::new(ts).unwrap(),
+            ms: crate::clock::parse_iso(ts).unwrap(),
+            entry_id: None,
+            provider: None,
+            model: None,
+            stop_reason: None,
+            tokens: Tokens {
+                total,
+                ..Tokens::default()
+            },
+        };
+        let file = |facts: Vec<Parsed<'static>>| {
+            let mut f = FileUsage::default();
+            let mut i = Interned::default();
+            for p in facts {
+                f.push(p, &mut i);
+            }
+            f
+        };
+        let mut files = vec![
+            file(vec![
+                fact("2025-01-01T00:00:00.000Z", 5.0),
+                fact("2025-01-01T00:00:00Z", 5.0),
+            ]),
+            file(vec![
+                fact("2025-01-01T00:00:00.000Z", 5.0),
+                fact("2025-01-01T00:00:00Z", 5.0),
+                fact("2025-01-01T00:00:00.000+00:00", 5.0),
+                fact("2025-01-01T00:00:00.000Z", 6.0),
+            ]),
+        ];
+        assert!(files[0].facts[0].canonical && !files[0].facts[1].canonical);
+        dedup(&mut files);
+        assert_eq!(files[0].facts.len(), 2);
+        let left: Vec<_> = files[1]
+            .facts
+            .iter()
+            .map(|x| (x.timestamp.as_str(), x.tokens.total))
+            .collect();
+        assert_eq!(
+            left,
+            [
+                ("2025-01-01T00:00:00.000+00:00", 5.0),
+                ("2025-01-01T00:00:00.000Z", 6.0)
+            ]
+        );
+    }
+}
