@@ -42,6 +42,11 @@ impl Ts {
         })
     }
 
+    /// The bytes of the timestamp (ordered as its text is).
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.bytes[..usize::from(self.len).min(31)]
+    }
+
     pub fn as_str(&self) -> &str {
         std::str::from_utf8(&self.bytes[..usize::from(self.len).min(31)]).unwrap_or("")
     }
@@ -550,7 +555,7 @@ pub fn report(files: &[FileUsage], by: By, tz: &TimeZone, range: &Range) -> Vec<
         for x in &f.facts {
             let day = days.of(x.ms);
             if by == By::Session {
-                if last.is_none_or(|l| x.timestamp.as_str() > l.timestamp.as_str()) {
+                if last.is_none_or(|l| x.timestamp.as_bytes() > l.timestamp.as_bytes()) {
                     last = Some(x);
                 }
             } else if !range.admits(x.ms, day, tz) {
