@@ -156,6 +156,45 @@ pub fn has_message(path: &Path) -> io::Result<bool> {
     Ok(found)
 }
 
+/// The caches kept per session file under `<agent dir>/cache/`, named `<dev>-<inode>.<ext>`
+/// after the file they describe.
+const PER_FILE_CACHES: [&str; 2] = ["session-summaries", "usage-facts"];
+
+/// Removes the per-file cache records (session summaries, usage facts) whose file is none
+/// of `live` (sessions deleted or moved away; a record of a moved session is only rebuilt
+/// when it is read again). Returns how many were removed. Best effort: a record that cannot
+/// be removed stays, and one removed while another process uses it costs that process time
+/// only.
+pub fn prune_caches(agent_dir: &Path, live: &[PathBuf]) -> usize {
+    use std::os::unix::fs::MetadataExt;
+    let keep: std::collections::HashSet<String> = live
+        .iter()
+        .filter_map(|p| std::fs::metadata(p).ok())
+        .map(|m| format!("{:x}-{:x}", m.dev(), m.ino()))
+        .collect();
+    let mut removed = 0;
+    for cache in PER_FILE_CACHES {
+        let Ok(rd) = std::fs::read_dir(agent_dir.join("cache").join(cache)) else {
+            continue;
+        };
+        for e in rd.filter_map(Result::ok) {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            // Only records (temporary files of a writer start with a dot).
+            let Some((stem, _ext)) = name.rsplit_once('.') else {
+                continue;
+            };
+            if stem.is_empty() || stem.starts_with('.') || keep.contains(stem) {
+                continue;
+            }
+            if std::fs::remove_file(e.path()).is_ok() {
+                removed += 1;
+            }
+        }
+    }
+    removed
+}
+
 /// Whether a writer holds the session's lock.
 pub fn is_locked(path: &Path) -> io::Result<bool> {
     let file = File::open(path)?;

@@ -459,3 +459,38 @@ fn empty_uses_the_listing_summaries_and_never_a_stale_one() {
     assert!(lines.is_empty(), "{lines:?}");
     assert_eq!(total["sessions"], 0);
 }
+
+/// A real run removes the cache records of the sessions that are gone, and only those.
+#[test]
+fn a_real_run_drops_the_cache_records_of_removed_sessions() {
+    use std::os::unix::fs::MetadataExt;
+    let w = World::new();
+    let s = populate(&w);
+    w.ok(&["session", "list", "--all", "--json"]);
+    w.ok(&["usage", "--all", "--json"]);
+    let records = |w: &World| -> Vec<String> {
+        let mut names: Vec<String> = ["session-summaries", "usage-facts"]
+            .iter()
+            .flat_map(|c| std::fs::read_dir(w.agent().join("cache").join(c)).unwrap())
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    };
+    let before = records(&w);
+    let m = std::fs::metadata(&s.empty).unwrap();
+    let gone = format!("{:x}-{:x}.", m.dev(), m.ino());
+    assert_eq!(before.iter().filter(|n| n.starts_with(&gone)).count(), 2);
+    // A dry run removes nothing.
+    gc(&w, &["--empty", "--all", "--delete", "--dry-run"]);
+    assert_eq!(records(&w), before);
+    gc(&w, &["--empty", "--all", "--delete"]);
+    assert!(!s.empty.exists());
+    let expected: Vec<String> = before
+        .iter()
+        .filter(|n| !n.starts_with(&gone))
+        .cloned()
+        .collect();
+    assert_eq!(records(&w), expected);
+    assert!(expected.len() >= 8, "{expected:?}");
+}

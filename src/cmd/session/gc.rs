@@ -120,6 +120,11 @@ pub fn run(args: GcArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
             children: &children,
         },
     );
+    if !args.dry_run {
+        // The records of sessions that are gone only take room.
+        let live: Vec<PathBuf> = live.into_iter().filter(|p| p.exists()).collect();
+        gc::prune_caches(&ctx.dirs.agent_dir, &live);
+    }
     report(ctx, &args, &disposal, &cands)?;
     let failed = cands
         .iter()
