@@ -171,6 +171,22 @@ impl Times {
     }
 }
 
+/// Appends `n` in decimal.
+fn write_u32(b: &mut Vec<u8>, n: u32) {
+    let mut digits = [0u8; 10];
+    let mut at = digits.len();
+    let mut n = n;
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    b.extend_from_slice(&digits[at..]);
+}
+
 /// The tree and what marks its rows.
 struct View {
     s: Session,
@@ -232,9 +248,10 @@ impl View {
             json::write_str(b, role);
         }
         b.extend_from_slice(b",\"timestamp\":");
-        json::write_str(b, &clock::format_iso(ts));
-        b.extend_from_slice(b",\"line\":");
-        b.extend_from_slice(r.line.to_string().as_bytes());
+        b.push(b'"');
+        clock::write_iso(b, ts);
+        b.extend_from_slice(b"\",\"line\":");
+        write_u32(b, r.line);
         b.extend_from_slice(b",\"preview\":");
         json::write_str(b, preview);
         if let Some((l, ts)) = self.labels.get(&r.id) {
