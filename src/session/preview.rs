@@ -80,19 +80,23 @@ fn normalize_max(s: &str, max: usize) -> String {
             // A single space between two of them is kept as it is, so it is part of the run.
             let start = i;
             let other = |c: u8| c.is_ascii() && !matches!(c, b' ' | b'\t'..=b'\r');
-            while i < b.len()
-                && (other(b[i]) || (b[i] == b' ' && b.get(i + 1).is_some_and(|&n| other(n))))
-            {
-                i += 1;
-            }
             if space {
                 out.push(' ');
                 chars += 1;
                 space = false;
             }
-            let mut take = (i - start)
-                .min((LIMIT + 1).saturating_sub(out.len()).max(1))
+            // What may still be taken; the run is looked at one character further.
+            let room = (LIMIT + 1)
+                .saturating_sub(out.len())
+                .max(1)
                 .min(max.saturating_add(1).saturating_sub(chars).max(1));
+            let stop = b.len().min(start.saturating_add(room + 1));
+            while i < stop
+                && (other(b[i]) || (b[i] == b' ' && b.get(i + 1).is_some_and(|&n| other(n))))
+            {
+                i += 1;
+            }
+            let mut take = (i - start).min(room);
             if b[start + take - 1] == b' ' {
                 take += 1; // a space comes out with the character after it
             }
