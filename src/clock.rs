@@ -70,6 +70,42 @@ pub fn format_iso(ms: i64) -> String {
     }
 }
 
+/// Appends [`format_iso`]`(ms)` to `out`; years 0–9999 without chrono (the tree views
+/// write one per entry).
+pub fn write_iso(out: &mut Vec<u8>, ms: i64) {
+    let days = ms.div_euclid(86_400_000);
+    let in_day = ms.rem_euclid(86_400_000);
+    // Civil date from days since 1970-01-01 (proleptic Gregorian, eras of 400 years).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    if !(0..=9999).contains(&y) {
+        out.extend_from_slice(format_iso(ms).as_bytes());
+        return;
+    }
+    let mut b = *b"0000-00-00T00:00:00.000Z";
+    let mut put = |at: usize, width: usize, mut v: i64| {
+        for k in (at..at + width).rev() {
+            b[k] = b'0' + (v % 10) as u8;
+            v /= 10;
+        }
+    };
+    put(0, 4, y);
+    put(5, 2, m);
+    put(8, 2, d);
+    put(11, 2, in_day / 3_600_000);
+    put(14, 2, in_day / 60_000 % 60);
+    put(17, 2, in_day / 1000 % 60);
+    put(20, 3, in_day % 1000);
+    out.extend_from_slice(&b);
+}
+
 /// `YYYY-MM-DD` in the local time zone (chrono's `Local`: `TZ` as a zone name, a file or a
 /// POSIX rule, else `/etc/localtime`), for the system prompt's date line.
 pub fn local_date(ms: i64) -> String {
@@ -223,6 +259,36 @@ pub fn parse_bound(s: &str) -> Option<(i64, i64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn write_iso_is_format_iso() {
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut cases: Vec<i64> = vec![
+            0,
+            -1,
+            1,
+            86_399_999,
+            -86_400_000,
+            951_782_400_000,     // 2000-02-29
+            -62_167_219_200_000, // 0000-01-01
+            -62_167_219_200_001,
+            253_402_300_799_999, // 9999-12-31T23:59:59.999
+            253_402_300_800_000,
+            i64::MIN,
+            i64::MAX,
+        ];
+        for _ in 0..20_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            cases.push((x % 600_000_000_000_000) as i64 - 300_000_000_000_000);
+        }
+        for ms in cases {
+            let mut b = Vec::new();
+            super::write_iso(&mut b, ms);
+            assert_eq!(String::from_utf8_lossy(&b), super::format_iso(ms), "{ms}");
+        }
+    }
 
     #[test]
     fn http_dates() {

@@ -55,8 +55,15 @@ impl<'a> Obj<'a, '_> {
 
 /// Collapses whitespace runs (newlines, tabs) to single spaces and trims.
 pub fn normalize(s: &str) -> String {
+    normalize_max(s, usize::MAX)
+}
+
+/// [`normalize`], stopped once it has more than `max` characters: its start, all a preview
+/// cut to `max` characters needs.
+fn normalize_max(s: &str, max: usize) -> String {
     const LIMIT: usize = MAX * 4;
-    let mut out = String::with_capacity(s.len().min(LIMIT + 8));
+    let mut out = String::with_capacity(s.len().min(LIMIT + 8).min(max.saturating_add(8)));
+    let mut chars = 0usize;
     let mut space = false;
     let b = s.as_bytes();
     let mut i = 0;
@@ -73,20 +80,28 @@ pub fn normalize(s: &str) -> String {
             // A single space between two of them is kept as it is, so it is part of the run.
             let start = i;
             let other = |c: u8| c.is_ascii() && !matches!(c, b' ' | b'\t'..=b'\r');
-            while i < b.len()
+            if space {
+                out.push(' ');
+                chars += 1;
+                space = false;
+            }
+            // What may still be taken; the run is looked at one character further.
+            let room = (LIMIT + 1)
+                .saturating_sub(out.len())
+                .max(1)
+                .min(max.saturating_add(1).saturating_sub(chars).max(1));
+            let stop = b.len().min(start.saturating_add(room + 1));
+            while i < stop
                 && (other(b[i]) || (b[i] == b' ' && b.get(i + 1).is_some_and(|&n| other(n))))
             {
                 i += 1;
             }
-            if space {
-                out.push(' ');
-                space = false;
-            }
-            let mut take = (i - start).min((LIMIT + 1).saturating_sub(out.len()).max(1));
+            let mut take = (i - start).min(room);
             if b[start + take - 1] == b' ' {
                 take += 1; // a space comes out with the character after it
             }
             out.push_str(&s[start..start + take]);
+            chars += take;
         } else {
             let Some(ch) = s[i..].chars().next() else {
                 break;
@@ -98,11 +113,13 @@ pub fn normalize(s: &str) -> String {
             }
             if space {
                 out.push(' ');
+                chars += 1;
                 space = false;
             }
             out.push(ch);
+            chars += 1;
         }
-        if out.len() > LIMIT {
+        if out.len() > LIMIT || chars > max {
             break;
         }
     }
@@ -166,7 +183,7 @@ fn args_summary(args: &[u8]) -> String {
     let a = Obj::new(args);
     for key in ["path", "command", "pattern", "file_path", "query", "url"] {
         if let Some(v) = a.get(key) {
-            return normalize(&string_prefix(v, MAX * 4));
+            return normalize_max(&string_prefix(v, MAX * 4), MAX);
         }
     }
     String::new()
@@ -184,17 +201,20 @@ fn message_text(msg: &[u8]) -> (String, Option<String>) {
     let name = role.clone().unwrap_or_default();
     let content = m.get("content").unwrap_or(b"null");
     let text = match name.as_str() {
-        "user" => format!("user: {}", normalize(&content_text(content, "", MAX * 4))),
+        "user" => format!(
+            "user: {}",
+            normalize_max(&content_text(content, "", MAX * 4), MAX)
+        ),
         "assistant" => {
             let (t, calls) = content_parts(content, " ", MAX * 4, true);
-            let t = normalize(&t);
+            let t = normalize_max(&t, MAX);
             let body = match (t.is_empty(), calls.is_empty()) {
                 (false, true) => t,
                 (false, false) => format!("{t} → {calls}"),
                 (true, false) => format!("→ {calls}"),
                 (true, true) if m.get("stopReason") == Some(b"\"aborted\"") => "(aborted)".into(),
                 (true, true) => match m.str("errorMessage") {
-                    Some(e) => format!("error: {}", normalize(&e)),
+                    Some(e) => format!("error: {}", normalize_max(&e, MAX)),
                     None => "(no content)".into(),
                 },
             };
@@ -202,22 +222,23 @@ fn message_text(msg: &[u8]) -> (String, Option<String>) {
         }
         "toolResult" => {
             let name = m.str("toolName").unwrap_or_default();
-            let out = normalize(&content_text(content, " ", MAX * 4));
+            let out = normalize_max(&content_text(content, " ", MAX * 4), MAX);
             let err = m.get("isError") == Some(b"true");
             format!("[{name}]{} {out}", if err { " error:" } else { "" })
         }
         "bashExecution" => format!(
             "[bash]: {}",
-            normalize(
+            normalize_max(
                 &m.get("command")
                     .map(|c| string_prefix(c, MAX * 4))
-                    .unwrap_or_default()
+                    .unwrap_or_default(),
+                MAX
             )
         ),
         "custom" => format!(
             "[{}]: {}",
             m.str("customType").unwrap_or_default(),
-            normalize(&content_text(content, "", MAX * 4))
+            normalize_max(&content_text(content, "", MAX * 4), MAX)
         ),
         r => format!("[{r}]"),
     };
@@ -250,11 +271,14 @@ pub fn preview_and_role(ty: &str, line: &[u8], members: &[Member<'_>]) -> (Strin
         "custom_message" => format!(
             "[{}]: {}",
             string(field(line, members, "customType")).unwrap_or_default(),
-            normalize(&content_text(
-                field(line, members, "content").unwrap_or(b"null"),
-                "",
-                MAX * 4
-            ))
+            normalize_max(
+                &content_text(
+                    field(line, members, "content").unwrap_or(b"null"),
+                    "",
+                    MAX * 4
+                ),
+                MAX
+            )
         ),
         "compaction" => {
             let t = field(line, members, "tokensBefore")
@@ -264,7 +288,10 @@ pub fn preview_and_role(ty: &str, line: &[u8], members: &[Member<'_>]) -> (Strin
         }
         "branch_summary" => format!(
             "[branch summary]: {}",
-            normalize(&string(field(line, members, "summary")).unwrap_or_default())
+            normalize_max(
+                &string(field(line, members, "summary")).unwrap_or_default(),
+                MAX
+            )
         ),
         "model_change" => format!(
             "[model: {}]",
@@ -345,6 +372,14 @@ mod tests {
         ];
         for c in cases {
             assert_eq!(normalize(c), normalize_chars(c), "{c:?}");
+            for max in [0, 1, 5, 199, 200, 201, 799, 800] {
+                let full = crate::output::truncate(&normalize(c), max);
+                assert_eq!(
+                    crate::output::truncate(&normalize_max(c, max), max),
+                    full,
+                    "{c:?} {max}"
+                );
+            }
         }
     }
 }

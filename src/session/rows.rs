@@ -1,98 +1,174 @@
-//! Rows of a whole-session view rendered ahead of the writer, a batch at a time on every
-//! core, from the entries' lines read again: the views stream in bounded memory instead of
-//! keeping a preview of every entry.
+//! Rows of a whole-session view rendered ahead of the writer, from the entries' lines read
+//! again: the views stream in bounded memory instead of keeping a preview of every entry.
+//! Batches of rows are rendered on worker threads that keep their buffers and run ahead of
+//! the writer (a few batches each), so reading, rendering and writing overlap.
 
 use std::io;
+use std::os::unix::fs::FileExt;
+use std::sync::mpsc;
 
 use super::store::Session;
 
-/// Rows per batch: enough to keep every core busy, little enough to stay small.
-const BATCH: usize = 8192;
+/// Rows per batch: small enough to start writing early, large enough to read lines in
+/// long runs.
+const BATCH: usize = 2048;
+/// Batches a worker renders ahead of the writer.
+const AHEAD: usize = 2;
+/// Lines further apart than this are read separately.
+const GAP: u64 = 16 << 10;
 
-/// The renderings of entries in a fixed order, handed out one at a time.
-pub struct Rendered<'s, F> {
-    s: &'s Session,
-    order: Vec<u32>,
-    render: F,
-    /// Position in `order` of the batch's first row.
-    start: usize,
-    buf: Vec<u8>,
+/// A rendered batch: the rows one after another and where each ends.
+#[derive(Default)]
+struct Batch {
+    out: Vec<u8>,
     ends: Vec<usize>,
+}
+
+/// The renderings of entries in a fixed order, handed out one at a time (see [`stream`]).
+pub struct Rows<'a> {
+    order: &'a [u32],
+    workers: Vec<(mpsc::Receiver<io::Result<Batch>>, mpsc::Sender<Batch>)>,
+    /// Batch being handed out, and its number.
+    cur: Batch,
+    cur_no: Option<usize>,
     next: usize,
 }
 
-impl<'s, F> Rendered<'s, F>
-where
-    F: Fn(u32, &[u8], &mut Vec<u8>) + Sync,
-{
-    /// `render(i, line, out)` appends the rendering of entry `i` (its line as the file
-    /// holds it) to `out`; `order` is the order the rows will be asked for.
-    pub fn new(s: &'s Session, order: Vec<u32>, render: F) -> Self {
-        Rendered {
-            s,
-            order,
-            render,
-            start: 0,
-            buf: Vec::new(),
-            ends: Vec::new(),
-            next: 0,
-        }
-    }
-
+impl Rows<'_> {
     /// The rendering of the next row, which must be entry `i`.
     pub fn next(&mut self, i: u32) -> io::Result<&[u8]> {
         if self.order.get(self.next) != Some(&i) {
             return Err(io::Error::other("rows asked for out of order"));
         }
-        if self.next >= self.start + self.ends.len() {
-            self.fill()?;
+        let no = self.next / BATCH;
+        if self.cur_no != Some(no) {
+            let (rx, _) = &self.workers[no % self.workers.len()];
+            let batch = rx
+                .recv()
+                .map_err(|_| io::Error::other("render thread failed"))??;
+            let used = std::mem::replace(&mut self.cur, batch);
+            if self.cur_no.is_some() {
+                // The previous batch's buffers go back to the worker that filled them.
+                let prev = self.workers.len() + no - 1;
+                let _ = self.workers[prev % self.workers.len()].1.send(used);
+            }
+            self.cur_no = Some(no);
         }
-        let k = self.next - self.start;
+        let k = self.next - no * BATCH;
         self.next += 1;
-        let from = if k == 0 { 0 } else { self.ends[k - 1] };
-        Ok(&self.buf[from..self.ends[k]])
+        let from = if k == 0 { 0 } else { self.cur.ends[k - 1] };
+        Ok(&self.cur.out[from..self.cur.ends[k]])
     }
+}
 
-    fn fill(&mut self) -> io::Result<()> {
-        self.start = self.next;
-        let batch = &self.order[self.start..(self.start + BATCH).min(self.order.len())];
-        let threads = std::thread::available_parallelism()
-            .map_or(1, |n| n.get())
-            .clamp(1, 8)
-            .min(batch.len().div_ceil(256).max(1));
-        let per = batch.len().div_ceil(threads).max(1);
-        let (s, render) = (self.s, &self.render);
-        let parts: Vec<io::Result<(Vec<u8>, Vec<usize>)>> = std::thread::scope(|scope| {
-            let handles: Vec<_> = batch
-                .chunks(per)
-                .map(|part| {
-                    scope.spawn(move || {
-                        let mut out = Vec::with_capacity(part.len() * 256);
-                        let mut ends = Vec::with_capacity(part.len());
-                        s.raw_lines(part, |k, line| {
-                            render(part[k], line, &mut out);
-                            ends.push(out.len());
-                        })?;
-                        Ok((out, ends))
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| {
-                    h.join()
-                        .unwrap_or_else(|_| Err(io::Error::other("render thread failed")))
-                })
-                .collect()
-        });
-        self.buf.clear();
-        self.ends.clear();
-        for part in parts {
-            let (out, ends) = part?;
-            let base = self.buf.len();
-            self.buf.extend_from_slice(&out);
-            self.ends.extend(ends.into_iter().map(|e| e + base));
+/// Runs `write` with the rows of the entries of `order`, in that order: `render(i, line,
+/// out)` appends the rendering of entry `i` (its line as the file holds it) to `out`, on
+/// worker threads, a batch ahead of `write`.
+pub fn stream<F, R>(
+    s: &Session,
+    order: &[u32],
+    render: F,
+    write: impl FnOnce(&mut Rows<'_>) -> io::Result<R>,
+) -> io::Result<R>
+where
+    F: Fn(u32, &[u8], &mut Vec<u8>) + Sync,
+{
+    let batches = order.len().div_ceil(BATCH);
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, 8)
+        .min(batches.max(1));
+    std::thread::scope(|scope| {
+        let mut workers = Vec::with_capacity(threads);
+        for w in 0..threads {
+            let (tx, rx) = mpsc::sync_channel::<io::Result<Batch>>(AHEAD);
+            let (back_tx, back_rx) = mpsc::channel::<Batch>();
+            let render = &render;
+            scope.spawn(move || {
+                let mut buf = Vec::new();
+                let mut spans = Vec::new();
+                let mut by_offset = Vec::new();
+                for no in (w..batches).step_by(threads) {
+                    let part = &order[no * BATCH..((no + 1) * BATCH).min(order.len())];
+                    let mut batch = back_rx.try_recv().unwrap_or_default();
+                    batch.out.clear();
+                    batch.ends.clear();
+                    let done =
+                        read_lines(s, part, &mut buf, &mut spans, &mut by_offset).map(|()| {
+                            for (k, &(at, len)) in spans.iter().enumerate() {
+                                render(part[k], &buf[at..at + len], &mut batch.out);
+                                batch.ends.push(batch.out.len());
+                            }
+                            batch
+                        });
+                    let failed = done.is_err();
+                    if tx.send(done).is_err() || failed {
+                        break;
+                    }
+                }
+            });
+            workers.push((rx, back_tx));
         }
-        Ok(())
+        let mut rows = Rows {
+            order,
+            workers,
+            cur: Batch::default(),
+            cur_no: None,
+            next: 0,
+        };
+        write(&mut rows)
+        // `rows` is dropped here: a worker still sending finds its channel closed.
+    })
+}
+
+/// Reads the lines of the entries `idxs` into `buf`, lines near each other in the file in
+/// one read; `spans[k]` is where the line of `idxs[k]` is in `buf`.
+fn read_lines(
+    s: &Session,
+    idxs: &[u32],
+    buf: &mut Vec<u8>,
+    spans: &mut Vec<(usize, usize)>,
+    by_offset: &mut Vec<u32>,
+) -> io::Result<()> {
+    const RUN: u64 = 8 << 20;
+    let rec = |k: u32| &s.entries[idxs[k as usize] as usize];
+    by_offset.clear();
+    by_offset.extend(0..idxs.len() as u32);
+    by_offset.sort_unstable_by_key(|&k| rec(k).offset);
+    spans.clear();
+    spans.resize(idxs.len(), (0, 0));
+    // The runs to read: (file start, file end, first and last position in `by_offset`).
+    let mut runs: Vec<(u64, u64, usize, usize)> = Vec::new();
+    let mut k = 0;
+    while k < by_offset.len() {
+        let first = rec(by_offset[k]);
+        let (start, mut end) = (first.offset, first.offset + u64::from(first.len));
+        let mut m = k + 1;
+        while m < by_offset.len() {
+            let r = rec(by_offset[m]);
+            if r.offset > end + GAP || r.offset + u64::from(r.len) - start > RUN {
+                break;
+            }
+            end = end.max(r.offset + u64::from(r.len));
+            m += 1;
+        }
+        runs.push((start, end, k, m));
+        k = m;
     }
+    let total: u64 = runs.iter().map(|&(a, b, _, _)| b - a).sum();
+    let total = usize::try_from(total).map_err(io::Error::other)?;
+    if buf.len() < total {
+        buf.resize(total, 0);
+    }
+    let mut at = 0usize;
+    for &(start, end, from, to) in &runs {
+        let len = (end - start) as usize;
+        s.file().read_exact_at(&mut buf[at..at + len], start)?;
+        for &p in &by_offset[from..to] {
+            let r = rec(p);
+            spans[p as usize] = (at + (r.offset - start) as usize, r.len as usize);
+        }
+        at += len;
+    }
+    Ok(())
 }

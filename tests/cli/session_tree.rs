@@ -554,6 +554,54 @@ fn fork_keeps_unknown_fields_and_types_byte_for_byte() {
     assert_eq!(header["parentSession"], p);
 }
 
+/// A path of long runs of adjacent lines (copied by the kernel, in parts) cut by an
+/// abandoned branch and a label: the copy holds exactly the path's lines, then the label.
+#[test]
+fn fork_copies_long_runs_of_the_path_byte_for_byte() {
+    let w = World::new();
+    let mut text = String::from(HEADER);
+    text.push('\n');
+    let mut path = Vec::new();
+    let mut parent: Option<String> = None;
+    for i in 0..3000 {
+        let id = format!("f{i:07}");
+        let side = i % 1000 == 500;
+        let line = json!({"type": "message", "id": id, "parentId": parent,
+            "timestamp": "2026-01-01T00:00:00.000Z",
+            "message": {"role": "user", "content": format!("{i} {}", "é x\"y ".repeat(60))}})
+        .to_string();
+        text.push_str(&line);
+        text.push('\n');
+        // Every 1000 entries one is a branch left behind: the next entry skips it.
+        if !side {
+            path.push(line);
+            parent = Some(id);
+        }
+    }
+    text.push_str(
+        &json!({"type": "label", "id": "lab00001", "parentId": parent,
+        "timestamp": "2026-01-01T00:00:01.000Z", "targetId": "f0000007", "label": "seven"})
+        .to_string(),
+    );
+    text.push('\n');
+    let f = w.write("long-runs.jsonl", text);
+    let out = w.ok(&["session", "fork", f.to_str().unwrap(), path_id(&path)]);
+    let copy = std::fs::read_to_string(out.trim()).unwrap();
+    let lines: Vec<&str> = copy.lines().collect();
+    assert_eq!(lines.len(), 1 + path.len() + 1);
+    assert!(lines[1..=path.len()].iter().zip(&path).all(|(a, b)| a == b));
+    let label: Value = serde_json::from_str(lines[path.len() + 1]).unwrap();
+    assert_eq!(label["targetId"], "f0000007");
+    assert!(copy.ends_with("}\n"));
+}
+
+/// The id of the last line of `path`.
+fn path_id(path: &[String]) -> &str {
+    let last = path.last().map_or("", String::as_str);
+    let at = last.find("\"id\":\"").map_or(0, |k| k + 6);
+    &last[at..at + 8]
+}
+
 /// The whole views are written a batch of rows at a time from the lines read again; the
 /// shaped view (`--depth`) reads everything in one pass. On a file of several batches with
 /// branches and every kind of preview, both give the same rows, and `--json` the same

@@ -12,7 +12,7 @@ use std::io::Write;
 use crate::output::{Style, escape, term_width, truncate};
 use crate::pager::Pager;
 use crate::session::id::IdMap;
-use crate::session::rows::Rendered;
+use crate::session::rows;
 use crate::session::scan::Visit;
 use crate::session::store::NONE;
 use crate::session::tree::{self, Cycle, Tree};
@@ -171,6 +171,22 @@ impl Times {
     }
 }
 
+/// Appends `n` in decimal.
+fn write_u32(b: &mut Vec<u8>, n: u32) {
+    let mut digits = [0u8; 10];
+    let mut at = digits.len();
+    let mut n = n;
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    b.extend_from_slice(&digits[at..]);
+}
+
 /// The tree and what marks its rows.
 struct View {
     s: Session,
@@ -232,9 +248,10 @@ impl View {
             json::write_str(b, role);
         }
         b.extend_from_slice(b",\"timestamp\":");
-        json::write_str(b, &clock::format_iso(ts));
-        b.extend_from_slice(b",\"line\":");
-        b.extend_from_slice(r.line.to_string().as_bytes());
+        b.push(b'"');
+        clock::write_iso(b, ts);
+        b.extend_from_slice(b"\",\"line\":");
+        write_u32(b, r.line);
         b.extend_from_slice(b",\"preview\":");
         json::write_str(b, preview);
         if let Some((l, ts)) = self.labels.get(&r.id) {
@@ -329,8 +346,11 @@ pub fn run(args: TreeArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
             let (ty, preview, role) = times.shown(i, line);
             v.json_node(i, ts[i as usize], &ty, role.as_deref(), &preview, b);
         };
-        let mut rows = Rendered::new(&v.s, tree::preorder(&v.t), render);
-        tree::write_nested(&v.t, &mut ctx.out, |w, i| w.write_all(rows.next(i)?))?;
+        let order = tree::preorder(&v.t);
+        let out = &mut ctx.out;
+        rows::stream(&v.s, &order, render, |rows| {
+            tree::write_nested(&v.t, out, |w, i| w.write_all(rows.next(i)?))
+        })?;
         return Ok(ExitStatus::Success);
     }
     let st = Style {
@@ -349,13 +369,14 @@ pub fn run(args: TreeArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
     let render = |i: u32, line: &[u8], b: &mut Vec<u8>| {
         b.extend_from_slice(escape(&times.shown(i, line).1).as_bytes());
     };
-    let mut rows = Rendered::new(&v.s, order, render);
     let mut out = Pager::new(&mut ctx.out, !args.no_pager);
-    tree::layout(&v.t, &v.active, |row| {
-        let text = String::from_utf8_lossy(rows.next(row.idx)?);
-        let line = v.human_row(&st, width, row.idx, row.prefix, &text);
-        out.write_all(line.as_bytes())?;
-        out.write_all(b"\n")
+    rows::stream(&v.s, &order, render, |rows| {
+        tree::layout(&v.t, &v.active, |row| {
+            let text = String::from_utf8_lossy(rows.next(row.idx)?);
+            let line = v.human_row(&st, width, row.idx, row.prefix, &text);
+            out.write_all(line.as_bytes())?;
+            out.write_all(b"\n")
+        })
     })?;
     out.finish()?;
     Ok(ExitStatus::Success)
