@@ -161,8 +161,16 @@ fn copy_runs(
     Ok(())
 }
 
+/// Copies `src[start..end]` to the end of `dst` (at its file position), through memory
+/// (systems without Linux's `copy_file_range` and `sync_file_range`).
+#[cfg(not(target_os = "linux"))]
+fn kernel_copy(src: &File, start: u64, end: u64, dst: &mut File) -> std::io::Result<()> {
+    copy_through(src, start, end - start, dst)
+}
+
 /// Copies `src[start..end]` to the end of `dst` (at its file position), in parts of
 /// `PART` bytes whose write-back is started as soon as each is copied.
+#[cfg(target_os = "linux")]
 fn kernel_copy(src: &File, start: u64, end: u64, dst: &mut File) -> std::io::Result<()> {
     use std::io::{Error, ErrorKind, Seek};
     use std::os::fd::AsRawFd;
