@@ -156,6 +156,10 @@ pub fn has_control(b: &[u8]) -> bool {
     chunks.remainder().iter().any(|&c| c < 0x20)
 }
 
+/// Whether strings are scanned with vector compares, which check for control characters at
+/// no extra cost: then the separate pass of [`has_control`] buys nothing.
+const SIMD: bool = cfg!(target_arch = "x86_64");
+
 /// Scanning modes: check everything, including raw control characters in strings ...
 const FULL: u8 = 2;
 /// ... everything but those (the caller knows the buffer has none, see [`has_control`]) ...
@@ -184,15 +188,125 @@ fn skip_valid_str(b: &[u8], i: usize) -> Result<usize> {
     }
 }
 
+/// Bit `k` set when `b[i + k]` (k < 64) is `"`, `\\` or, with `CTRL`, a control character.
+/// Sixteen bytes at a time with SSE2, which every x86-64 processor has.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn special_mask64<const CTRL: bool>(b: &[u8], i: usize) -> u64 {
+    use std::arch::x86_64::{
+        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8, _mm_movemask_epi8, _mm_or_si128,
+        _mm_set1_epi8,
+    };
+    let chunk: &[u8; 64] = match b[i..i + 64].try_into() {
+        Ok(c) => c,
+        Err(_) => return 0,
+    };
+    let mut mask = 0u64;
+    // SAFETY: SSE2 is part of the x86-64 baseline, so these instructions always exist; every
+    // load reads 16 bytes inside `chunk` (offsets 0, 16, 32, 48 of 64 bytes), unaligned
+    // loads being allowed by `_mm_loadu_si128`.
+    unsafe {
+        let quote = _mm_set1_epi8(b'"' as i8);
+        let backslash = _mm_set1_epi8(b'\\' as i8);
+        let below = _mm_set1_epi8(0x1f);
+        for k in 0..4 {
+            let x = _mm_loadu_si128(chunk.as_ptr().add(k * 16).cast::<__m128i>());
+            let mut m = _mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, backslash));
+            if CTRL {
+                // x <= 0x1f (unsigned) exactly when min(x, 0x1f) == x.
+                m = _mm_or_si128(m, _mm_cmpeq_epi8(_mm_min_epu8(x, below), x));
+            }
+            mask |= u64::from(_mm_movemask_epi8(m) as u16) << (k * 16);
+        }
+    }
+    mask
+}
+
+/// The portable version of the x86-64 mask above, eight bytes at a time.
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+fn special_mask64<const CTRL: bool>(b: &[u8], i: usize) -> u64 {
+    let mut mask = 0u64;
+    for (k, &c) in b[i..i + 64].iter().enumerate() {
+        let hit = (c == b'"') | (c == b'\\') | (CTRL & (c < 0x20));
+        mask |= u64::from(hit) << k;
+    }
+    mask
+}
+
+/// The length of the escape sequence whose backslash is at `b[j]` (2, or 6 for `\\uXXXX`).
+#[inline]
+fn escape_len(b: &[u8], j: usize) -> Result<usize> {
+    match b.get(j + 1) {
+        Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => Ok(2),
+        Some(b'u') => {
+            if b.len() >= j + 6 && b[j + 2..j + 6].iter().all(|&c| is_hex(c)) {
+                Ok(6)
+            } else {
+                err(j, "four hex digits after '\\u'")
+            }
+        }
+        _ => err(j, "a valid escape sequence"),
+    }
+}
+
+/// [`scan_str`] 64 bytes at a time while that many remain: every special byte of a block is
+/// handled from one mask. Returns where the block-wise scan stopped (fewer than 64 bytes
+/// left, the string still open) or the result.
+#[inline]
+fn scan_str_blocks<const CTRL: bool>(
+    b: &[u8],
+    mut j: usize,
+    escaped: &mut bool,
+) -> std::result::Result<usize, Result<(usize, bool)>> {
+    'block: while j + 64 <= b.len() {
+        let mut m = special_mask64::<CTRL>(b, j);
+        while m != 0 {
+            let p = j + m.trailing_zeros() as usize;
+            match b[p] {
+                b'"' => return Err(Ok((p + 1, *escaped))),
+                b'\\' => {
+                    *escaped = true;
+                    let next = match escape_len(b, p) {
+                        Ok(n) => p + n,
+                        Err(e) => return Err(Err(e)),
+                    };
+                    if next - j >= 64 {
+                        j = next;
+                        continue 'block;
+                    }
+                    m &= !0u64 << (next - j);
+                }
+                _ => return Err(err(p, "no raw control characters inside a string")),
+            }
+        }
+        j += 64;
+    }
+    Ok(j)
+}
+
 /// `CTRL`: the scanning mode ([`FULL`], [`NO_CTRL`] or [`VALID`]).
 #[inline]
 fn scan_str<const CTRL: u8>(b: &[u8], i: usize) -> Result<(usize, bool)> {
     debug_assert_eq!(b.get(i), Some(&b'"'));
+    let mut j = i + 1;
+    let mut escaped = false;
+    {
+        // Validated text has neither bad escapes nor control characters, so checking them
+        // again changes nothing.
+        let blocks = if CTRL == FULL {
+            scan_str_blocks::<true>(b, j, &mut escaped)
+        } else {
+            scan_str_blocks::<false>(b, j, &mut escaped)
+        };
+        match blocks {
+            Ok(rest) => j = rest,
+            Err(done) => return done.map(|(end, e)| (end, e && CTRL != VALID)),
+        }
+    }
     if CTRL == VALID {
         return skip_valid_str(b, i).map(|end| (end, false));
     }
-    let mut j = i + 1;
-    let mut escaped = false;
     loop {
         j = if CTRL == FULL {
             find_string_special(b, j)
@@ -204,17 +318,7 @@ fn scan_str<const CTRL: u8>(b: &[u8], i: usize) -> Result<(usize, bool)> {
             Some(b'"') => return Ok((j + 1, escaped)),
             Some(b'\\') => {
                 escaped = true;
-                match b.get(j + 1) {
-                    Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => j += 2,
-                    Some(b'u') => {
-                        if b.len() >= j + 6 && b[j + 2..j + 6].iter().all(|&c| is_hex(c)) {
-                            j += 6;
-                        } else {
-                            return err(j, "four hex digits after '\\u'");
-                        }
-                    }
-                    _ => return err(j, "a valid escape sequence"),
-                }
+                j += escape_len(b, j)?;
             }
             Some(_) => return err(j, "no raw control characters inside a string"),
         }
@@ -403,7 +507,7 @@ fn scan_key_colon<const CTRL: u8>(b: &[u8], i: usize) -> Result<usize> {
 /// Returns the span of the value and its nesting depth.
 pub fn validate(b: &[u8]) -> Result<(usize, usize, usize)> {
     let start = skip_ws(b, 0);
-    let (end, depth) = if has_control(b) {
+    let (end, depth) = if SIMD || has_control(b) {
         scan_val::<FULL>(b, start)?
     } else {
         scan_val::<NO_CTRL>(b, start)?
@@ -538,7 +642,7 @@ pub struct Member<'a> {
 /// Validates the object starting at `b[i]` (no leading whitespace) and calls `f` for each
 /// member in order. Returns the index after the closing brace and the nesting depth.
 pub fn scan_object<'a>(b: &'a [u8], i: usize, f: impl FnMut(Member<'a>)) -> Result<(usize, usize)> {
-    if has_control(&b[i.min(b.len())..]) {
+    if SIMD || has_control(&b[i.min(b.len())..]) {
         scan_obj::<FULL>(b, i, f)
     } else {
         scan_obj::<NO_CTRL>(b, i, f)

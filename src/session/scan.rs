@@ -15,6 +15,11 @@ use crate::json::{self, Member, RawStr};
 /// At most this many problems are kept; the rest are only counted.
 pub const MAX_PROBLEMS: usize = 10_000;
 
+/// The first look for the header reads this much, the second (when the first was not
+/// enough) this much.
+const PROBE_FIRST: u64 = 64 << 10;
+const PROBE_MAX: u64 = 4 << 20;
+
 /// Files smaller than this are scanned on one thread.
 const PARALLEL_MIN: u64 = 16 << 20;
 
@@ -459,29 +464,37 @@ fn next_line_start(file: &File, at: u64, end: u64) -> io::Result<u64> {
 
 /// Scans `file[..len]`. Returns the accumulator and whether the file ends with `\n`.
 pub fn scan_file<V: Visit>(file: &File, len: u64, visitor: V) -> io::Result<(Acc<V>, bool)> {
-    // The header comes first: find it with a sequential look at the start of the file.
+    // The header comes first: find it with a sequential look at the start of the file, a
+    // small read first (most headers are one short line) and a larger one when that did
+    // not settle where the header is.
     let mut acc = Acc::new(None, true, visitor);
     let mut header_end = None;
-    {
-        let mut stop = false;
-        let probe_end = len.min(4 << 20);
+    for probe in [PROBE_FIRST, PROBE_MAX] {
+        // A retry starts afresh; the visitor saw nothing (no entry counts before a header).
+        acc = Acc::new(None, true, acc.visitor);
+        header_end = None;
+        let mut settled = false;
+        let probe_end = len.min(probe);
         let _ = for_each_line_in(file, 0, probe_end, |offset, line_no, line, terminated| {
-            if stop {
+            if settled {
                 return;
             }
             if !terminated && probe_end < len {
-                stop = true; // the header line is longer than the probe: go sequential
+                settled = probe == PROBE_MAX; // the header line is longer: go sequential
                 return;
             }
             let parsed_before = acc.parsed;
             acc.line(offset, line_no, line, terminated || probe_end == len);
             if acc.header.is_some() {
                 header_end = Some((offset + line.len() as u64 + 1, line_no));
-                stop = true;
+                settled = true;
             } else if acc.parsed > parsed_before || acc.saw_entry {
-                stop = true; // the first JSON value is not a header
+                settled = true; // the first JSON value is not a header
             }
         })?;
+        if settled || probe_end == len {
+            break;
+        }
     }
     let Some((body_start, header_line)) = header_end.filter(|(s, _)| *s <= len) else {
         // No header at the start: one sequential pass that records every problem.
