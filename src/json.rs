@@ -643,16 +643,48 @@ pub struct Member<'a> {
 /// member in order. Returns the index after the closing brace and the nesting depth.
 pub fn scan_object<'a>(b: &'a [u8], i: usize, f: impl FnMut(Member<'a>)) -> Result<(usize, usize)> {
     if SIMD || has_control(&b[i.min(b.len())..]) {
-        scan_obj::<FULL>(b, i, f)
+        scan_obj::<FULL>(b, i, f, None)
     } else {
-        scan_obj::<NO_CTRL>(b, i, f)
+        scan_obj::<NO_CTRL>(b, i, f, None)
     }
+}
+
+/// The members of one member's object value, for [`scan_object_nested`]: the key, and what
+/// gets each member with the offset of that object.
+type Nested<'k, 'g, 'a> = Option<(&'k str, &'g mut dyn FnMut(usize, Member<'a>))>;
+
+/// [`scan_object`], also calling `g(offset of the object, member)` for each member of the
+/// object value of every member whose key is `key` (when the key is repeated, each of its
+/// values in turn, as they come). One pass: the inner object is scanned only once.
+pub fn scan_object_nested<'a>(
+    b: &'a [u8],
+    i: usize,
+    key: &str,
+    f: impl FnMut(Member<'a>),
+    g: &mut dyn FnMut(usize, Member<'a>),
+) -> Result<(usize, usize)> {
+    if SIMD || has_control(&b[i.min(b.len())..]) {
+        scan_obj::<FULL>(b, i, f, Some((key, g)))
+    } else {
+        scan_obj::<NO_CTRL>(b, i, f, Some((key, g)))
+    }
+}
+
+/// The inner object of [`scan_object_nested`] (a function of its own, so that the closure
+/// type does not nest without end).
+fn scan_inner_obj<'a, const CTRL: u8>(
+    b: &'a [u8],
+    i: usize,
+    g: &mut dyn FnMut(usize, Member<'a>),
+) -> Result<(usize, usize)> {
+    scan_obj::<CTRL>(b, i, |m| g(i, m), None)
 }
 
 fn scan_obj<'a, const CTRL: u8>(
     b: &'a [u8],
     i: usize,
     mut f: impl FnMut(Member<'a>),
+    mut nested: Nested<'_, '_, 'a>,
 ) -> Result<(usize, usize)> {
     if b.get(i) != Some(&b'{') {
         return err(i, "a JSON object");
@@ -676,13 +708,19 @@ fn scan_obj<'a, const CTRL: u8>(
             return err(j, "':' after the object key");
         }
         let value_start = skip_ws(b, j + 1);
-        let (value_end, d) = scan_val::<CTRL>(b, value_start)?;
+        let key = RawStr {
+            raw: &b[key_start + 1..key_end - 1],
+            escaped,
+        };
+        let (value_end, d) = match nested.as_mut() {
+            Some((k, g)) if b.get(value_start) == Some(&b'{') && key.eq_str(k) => {
+                scan_inner_obj::<CTRL>(b, value_start, &mut **g)?
+            }
+            _ => scan_val::<CTRL>(b, value_start)?,
+        };
         depth = depth.max(d + 1);
         f(Member {
-            key: RawStr {
-                raw: &b[key_start + 1..key_end - 1],
-                escaped,
-            },
+            key,
             key_start,
             key_end,
             value_start,
@@ -718,7 +756,7 @@ pub fn members(value: &[u8]) -> Result<Vec<Member<'_>>> {
 /// by their quotes and backslashes alone (no second look for control characters).
 pub fn members_valid(value: &[u8]) -> Result<Vec<Member<'_>>> {
     let mut out = Vec::new();
-    scan_obj::<VALID>(value, 0, |m| out.push(m))?;
+    scan_obj::<VALID>(value, 0, |m| out.push(m), None)?;
     Ok(out)
 }
 
@@ -728,7 +766,7 @@ pub fn scan_object_valid<'a>(
     i: usize,
     f: impl FnMut(Member<'a>),
 ) -> Result<(usize, usize)> {
-    scan_obj::<VALID>(b, i, f)
+    scan_obj::<VALID>(b, i, f, None)
 }
 
 /// [`for_each_element`] for an array already validated as part of a larger text.
@@ -769,7 +807,7 @@ pub fn for_each_element_members_valid<'a>(
     loop {
         let end = if value.get(j) == Some(&b'{') {
             members.clear();
-            let (end, _) = scan_obj::<VALID>(value, j, |m| members.push(m))?;
+            let (end, _) = scan_obj::<VALID>(value, j, |m| members.push(m), None)?;
             f(Some(&members));
             end
         } else {
@@ -1000,6 +1038,152 @@ mod tests {
         let mut out = Vec::new();
         write_str(&mut out, "a\"b\\c\n\u{1}é");
         assert_eq!(out, r#""a\"b\\c\n\u0001é""#.as_bytes());
+    }
+
+    /// A plain byte loop: where the string starting at `b[i]` ends, whether it has escapes.
+    fn scan_str_reference(b: &[u8], i: usize) -> Option<(usize, bool)> {
+        let mut j = i + 1;
+        let mut escaped = false;
+        loop {
+            match *b.get(j)? {
+                b'"' => return Some((j + 1, escaped)),
+                b'\\' => {
+                    escaped = true;
+                    j += match *b.get(j + 1)? {
+                        b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => 2,
+                        b'u' if b.get(j + 2..j + 6)?.iter().all(u8::is_ascii_hexdigit) => 6,
+                        _ => return None,
+                    };
+                }
+                c if c < 0x20 => return None,
+                _ => j += 1,
+            }
+        }
+    }
+
+    /// Bytes that make strings interesting: quotes, backslashes, escape letters, hex digits,
+    /// control characters, non-ASCII; long runs so that 64-byte blocks are crossed.
+    fn string_bytes() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
+        use proptest::prelude::*;
+        let piece = prop_oneof![
+            4 => proptest::collection::vec(b'a'..=b'z', 0..70),
+            2 => Just(b"\\n".to_vec()),
+            1 => Just(b"\\\\".to_vec()),
+            1 => Just(b"\\\"".to_vec()),
+            1 => Just(b"\\u00e9".to_vec()),
+            1 => Just(b"\\u12".to_vec()),
+            1 => Just(b"\\x".to_vec()),
+            1 => Just(b"\\".to_vec()),
+            1 => Just(b"\"".to_vec()),
+            1 => Just(vec![0x01]),
+            1 => Just(b"\t".to_vec()),
+            1 => Just("é".as_bytes().to_vec()),
+            1 => Just(vec![0xff]),
+        ];
+        proptest::collection::vec(piece, 0..40).prop_map(|v| v.concat())
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn block_scanned_strings_end_where_a_byte_loop_ends(
+            prefix in 0usize..70,
+            body in string_bytes(),
+        ) {
+            let mut b = vec![b' '; prefix];
+            b.push(b'"');
+            b.extend_from_slice(&body);
+            let want = scan_str_reference(&b, prefix);
+            let got = scan_str::<FULL>(&b, prefix).ok();
+            proptest::prop_assert_eq!(got, want);
+            if memchr::memchr(b'\\', &body).is_none() && !has_control(&body) {
+                proptest::prop_assert_eq!(scan_str::<NO_CTRL>(&b, prefix).ok(), want);
+            }
+            if let Some((end, _)) = want {
+                proptest::prop_assert_eq!(
+                    scan_str::<VALID>(&b, prefix).ok().map(|(e, _)| e),
+                    Some(end)
+                );
+            }
+        }
+
+        #[test]
+        fn accepts_what_serde_json_accepts(line in json_line()) {
+            // serde_json rejects what the allowances let through: lone surrogate escapes
+            // and invalid UTF-8 (not generated here).
+            let ours = validate(&line).is_ok();
+            let theirs = serde_json::from_slice::<serde_json::Value>(&line).is_ok();
+            proptest::prop_assert_eq!(ours, theirs, "{}", String::from_utf8_lossy(&line));
+        }
+
+        #[test]
+        fn nested_members_change_nothing_else(line in json_line()) {
+            let mut plain = Vec::new();
+            let a = scan_object(&line, 0, |m| plain.push((m.key_start, m.value_end)));
+            let mut top = Vec::new();
+            let mut inner = Vec::new();
+            let b = scan_object_nested(
+                &line,
+                0,
+                "message",
+                |m| top.push((m.key_start, m.value_end)),
+                &mut |at, m| inner.push((at, m.key_start, m.value_end)),
+            );
+            proptest::prop_assert_eq!(&a, &b);
+            proptest::prop_assert_eq!(plain, top);
+            if a.is_ok() && let Some(v) = get(&line, "message") && v[0] == b'{' {
+                let at = line.len() - line[v.as_ptr() as usize - line.as_ptr() as usize..].len();
+                let want: Vec<_> = members(v)
+                    .unwrap()
+                    .iter()
+                    .map(|m| (at, m.key_start + at, m.value_end + at))
+                    .collect();
+                let last: Vec<_> = inner.iter().copied().filter(|(o, _, _)| *o == at).collect();
+                proptest::prop_assert_eq!(last, want);
+            }
+        }
+    }
+
+    /// Session-like lines and mutations of them: bytes dropped, doubled or replaced by
+    /// JSON's special characters.
+    fn json_line() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
+        use proptest::prelude::*;
+        let base = prop_oneof![
+            Just(r#"{"type":"message","id":"a1","parentId":null,"message":{"role":"user","content":"hi\n there \"q\" \u00e9","timestamp":1761842798503}}"#.to_owned()),
+            Just(r#"{"type":"message","message":{"role":"assistant","content":[{"type":"text","text":"a\\b"}],"usage":{"input":1,"cost":{"total":0.5e-3}},"model":"m"},"message":{"x":[1,-2.5E+3,true,false,{}]}}"#.to_owned()),
+            Just(r#" {"a" : [ 1 , 2 ] , "message" : { "k" : "v" } } "#.to_owned()),
+            string_bytes().prop_map(|b| format!(r#"{{"message":{{"text":"{}"}},"id":"x"}}"#, String::from_utf8_lossy(&b))),
+        ];
+        let edit = (
+            0usize..400,
+            prop_oneof![
+                Just(None),
+                Just(Some(b'"')),
+                Just(Some(b'\\')),
+                Just(Some(b'{')),
+                Just(Some(b'}')),
+                Just(Some(b',')),
+                Just(Some(b':')),
+                Just(Some(b'0')),
+                Just(Some(b'.')),
+                Just(Some(0x01u8)),
+            ],
+        );
+        (base, proptest::collection::vec(edit, 0..3)).prop_map(|(line, edits)| {
+            let mut b = line.into_bytes();
+            for (at, c) in edits {
+                if b.is_empty() {
+                    break;
+                }
+                let at = at % b.len();
+                match c {
+                    None => {
+                        b.remove(at);
+                    }
+                    Some(c) => b[at] = c,
+                }
+            }
+            b
+        })
     }
 
     #[test]

@@ -28,6 +28,22 @@ const PARALLEL_MIN: u64 = 16 << 20;
 pub trait Visit: Send + Sized {
     /// Called for every entry (index in file order, the line, its top-level members).
     fn entry(&mut self, idx: u32, line: &[u8], members: &[Member<'_>]);
+    /// The key of a top-level member whose object value's members the visitor wants too
+    /// (collected in the same pass, see [`Visit::entry_nested`]).
+    const NESTED: Option<&'static str> = None;
+    /// [`Visit::entry`] for a visitor with [`Visit::NESTED`]: `nested` are the members
+    /// (offsets into `line`) of that member's value when it is an object (its last
+    /// occurrence when the key is repeated), else empty.
+    fn entry_nested(
+        &mut self,
+        idx: u32,
+        line: &[u8],
+        members: &[Member<'_>],
+        nested: &[Member<'_>],
+    ) {
+        let _ = nested;
+        self.entry(idx, line, members);
+    }
     /// An empty visitor for another chunk.
     fn split(&self) -> Self;
     /// Appends the results of the next chunk, whose entry indexes start at `offset`.
@@ -66,7 +82,9 @@ pub struct Acc<V> {
     /// their `data` gives).
     pub recoveries: Vec<(u32, (u64, u64))>,
     pub lines: u32,
-    members: Vec<(usize, usize, usize, usize, bool)>,
+    members: Vec<MemberSpan>,
+    /// The members of the object value of `V::NESTED` (with the offset of that object).
+    nested: Vec<(usize, MemberSpan)>,
     pub visitor: V,
 }
 
@@ -87,6 +105,7 @@ impl<V: Visit> Acc<V> {
             recoveries: Vec::new(),
             lines: 0,
             members: Vec::new(),
+            nested: Vec::new(),
             visitor,
         }
     }
@@ -133,17 +152,17 @@ impl<V: Visit> Acc<V> {
             return;
         }
         self.members.clear();
+        self.nested.clear();
         let members = &mut self.members;
+        let nested = &mut self.nested;
         let scanned = if line[start] == b'{' {
-            json::scan_object(line, start, |m| {
-                members.push((
-                    m.key_start,
-                    m.key_end,
-                    m.value_start,
-                    m.value_end,
-                    m.key.escaped,
-                ))
-            })
+            let top = |m: Member<'_>| members.push(MemberSpan::of(&m));
+            match V::NESTED {
+                None => json::scan_object(line, start, top),
+                Some(key) => json::scan_object_nested(line, start, key, top, &mut |at, m| {
+                    nested.push((at, MemberSpan::of(&m)))
+                }),
+            }
             .and_then(|(end, _)| {
                 let rest = json::skip_ws(line, end);
                 if rest == line.len() {
@@ -188,22 +207,7 @@ impl<V: Visit> Acc<V> {
             );
             return;
         }
-        let members: Vec<Member<'_>> = self
-            .members
-            .iter()
-            .map(
-                |&(key_start, key_end, value_start, value_end, escaped)| Member {
-                    key: RawStr {
-                        raw: &line[key_start + 1..key_end - 1],
-                        escaped,
-                    },
-                    key_start,
-                    key_end,
-                    value_start,
-                    value_end,
-                },
-            )
-            .collect();
+        let members: Vec<Member<'_>> = self.members.iter().map(|m| m.member(line)).collect();
         let field = |k: &str| json::field(line, &members, k);
         let Some(ty) = field("type").and_then(RawStr::from_value) else {
             self.problem(
@@ -295,7 +299,23 @@ impl<V: Visit> Acc<V> {
         {
             self.recoveries.push((idx, range));
         }
-        self.visitor.entry(idx, line, &members);
+        if let Some(key) = V::NESTED {
+            // The members of the value of the last occurrence of the key, if an object.
+            let at = members
+                .iter()
+                .rev()
+                .find(|m| m.key.eq_str(key))
+                .map(|m| m.value_start);
+            let nested: Vec<Member<'_>> = self
+                .nested
+                .iter()
+                .filter(|(o, _)| Some(*o) == at)
+                .map(|(_, m)| m.member(line))
+                .collect();
+            self.visitor.entry_nested(idx, line, &members, &nested);
+        } else {
+            self.visitor.entry(idx, line, &members);
+        }
         self.recs.push(Rec {
             offset,
             len: line.len() as u32,
@@ -348,6 +368,41 @@ impl<V: Visit> Acc<V> {
     pub fn plan(&self) -> Option<migrate::Plan> {
         let h = self.header.as_ref()?;
         (h.version < 3).then(|| migrate::Plan::new(h.version, &h.id))
+    }
+}
+
+/// Where a member of an object lies in its line (a [`Member`] without the borrow).
+#[derive(Clone, Copy)]
+struct MemberSpan {
+    key_start: usize,
+    key_end: usize,
+    value_start: usize,
+    value_end: usize,
+    escaped: bool,
+}
+
+impl MemberSpan {
+    fn of(m: &Member<'_>) -> MemberSpan {
+        MemberSpan {
+            key_start: m.key_start,
+            key_end: m.key_end,
+            value_start: m.value_start,
+            value_end: m.value_end,
+            escaped: m.key.escaped,
+        }
+    }
+
+    fn member<'a>(&self, line: &'a [u8]) -> Member<'a> {
+        Member {
+            key: RawStr {
+                raw: &line[self.key_start + 1..self.key_end - 1],
+                escaped: self.escaped,
+            },
+            key_start: self.key_start,
+            key_end: self.key_end,
+            value_start: self.value_start,
+            value_end: self.value_end,
+        }
     }
 }
 

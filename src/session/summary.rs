@@ -213,12 +213,11 @@ impl Visitor {
         self.counts
     }
 
-    fn message(&mut self, line: &[u8], members: &[Member<'_>], msg: &[u8]) {
+    /// `msg_members`: the members of the message object (offsets into `line`), collected in
+    /// the line's pass.
+    fn message(&mut self, line: &[u8], members: &[Member<'_>], msg_members: &[Member<'_>]) {
         let get = |k: &str| json::field(line, members, k);
-        // The message was validated with its line: its members are collected once (strings
-        // skipped by their quotes alone) rather than scanned again for every field.
-        let msg_members = json::members_valid(msg).unwrap_or_default();
-        let msg_get = |k: &str| json::field(msg, &msg_members, k);
+        let msg_get = |k: &str| json::field(line, msg_members, k);
         let role = msg_get("role")
             .and_then(RawStr::from_value)
             .map(|r| r.decode());
@@ -301,7 +300,26 @@ impl Visitor {
 }
 
 impl Visit for Visitor {
-    fn entry(&mut self, _i: u32, line: &[u8], members: &[Member<'_>]) {
+    fn entry(&mut self, i: u32, line: &[u8], members: &[Member<'_>]) {
+        // Only reached without the line's pass collecting the message's members.
+        let mut nested = Vec::new();
+        if let Some(m) = members.iter().rev().find(|m| m.key.eq_str("message"))
+            && line.get(m.value_start) == Some(&b'{')
+        {
+            let _ = json::scan_object_valid(line, m.value_start, |m| nested.push(m));
+        }
+        self.entry_nested(i, line, members, &nested);
+    }
+
+    const NESTED: Option<&'static str> = Some("message");
+
+    fn entry_nested(
+        &mut self,
+        _i: u32,
+        line: &[u8],
+        members: &[Member<'_>],
+        msg_members: &[Member<'_>],
+    ) {
         let get = |k: &str| json::field(line, members, k);
         self.counts.entries += 1;
         self.counts.last_entry = get("timestamp")
@@ -319,8 +337,8 @@ impl Visit for Visitor {
             }
             Kind::Message => {
                 self.counts.messages += 1;
-                if let Some(msg) = get("message") {
-                    self.message(line, members, msg);
+                if get("message").is_some() {
+                    self.message(line, members, msg_members);
                 }
             }
             _ => {}
