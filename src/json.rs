@@ -235,7 +235,7 @@ fn special_mask64<const CTRL: bool>(b: &[u8], i: usize) -> u64 {
 }
 
 /// The length of the escape sequence whose backslash is at `b[j]` (2, or 6 for `\\uXXXX`).
-#[inline]
+#[inline(always)]
 fn escape_len(b: &[u8], j: usize) -> Result<usize> {
     match b.get(j + 1) {
         Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => Ok(2),

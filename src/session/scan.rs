@@ -449,7 +449,35 @@ pub fn for_each_line_in(
     mut f: impl FnMut(u64, u32, &[u8], bool),
 ) -> io::Result<bool> {
     const BLOCK: usize = 8 << 20;
-    let mut buf: Vec<u8> = vec![0; BLOCK.min((end - start) as usize + 1).max(4096)];
+    // The thread's buffer from an earlier call (no new pages to fault in and zero for every
+    // file of a store); taken, so that a nested call gets a buffer of its own.
+    let mut buf = BUF.take();
+    let size = BLOCK.min((end - start) as usize + 1).max(4096);
+    if buf.len() < size {
+        buf.resize(size, 0);
+    }
+    let result = lines_in_buf(file, start, end, &mut buf, &mut f);
+    if buf.capacity() <= KEEP {
+        BUF.set(buf);
+    }
+    result
+}
+
+thread_local! {
+    /// The buffer [`for_each_line_in`] reads into, kept between calls.
+    static BUF: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+/// The largest buffer kept for the next call (a longer line's buffer is freed).
+const KEEP: usize = 16 << 20;
+
+fn lines_in_buf(
+    file: &File,
+    start: u64,
+    end: u64,
+    buf: &mut Vec<u8>,
+    f: &mut impl FnMut(u64, u32, &[u8], bool),
+) -> io::Result<bool> {
     let mut filled = 0usize; // bytes of buf holding data
     let mut base = start; // file offset of buf[0]
     let mut pos = start; // next file offset to read
