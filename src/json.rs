@@ -285,9 +285,52 @@ fn scan_str_blocks<const CTRL: bool>(
     Ok(j)
 }
 
-/// `CTRL`: the scanning mode ([`FULL`], [`NO_CTRL`] or [`VALID`]).
-#[inline]
+/// Bit `k` set when `b[i + k]` (k < 16) is `"`, `\\` or, in [`FULL`] mode, a control
+/// character.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn special_mask16<const CTRL: u8>(b: &[u8], i: usize) -> u32 {
+    use std::arch::x86_64::{
+        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8, _mm_movemask_epi8, _mm_or_si128,
+        _mm_set1_epi8,
+    };
+    let chunk: &[u8; 16] = match b[i..i + 16].try_into() {
+        Ok(c) => c,
+        Err(_) => return 0,
+    };
+    // SAFETY: SSE2 is part of the x86-64 baseline; the load reads the 16 bytes of `chunk`.
+    unsafe {
+        let x = _mm_loadu_si128(chunk.as_ptr().cast::<__m128i>());
+        let mut m = _mm_or_si128(
+            _mm_cmpeq_epi8(x, _mm_set1_epi8(b'"' as i8)),
+            _mm_cmpeq_epi8(x, _mm_set1_epi8(b'\\' as i8)),
+        );
+        if CTRL == FULL {
+            m = _mm_or_si128(m, _mm_cmpeq_epi8(_mm_min_epu8(x, _mm_set1_epi8(0x1f)), x));
+        }
+        _mm_movemask_epi8(m) as u32
+    }
+}
+
+/// `CTRL`: the scanning mode ([`FULL`], [`NO_CTRL`] or [`VALID`]). Most strings (keys,
+/// ids, times) end within 16 bytes with no escape: that case is one compare, inline.
+#[inline(always)]
 fn scan_str<const CTRL: u8>(b: &[u8], i: usize) -> Result<(usize, bool)> {
+    #[cfg(target_arch = "x86_64")]
+    if i + 17 <= b.len() {
+        let m = special_mask16::<CTRL>(b, i + 1);
+        if m != 0 {
+            let p = i + 1 + m.trailing_zeros() as usize;
+            if b[p] == b'"' {
+                return Ok((p + 1, false));
+            }
+        }
+    }
+    scan_str_long::<CTRL>(b, i)
+}
+
+#[inline(never)]
+fn scan_str_long<const CTRL: u8>(b: &[u8], i: usize) -> Result<(usize, bool)> {
     debug_assert_eq!(b.get(i), Some(&b'"'));
     let mut j = i + 1;
     let mut escaped = false;
