@@ -42,6 +42,9 @@ entries each, in 12 project folders: DATA/store, generated on first use) with no
 (cold), with a valid one (warm) and right after one entry was appended to one session, side by
 side with reading the bytes (`cat` of every file, page cache warm); and `session list` with
 completion's read of the store (`--only store`).
+`store-usage`: `pi usage daily|session --all --json` over the same store with no usage-facts
+cache (cold), a valid one (warm) and after an append to one session, side by side with
+`@ccusage/pi` on the same sessions (`--ccusage`), and both total costs.
 `many`: the commands that read every session of the agent directory, on a generated
 directory of `--many-sessions` sessions (default 64, about 280 MB, of 200 to 4,000 entries
 each, under the projects their headers name) in DATA/many/agent: `pi session search --all -l`
@@ -57,8 +60,8 @@ size's session (`--tree-sizes`, default 100k,1m), side by side with reading the 
 and the reference's open + getTree (measured in the same run with --reference-dir, else as
 recorded; at 1M, which it cannot open, its stream-loaded open + getTree) and its recorded
 `pi --fork`.
-`--only sessions,append-batch,long-line,compact-long,store,tree,many` picks what runs (default:
-all but many); the other parts of DATA/pi-bench.json are kept.
+`--only sessions,append-batch,long-line,compact-long,store,store-usage,tree,many` picks what
+runs (default: all but many); the other parts of DATA/pi-bench.json are kept.
 """
 
 import argparse
@@ -72,7 +75,7 @@ import tempfile
 import time
 
 SIZES = {"1k": 1000, "10k": 10000, "100k": 100000, "1m": 1000000}
-PARTS = ("sessions", "append-batch", "long-line", "compact-long", "store", "tree", "many")
+PARTS = ("sessions", "append-batch", "long-line", "compact-long", "store", "store-usage", "tree", "many")
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -153,6 +156,9 @@ def main():
     if "store" in parts:
         print("store", file=sys.stderr)
         results["store"] = store(pi, args, args.runs)
+    if "store-usage" in parts:
+        print("store-usage", file=sys.stderr)
+        results["store_usage"] = store_usage(pi, args, args.runs)
     if "tree" in parts:
         results["tree"] = {}
         for size in args.tree_sizes.split(","):
@@ -178,6 +184,9 @@ def print_tables(results):
     if "store" in results:
         print()
         print(store_table(results["store"]))
+    if "store_usage" in results:
+        print()
+        print(store_usage_table(results["store_usage"]))
     if "tree" in results:
         print()
         print(tree_table(results["tree"]))
@@ -241,6 +250,74 @@ def store(pi, args, runs):
         appended.append(run_timed(lst, env=env))
     out["appended"] = {"s": statistics.median(t for t, _ in appended), "rss_mb": max(m for _, m in appended)}
     return out
+
+
+def store_usage(pi, args, runs):
+    """`pi usage daily|session --all` over the store: no cache, cache valid, after an append
+    to one session; `@ccusage/pi` on the same sessions."""
+    root = make_store(args)
+    sessions_dir = os.path.join(root, "sessions")
+    files = sorted(os.path.join(dp, f) for dp, _, fs in os.walk(sessions_dir) for f in fs if f.endswith(".jsonl"))
+    env = dict(os.environ, PI_CODING_AGENT_DIR=root, TZ="UTC", LOG_LEVEL="0")
+    cache = os.path.join(root, "cache", "usage-facts")
+    out = {"sessions": len(files), "bytes": sum(os.path.getsize(f) for f in files)}
+    extra = os.path.join(sessions_dir, "--home-dev-p0--", "bench-append.jsonl")
+    line = None
+    if os.path.exists(extra):
+        with open(extra, "rb") as f:
+            for l in f:
+                if b'"usage"' in l:
+                    line = l
+    have_node = os.path.exists(args.ccusage) and shutil.which("node")
+    for report in ("daily", "session"):
+        cmd = [pi, "usage", report, "--all", "--json"]
+        r = {}
+
+        def cold():
+            shutil.rmtree(cache, ignore_errors=True)
+            return run_timed(cmd, env=env)
+
+        times = [cold() for _ in range(runs)]
+        r["cold"] = {"s": statistics.median(t for t, _ in times), "rss_mb": max(m for _, m in times)}
+        time.sleep(0.2)
+        subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, check=True)
+        r["warm"] = measure(cmd, runs, env=env)
+        if line is not None:
+            appended = []
+            for _ in range(runs):
+                with open(extra, "ab") as f:
+                    f.write(line)
+                appended.append(run_timed(cmd, env=env))
+            r["appended"] = {"s": statistics.median(t for t, _ in appended), "rss_mb": max(m for _, m in appended)}
+        if have_node:
+            r["ccusage"] = measure(["node", args.ccusage, report, "--json", "--piPath", sessions_dir], max(1, runs - 1), env=env)
+        out[report] = r
+    pi_cost = total_cost(subprocess.run([pi, "usage", "daily", "--all", "--json"], capture_output=True, text=True, env=env, check=True).stdout)
+    out["cost_pi"] = pi_cost
+    if have_node:
+        cc = json.loads(subprocess.run(["node", args.ccusage, "daily", "--json", "--piPath", sessions_dir], capture_output=True,
+                                       text=True, env=env, check=True).stdout)
+        out["cost_ccusage"] = cc["totals"]["totalCost"]
+    return out
+
+
+def store_usage_table(r):
+    rows = [
+        "| store of %d sessions, %.2f GB | `pi usage` | memory | `@ccusage/pi` | pi is |" % (r["sessions"], r["bytes"] / 1e9),
+        "|---|---:|---:|---:|---:|",
+    ]
+    for report in ("daily", "session"):
+        u = r[report]
+        cc = u.get("ccusage")
+        for k, what in (("cold", "no cache (cold)"), ("warm", "cache valid (warm)"), ("appended", "after an append to one session")):
+            if k not in u:
+                continue
+            ratio = "%.0fx faster" % (cc["s"] / u[k]["s"]) if cc else ""
+            rows.append("| `%s`, %s | %s | %.0f MB | %s | %s |" % (report, what, fmt_s(u[k]["s"]), u[k]["rss_mb"], fmt_s(cc["s"]) if cc else "", ratio))
+    if "cost_ccusage" in r:
+        rows.append("")
+        rows.append("Total cost: pi $%.2f, `@ccusage/pi` $%.2f." % (r["cost_pi"], r["cost_ccusage"]))
+    return "\n".join(rows)
 
 
 def store_table(r):
@@ -481,9 +558,17 @@ def many(args, pi):
                                   "lines_rg": run_count([args.rg, "clippy", root], None)}
     have_node = os.path.exists(args.ccusage) and shutil.which("node")
     uenv = dict(env, TZ="UTC", LOG_LEVEL="0")
+    facts = os.path.join(agent, "cache", "usage-facts")
     for report in ("daily", "session"):
-        p = measure([pi, "usage", report, "--all", "--json"], args.runs, env=uenv)
-        u = {"pi": p}
+        cmd = [pi, "usage", report, "--all", "--json"]
+        cold = []
+        for _ in range(args.runs):
+            shutil.rmtree(facts, ignore_errors=True)
+            cold.append(run_timed(cmd, env=uenv))
+        time.sleep(0.2)
+        subprocess.run(cmd, env=uenv, stdout=subprocess.DEVNULL, check=True)
+        p = measure(cmd, args.runs, env=uenv)
+        u = {"pi": p, "pi_cold": {"s": statistics.median(t for t, _ in cold), "rss_mb": max(m for _, m in cold)}}
         if have_node:
             u["ccusage"] = measure(["node", args.ccusage, report, "--json", "--piPath", root], max(1, args.runs - 1), env=uenv)
         out["usage"][report] = u
@@ -526,10 +611,13 @@ def many_table(m):
         rows.append(f"| {what} | {fmt_s(c['pi']['s'])} | {fmt_s(c['rg']['s'])} | {c['pi']['s'] / c['rg']['s']:.2f}x rg's time | {c['pi']['rss_mb']:.0f} MB | {c['rg']['rss_mb']:.0f} MB |")
     for report in ("daily", "session"):
         u = m["usage"][report]
-        if "ccusage" in u:
-            rows.append(f"| `pi usage {report} --all --json` vs `@ccusage/pi {report} --json` | {fmt_s(u['pi']['s'])} | {fmt_s(u['ccusage']['s'])} | {u['ccusage']['s'] / u['pi']['s']:.0f}x faster | {u['pi']['rss_mb']:.0f} MB | {u['ccusage']['rss_mb']:.0f} MB |")
-        else:
-            rows.append(f"| `pi usage {report} --all --json` | {fmt_s(u['pi']['s'])} | | | {u['pi']['rss_mb']:.0f} MB | |")
+        for k, what in (("pi_cold", "no cache"), ("pi", "cache valid")):
+            if k not in u:
+                continue
+            if "ccusage" in u:
+                rows.append(f"| `pi usage {report} --all --json` ({what}) vs `@ccusage/pi {report} --json` | {fmt_s(u[k]['s'])} | {fmt_s(u['ccusage']['s'])} | {u['ccusage']['s'] / u[k]['s']:.0f}x faster | {u[k]['rss_mb']:.0f} MB | {u['ccusage']['rss_mb']:.0f} MB |")
+            else:
+                rows.append(f"| `pi usage {report} --all --json` ({what}) | {fmt_s(u[k]['s'])} | | | {u[k]['rss_mb']:.0f} MB | |")
     g = m["gc_dry_run"]
     rows.append(f"| `pi session gc --all --older-than 1d --dry-run` | {fmt_s(g['s'])} | | | {g['rss_mb']:.0f} MB | |")
     return "\n".join(rows)

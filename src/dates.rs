@@ -102,7 +102,7 @@ pub fn zone(name: Option<&str>) -> Result<TimeZone, String> {
     }
 }
 
-fn day_start_ms(d: Date, tz: &TimeZone) -> i64 {
+pub fn day_start_ms(d: Date, tz: &TimeZone) -> i64 {
     d.to_zoned(tz.clone())
         .map_or(i64::MIN, |z| z.timestamp().as_millisecond())
 }

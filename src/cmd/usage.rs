@@ -69,13 +69,19 @@ pub fn run(args: UsageArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
     files.sort_by(|a, b| a.file_name().cmp(&b.file_name()).then_with(|| a.cmp(b)));
     let mut read: Vec<FileUsage> = Vec::with_capacity(files.len());
     let mut failed = None;
+    let cache = usage::Cache::new(&ctx.dirs.agent_dir);
+    let mut seen = usage::Seen::default();
     crate::par::ordered(
         files.len(),
         crate::par::threads(),
-        |i, _| usage::read_file(&files[i]),
+        |i, _| cache.read(&files[i]),
         |i, r| {
             match r {
-                Ok(u) => read.push(u),
+                Ok(mut u) => {
+                    // In file order, while later files are still being read.
+                    seen.admit(&mut u);
+                    read.push(u);
+                }
                 Err(e) => {
                     crate::error::warn(&format!("cannot read {}: {e}", files[i].display()));
                     failed = Some(());
@@ -84,7 +90,6 @@ pub fn run(args: UsageArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
             std::ops::ControlFlow::Continue(())
         },
     );
-    usage::dedup(&mut read);
     let range = Range {
         since: args.range.since,
         until: args.range.until,
@@ -203,43 +208,28 @@ fn facts(
     range: &Range,
     tz: &jiff::tz::TimeZone,
 ) -> std::io::Result<()> {
+    let mut days = usage::Days::new(tz);
     for f in files {
         for x in &f.facts {
-            if !range_admits(range, x.ms, tz) {
+            if !range.admits(x.ms, days.of(x.ms), tz) {
                 continue;
             }
+            let model = f.model(x);
             let mut v = json!({
-                "session": f.session, "path": f.path, "cwd": f.cwd, "entryId": x.entry_id,
-                "timestamp": x.timestamp, "provider": x.provider, "model": x.model,
+                "session": f.session, "path": f.path, "cwd": f.cwd, "entryId": f.entry_id(x),
+                "timestamp": x.timestamp.as_str(),
+                "provider": model.and_then(|m| m.provider.as_deref()),
+                "model": model.and_then(|m| m.model.as_deref()),
             });
             if let (Some(o), Value::Object(t)) = (v.as_object_mut(), tokens_json(&x.tokens, "cost"))
             {
                 o.extend(t);
-                o.insert("stopReason".into(), json!(x.stop_reason));
+                o.insert("stopReason".into(), json!(f.stop_reason(x)));
             }
             ctx.out.json(&v)?;
         }
     }
     Ok(())
-}
-
-fn range_admits(range: &Range, ms: i64, tz: &jiff::tz::TimeZone) -> bool {
-    // A one-fact report tells whether the range lets the fact in.
-    let probe = FileUsage {
-        path: Default::default(),
-        session: String::new(),
-        cwd: String::new(),
-        facts: vec![usage::Fact {
-            timestamp: String::new(),
-            ms,
-            entry_id: None,
-            provider: None,
-            model: None,
-            stop_reason: None,
-            tokens: Tokens::default(),
-        }],
-    };
-    !usage::report(&[probe], By::Daily, tz, range).is_empty()
 }
 
 fn thousands(x: f64) -> String {

@@ -35,9 +35,6 @@ pub struct ClientError(String);
 /// An HTTP client for model APIs (TLS by rustls with the ring provider).
 pub struct Client {
     http: reqwest::Client,
-    /// Environment variables seen by provider settings before the process's own (Azure's
-    /// resource and deployments, Cloudflare's account): for tests and embedders.
-    env: Vec<(String, String)>,
 }
 
 /// Why a request produced no response to stream.
@@ -100,28 +97,7 @@ impl Client {
             .user_agent(concat!("pi/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|e| ClientError(error_chain(&e)))?;
-        Ok(Client {
-            http,
-            env: Vec::new(),
-        })
-    }
-
-    /// The client with these environment variables for provider settings (they win over
-    /// the process's environment).
-    pub fn with_env(mut self, vars: impl IntoIterator<Item = (String, String)>) -> Client {
-        self.env.extend(vars);
-        self
-    }
-
-    /// An environment variable of provider settings (set and not empty).
-    fn env(&self, name: &str) -> Option<String> {
-        self.env
-            .iter()
-            .rev()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.clone())
-            .or_else(|| std::env::var(name).ok())
-            .filter(|v| !v.is_empty())
+        Ok(Client { http })
     }
 
     /// The URL, headers and body of a request.
@@ -133,7 +109,10 @@ impl Client {
         key: &str,
     ) -> Result<Prepared, LlmError> {
         let model = &target.model;
-        let env = |n: &str| self.env(n);
+        // Provider settings from the environment (Azure's resource and deployments,
+        // Cloudflare's account) as the call sees it: the process's, or the one the
+        // options give (tests, embedders).
+        let env = |n: &str| opts.var(n);
         let old = |url, headers, body| with_json_headers(opts, url, headers, body);
         Ok(match target.wire {
             Wire::OpenAiCompletions => old(

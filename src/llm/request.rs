@@ -80,8 +80,9 @@ pub struct Options {
     /// The session the call belongs to (the agent's session id): the prompt-cache key and
     /// session headers of the APIs that take one (OpenAI Responses, Codex, Mistral).
     pub session_id: Option<String>,
-    /// The environment cloud credentials and the clock (`PI_NOW`) are read from [default:
-    /// the process's]; tests give their own.
+    /// The environment provider settings (Azure's resource, Cloudflare's account), cloud
+    /// credentials and the clock (`PI_NOW`) are read from [default: the process's]; tests
+    /// and embedders give their own. The one way a call's environment is injected.
     pub env: Option<std::sync::Arc<std::collections::BTreeMap<String, String>>>,
 }
 

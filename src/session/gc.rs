@@ -9,6 +9,7 @@ use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
 use super::find;
+use super::summary::Cache;
 use crate::json;
 
 /// Which sessions are picked: all of the limits given must hold.
@@ -80,18 +81,20 @@ pub struct Candidate {
 }
 
 /// The sessions among `files` that meet `criteria` (files that are not sessions are never
-/// picked), in path order.
-pub fn select(files: &[PathBuf], criteria: &Criteria) -> Vec<Candidate> {
+/// picked), in path order. `summaries` answers "no message at all" where it holds a valid
+/// record (the count `pi session list` shows); other files are read up to their first
+/// message.
+pub fn select(files: &[PathBuf], criteria: &Criteria, summaries: &Cache) -> Vec<Candidate> {
     let mut out: Vec<Candidate> = files
         .iter()
-        .filter_map(|p| candidate(p, criteria))
+        .filter_map(|p| candidate(p, criteria, summaries))
         .collect();
     out.sort_by(|a, b| a.path.cmp(&b.path));
     out.dedup_by(|a, b| a.path == b.path);
     out
 }
 
-fn candidate(path: &Path, c: &Criteria) -> Option<Candidate> {
+fn candidate(path: &Path, c: &Criteria, summaries: &Cache) -> Option<Candidate> {
     let header = find::read_header(path)?;
     let meta = std::fs::metadata(path).ok()?;
     let modified_ms = mtime_ms(&meta);
@@ -109,7 +112,11 @@ fn candidate(path: &Path, c: &Criteria) -> Option<Candidate> {
         reasons.push(format!("larger than {text}"));
     }
     if c.empty {
-        if has_message(path).unwrap_or(true) {
+        let has = match summaries.summary(path) {
+            Some(s) => s.counts.messages > 0,
+            None => has_message(path).unwrap_or(true),
+        };
+        if has {
             return None;
         }
         reasons.push("empty".to_owned());
@@ -147,6 +154,45 @@ pub fn has_message(path: &Path) -> io::Result<bool> {
         ControlFlow::Continue(())
     })?;
     Ok(found)
+}
+
+/// The caches kept per session file under `<agent dir>/cache/`, named `<dev>-<inode>.<ext>`
+/// after the file they describe.
+const PER_FILE_CACHES: [&str; 2] = ["session-summaries", "usage-facts"];
+
+/// Removes the per-file cache records (session summaries, usage facts) whose file is none
+/// of `live` (sessions deleted or moved away; a record of a moved session is only rebuilt
+/// when it is read again). Returns how many were removed. Best effort: a record that cannot
+/// be removed stays, and one removed while another process uses it costs that process time
+/// only.
+pub fn prune_caches(agent_dir: &Path, live: &[PathBuf]) -> usize {
+    use std::os::unix::fs::MetadataExt;
+    let keep: std::collections::HashSet<String> = live
+        .iter()
+        .filter_map(|p| std::fs::metadata(p).ok())
+        .map(|m| format!("{:x}-{:x}", m.dev(), m.ino()))
+        .collect();
+    let mut removed = 0;
+    for cache in PER_FILE_CACHES {
+        let Ok(rd) = std::fs::read_dir(agent_dir.join("cache").join(cache)) else {
+            continue;
+        };
+        for e in rd.filter_map(Result::ok) {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            // Only records (temporary files of a writer start with a dot).
+            let Some((stem, _ext)) = name.rsplit_once('.') else {
+                continue;
+            };
+            if stem.is_empty() || stem.starts_with('.') || keep.contains(stem) {
+                continue;
+            }
+            if std::fs::remove_file(e.path()).is_ok() {
+                removed += 1;
+            }
+        }
+    }
+    removed
 }
 
 /// Whether a writer holds the session's lock.

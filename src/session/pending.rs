@@ -87,6 +87,20 @@ pub fn marker_path(session: &Path) -> PathBuf {
     real.with_file_name(name)
 }
 
+/// Whether a marker is next to `session`, as [`read`] of [`marker_path`] tells, for readers
+/// that check many files: a file that is not itself a symbolic link has its marker beside
+/// it under any name of its directory, so only a link needs its path resolved.
+pub fn read_for(session: &Path) -> io::Result<Found> {
+    match (std::fs::symlink_metadata(session), session.file_name()) {
+        (Ok(m), Some(name)) if !m.file_type().is_symlink() => {
+            let mut name = OsString::from(name);
+            name.push(".pending");
+            read(&session.with_file_name(name))
+        }
+        _ => read(&marker_path(session)),
+    }
+}
+
 /// Reads the marker at `path`.
 pub fn read(path: &Path) -> io::Result<Found> {
     match std::fs::read(path) {

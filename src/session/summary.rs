@@ -380,9 +380,9 @@ impl Visit for Visitor {
     }
 }
 
-/// What the cache records about the file it summarizes.
+/// What a cache records about the file it describes (also used by the usage-facts cache).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-struct Stamp {
+pub(crate) struct Stamp {
     dev: u64,
     ino: u64,
     len: u64,
@@ -391,7 +391,7 @@ struct Stamp {
     /// Recorded within [`RACY`] of the file's last change.
     racy: bool,
     /// Bytes summarized: complete lines only.
-    covered: u64,
+    pub(crate) covered: u64,
     /// Fingerprints of `[0, covered)`: its edges, and its edges plus samples.
     edges: u64,
     sampled: u64,
@@ -405,9 +405,18 @@ struct Record {
     counts: Counts,
 }
 
+/// FNV-1a over 8-byte words (then the remaining bytes one by one).
 fn fnv(h: u64, b: &[u8]) -> u64 {
-    b.iter()
-        .fold(h, |h, &c| (h ^ u64::from(c)).wrapping_mul(0x0100_0000_01b3))
+    let mut words = b.chunks_exact(8);
+    let mut h = words.by_ref().fold(h, |h, w| {
+        let mut x = [0u8; 8];
+        x.copy_from_slice(w);
+        (h ^ u64::from_le_bytes(x)).wrapping_mul(0x0100_0000_01b3)
+    });
+    for &c in words.remainder() {
+        h = (h ^ u64::from(c)).wrapping_mul(0x0100_0000_01b3);
+    }
+    h
 }
 
 /// A fingerprint of `file[..len]`: its first and last 4 KiB, and with `samples` 16 blocks
@@ -435,7 +444,7 @@ fn fingerprint(file: &File, len: u64, samples: bool) -> io::Result<u64> {
 }
 
 /// Offset just after the last `\n` in `file[..len]` (0 when there is none).
-fn complete_end(file: &File, len: u64) -> io::Result<u64> {
+pub(crate) fn complete_end(file: &File, len: u64) -> io::Result<u64> {
     let mut buf = vec![0u8; 64 << 10];
     let mut end = len;
     while end > 0 {
@@ -495,7 +504,7 @@ impl Cache {
     /// The summary of one file; `None` when it cannot be read or is not a session file.
     pub fn summary(&self, path: &Path) -> Option<Summary> {
         if !matches!(
-            super::pending::read(&super::pending::marker_path(path)),
+            super::pending::read_for(path),
             Ok(super::pending::Found::None)
         ) {
             return (!self.read_only).then(|| through_session(path)).flatten();
@@ -603,9 +612,18 @@ enum Reuse {
     Grown(Record),
 }
 
-/// Whether (and how) a record can be used for the file (see the module docs).
-fn reuse(file: &File, meta: &std::fs::Metadata, r: Record) -> Option<Reuse> {
-    let s = &r.stamp;
+/// How a file relates to the stamp a cache recorded for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Fresh {
+    /// The file is as recorded.
+    Same,
+    /// The file grew; its recorded bytes are unchanged.
+    Grown,
+}
+
+/// Whether a record stamped `s` still describes the file (see the module docs): `None`
+/// means it must be rebuilt from the whole file.
+pub(crate) fn fresh(file: &File, meta: &std::fs::Metadata, s: &Stamp) -> Option<Fresh> {
     let len = meta.len();
     if s.dev != meta.dev() || s.ino != meta.ino() || s.covered > len || s.covered > s.len {
         return None;
@@ -614,15 +632,24 @@ fn reuse(file: &File, meta: &std::fs::Metadata, r: Record) -> Option<Reuse> {
         && s.mtime == (meta.mtime(), meta.mtime_nsec())
         && s.ctime == (meta.ctime(), meta.ctime_nsec());
     if same_stat && !s.racy {
-        return (fingerprint(file, s.covered, false).ok()? == s.edges).then_some(Reuse::Same(r));
+        return (fingerprint(file, s.covered, false).ok()? == s.edges).then_some(Fresh::Same);
     }
     if len > s.len && fingerprint(file, s.covered, true).ok()? == s.sampled {
-        return Some(Reuse::Grown(r));
+        return Some(Fresh::Grown);
     }
     None
 }
 
-fn stamp_of(file: &File, meta: &std::fs::Metadata, covered: u64) -> io::Result<Stamp> {
+/// Whether (and how) a record can be used for the file.
+fn reuse(file: &File, meta: &std::fs::Metadata, r: Record) -> Option<Reuse> {
+    match fresh(file, meta, &r.stamp)? {
+        Fresh::Same => Some(Reuse::Same(r)),
+        Fresh::Grown => Some(Reuse::Grown(r)),
+    }
+}
+
+/// The stamp of `file[..covered]` as it is now.
+pub(crate) fn stamp_of(file: &File, meta: &std::fs::Metadata, covered: u64) -> io::Result<Stamp> {
     let changed = std::time::UNIX_EPOCH
         + std::time::Duration::new(
             meta.ctime().max(meta.mtime()).max(0) as u64,
@@ -738,9 +765,14 @@ fn save(path: &Path, stamp: &Stamp, header: &HeaderFields, counts: &Counts) {
         header: header.clone(),
         counts: counts.clone(),
     };
-    let Ok(bytes) = serde_json::to_vec(&record) else {
-        return;
-    };
+    if let Ok(bytes) = serde_json::to_vec(&record) {
+        write_record(path, &bytes);
+    }
+}
+
+/// Replaces the cache file at `path` with `bytes` through a private temporary file and a
+/// rename, so readers see the old record or the new one (best effort).
+pub(crate) fn write_record(path: &Path, bytes: &[u8]) {
     let Some(dir) = path.parent() else { return };
     if crate::private::create_dir_all(dir).is_err() {
         return;
@@ -750,7 +782,7 @@ fn save(path: &Path, stamp: &Stamp, header: &HeaderFields, counts: &Counts) {
         std::process::id(),
         TMP_SEQ.fetch_add(1, Ordering::Relaxed)
     ));
-    if crate::private::write_file(&tmp, &bytes).is_err() || std::fs::rename(&tmp, path).is_err() {
+    if crate::private::write_file(&tmp, bytes).is_err() || std::fs::rename(&tmp, path).is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
 }

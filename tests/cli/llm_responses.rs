@@ -121,7 +121,7 @@ fn run_case(server: &ModelServer, case: &Value) -> Vec<String> {
         .enable_all()
         .build()
         .unwrap();
-    let client = Client::new().unwrap().with_env(env);
+    let client = Client::new().unwrap();
     let mut events = Vec::new();
     let req = request_of(&case["context"]);
     let msg: AssistantMessage = rt.block_on(client.stream(
@@ -130,6 +130,8 @@ fn run_case(server: &ModelServer, case: &Value) -> Vec<String> {
         &Options {
             // The model's own headers (Copilot's), as `auth::resolve` gives them.
             headers: target.details.headers.clone(),
+            // The case's environment, and nothing of the process's.
+            env: Some(std::sync::Arc::new(env.into_iter().collect())),
             ..options_of(case)
         },
         &mut |e: &Event, _: &AssistantMessage| events.extend(event_json(e)),

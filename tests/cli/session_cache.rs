@@ -1,6 +1,7 @@
-//! The session summary cache (`<agent dir>/cache/session-summaries`): whatever happens to a
-//! session file between two uses, what `pi session list` prints with the cache equals what
-//! it prints with none.
+//! The session summary cache (`<agent dir>/cache/session-summaries`) and the usage-facts
+//! cache (`<agent dir>/cache/usage-facts`): whatever happens to a session file between two
+//! uses, what `pi session list` and `pi usage` print with the caches equals what they print
+//! with none.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -66,17 +67,32 @@ fn list(w: &World) -> String {
     w.ok(&["session", "list", "--all", "--json"])
 }
 
+/// The usage reports that read the usage-facts cache, one after another.
+fn usage(w: &World) -> String {
+    let mut out = String::new();
+    for by in ["daily", "session", "model"] {
+        out += &w.ok(&["usage", by, "--all", "--json", "--timezone", "UTC"]);
+    }
+    out + &w.ok(&["usage", "--all", "--format", "jsonl"])
+}
+
+fn clear_caches(w: &World) {
+    std::fs::remove_dir_all(cache_dir(w)).ok();
+    std::fs::remove_dir_all(w.agent().join("cache").join("usage-facts")).ok();
+}
+
 /// The listing with the cache as it is, then with none: they must be equal. The cold run
 /// leaves a record, which a later pause makes trustworthy (not written in the same clock
 /// tick as the file's last change).
 fn check(w: &World, what: &str) -> String {
-    let warm = list(w);
-    std::fs::remove_dir_all(cache_dir(w)).ok();
-    let cold = list(w);
-    assert_eq!(warm, cold, "after {what}");
+    let warm = (list(w), usage(w));
+    clear_caches(w);
+    let cold = (list(w), usage(w));
+    assert_eq!(warm.0, cold.0, "list after {what}");
+    assert_eq!(warm.1, cold.1, "usage after {what}");
     std::thread::sleep(Duration::from_millis(150));
-    assert_eq!(list(w), cold, "after {what}, rebuilt");
-    cold
+    assert_eq!((list(w), usage(w)), cold, "after {what}, rebuilt");
+    cold.0
 }
 
 fn append(path: &Path, text: &str) {
@@ -107,6 +123,16 @@ fn the_cache_never_changes_the_answer() {
     assert_eq!(rows[0]["messageCount"], 4);
     assert_eq!(rows[0]["cost"], 0.375);
     assert!(cache_dir(&w).read_dir().unwrap().count() >= 2);
+    let facts = w.agent().join("cache").join("usage-facts");
+    assert!(facts.read_dir().unwrap().count() >= 2);
+    let cost = |w: &World| -> f64 {
+        let out = w.ok(&["usage", "daily", "--all", "--json"]);
+        jsonl(&out).last().unwrap()["totals"]["totalCost"]
+            .as_f64()
+            .unwrap()
+    };
+    // b's messages have a's times and tokens: copies, counted once.
+    assert_eq!(cost(&w), 0.375);
 
     // An append by another program, then one through pi.
     append(&a, &name("a0000005", "a0000004", "Named"));
@@ -131,6 +157,13 @@ fn the_cache_never_changes_the_answer() {
     overwrite(&a, at, "APPENDED BY PI");
     assert_eq!(std::fs::metadata(&a).unwrap().len(), len);
     check(&w, "a same-size edit of the last line");
+
+    // A same-size edit of the numbers a report adds up.
+    let text = std::fs::read_to_string(&a).unwrap();
+    let at = text.find("\"total\":0.25").unwrap() as u64;
+    overwrite(&a, at, "\"total\":0.75");
+    check(&w, "a same-size edit of a cost");
+    assert_eq!(cost(&w), 0.875);
 
     // A truncation to fewer lines, and into the middle of a line.
     let text = std::fs::read_to_string(&a).unwrap();
@@ -192,6 +225,11 @@ fn the_cache_never_changes_the_answer() {
     // A record that is not a record.
     for e in cache_dir(&w).read_dir().unwrap() {
         std::fs::write(e.unwrap().path(), "{\"magic\":").unwrap();
+    }
+    for e in facts.read_dir().unwrap() {
+        let p = e.unwrap().path();
+        let bytes = std::fs::read(&p).unwrap();
+        std::fs::write(&p, &bytes[..bytes.len() - 7]).unwrap();
     }
     check(&w, "a damaged cache");
 }

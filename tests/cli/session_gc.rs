@@ -429,3 +429,68 @@ fn a_failed_move_keeps_the_session_and_exits_1() {
     );
     assert!(s.empty.exists());
 }
+
+/// `--empty` answers from the session summaries `pi session list` leaves (the count it
+/// shows), and a summary that an append made stale is extended before it is believed.
+#[test]
+fn empty_uses_the_listing_summaries_and_never_a_stale_one() {
+    let w = World::new();
+    let s = populate(&w);
+    let listed = jsonl(&w.ok(&["session", "list", "--all", "--json"]));
+    let empty_row = listed
+        .iter()
+        .find(|r| r["path"].as_str() == s.empty.to_str())
+        .unwrap();
+    assert_eq!(empty_row["messageCount"], 0);
+    let records = w.agent().join("cache").join("session-summaries");
+    assert!(records.read_dir().unwrap().count() >= 5);
+    let (lines, _) = summary(&gc(&w, &["--empty", "--all", "--dry-run"]));
+    assert_eq!(lines, [format!("archive {} empty", name(&s.empty))]);
+
+    // A message appended after the listing: the record is stale, the session not empty.
+    let mut text = std::fs::read_to_string(&s.empty).unwrap();
+    text += &serde_json::json!({"type":"message","id":"late0001","parentId":null,
+        "timestamp":"2026-01-01T13:30:00.000Z",
+        "message":{"role":"user","content":"now it has one","timestamp":1}})
+    .to_string();
+    text.push('\n');
+    std::fs::write(&s.empty, text).unwrap();
+    let (lines, total) = summary(&gc(&w, &["--empty", "--all", "--dry-run"]));
+    assert!(lines.is_empty(), "{lines:?}");
+    assert_eq!(total["sessions"], 0);
+}
+
+/// A real run removes the cache records of the sessions that are gone, and only those.
+#[test]
+fn a_real_run_drops_the_cache_records_of_removed_sessions() {
+    use std::os::unix::fs::MetadataExt;
+    let w = World::new();
+    let s = populate(&w);
+    w.ok(&["session", "list", "--all", "--json"]);
+    w.ok(&["usage", "--all", "--json"]);
+    let records = |w: &World| -> Vec<String> {
+        let mut names: Vec<String> = ["session-summaries", "usage-facts"]
+            .iter()
+            .flat_map(|c| std::fs::read_dir(w.agent().join("cache").join(c)).unwrap())
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    };
+    let before = records(&w);
+    let m = std::fs::metadata(&s.empty).unwrap();
+    let gone = format!("{:x}-{:x}.", m.dev(), m.ino());
+    assert_eq!(before.iter().filter(|n| n.starts_with(&gone)).count(), 2);
+    // A dry run removes nothing.
+    gc(&w, &["--empty", "--all", "--delete", "--dry-run"]);
+    assert_eq!(records(&w), before);
+    gc(&w, &["--empty", "--all", "--delete"]);
+    assert!(!s.empty.exists());
+    let expected: Vec<String> = before
+        .iter()
+        .filter(|n| !n.starts_with(&gone))
+        .cloned()
+        .collect();
+    assert_eq!(records(&w), expected);
+    assert!(expected.len() >= 8, "{expected:?}");
+}

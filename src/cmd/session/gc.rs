@@ -109,7 +109,8 @@ pub fn run(args: GcArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
         .collect();
     live.extend(in_scope.iter().cloned());
     let children = gc::children(&live);
-    let mut cands = gc::select(&in_scope, &criteria);
+    let summaries = crate::session::summary::Cache::read_only(&ctx.dirs.agent_dir);
+    let mut cands = gc::select(&in_scope, &criteria, &summaries);
     gc::run(
         &mut cands,
         &gc::Plan {
@@ -119,6 +120,11 @@ pub fn run(args: GcArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
             children: &children,
         },
     );
+    if !args.dry_run {
+        // The records of sessions that are gone only take room.
+        let live: Vec<PathBuf> = live.into_iter().filter(|p| p.exists()).collect();
+        gc::prune_caches(&ctx.dirs.agent_dir, &live);
+    }
     report(ctx, &args, &disposal, &cands)?;
     let failed = cands
         .iter()
