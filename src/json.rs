@@ -156,6 +156,10 @@ pub fn has_control(b: &[u8]) -> bool {
     chunks.remainder().iter().any(|&c| c < 0x20)
 }
 
+/// Whether strings are scanned with vector compares, which check for control characters at
+/// no extra cost: then the separate pass of [`has_control`] buys nothing.
+const SIMD: bool = cfg!(target_arch = "x86_64");
+
 /// Scanning modes: check everything, including raw control characters in strings ...
 const FULL: u8 = 2;
 /// ... everything but those (the caller knows the buffer has none, see [`has_control`]) ...
@@ -184,15 +188,182 @@ fn skip_valid_str(b: &[u8], i: usize) -> Result<usize> {
     }
 }
 
-/// `CTRL`: the scanning mode ([`FULL`], [`NO_CTRL`] or [`VALID`]).
+/// Bit `k` set when `b[i + k]` (k < 64) is `"`, `\\` or, with `CTRL`, a control character.
+/// Sixteen bytes at a time with SSE2, which every x86-64 processor has.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn special_mask64<const CTRL: bool>(b: &[u8], i: usize) -> u64 {
+    use std::arch::x86_64::{
+        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8, _mm_movemask_epi8, _mm_or_si128,
+        _mm_set1_epi8,
+    };
+    let chunk: &[u8; 64] = match b[i..i + 64].try_into() {
+        Ok(c) => c,
+        Err(_) => return 0,
+    };
+    let mut mask = 0u64;
+    // SAFETY: SSE2 is part of the x86-64 baseline, so these instructions always exist; every
+    // load reads 16 bytes inside `chunk` (offsets 0, 16, 32, 48 of 64 bytes), unaligned
+    // loads being allowed by `_mm_loadu_si128`.
+    unsafe {
+        let quote = _mm_set1_epi8(b'"' as i8);
+        let backslash = _mm_set1_epi8(b'\\' as i8);
+        let below = _mm_set1_epi8(0x1f);
+        for k in 0..4 {
+            let x = _mm_loadu_si128(chunk.as_ptr().add(k * 16).cast::<__m128i>());
+            let mut m = _mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, backslash));
+            if CTRL {
+                // x <= 0x1f (unsigned) exactly when min(x, 0x1f) == x.
+                m = _mm_or_si128(m, _mm_cmpeq_epi8(_mm_min_epu8(x, below), x));
+            }
+            mask |= u64::from(_mm_movemask_epi8(m) as u16) << (k * 16);
+        }
+    }
+    mask
+}
+
+/// The portable version of the x86-64 mask above, eight bytes at a time.
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+fn special_mask64<const CTRL: bool>(b: &[u8], i: usize) -> u64 {
+    let mut mask = 0u64;
+    for (k, &c) in b[i..i + 64].iter().enumerate() {
+        let hit = (c == b'"') | (c == b'\\') | (CTRL & (c < 0x20));
+        mask |= u64::from(hit) << k;
+    }
+    mask
+}
+
+/// For each byte after a backslash: the length of the escape it starts (2, 6 for `u`), or 0
+/// when it starts none. A table, so that the common escapes take no jump.
+const ESCAPE_LEN: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let simple = *b"\"\\/bfnrt";
+    let mut k = 0;
+    while k < simple.len() {
+        t[simple[k] as usize] = 2;
+        k += 1;
+    }
+    t[b'u' as usize] = 6;
+    t
+};
+
+/// The length of the escape sequence whose backslash is at `b[j]` (2, or 6 for `\\uXXXX`).
+#[inline(always)]
+fn escape_len(b: &[u8], j: usize) -> Result<usize> {
+    let n = b.get(j + 1).map_or(0, |&c| ESCAPE_LEN[usize::from(c)]);
+    if n == 2 {
+        return Ok(2);
+    }
+    if n == 6 {
+        if b.len() >= j + 6 && b[j + 2..j + 6].iter().all(|&c| is_hex(c)) {
+            return Ok(6);
+        }
+        return err(j, "four hex digits after '\\u'");
+    }
+    err(j, "a valid escape sequence")
+}
+
+/// [`scan_str`] 64 bytes at a time while that many remain: every special byte of a block is
+/// handled from one mask. Returns where the block-wise scan stopped (fewer than 64 bytes
+/// left, the string still open) or the result.
 #[inline]
+fn scan_str_blocks<const CTRL: bool>(
+    b: &[u8],
+    mut j: usize,
+    escaped: &mut bool,
+) -> std::result::Result<usize, Result<(usize, bool)>> {
+    'block: while j + 64 <= b.len() {
+        let mut m = special_mask64::<CTRL>(b, j);
+        while m != 0 {
+            let p = j + m.trailing_zeros() as usize;
+            match b[p] {
+                b'"' => return Err(Ok((p + 1, *escaped))),
+                b'\\' => {
+                    *escaped = true;
+                    let next = match escape_len(b, p) {
+                        Ok(n) => p + n,
+                        Err(e) => return Err(Err(e)),
+                    };
+                    if next - j >= 64 {
+                        j = next;
+                        continue 'block;
+                    }
+                    m &= !0u64 << (next - j);
+                }
+                _ => return Err(err(p, "no raw control characters inside a string")),
+            }
+        }
+        j += 64;
+    }
+    Ok(j)
+}
+
+/// Bit `k` set when `b[i + k]` (k < 16) is `"`, `\\` or, in [`FULL`] mode, a control
+/// character.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn special_mask16<const CTRL: u8>(b: &[u8], i: usize) -> u32 {
+    use std::arch::x86_64::{
+        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8, _mm_movemask_epi8, _mm_or_si128,
+        _mm_set1_epi8,
+    };
+    let chunk: &[u8; 16] = match b[i..i + 16].try_into() {
+        Ok(c) => c,
+        Err(_) => return 0,
+    };
+    // SAFETY: SSE2 is part of the x86-64 baseline; the load reads the 16 bytes of `chunk`.
+    unsafe {
+        let x = _mm_loadu_si128(chunk.as_ptr().cast::<__m128i>());
+        let mut m = _mm_or_si128(
+            _mm_cmpeq_epi8(x, _mm_set1_epi8(b'"' as i8)),
+            _mm_cmpeq_epi8(x, _mm_set1_epi8(b'\\' as i8)),
+        );
+        if CTRL == FULL {
+            m = _mm_or_si128(m, _mm_cmpeq_epi8(_mm_min_epu8(x, _mm_set1_epi8(0x1f)), x));
+        }
+        _mm_movemask_epi8(m) as u32
+    }
+}
+
+/// `CTRL`: the scanning mode ([`FULL`], [`NO_CTRL`] or [`VALID`]). Most strings (keys,
+/// ids, times) end within 16 bytes with no escape: that case is one compare, inline.
+#[inline(always)]
 fn scan_str<const CTRL: u8>(b: &[u8], i: usize) -> Result<(usize, bool)> {
+    #[cfg(target_arch = "x86_64")]
+    if i + 17 <= b.len() {
+        let m = special_mask16::<CTRL>(b, i + 1);
+        if m != 0 {
+            let p = i + 1 + m.trailing_zeros() as usize;
+            if b[p] == b'"' {
+                return Ok((p + 1, false));
+            }
+        }
+    }
+    scan_str_long::<CTRL>(b, i)
+}
+
+#[inline(never)]
+fn scan_str_long<const CTRL: u8>(b: &[u8], i: usize) -> Result<(usize, bool)> {
     debug_assert_eq!(b.get(i), Some(&b'"'));
+    let mut j = i + 1;
+    let mut escaped = false;
+    {
+        // Validated text has neither bad escapes nor control characters, so checking them
+        // again changes nothing.
+        let blocks = if CTRL == FULL {
+            scan_str_blocks::<true>(b, j, &mut escaped)
+        } else {
+            scan_str_blocks::<false>(b, j, &mut escaped)
+        };
+        match blocks {
+            Ok(rest) => j = rest,
+            Err(done) => return done.map(|(end, e)| (end, e && CTRL != VALID)),
+        }
+    }
     if CTRL == VALID {
         return skip_valid_str(b, i).map(|end| (end, false));
     }
-    let mut j = i + 1;
-    let mut escaped = false;
     loop {
         j = if CTRL == FULL {
             find_string_special(b, j)
@@ -204,17 +375,7 @@ fn scan_str<const CTRL: u8>(b: &[u8], i: usize) -> Result<(usize, bool)> {
             Some(b'"') => return Ok((j + 1, escaped)),
             Some(b'\\') => {
                 escaped = true;
-                match b.get(j + 1) {
-                    Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => j += 2,
-                    Some(b'u') => {
-                        if b.len() >= j + 6 && b[j + 2..j + 6].iter().all(|&c| is_hex(c)) {
-                            j += 6;
-                        } else {
-                            return err(j, "four hex digits after '\\u'");
-                        }
-                    }
-                    _ => return err(j, "a valid escape sequence"),
-                }
+                j += escape_len(b, j)?;
             }
             Some(_) => return err(j, "no raw control characters inside a string"),
         }
@@ -403,7 +564,7 @@ fn scan_key_colon<const CTRL: u8>(b: &[u8], i: usize) -> Result<usize> {
 /// Returns the span of the value and its nesting depth.
 pub fn validate(b: &[u8]) -> Result<(usize, usize, usize)> {
     let start = skip_ws(b, 0);
-    let (end, depth) = if has_control(b) {
+    let (end, depth) = if SIMD || has_control(b) {
         scan_val::<FULL>(b, start)?
     } else {
         scan_val::<NO_CTRL>(b, start)?
@@ -538,17 +699,49 @@ pub struct Member<'a> {
 /// Validates the object starting at `b[i]` (no leading whitespace) and calls `f` for each
 /// member in order. Returns the index after the closing brace and the nesting depth.
 pub fn scan_object<'a>(b: &'a [u8], i: usize, f: impl FnMut(Member<'a>)) -> Result<(usize, usize)> {
-    if has_control(&b[i.min(b.len())..]) {
-        scan_obj::<FULL>(b, i, f)
+    if SIMD || has_control(&b[i.min(b.len())..]) {
+        scan_obj::<FULL>(b, i, f, None)
     } else {
-        scan_obj::<NO_CTRL>(b, i, f)
+        scan_obj::<NO_CTRL>(b, i, f, None)
     }
+}
+
+/// The members of one member's object value, for [`scan_object_nested`]: the key, and what
+/// gets each member with the offset of that object.
+type Nested<'k, 'g, 'a> = Option<(&'k str, &'g mut dyn FnMut(usize, Member<'a>))>;
+
+/// [`scan_object`], also calling `g(offset of the object, member)` for each member of the
+/// object value of every member whose key is `key` (when the key is repeated, each of its
+/// values in turn, as they come). One pass: the inner object is scanned only once.
+pub fn scan_object_nested<'a>(
+    b: &'a [u8],
+    i: usize,
+    key: &str,
+    f: impl FnMut(Member<'a>),
+    g: &mut dyn FnMut(usize, Member<'a>),
+) -> Result<(usize, usize)> {
+    if SIMD || has_control(&b[i.min(b.len())..]) {
+        scan_obj::<FULL>(b, i, f, Some((key, g)))
+    } else {
+        scan_obj::<NO_CTRL>(b, i, f, Some((key, g)))
+    }
+}
+
+/// The inner object of [`scan_object_nested`] (a function of its own, so that the closure
+/// type does not nest without end).
+fn scan_inner_obj<'a, const CTRL: u8>(
+    b: &'a [u8],
+    i: usize,
+    g: &mut dyn FnMut(usize, Member<'a>),
+) -> Result<(usize, usize)> {
+    scan_obj::<CTRL>(b, i, |m| g(i, m), None)
 }
 
 fn scan_obj<'a, const CTRL: u8>(
     b: &'a [u8],
     i: usize,
     mut f: impl FnMut(Member<'a>),
+    mut nested: Nested<'_, '_, 'a>,
 ) -> Result<(usize, usize)> {
     if b.get(i) != Some(&b'{') {
         return err(i, "a JSON object");
@@ -572,13 +765,19 @@ fn scan_obj<'a, const CTRL: u8>(
             return err(j, "':' after the object key");
         }
         let value_start = skip_ws(b, j + 1);
-        let (value_end, d) = scan_val::<CTRL>(b, value_start)?;
+        let key = RawStr {
+            raw: &b[key_start + 1..key_end - 1],
+            escaped,
+        };
+        let (value_end, d) = match nested.as_mut() {
+            Some((k, g)) if b.get(value_start) == Some(&b'{') && key.eq_str(k) => {
+                scan_inner_obj::<CTRL>(b, value_start, &mut **g)?
+            }
+            _ => scan_val::<CTRL>(b, value_start)?,
+        };
         depth = depth.max(d + 1);
         f(Member {
-            key: RawStr {
-                raw: &b[key_start + 1..key_end - 1],
-                escaped,
-            },
+            key,
             key_start,
             key_end,
             value_start,
@@ -614,7 +813,7 @@ pub fn members(value: &[u8]) -> Result<Vec<Member<'_>>> {
 /// by their quotes and backslashes alone (no second look for control characters).
 pub fn members_valid(value: &[u8]) -> Result<Vec<Member<'_>>> {
     let mut out = Vec::new();
-    scan_obj::<VALID>(value, 0, |m| out.push(m))?;
+    scan_obj::<VALID>(value, 0, |m| out.push(m), None)?;
     Ok(out)
 }
 
@@ -624,7 +823,7 @@ pub fn scan_object_valid<'a>(
     i: usize,
     f: impl FnMut(Member<'a>),
 ) -> Result<(usize, usize)> {
-    scan_obj::<VALID>(b, i, f)
+    scan_obj::<VALID>(b, i, f, None)
 }
 
 /// [`for_each_element`] for an array already validated as part of a larger text.
@@ -665,7 +864,7 @@ pub fn for_each_element_members_valid<'a>(
     loop {
         let end = if value.get(j) == Some(&b'{') {
             members.clear();
-            let (end, _) = scan_obj::<VALID>(value, j, |m| members.push(m))?;
+            let (end, _) = scan_obj::<VALID>(value, j, |m| members.push(m), None)?;
             f(Some(&members));
             end
         } else {
@@ -896,6 +1095,152 @@ mod tests {
         let mut out = Vec::new();
         write_str(&mut out, "a\"b\\c\n\u{1}é");
         assert_eq!(out, r#""a\"b\\c\n\u0001é""#.as_bytes());
+    }
+
+    /// A plain byte loop: where the string starting at `b[i]` ends, whether it has escapes.
+    fn scan_str_reference(b: &[u8], i: usize) -> Option<(usize, bool)> {
+        let mut j = i + 1;
+        let mut escaped = false;
+        loop {
+            match *b.get(j)? {
+                b'"' => return Some((j + 1, escaped)),
+                b'\\' => {
+                    escaped = true;
+                    j += match *b.get(j + 1)? {
+                        b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => 2,
+                        b'u' if b.get(j + 2..j + 6)?.iter().all(u8::is_ascii_hexdigit) => 6,
+                        _ => return None,
+                    };
+                }
+                c if c < 0x20 => return None,
+                _ => j += 1,
+            }
+        }
+    }
+
+    /// Bytes that make strings interesting: quotes, backslashes, escape letters, hex digits,
+    /// control characters, non-ASCII; long runs so that 64-byte blocks are crossed.
+    fn string_bytes() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
+        use proptest::prelude::*;
+        let piece = prop_oneof![
+            4 => proptest::collection::vec(b'a'..=b'z', 0..70),
+            2 => Just(b"\\n".to_vec()),
+            1 => Just(b"\\\\".to_vec()),
+            1 => Just(b"\\\"".to_vec()),
+            1 => Just(b"\\u00e9".to_vec()),
+            1 => Just(b"\\u12".to_vec()),
+            1 => Just(b"\\x".to_vec()),
+            1 => Just(b"\\".to_vec()),
+            1 => Just(b"\"".to_vec()),
+            1 => Just(vec![0x01]),
+            1 => Just(b"\t".to_vec()),
+            1 => Just("é".as_bytes().to_vec()),
+            1 => Just(vec![0xff]),
+        ];
+        proptest::collection::vec(piece, 0..40).prop_map(|v| v.concat())
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn block_scanned_strings_end_where_a_byte_loop_ends(
+            prefix in 0usize..70,
+            body in string_bytes(),
+        ) {
+            let mut b = vec![b' '; prefix];
+            b.push(b'"');
+            b.extend_from_slice(&body);
+            let want = scan_str_reference(&b, prefix);
+            let got = scan_str::<FULL>(&b, prefix).ok();
+            proptest::prop_assert_eq!(got, want);
+            if memchr::memchr(b'\\', &body).is_none() && !has_control(&body) {
+                proptest::prop_assert_eq!(scan_str::<NO_CTRL>(&b, prefix).ok(), want);
+            }
+            if let Some((end, _)) = want {
+                proptest::prop_assert_eq!(
+                    scan_str::<VALID>(&b, prefix).ok().map(|(e, _)| e),
+                    Some(end)
+                );
+            }
+        }
+
+        #[test]
+        fn accepts_what_serde_json_accepts(line in json_line()) {
+            // serde_json rejects what the allowances let through: lone surrogate escapes
+            // and invalid UTF-8 (not generated here).
+            let ours = validate(&line).is_ok();
+            let theirs = serde_json::from_slice::<serde_json::Value>(&line).is_ok();
+            proptest::prop_assert_eq!(ours, theirs, "{}", String::from_utf8_lossy(&line));
+        }
+
+        #[test]
+        fn nested_members_change_nothing_else(line in json_line()) {
+            let mut plain = Vec::new();
+            let a = scan_object(&line, 0, |m| plain.push((m.key_start, m.value_end)));
+            let mut top = Vec::new();
+            let mut inner = Vec::new();
+            let b = scan_object_nested(
+                &line,
+                0,
+                "message",
+                |m| top.push((m.key_start, m.value_end)),
+                &mut |at, m| inner.push((at, m.key_start, m.value_end)),
+            );
+            proptest::prop_assert_eq!(&a, &b);
+            proptest::prop_assert_eq!(plain, top);
+            if a.is_ok() && let Some(v) = get(&line, "message") && v[0] == b'{' {
+                let at = line.len() - line[v.as_ptr() as usize - line.as_ptr() as usize..].len();
+                let want: Vec<_> = members(v)
+                    .unwrap()
+                    .iter()
+                    .map(|m| (at, m.key_start + at, m.value_end + at))
+                    .collect();
+                let last: Vec<_> = inner.iter().copied().filter(|(o, _, _)| *o == at).collect();
+                proptest::prop_assert_eq!(last, want);
+            }
+        }
+    }
+
+    /// Session-like lines and mutations of them: bytes dropped, doubled or replaced by
+    /// JSON's special characters.
+    fn json_line() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
+        use proptest::prelude::*;
+        let base = prop_oneof![
+            Just(r#"{"type":"message","id":"a1","parentId":null,"message":{"role":"user","content":"hi\n there \"q\" \u00e9","timestamp":1761842798503}}"#.to_owned()),
+            Just(r#"{"type":"message","message":{"role":"assistant","content":[{"type":"text","text":"a\\b"}],"usage":{"input":1,"cost":{"total":0.5e-3}},"model":"m"},"message":{"x":[1,-2.5E+3,true,false,{}]}}"#.to_owned()),
+            Just(r#" {"a" : [ 1 , 2 ] , "message" : { "k" : "v" } } "#.to_owned()),
+            string_bytes().prop_map(|b| format!(r#"{{"message":{{"text":"{}"}},"id":"x"}}"#, String::from_utf8_lossy(&b))),
+        ];
+        let edit = (
+            0usize..400,
+            prop_oneof![
+                Just(None),
+                Just(Some(b'"')),
+                Just(Some(b'\\')),
+                Just(Some(b'{')),
+                Just(Some(b'}')),
+                Just(Some(b',')),
+                Just(Some(b':')),
+                Just(Some(b'0')),
+                Just(Some(b'.')),
+                Just(Some(0x01u8)),
+            ],
+        );
+        (base, proptest::collection::vec(edit, 0..3)).prop_map(|(line, edits)| {
+            let mut b = line.into_bytes();
+            for (at, c) in edits {
+                if b.is_empty() {
+                    break;
+                }
+                let at = at % b.len();
+                match c {
+                    None => {
+                        b.remove(at);
+                    }
+                    Some(c) => b[at] = c,
+                }
+            }
+            b
+        })
     }
 
     #[test]

@@ -15,6 +15,11 @@ use crate::json::{self, Member, RawStr};
 /// At most this many problems are kept; the rest are only counted.
 pub const MAX_PROBLEMS: usize = 10_000;
 
+/// The first look for the header reads this much, the second (when the first was not
+/// enough) this much.
+const PROBE_FIRST: u64 = 64 << 10;
+const PROBE_MAX: u64 = 4 << 20;
+
 /// Files smaller than this are scanned on one thread.
 const PARALLEL_MIN: u64 = 16 << 20;
 
@@ -23,6 +28,22 @@ const PARALLEL_MIN: u64 = 16 << 20;
 pub trait Visit: Send + Sized {
     /// Called for every entry (index in file order, the line, its top-level members).
     fn entry(&mut self, idx: u32, line: &[u8], members: &[Member<'_>]);
+    /// The key of a top-level member whose object value's members the visitor wants too
+    /// (collected in the same pass, see [`Visit::entry_nested`]).
+    const NESTED: Option<&'static str> = None;
+    /// [`Visit::entry`] for a visitor with [`Visit::NESTED`]: `nested` are the members
+    /// (offsets into `line`) of that member's value when it is an object (its last
+    /// occurrence when the key is repeated), else empty.
+    fn entry_nested(
+        &mut self,
+        idx: u32,
+        line: &[u8],
+        members: &[Member<'_>],
+        nested: &[Member<'_>],
+    ) {
+        let _ = nested;
+        self.entry(idx, line, members);
+    }
     /// An empty visitor for another chunk.
     fn split(&self) -> Self;
     /// Appends the results of the next chunk, whose entry indexes start at `offset`.
@@ -61,7 +82,9 @@ pub struct Acc<V> {
     /// their `data` gives).
     pub recoveries: Vec<(u32, (u64, u64))>,
     pub lines: u32,
-    members: Vec<(usize, usize, usize, usize, bool)>,
+    members: Vec<MemberSpan>,
+    /// The members of the object value of `V::NESTED` (with the offset of that object).
+    nested: Vec<(usize, MemberSpan)>,
     pub visitor: V,
 }
 
@@ -82,6 +105,7 @@ impl<V: Visit> Acc<V> {
             recoveries: Vec::new(),
             lines: 0,
             members: Vec::new(),
+            nested: Vec::new(),
             visitor,
         }
     }
@@ -128,17 +152,17 @@ impl<V: Visit> Acc<V> {
             return;
         }
         self.members.clear();
+        self.nested.clear();
         let members = &mut self.members;
+        let nested = &mut self.nested;
         let scanned = if line[start] == b'{' {
-            json::scan_object(line, start, |m| {
-                members.push((
-                    m.key_start,
-                    m.key_end,
-                    m.value_start,
-                    m.value_end,
-                    m.key.escaped,
-                ))
-            })
+            let top = |m: Member<'_>| members.push(MemberSpan::of(&m));
+            match V::NESTED {
+                None => json::scan_object(line, start, top),
+                Some(key) => json::scan_object_nested(line, start, key, top, &mut |at, m| {
+                    nested.push((at, MemberSpan::of(&m)))
+                }),
+            }
             .and_then(|(end, _)| {
                 let rest = json::skip_ws(line, end);
                 if rest == line.len() {
@@ -183,22 +207,7 @@ impl<V: Visit> Acc<V> {
             );
             return;
         }
-        let members: Vec<Member<'_>> = self
-            .members
-            .iter()
-            .map(
-                |&(key_start, key_end, value_start, value_end, escaped)| Member {
-                    key: RawStr {
-                        raw: &line[key_start + 1..key_end - 1],
-                        escaped,
-                    },
-                    key_start,
-                    key_end,
-                    value_start,
-                    value_end,
-                },
-            )
-            .collect();
+        let members: Vec<Member<'_>> = self.members.iter().map(|m| m.member(line)).collect();
         let field = |k: &str| json::field(line, &members, k);
         let Some(ty) = field("type").and_then(RawStr::from_value) else {
             self.problem(
@@ -290,7 +299,23 @@ impl<V: Visit> Acc<V> {
         {
             self.recoveries.push((idx, range));
         }
-        self.visitor.entry(idx, line, &members);
+        if let Some(key) = V::NESTED {
+            // The members of the value of the last occurrence of the key, if an object.
+            let at = members
+                .iter()
+                .rev()
+                .find(|m| m.key.eq_str(key))
+                .map(|m| m.value_start);
+            let nested: Vec<Member<'_>> = self
+                .nested
+                .iter()
+                .filter(|(o, _)| Some(*o) == at)
+                .map(|(_, m)| m.member(line))
+                .collect();
+            self.visitor.entry_nested(idx, line, &members, &nested);
+        } else {
+            self.visitor.entry(idx, line, &members);
+        }
         self.recs.push(Rec {
             offset,
             len: line.len() as u32,
@@ -346,6 +371,41 @@ impl<V: Visit> Acc<V> {
     }
 }
 
+/// Where a member of an object lies in its line (a [`Member`] without the borrow).
+#[derive(Clone, Copy)]
+struct MemberSpan {
+    key_start: usize,
+    key_end: usize,
+    value_start: usize,
+    value_end: usize,
+    escaped: bool,
+}
+
+impl MemberSpan {
+    fn of(m: &Member<'_>) -> MemberSpan {
+        MemberSpan {
+            key_start: m.key_start,
+            key_end: m.key_end,
+            value_start: m.value_start,
+            value_end: m.value_end,
+            escaped: m.key.escaped,
+        }
+    }
+
+    fn member<'a>(&self, line: &'a [u8]) -> Member<'a> {
+        Member {
+            key: RawStr {
+                raw: &line[self.key_start + 1..self.key_end - 1],
+                escaped: self.escaped,
+            },
+            key_start: self.key_start,
+            key_end: self.key_end,
+            value_start: self.value_start,
+            value_end: self.value_end,
+        }
+    }
+}
+
 pub(crate) fn header_from(
     line: &[u8],
     members: &[Member<'_>],
@@ -389,7 +449,35 @@ pub fn for_each_line_in(
     mut f: impl FnMut(u64, u32, &[u8], bool),
 ) -> io::Result<bool> {
     const BLOCK: usize = 8 << 20;
-    let mut buf: Vec<u8> = vec![0; BLOCK.min((end - start) as usize + 1).max(4096)];
+    // The thread's buffer from an earlier call (no new pages to fault in and zero for every
+    // file of a store); taken, so that a nested call gets a buffer of its own.
+    let mut buf = BUF.take();
+    let size = BLOCK.min((end - start) as usize + 1).max(4096);
+    if buf.len() < size {
+        buf.resize(size, 0);
+    }
+    let result = lines_in_buf(file, start, end, &mut buf, &mut f);
+    if buf.capacity() <= KEEP {
+        BUF.set(buf);
+    }
+    result
+}
+
+thread_local! {
+    /// The buffer [`for_each_line_in`] reads into, kept between calls.
+    static BUF: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+/// The largest buffer kept for the next call (a longer line's buffer is freed).
+const KEEP: usize = 16 << 20;
+
+fn lines_in_buf(
+    file: &File,
+    start: u64,
+    end: u64,
+    buf: &mut Vec<u8>,
+    f: &mut impl FnMut(u64, u32, &[u8], bool),
+) -> io::Result<bool> {
     let mut filled = 0usize; // bytes of buf holding data
     let mut base = start; // file offset of buf[0]
     let mut pos = start; // next file offset to read
@@ -459,29 +547,37 @@ fn next_line_start(file: &File, at: u64, end: u64) -> io::Result<u64> {
 
 /// Scans `file[..len]`. Returns the accumulator and whether the file ends with `\n`.
 pub fn scan_file<V: Visit>(file: &File, len: u64, visitor: V) -> io::Result<(Acc<V>, bool)> {
-    // The header comes first: find it with a sequential look at the start of the file.
+    // The header comes first: find it with a sequential look at the start of the file, a
+    // small read first (most headers are one short line) and a larger one when that did
+    // not settle where the header is.
     let mut acc = Acc::new(None, true, visitor);
     let mut header_end = None;
-    {
-        let mut stop = false;
-        let probe_end = len.min(4 << 20);
+    for probe in [PROBE_FIRST, PROBE_MAX] {
+        // A retry starts afresh; the visitor saw nothing (no entry counts before a header).
+        acc = Acc::new(None, true, acc.visitor);
+        header_end = None;
+        let mut settled = false;
+        let probe_end = len.min(probe);
         let _ = for_each_line_in(file, 0, probe_end, |offset, line_no, line, terminated| {
-            if stop {
+            if settled {
                 return;
             }
             if !terminated && probe_end < len {
-                stop = true; // the header line is longer than the probe: go sequential
+                settled = probe == PROBE_MAX; // the header line is longer: go sequential
                 return;
             }
             let parsed_before = acc.parsed;
             acc.line(offset, line_no, line, terminated || probe_end == len);
             if acc.header.is_some() {
                 header_end = Some((offset + line.len() as u64 + 1, line_no));
-                stop = true;
+                settled = true;
             } else if acc.parsed > parsed_before || acc.saw_entry {
-                stop = true; // the first JSON value is not a header
+                settled = true; // the first JSON value is not a header
             }
         })?;
+        if settled || probe_end == len {
+            break;
+        }
     }
     let Some((body_start, header_line)) = header_end.filter(|(s, _)| *s <= len) else {
         // No header at the start: one sequential pass that records every problem.

@@ -213,9 +213,14 @@ impl Visitor {
         self.counts
     }
 
-    fn message(&mut self, line: &[u8], members: &[Member<'_>], msg: &[u8]) {
+    /// `msg_members`: the members of the message object (offsets into `line`), collected in
+    /// the line's pass.
+    fn message(&mut self, line: &[u8], members: &[Member<'_>], msg_members: &[Member<'_>]) {
         let get = |k: &str| json::field(line, members, k);
-        let role = json::get_str(msg, "role");
+        let msg_get = |k: &str| json::field(line, msg_members, k);
+        let role = msg_get("role")
+            .and_then(RawStr::from_value)
+            .map(|r| r.decode());
         match role.as_deref() {
             Some("user") => self.counts.user_messages += 1,
             Some("assistant") => self.counts.assistant_messages += 1,
@@ -228,22 +233,28 @@ impl Visitor {
                 .and_then(|s| clock::parse_iso(&s.decode()))
                 .map(|ms| ms as f64)
         };
-        let time = json::get(msg, "timestamp")
+        let time = msg_get("timestamp")
             .and_then(json::number)
             .or_else(entry_time);
         if role.as_deref() == Some("assistant")
-            && let Some(usage) = json::get(msg, "usage")
+            && let Some(usage) = msg_get("usage")
             && JsonKind::of(usage) == Some(JsonKind::Object)
         {
             let hour = time.filter(|t| t.is_finite()).unwrap_or(0.0) as i64;
             let hour = hour - hour.rem_euclid(3_600_000);
-            let string = |k: &str| json::get_str(msg, k).map(|s| s.into_owned());
+            let string = |k: &str| {
+                msg_get(k)
+                    .and_then(RawStr::from_value)
+                    .map(|s| s.decode().into_owned())
+            };
             let key = (
                 hour,
                 string("provider").unwrap_or_default(),
                 string("model").unwrap_or_default(),
             );
-            let cost = json::get(usage, "cost")
+            let usage_members = json::members_valid(usage).unwrap_or_default();
+            let usage_get = |k: &str| json::field(usage, &usage_members, k);
+            let cost = usage_get("cost")
                 .and_then(|c| json::get(c, "total"))
                 .and_then(json::number)
                 .filter(|c| c.is_finite())
@@ -253,11 +264,11 @@ impl Visitor {
                 provider: key.1.clone(),
                 model: key.2.clone(),
                 messages: 1,
-                input: count(json::get(usage, "input")),
-                output: count(json::get(usage, "output")),
-                cache_read: count(json::get(usage, "cacheRead")),
-                cache_write: count(json::get(usage, "cacheWrite")),
-                total_tokens: count(json::get(usage, "totalTokens")),
+                input: count(usage_get("input")),
+                output: count(usage_get("output")),
+                cache_read: count(usage_get("cacheRead")),
+                cache_write: count(usage_get("cacheWrite")),
+                total_tokens: count(usage_get("totalTokens")),
                 cost_pico: cost,
             };
             match self.usage.get_mut(&key) {
@@ -267,7 +278,7 @@ impl Visitor {
                 }
             }
         }
-        let Some(content) = json::get(msg, "content").filter(|_| is_chat) else {
+        let Some(content) = msg_get("content").filter(|_| is_chat) else {
             return;
         };
         if let Some(t) = time {
@@ -289,7 +300,26 @@ impl Visitor {
 }
 
 impl Visit for Visitor {
-    fn entry(&mut self, _i: u32, line: &[u8], members: &[Member<'_>]) {
+    fn entry(&mut self, i: u32, line: &[u8], members: &[Member<'_>]) {
+        // Only reached without the line's pass collecting the message's members.
+        let mut nested = Vec::new();
+        if let Some(m) = members.iter().rev().find(|m| m.key.eq_str("message"))
+            && line.get(m.value_start) == Some(&b'{')
+        {
+            let _ = json::scan_object_valid(line, m.value_start, |m| nested.push(m));
+        }
+        self.entry_nested(i, line, members, &nested);
+    }
+
+    const NESTED: Option<&'static str> = Some("message");
+
+    fn entry_nested(
+        &mut self,
+        _i: u32,
+        line: &[u8],
+        members: &[Member<'_>],
+        msg_members: &[Member<'_>],
+    ) {
         let get = |k: &str| json::field(line, members, k);
         self.counts.entries += 1;
         self.counts.last_entry = get("timestamp")
@@ -307,8 +337,8 @@ impl Visit for Visitor {
             }
             Kind::Message => {
                 self.counts.messages += 1;
-                if let Some(msg) = get("message") {
-                    self.message(line, members, msg);
+                if get("message").is_some() {
+                    self.message(line, members, msg_members);
                 }
             }
             _ => {}
