@@ -243,13 +243,18 @@ def store(pi, args, runs):
         for l in f:
             if b'"type":"message"' in l:
                 line = l
-    appended = []
-    for _ in range(runs):
-        with open(extra, "ab") as f:
-            f.write(line)
-        appended.append(run_timed(lst, env=env))
-    out["appended"] = {"s": statistics.median(t for t, _ in appended), "rss_mb": max(m for _, m in appended)}
+    out["appended"] = after_appends(lst, extra, line, runs, env)
     return out
+
+
+def after_appends(cmd, path, line, runs, env):
+    """`cmd` timed right after each of `runs` appends of `line` to `path`."""
+    times = []
+    for _ in range(runs):
+        with open(path, "ab") as f:
+            f.write(line)
+        times.append(run_timed(cmd, env=env))
+    return {"s": statistics.median(t for t, _ in times), "rss_mb": max(m for _, m in times)}
 
 
 def store_usage(pi, args, runs):
@@ -283,12 +288,7 @@ def store_usage(pi, args, runs):
         subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, check=True)
         r["warm"] = measure(cmd, runs, env=env)
         if line is not None:
-            appended = []
-            for _ in range(runs):
-                with open(extra, "ab") as f:
-                    f.write(line)
-                appended.append(run_timed(cmd, env=env))
-            r["appended"] = {"s": statistics.median(t for t, _ in appended), "rss_mb": max(m for _, m in appended)}
+            r["appended"] = after_appends(cmd, extra, line, runs, env)
         if have_node:
             r["ccusage"] = measure(["node", args.ccusage, report, "--json", "--piPath", sessions_dir], max(1, runs - 1), env=env)
         out[report] = r
