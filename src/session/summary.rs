@@ -807,6 +807,34 @@ mod tests {
         r
     }
 
+    /// The visitor's plain `entry` (which scans the message itself) counts what the line
+    /// pass with the message's members collected counts.
+    #[test]
+    fn plain_and_nested_entries_count_alike() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sessions");
+        for name in ["every-type.jsonl", "gen-200-s1.jsonl", "gen-200-s2.jsonl"] {
+            let path = root.join(name);
+            let file = File::open(&path).unwrap();
+            let len = file.metadata().unwrap().len();
+            let (acc, _) = scan::scan_file(&file, len, Visitor::default()).unwrap();
+            let nested = acc.visitor.into_counts();
+            let mut plain = Visitor::default();
+            let text = std::fs::read(&path).unwrap();
+            for (i, line) in text.split(|&b| b == b'\n').skip(1).enumerate() {
+                let Ok(members) = json::members(line) else {
+                    continue;
+                };
+                if json::field(line, &members, "id").is_none() {
+                    continue;
+                }
+                plain.entry(i as u32, line, &members);
+            }
+            let plain = plain.into_counts();
+            assert!(nested.messages > 0, "{name}");
+            assert_eq!(plain, nested, "{name}");
+        }
+    }
+
     #[test]
     fn records_are_reused_extended_or_dropped() {
         let d = dir();
