@@ -188,36 +188,19 @@ fn skip_valid_str(b: &[u8], i: usize) -> Result<usize> {
     }
 }
 
-/// Bit `k` set when `b[i + k]` (k < 64) is `"`, `\\` or, with `CTRL`, a control character.
-/// Sixteen bytes at a time with SSE2, which every x86-64 processor has.
+/// Bit `k` set when `b[i + k]` (k < 64) is `"`, `\\` or, with `CTRL`, a control character:
+/// four of [`special_mask16`].
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 fn special_mask64<const CTRL: bool>(b: &[u8], i: usize) -> u64 {
-    use std::arch::x86_64::{
-        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8, _mm_movemask_epi8, _mm_or_si128,
-        _mm_set1_epi8,
-    };
-    let chunk: &[u8; 64] = match b[i..i + 64].try_into() {
-        Ok(c) => c,
-        Err(_) => return 0,
-    };
     let mut mask = 0u64;
-    // SAFETY: SSE2 is part of the x86-64 baseline, so these instructions always exist; every
-    // load reads 16 bytes inside `chunk` (offsets 0, 16, 32, 48 of 64 bytes), unaligned
-    // loads being allowed by `_mm_loadu_si128`.
-    unsafe {
-        let quote = _mm_set1_epi8(b'"' as i8);
-        let backslash = _mm_set1_epi8(b'\\' as i8);
-        let below = _mm_set1_epi8(0x1f);
-        for k in 0..4 {
-            let x = _mm_loadu_si128(chunk.as_ptr().add(k * 16).cast::<__m128i>());
-            let mut m = _mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, backslash));
-            if CTRL {
-                // x <= 0x1f (unsigned) exactly when min(x, 0x1f) == x.
-                m = _mm_or_si128(m, _mm_cmpeq_epi8(_mm_min_epu8(x, below), x));
-            }
-            mask |= u64::from(_mm_movemask_epi8(m) as u16) << (k * 16);
-        }
+    for k in 0..4 {
+        let m = if CTRL {
+            special_mask16::<FULL>(b, i + k * 16)
+        } else {
+            special_mask16::<NO_CTRL>(b, i + k * 16)
+        };
+        mask |= u64::from(m) << (k * 16);
     }
     mask
 }
