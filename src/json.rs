@@ -689,9 +689,10 @@ pub fn scan_object<'a>(b: &'a [u8], i: usize, f: impl FnMut(Member<'a>)) -> Resu
     }
 }
 
-/// The members of one member's object value, for [`scan_object_nested`]: the key, and what
-/// gets each member with the offset of that object.
-type Nested<'k, 'g, 'a> = Option<(&'k str, &'g mut dyn FnMut(usize, Member<'a>))>;
+/// Scans a member's value instead of the plain scan: given the member's key and where its
+/// value starts, `Some(result)` (the index after the value and its nesting depth) when the
+/// hook scanned the value itself, `None` for the plain scan.
+type Hook<'h, 'a> = Option<&'h mut dyn FnMut(&RawStr<'a>, usize) -> Option<Result<(usize, usize)>>>;
 
 /// [`scan_object`], also calling `g(offset of the object, member)` for each member of the
 /// object value of every member whose key is `key` (when the key is repeated, each of its
@@ -704,27 +705,155 @@ pub fn scan_object_nested<'a>(
     g: &mut dyn FnMut(usize, Member<'a>),
 ) -> Result<(usize, usize)> {
     if SIMD || has_control(&b[i.min(b.len())..]) {
-        scan_obj::<FULL>(b, i, f, Some((key, g)))
+        scan_nested::<FULL>(b, i, key, f, g)
     } else {
-        scan_obj::<NO_CTRL>(b, i, f, Some((key, g)))
+        scan_nested::<NO_CTRL>(b, i, key, f, g)
     }
 }
 
-/// The inner object of [`scan_object_nested`] (a function of its own, so that the closure
-/// type does not nest without end).
-fn scan_inner_obj<'a, const CTRL: u8>(
+fn scan_nested<'a, const CTRL: u8>(
     b: &'a [u8],
     i: usize,
+    key: &str,
+    f: impl FnMut(Member<'a>),
     g: &mut dyn FnMut(usize, Member<'a>),
 ) -> Result<(usize, usize)> {
-    scan_obj::<CTRL>(b, i, |m| g(i, m), None)
+    let mut hook = |k: &RawStr<'a>, at: usize| {
+        (b.get(at) == Some(&b'{') && k.eq_str(key))
+            .then(|| scan_obj::<CTRL>(b, at, |m| g(at, m), None))
+    };
+    scan_obj::<CTRL>(b, i, f, Some(&mut hook))
+}
+
+/// Where a member reported by [`scan_object_deep`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Depth {
+    /// In the object value of the top-level member `Deep::key`.
+    Inner,
+    /// In an object element of that object's array member `Deep::list`.
+    Element,
+    /// In such an element's object member `Deep::sub`.
+    Sub,
+}
+
+/// The keys of the members [`scan_object_deep`] reports below the top level.
+#[derive(Debug, Clone, Copy)]
+pub struct Deep {
+    pub key: &'static str,
+    pub list: &'static str,
+    pub sub: &'static str,
+}
+
+/// [`scan_object_nested`] two levels further: also `g(Depth, offset of the object, member)`
+/// for each member of the object elements of the inner object's array member `deep.list`,
+/// and of those elements' object member `deep.sub` (as the key `deep.key` in
+/// [`scan_object_nested`], every occurrence of a repeated key is reported). One pass.
+pub fn scan_object_deep<'a>(
+    b: &'a [u8],
+    i: usize,
+    deep: Deep,
+    f: impl FnMut(Member<'a>),
+    g: &mut dyn FnMut(Depth, usize, Member<'a>),
+) -> Result<(usize, usize)> {
+    if SIMD || has_control(&b[i.min(b.len())..]) {
+        scan_deep::<FULL>(b, i, deep, f, g)
+    } else {
+        scan_deep::<NO_CTRL>(b, i, deep, f, g)
+    }
+}
+
+fn scan_deep<'a, const CTRL: u8>(
+    b: &'a [u8],
+    i: usize,
+    deep: Deep,
+    f: impl FnMut(Member<'a>),
+    g: &mut dyn FnMut(Depth, usize, Member<'a>),
+) -> Result<(usize, usize)> {
+    let mut inner = |k: &RawStr<'a>, at: usize| {
+        (b.get(at) == Some(&b'{') && k.eq_str(deep.key))
+            .then(|| scan_deep_inner::<CTRL>(b, at, deep, &mut *g))
+    };
+    scan_obj::<CTRL>(b, i, f, Some(&mut inner))
+}
+
+/// [`scan_object_deep`] for an object already validated, from its inner level: `g` gets the
+/// members of the object at `b[i]` ([`Depth::Inner`]) and those below them.
+pub fn deep_members_valid<'a>(
+    b: &'a [u8],
+    i: usize,
+    deep: Deep,
+    g: &mut dyn FnMut(Depth, usize, Member<'a>),
+) -> Result<(usize, usize)> {
+    scan_deep_inner::<VALID>(b, i, deep, g)
+}
+
+/// The inner object of [`scan_object_deep`] at `b[i]` and the levels below it. Each level is
+/// a closure of its own that hands the next level's scan to `scan_obj`.
+fn scan_deep_inner<'a, const CTRL: u8>(
+    b: &'a [u8],
+    i: usize,
+    deep: Deep,
+    g: &mut dyn FnMut(Depth, usize, Member<'a>),
+) -> Result<(usize, usize)> {
+    let g = std::cell::RefCell::new(g);
+    let mut sub = |k: &RawStr<'a>, at: usize| {
+        (b.get(at) == Some(&b'{') && k.eq_str(deep.sub))
+            .then(|| scan_obj::<CTRL>(b, at, |m| (g.borrow_mut())(Depth::Sub, at, m), None))
+    };
+    let mut element = |at: usize| {
+        (b.get(at) == Some(&b'{')).then(|| {
+            scan_obj::<CTRL>(
+                b,
+                at,
+                |m| (g.borrow_mut())(Depth::Element, at, m),
+                Some(&mut sub),
+            )
+        })
+    };
+    let mut list = |k: &RawStr<'a>, at: usize| {
+        (b.get(at) == Some(&b'[') && k.eq_str(deep.list))
+            .then(|| scan_arr::<CTRL>(b, at, &mut element))
+    };
+    scan_obj::<CTRL>(
+        b,
+        i,
+        |m| (g.borrow_mut())(Depth::Inner, i, m),
+        Some(&mut list),
+    )
+}
+
+/// Scans the array at `b[i]`; `element(start)` may scan an element itself (see [`Hook`]).
+/// The same errors as the plain scan. Returns the index after it and its nesting depth.
+fn scan_arr<const CTRL: u8>(
+    b: &[u8],
+    i: usize,
+    element: &mut dyn FnMut(usize) -> Option<Result<(usize, usize)>>,
+) -> Result<(usize, usize)> {
+    let mut j = skip_ws(b, i + 1);
+    if b.get(j) == Some(&b']') {
+        return Ok((j + 1, 1));
+    }
+    let mut depth = 1;
+    loop {
+        let (end, d) = match element(j) {
+            Some(r) => r?,
+            None => scan_val::<CTRL>(b, j)?,
+        };
+        depth = depth.max(d + 1);
+        j = skip_ws(b, end);
+        match b.get(j) {
+            Some(b',') => j = skip_ws(b, j + 1),
+            Some(b']') => return Ok((j + 1, depth)),
+            _ => return err(j, "',' or ']'"),
+        }
+    }
 }
 
 fn scan_obj<'a, const CTRL: u8>(
     b: &'a [u8],
     i: usize,
     mut f: impl FnMut(Member<'a>),
-    mut nested: Nested<'_, '_, 'a>,
+    mut hook: Hook<'_, 'a>,
 ) -> Result<(usize, usize)> {
     if b.get(i) != Some(&b'{') {
         return err(i, "a JSON object");
@@ -752,11 +881,9 @@ fn scan_obj<'a, const CTRL: u8>(
             raw: &b[key_start + 1..key_end - 1],
             escaped,
         };
-        let (value_end, d) = match nested.as_mut() {
-            Some((k, g)) if b.get(value_start) == Some(&b'{') && key.eq_str(k) => {
-                scan_inner_obj::<CTRL>(b, value_start, &mut **g)?
-            }
-            _ => scan_val::<CTRL>(b, value_start)?,
+        let (value_end, d) = match hook.as_mut().and_then(|h| h(&key, value_start)) {
+            Some(r) => r?,
+            None => scan_val::<CTRL>(b, value_start)?,
         };
         depth = depth.max(d + 1);
         f(Member {

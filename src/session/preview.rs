@@ -61,6 +61,12 @@ pub fn normalize(s: &str) -> String {
 /// [`normalize`], stopped once it has more than `max` characters: its start, all a preview
 /// cut to `max` characters needs.
 fn normalize_max(s: &str, max: usize) -> String {
+    normalize_at(s, max).0
+}
+
+/// [`normalize_max`], and where it stopped when it stopped before the end of `s` (nothing
+/// after that point, one character of look-ahead aside, changes the result).
+fn normalize_at(s: &str, max: usize) -> (String, Option<usize>) {
     const LIMIT: usize = MAX * 4;
     let mut out = String::with_capacity(s.len().min(LIMIT + 8).min(max.saturating_add(8)));
     let mut chars = 0usize;
@@ -120,10 +126,10 @@ fn normalize_max(s: &str, max: usize) -> String {
             chars += 1;
         }
         if out.len() > LIMIT || chars > max {
-            break;
+            return (out, Some(i));
         }
     }
-    out
+    (out, None)
 }
 
 /// The text of a content value: a string, or the `text` blocks joined with `sep`.
@@ -178,10 +184,13 @@ fn content_parts(content: &[u8], sep: &str, limit: usize, calls: bool) -> (Strin
     }
 }
 
+/// The arguments of a tool call that tell most about it, the first one present shown.
+const MAIN_ARGS: [&str; 6] = ["path", "command", "pattern", "file_path", "query", "url"];
+
 /// The most telling argument of a tool call (a path, a command, a pattern).
 fn args_summary(args: &[u8]) -> String {
     let a = Obj::new(args);
-    for key in ["path", "command", "pattern", "file_path", "query", "url"] {
+    for key in MAIN_ARGS {
         if let Some(v) = a.get(key) {
             return normalize_max(&string_prefix(v, MAX * 4), MAX);
         }
@@ -196,51 +205,345 @@ pub fn role(line: &[u8], members: &[Member<'_>]) -> Option<String> {
 
 /// The preview of a message value (its text, not yet cut to [`MAX`]) and its role.
 fn message_text(msg: &[u8]) -> (String, Option<String>) {
-    let m = Obj::new(msg);
-    let role = m.str("role");
-    let name = role.clone().unwrap_or_default();
-    let content = m.get("content").unwrap_or(b"null");
-    let text = match name.as_str() {
-        "user" => format!(
-            "user: {}",
-            normalize_max(&content_text(content, "", MAX * 4), MAX)
-        ),
-        "assistant" => {
-            let (t, calls) = content_parts(content, " ", MAX * 4, true);
-            let t = normalize_max(&t, MAX);
+    let mut recipe = Vec::new();
+    gather_value(msg, 0, &mut recipe);
+    render(msg, &recipe)
+}
+
+/// Appends the recipe of the message value at `base[at..]` (offsets into `base`), scanning
+/// it.
+pub fn gather_value(base: &[u8], at: usize, out: &mut Vec<u32>) {
+    let (mut members, mut elements, mut subs) = (Vec::new(), Vec::new(), Vec::new());
+    let scanned = json::deep_members_valid(base, at, DEEP, &mut |depth, at, m| match depth {
+        json::Depth::Inner => members.push(m),
+        json::Depth::Element => elements.push((at, m)),
+        json::Depth::Sub => subs.push((at, m)),
+    });
+    if scanned.is_err() {
+        (members, elements, subs) = (Vec::new(), Vec::new(), Vec::new());
+    }
+    gather(base, &members, &elements, &subs, out);
+}
+
+/// What a preview needs below an entry's top level: the members of its `message`, of that
+/// message's `content` blocks, and of the blocks' `arguments`.
+pub const DEEP: json::Deep = json::Deep {
+    key: "message",
+    list: "content",
+    sub: "arguments",
+};
+
+// A recipe: where the parts of a message's preview are, as offsets into the text that holds
+// the message (its line), so that the preview can be made later from that text without
+// parsing it again. Words: a head (role code, flags), the span of one more value the role
+// needs, then the parts in order: [`TEXT`] and a span, or [`CALL`] and two spans (the name,
+// the argument shown). A span is a value's start and end; (0, 0) when there is none.
+const ROLE_NONE: u32 = 0;
+const ROLE_USER: u32 = 1;
+const ROLE_ASSISTANT: u32 = 2;
+const ROLE_TOOL: u32 = 3;
+const ROLE_BASH: u32 = 4;
+const ROLE_CUSTOM: u32 = 5;
+const ROLE_OTHER: u32 = 6;
+const IS_ERROR: u32 = 1 << 8;
+const ABORTED: u32 = 1 << 9;
+const TEXT: u32 = 0;
+const CALL: u32 = 1;
+/// Tool calls past this many cannot reach the shown part of a preview (each adds at least
+/// its `, ` separator).
+const MAX_CALLS: usize = MAX;
+
+/// Appends the recipe of the message whose `members` (offsets into `base`) are given, with
+/// the members below them (see [`DEEP`]: `elements` and `subs`, each with the offset of the
+/// object that holds it).
+pub fn gather(
+    base: &[u8],
+    members: &[Member<'_>],
+    elements: &[(usize, Member<'_>)],
+    subs: &[(usize, Member<'_>)],
+    out: &mut Vec<u32>,
+) {
+    let last = |k: &str| members.iter().rev().find(|m| m.key.eq_str(k));
+    let span =
+        |m: Option<&Member<'_>>| m.map_or([0, 0], |m| [m.value_start as u32, m.value_end as u32]);
+    let value = |k: &str| last(k).map(|m| &base[m.value_start..m.value_end]);
+    let role_member = last("role");
+    let role = role_member
+        .and_then(|m| RawStr::from_value(&base[m.value_start..m.value_end]))
+        .map(|r| r.decode());
+    let mut head = match role.as_deref() {
+        None => ROLE_NONE,
+        Some("user") => ROLE_USER,
+        Some("assistant") => ROLE_ASSISTANT,
+        Some("toolResult") => ROLE_TOOL,
+        Some("bashExecution") => ROLE_BASH,
+        Some("custom") => ROLE_CUSTOM,
+        Some(_) => ROLE_OTHER,
+    };
+    let aux = match head {
+        ROLE_OTHER => span(role_member),
+        ROLE_TOOL => {
+            if value("isError") == Some(b"true") {
+                head |= IS_ERROR;
+            }
+            span(last("toolName"))
+        }
+        ROLE_BASH => span(last("command")),
+        ROLE_CUSTOM => span(last("customType")),
+        ROLE_ASSISTANT => {
+            if value("stopReason") == Some(b"\"aborted\"") {
+                head |= ABORTED;
+            }
+            span(last("errorMessage"))
+        }
+        _ => [0, 0],
+    };
+    out.extend([head, aux[0], aux[1]]);
+    if matches!(
+        head & 0xff,
+        ROLE_USER | ROLE_ASSISTANT | ROLE_TOOL | ROLE_CUSTOM
+    ) && let Some(c) = last("content")
+    {
+        let calls = head & 0xff == ROLE_ASSISTANT;
+        gather_parts(
+            base,
+            (c.value_start, c.value_end),
+            calls,
+            (elements, subs),
+            out,
+        );
+    }
+}
+
+/// The members of `list` whose object starts in `span`, object by object: (its offset, its
+/// members). `list` is in file order, so an object's members are adjacent.
+fn objects_in<'l, 'a>(
+    list: &'l [(usize, Member<'a>)],
+    span: (usize, usize),
+) -> impl Iterator<Item = (usize, &'l [(usize, Member<'a>)])> {
+    let from = list.partition_point(|(o, _)| *o < span.0);
+    let to = list.partition_point(|(o, _)| *o < span.1);
+    let mut rest = &list[from..to.max(from)];
+    std::iter::from_fn(move || {
+        let &(at, _) = rest.first()?;
+        let n = rest.iter().take_while(|(o, _)| *o == at).count();
+        let (one, more) = rest.split_at(n);
+        rest = more;
+        Some((at, one))
+    })
+}
+
+/// The parts of the content value `base[span]` (see [`content_parts`]): its text blocks as
+/// long as they can still be shown, and with `calls` its tool calls. `deep` holds the
+/// members of the blocks and of their arguments.
+type DeepLists<'l, 'a> = (&'l [(usize, Member<'a>)], &'l [(usize, Member<'a>)]);
+
+fn gather_parts(
+    base: &[u8],
+    (start, end): (usize, usize),
+    calls: bool,
+    (elements, subs): DeepLists<'_, '_>,
+    out: &mut Vec<u32>,
+) {
+    const LIMIT: usize = MAX * 4;
+    let span = |m: &Member<'_>| [m.value_start as u32, m.value_end as u32];
+    let value = |m: &Member<'_>| &base[m.value_start..m.value_end];
+    match JsonKind::of(&base[start..end]) {
+        Some(JsonKind::String) => out.extend([TEXT, start as u32, end as u32]),
+        Some(JsonKind::Array) => {
+            // Text decoded from a part is at least a sixth of the raw bytes taken (`\uXXXX`
+            // gives one byte or more), so past this bound no later text part is used.
+            let mut least = 0usize;
+            let mut n_calls = 0usize;
+            for (_, block) in objects_in(elements, (start, end)) {
+                let last = |k: &str| block.iter().rev().map(|(_, m)| m).find(|m| m.key.eq_str(k));
+                let ty = last("type");
+                if least <= LIMIT
+                    && ty.is_some_and(|t| value(t) == b"\"text\"")
+                    && let Some(t) = last("text")
+                {
+                    let [s, e] = span(t);
+                    out.extend([TEXT, s, e]);
+                    let v = value(t);
+                    if v.len() >= 2 && v[0] == b'"' && v[v.len() - 1] == b'"' {
+                        let raw = (v.len() - 2).min(LIMIT * 4);
+                        least += raw.saturating_sub(6) / 6;
+                    }
+                }
+                if calls
+                    && n_calls < MAX_CALLS
+                    && ty
+                        .and_then(|t| RawStr::from_value(value(t)))
+                        .is_some_and(|t| t.eq_str("toolCall"))
+                {
+                    n_calls += 1;
+                    let [ns, ne] = last("name").map_or([0, 0], span);
+                    // The argument the preview shows (see `args_summary`).
+                    let main = last("arguments").and_then(|a| {
+                        let args = objects_in(subs, (a.value_start, a.value_start + 1))
+                            .next()
+                            .map_or(&[][..], |(_, m)| m);
+                        MAIN_ARGS.iter().find_map(|k| {
+                            args.iter().rev().map(|(_, m)| m).find(|m| m.key.eq_str(k))
+                        })
+                    });
+                    let [a_s, a_e] = main.map_or([0, 0], span);
+                    out.extend([CALL, ns, ne, a_s, a_e]);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The parts of a recipe, read from the text the recipe was made from.
+struct Parts<'a, 'r> {
+    base: &'a [u8],
+    recipe: &'r [u32],
+}
+
+impl<'a> Parts<'a, '_> {
+    fn slice(&self, k: usize) -> Option<&'a [u8]> {
+        let (s, e) = (*self.recipe.get(k)?, *self.recipe.get(k + 1)?);
+        (e > s)
+            .then(|| self.base.get(s as usize..e as usize))
+            .flatten()
+    }
+
+    /// The parts after the head: (kind, index of its first span).
+    fn each(&self) -> impl Iterator<Item = (u32, usize)> + '_ {
+        let mut k = 3;
+        std::iter::from_fn(move || {
+            let kind = *self.recipe.get(k)?;
+            let at = k + 1;
+            k += if kind == TEXT { 3 } else { 5 };
+            Some((kind, at))
+        })
+    }
+
+    /// The text parts joined with `sep` as `content_parts` joins the blocks, normalized and
+    /// cut as a preview shows it ([`normalize_max`] to [`MAX`] characters).
+    fn text(&self, sep: &str) -> String {
+        const LIMIT: usize = MAX * 4;
+        // Most previews end inside the first part: it is decoded a little at a time until
+        // normalizing stops before the end of what was decoded (a cut escape or character
+        // only changes the last few bytes), which is then the whole answer.
+        if let Some(v) = self
+            .each()
+            .find_map(|(kind, at)| (kind == TEXT).then(|| self.slice(at)).flatten())
+            && v.len() >= 2
+            && v[0] == b'"'
+            && v[v.len() - 1] == b'"'
+        {
+            let raw = &v[1..v.len() - 1];
+            let full = raw.len().min(LIMIT * 4);
+            let mut n = full.min(512);
+            loop {
+                let decoded = json::decode_str(&raw[..n]);
+                match normalize_at(&decoded, MAX) {
+                    (t, Some(stop)) if n == full || stop + 8 <= decoded.len() => return t,
+                    _ if n == full => break,
+                    _ => n = full.min(n * 4),
+                }
+            }
+        }
+        let mut out = String::new();
+        let mut first = true;
+        for (kind, at) in self.each() {
+            if kind != TEXT || out.len() > LIMIT {
+                continue;
+            }
+            if let Some(t) = self.slice(at) {
+                if !first {
+                    out.push_str(sep);
+                }
+                first = false;
+                out.push_str(&string_prefix(t, LIMIT * 4));
+            }
+        }
+        normalize_max(&out, MAX)
+    }
+
+    /// The tool calls, `name main-argument` joined with `, `.
+    fn calls(&self) -> String {
+        let mut found: Vec<String> = Vec::new();
+        for (kind, at) in self.each() {
+            if kind != CALL {
+                continue;
+            }
+            let name = self
+                .slice(at)
+                .and_then(RawStr::from_value)
+                .map(|r| r.decode().into_owned())
+                .unwrap_or_default();
+            let args = self
+                .slice(at + 2)
+                .map(|v| normalize_max(&string_prefix(v, MAX * 4), MAX))
+                .unwrap_or_default();
+            found.push(if args.is_empty() {
+                name
+            } else {
+                format!("{name} {args}")
+            });
+        }
+        found.join(", ")
+    }
+}
+
+/// The preview (not yet cut to [`MAX`]) and role of a message from its recipe (made by
+/// [`gather`] from `base`).
+pub fn render(base: &[u8], recipe: &[u32]) -> (String, Option<String>) {
+    let word = |k: usize| recipe.get(k).copied().unwrap_or(0);
+    let slice = |s: u32, e: u32| -> Option<&[u8]> {
+        (e > s).then(|| base.get(s as usize..e as usize)).flatten()
+    };
+    let head = word(0);
+    let aux = slice(word(1), word(2));
+    let aux_str = || {
+        aux.and_then(RawStr::from_value)
+            .map(|r| r.decode().into_owned())
+    };
+    let role = match head & 0xff {
+        ROLE_NONE => None,
+        ROLE_USER => Some("user".to_owned()),
+        ROLE_ASSISTANT => Some("assistant".to_owned()),
+        ROLE_TOOL => Some("toolResult".to_owned()),
+        ROLE_BASH => Some("bashExecution".to_owned()),
+        ROLE_CUSTOM => Some("custom".to_owned()),
+        _ => aux_str(),
+    };
+    let parts = Parts { base, recipe };
+    let text = match head & 0xff {
+        ROLE_USER => format!("user: {}", parts.text("")),
+        ROLE_ASSISTANT => {
+            let (t, calls) = (parts.text(" "), parts.calls());
             let body = match (t.is_empty(), calls.is_empty()) {
                 (false, true) => t,
                 (false, false) => format!("{t} → {calls}"),
                 (true, false) => format!("→ {calls}"),
-                (true, true) if m.get("stopReason") == Some(b"\"aborted\"") => "(aborted)".into(),
-                (true, true) => match m.str("errorMessage") {
+                (true, true) if head & ABORTED != 0 => "(aborted)".into(),
+                (true, true) => match aux_str() {
                     Some(e) => format!("error: {}", normalize_max(&e, MAX)),
                     None => "(no content)".into(),
                 },
             };
             format!("assistant: {body}")
         }
-        "toolResult" => {
-            let name = m.str("toolName").unwrap_or_default();
-            let out = normalize_max(&content_text(content, " ", MAX * 4), MAX);
-            let err = m.get("isError") == Some(b"true");
+        ROLE_TOOL => {
+            let name = aux_str().unwrap_or_default();
+            let out = parts.text(" ");
+            let err = head & IS_ERROR != 0;
             format!("[{name}]{} {out}", if err { " error:" } else { "" })
         }
-        "bashExecution" => format!(
+        ROLE_BASH => format!(
             "[bash]: {}",
             normalize_max(
-                &m.get("command")
-                    .map(|c| string_prefix(c, MAX * 4))
-                    .unwrap_or_default(),
+                &aux.map(|c| string_prefix(c, MAX * 4)).unwrap_or_default(),
                 MAX
             )
         ),
-        "custom" => format!(
-            "[{}]: {}",
-            m.str("customType").unwrap_or_default(),
-            normalize_max(&content_text(content, "", MAX * 4), MAX)
-        ),
-        r => format!("[{r}]"),
+        ROLE_CUSTOM => format!("[{}]: {}", aux_str().unwrap_or_default(), parts.text("")),
+        _ => format!("[{}]", role.as_deref().unwrap_or_default()),
     };
     (text, role)
 }

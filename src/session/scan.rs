@@ -44,6 +44,25 @@ pub trait Visit: Send + Sized {
         let _ = nested;
         self.entry(idx, line, members);
     }
+    /// With [`Visit::NESTED`] (which must be `DEEP.key`): also the members of the object
+    /// elements of the nested object's array member `DEEP.list` and of their object member
+    /// `DEEP.sub`, collected in the same pass (see [`Visit::entry_deep`]).
+    const DEEP: Option<json::Deep> = None;
+    /// [`Visit::entry_nested`] for a visitor with [`Visit::DEEP`]: `elements` and `subs` are
+    /// the members (offsets into `line`) found in the last occurrence of the nested object,
+    /// each with the offset of the object that holds it, in file order.
+    fn entry_deep(
+        &mut self,
+        idx: u32,
+        line: &[u8],
+        members: &[Member<'_>],
+        nested: &[Member<'_>],
+        elements: &[(usize, Member<'_>)],
+        subs: &[(usize, Member<'_>)],
+    ) {
+        let _ = (elements, subs);
+        self.entry_nested(idx, line, members, nested);
+    }
     /// An empty visitor for another chunk.
     fn split(&self) -> Self;
     /// Appends the results of the next chunk, whose entry indexes start at `offset`.
@@ -85,6 +104,9 @@ pub struct Acc<V> {
     members: Vec<MemberSpan>,
     /// The members of the object value of `V::NESTED` (with the offset of that object).
     nested: Vec<(usize, MemberSpan)>,
+    /// The members further down (`V::DEEP`), each with the offset of its object.
+    elements: Vec<(usize, MemberSpan)>,
+    subs: Vec<(usize, MemberSpan)>,
     pub visitor: V,
 }
 
@@ -106,6 +128,8 @@ impl<V: Visit> Acc<V> {
             lines: 0,
             members: Vec::new(),
             nested: Vec::new(),
+            elements: Vec::new(),
+            subs: Vec::new(),
             visitor,
         }
     }
@@ -153,15 +177,30 @@ impl<V: Visit> Acc<V> {
         }
         self.members.clear();
         self.nested.clear();
+        self.elements.clear();
+        self.subs.clear();
         let members = &mut self.members;
         let nested = &mut self.nested;
+        let (elements, subs) = (&mut self.elements, &mut self.subs);
         let scanned = if line[start] == b'{' {
             let top = |m: Member<'_>| members.push(MemberSpan::of(&m));
-            match V::NESTED {
-                None => json::scan_object(line, start, top),
-                Some(key) => json::scan_object_nested(line, start, key, top, &mut |at, m| {
-                    nested.push((at, MemberSpan::of(&m)))
-                }),
+            match (V::NESTED, V::DEEP) {
+                (_, Some(deep)) => {
+                    json::scan_object_deep(line, start, deep, top, &mut |depth, at, m| {
+                        let to = match depth {
+                            json::Depth::Inner => &mut *nested,
+                            json::Depth::Element => &mut *elements,
+                            json::Depth::Sub => &mut *subs,
+                        };
+                        to.push((at, MemberSpan::of(&m)));
+                    })
+                }
+                (None, None) => json::scan_object(line, start, top),
+                (Some(key), None) => {
+                    json::scan_object_nested(line, start, key, top, &mut |at, m| {
+                        nested.push((at, MemberSpan::of(&m)))
+                    })
+                }
             }
             .and_then(|(end, _)| {
                 let rest = json::skip_ws(line, end);
@@ -299,20 +338,33 @@ impl<V: Visit> Acc<V> {
         {
             self.recoveries.push((idx, range));
         }
-        if let Some(key) = V::NESTED {
+        if let Some(key) = V::DEEP.map(|d| d.key).or(V::NESTED) {
             // The members of the value of the last occurrence of the key, if an object.
-            let at = members
+            let span = members
                 .iter()
                 .rev()
                 .find(|m| m.key.eq_str(key))
-                .map(|m| m.value_start);
+                .map(|m| (m.value_start, m.value_end));
+            let at = span.map(|s| s.0);
             let nested: Vec<Member<'_>> = self
                 .nested
                 .iter()
                 .filter(|(o, _)| Some(*o) == at)
                 .map(|(_, m)| m.member(line))
                 .collect();
-            self.visitor.entry_nested(idx, line, &members, &nested);
+            if V::DEEP.is_some() {
+                let inside = |list: &[(usize, MemberSpan)]| -> Vec<(usize, Member<'_>)> {
+                    list.iter()
+                        .filter(|(o, _)| span.is_some_and(|(a, b)| (a..b).contains(o)))
+                        .map(|(o, m)| (*o, m.member(line)))
+                        .collect()
+                };
+                let (elements, subs) = (inside(&self.elements), inside(&self.subs));
+                self.visitor
+                    .entry_deep(idx, line, &members, &nested, &elements, &subs);
+            } else {
+                self.visitor.entry_nested(idx, line, &members, &nested);
+            }
         } else {
             self.visitor.entry(idx, line, &members);
         }

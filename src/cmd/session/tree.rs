@@ -125,46 +125,94 @@ impl Visit for Extra {
     }
 }
 
-/// What the whole views need before they write: the timestamps (sibling order) and where
-/// each `message` entry's message is in its line (`(0, 0)` for other entries). The rest is
-/// read again row by row.
+/// What the whole views need before they write: the timestamps (sibling order) and, for
+/// each `message` entry, where the parts of its preview are in its line (a recipe, see
+/// [`preview::gather`]), found while the line is at hand. The previews are made from the
+/// lines read again row by row.
+#[derive(Default)]
 struct Times {
     ts: Vec<i64>,
-    message: Vec<(u32, u32)>,
+    /// Entry `i`'s recipe is `recipes[starts[i]..starts[i + 1]]` (empty: not a message).
+    starts: Vec<usize>,
+    recipes: Vec<u32>,
 }
 
 impl Visit for Times {
     fn entry(&mut self, _i: u32, line: &[u8], members: &[json::Member<'_>]) {
-        self.ts.push(timestamp(line, members));
-        let is_message = json::field(line, members, "type")
-            .and_then(RawStr::from_value)
-            .is_some_and(|t| !t.escaped && t.raw == b"message");
-        let span = members
-            .iter()
-            .rev()
-            .find(|m| is_message && m.key.eq_str("message"))
-            .map_or((0, 0), |m| (m.value_start as u32, m.value_end as u32));
-        self.message.push(span);
-    }
-    fn split(&self) -> Self {
-        Times {
-            ts: Vec::new(),
-            message: Vec::new(),
+        // Only reached without the line's pass collecting the members below the top level.
+        self.timestamp_and_start(line, members);
+        if let Some(m) = Self::message(line, members) {
+            preview::gather_value(line, m.value_start, &mut self.recipes);
         }
+        self.starts.push(self.recipes.len());
+    }
+
+    const NESTED: Option<&'static str> = Some(preview::DEEP.key);
+    const DEEP: Option<json::Deep> = Some(preview::DEEP);
+
+    fn entry_deep(
+        &mut self,
+        _i: u32,
+        line: &[u8],
+        members: &[json::Member<'_>],
+        nested: &[json::Member<'_>],
+        elements: &[(usize, json::Member<'_>)],
+        subs: &[(usize, json::Member<'_>)],
+    ) {
+        self.timestamp_and_start(line, members);
+        if Self::message(line, members).is_some() {
+            preview::gather(line, nested, elements, subs, &mut self.recipes);
+        }
+        self.starts.push(self.recipes.len());
+    }
+
+    fn split(&self) -> Self {
+        Times::default()
     }
     fn merge(&mut self, next: Self, _offset: u32) {
         self.ts.extend(next.ts);
-        self.message.extend(next.message);
+        if self.starts.is_empty() {
+            self.starts.push(0);
+        }
+        let base = self.recipes.len();
+        self.starts
+            .extend(next.starts.iter().skip(1).map(|&s| s + base));
+        self.recipes.extend(next.recipes);
     }
 }
 
 impl Times {
+    fn timestamp_and_start(&mut self, line: &[u8], members: &[json::Member<'_>]) {
+        self.ts.push(timestamp(line, members));
+        if self.starts.is_empty() {
+            self.starts.push(0);
+        }
+    }
+
+    /// The `message` member of a `message` entry (the last one).
+    fn message<'m, 'a>(
+        line: &[u8],
+        members: &'m [json::Member<'a>],
+    ) -> Option<&'m json::Member<'a>> {
+        let is_message = json::field(line, members, "type")
+            .and_then(RawStr::from_value)
+            .is_some_and(|t| !t.escaped && t.raw == b"message");
+        is_message
+            .then(|| members.iter().rev().find(|m| m.key.eq_str("message")))
+            .flatten()
+    }
+
     /// [`shown`] for entry `i`, from its line read again.
     fn shown(&self, i: u32, line: &[u8]) -> (String, String, Option<String>) {
-        match self.message.get(i as usize) {
-            Some(&(a, b)) if b > 0 && b as usize <= line.len() => {
-                let (preview, role) = preview::message_preview(&line[a as usize..b as usize]);
-                ("message".to_owned(), preview, role)
+        let i = i as usize;
+        match (self.starts.get(i), self.starts.get(i + 1)) {
+            (Some(&a), Some(&b)) if b > a => {
+                let (text, role) = preview::render(line, &self.recipes[a..b]);
+                (
+                    "message".to_owned(),
+                    crate::output::truncate(&text, preview::MAX),
+                    role,
+                )
             }
             _ => shown_line(line),
         }
@@ -332,13 +380,7 @@ pub fn run(args: TreeArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
     if shaped {
         return run_shaped(args, ctx, source);
     }
-    let (s, times) = ctx.open_source(
-        source,
-        Times {
-            ts: Vec::new(),
-            message: Vec::new(),
-        },
-    )?;
+    let (s, times) = ctx.open_source(source, Times::default())?;
     let v = View::new(s, &times.ts, args.leaf.as_deref())?;
     let ts = &times.ts;
     if !ctx.out.human(args.format.get()) {
