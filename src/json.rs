@@ -1310,6 +1310,76 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        #[test]
+        fn deep_members_change_nothing_else(line in json_line()) {
+            let deep = Deep { key: "message", list: "content", sub: "arguments" };
+            let mut plain = Vec::new();
+            let a = scan_object(&line, 0, |m| plain.push((m.key_start, m.value_end)));
+            let mut top = Vec::new();
+            let mut below = Vec::new();
+            let b = scan_object_deep(
+                &line,
+                0,
+                deep,
+                |m| top.push((m.key_start, m.value_end)),
+                &mut |d, at, m| below.push((d, at, m.key_start, m.value_end)),
+            );
+            // The same verdict, error offset and message, and top-level members.
+            proptest::prop_assert_eq!(&a, &b);
+            proptest::prop_assert_eq!(plain, top);
+            if a.is_ok() && let Some(v) = get(&line, "message") && v[0] == b'{' {
+                // What the pass found in the last `message` is what scanning it again finds.
+                let at = v.as_ptr() as usize - line.as_ptr() as usize;
+                let span = at..at + v.len();
+                let mut again = Vec::new();
+                let r = deep_members_valid(&line, at, deep, &mut |d, o, m| {
+                    again.push((d, o, m.key_start, m.value_end))
+                });
+                proptest::prop_assert!(r.is_ok());
+                let found: Vec<_> = below
+                    .iter()
+                    .copied()
+                    .filter(|(d, o, _, _)| if *d == Depth::Inner { *o == at } else { span.contains(o) })
+                    .collect();
+                proptest::prop_assert_eq!(found, again);
+            }
+        }
+    }
+
+    #[test]
+    fn deep_members_reach_blocks_and_arguments() {
+        let line = br#"{"message":{"role":"assistant","content":[{"type":"text","text":"a"},7,{"type":"toolCall","name":"bash","arguments":{"command":"ls"}}]}}"#;
+        let deep = Deep {
+            key: "message",
+            list: "content",
+            sub: "arguments",
+        };
+        let mut got = Vec::new();
+        scan_object_deep(line, 0, deep, |_| {}, &mut |d, at, m| {
+            got.push((d, at, String::from_utf8_lossy(m.key.raw).into_owned()))
+        })
+        .unwrap();
+        let keys: Vec<_> = got.iter().map(|(d, _, k)| (*d, k.as_str())).collect();
+        assert_eq!(
+            keys,
+            [
+                (Depth::Inner, "role"),
+                (Depth::Element, "type"),
+                (Depth::Element, "text"),
+                (Depth::Element, "type"),
+                (Depth::Element, "name"),
+                (Depth::Sub, "command"),
+                (Depth::Element, "arguments"),
+                (Depth::Inner, "content"),
+            ]
+        );
+        // Each member names the object that holds it.
+        assert_eq!(&line[got[0].1..got[0].1 + 8], br#"{"role":"#);
+        assert_eq!(&line[got[1].1..got[1].1 + 8], br#"{"type":"#);
+        assert_eq!(&line[got[5].1..got[5].1 + 11], br#"{"command":"#);
+    }
+
     /// Session-like lines and mutations of them: bytes dropped, doubled or replaced by
     /// JSON's special characters.
     fn json_line() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
@@ -1318,6 +1388,7 @@ mod tests {
             Just(r#"{"type":"message","id":"a1","parentId":null,"message":{"role":"user","content":"hi\n there \"q\" \u00e9","timestamp":1761842798503}}"#.to_owned()),
             Just(r#"{"type":"message","message":{"role":"assistant","content":[{"type":"text","text":"a\\b"}],"usage":{"input":1,"cost":{"total":0.5e-3}},"model":"m"},"message":{"x":[1,-2.5E+3,true,false,{}]}}"#.to_owned()),
             Just(r#" {"a" : [ 1 , 2 ] , "message" : { "k" : "v" } } "#.to_owned()),
+            Just(r#"{"type":"message","message":{"role":"assistant","content":[ {"type":"thinking","thinking":"hm\n"} , {"type":"toolCall","name":"edit","arguments":{"path":"a.rs","x":[{"y":1}]},"arguments":{"k":[]}},"s",[{"z":{}}] ],"content":[{"type":"text","text":"t"}]}}"#.to_owned()),
             string_bytes().prop_map(|b| format!(r#"{{"message":{{"text":"{}"}},"id":"x"}}"#, String::from_utf8_lossy(&b))),
         ];
         let edit = (

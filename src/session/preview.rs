@@ -35,6 +35,7 @@ struct Obj<'a, 'm> {
 }
 
 impl<'a> Obj<'a, '_> {
+    #[cfg(test)]
     fn new(v: &'a [u8]) -> Self {
         Obj {
             v,
@@ -48,6 +49,7 @@ impl<'a> Obj<'a, '_> {
             .find(|m| m.key.eq_str(key))
             .map(|m| &self.v[m.value_start..m.value_end])
     }
+    #[cfg(test)]
     fn str(&self, key: &str) -> Option<String> {
         string(self.get(key))
     }
@@ -134,32 +136,20 @@ fn normalize_at(s: &str, max: usize) -> (String, Option<usize>) {
 
 /// The text of a content value: a string, or the `text` blocks joined with `sep`.
 pub fn content_text(content: &[u8], sep: &str, limit: usize) -> String {
-    content_parts(content, sep, limit, false).0
-}
-
-/// The text of a content value (see [`content_text`]) and, with `calls`, its tool calls
-/// (`name main-argument`, joined with `, `), in one pass over the blocks.
-fn content_parts(content: &[u8], sep: &str, limit: usize, calls: bool) -> (String, String) {
     match JsonKind::of(content) {
-        Some(JsonKind::String) => (
-            string_prefix(content, limit.saturating_mul(4)),
-            String::new(),
-        ),
+        Some(JsonKind::String) => string_prefix(content, limit.saturating_mul(4)),
         Some(JsonKind::Array) => {
             let mut out = String::new();
             let mut first = true;
-            let mut found: Vec<String> = Vec::new();
             let _ = json::for_each_element_members_valid(content, |block| {
-                let text_done = out.len() > limit;
-                if text_done && !calls {
+                if out.len() > limit {
                     return;
                 }
                 let b = Obj {
                     v: content,
                     members: Cow::Borrowed(block.unwrap_or_default()),
                 };
-                if !text_done
-                    && b.get("type") == Some(b"\"text\"")
+                if b.get("type") == Some(b"\"text\"")
                     && let Some(t) = b.get("text")
                 {
                     if !first {
@@ -168,35 +158,15 @@ fn content_parts(content: &[u8], sep: &str, limit: usize, calls: bool) -> (Strin
                     first = false;
                     out.push_str(&string_prefix(t, limit.saturating_mul(4)));
                 }
-                if calls && b.str("type").as_deref() == Some("toolCall") {
-                    let name = b.str("name").unwrap_or_default();
-                    let args = b.get("arguments").map(args_summary).unwrap_or_default();
-                    found.push(if args.is_empty() {
-                        name
-                    } else {
-                        format!("{name} {args}")
-                    });
-                }
             });
-            (out, found.join(", "))
+            out
         }
-        _ => (String::new(), String::new()),
+        _ => String::new(),
     }
 }
 
-/// The arguments of a tool call that tell most about it, the first one present shown.
+/// The arguments of a tool call that tell most about it: the first one present is shown.
 const MAIN_ARGS: [&str; 6] = ["path", "command", "pattern", "file_path", "query", "url"];
-
-/// The most telling argument of a tool call (a path, a command, a pattern).
-fn args_summary(args: &[u8]) -> String {
-    let a = Obj::new(args);
-    for key in MAIN_ARGS {
-        if let Some(v) = a.get(key) {
-            return normalize_max(&string_prefix(v, MAX * 4), MAX);
-        }
-    }
-    String::new()
-}
 
 /// A message's role, if the entry is a message.
 pub fn role(line: &[u8], members: &[Member<'_>]) -> Option<String> {
@@ -649,6 +619,170 @@ mod tests {
             }
         }
         out
+    }
+
+    /// The preview of a message value as it was made before recipes: every value looked up
+    /// in the message as parsed again, the text cut only once it is all decoded.
+    fn old_message_text(msg: &[u8]) -> (String, Option<String>) {
+        let m = Obj::new(msg);
+        let role = m.str("role");
+        let name = role.clone().unwrap_or_default();
+        let content = m.get("content").unwrap_or(b"null");
+        let calls = || {
+            let mut found: Vec<String> = Vec::new();
+            if JsonKind::of(content) == Some(JsonKind::Array) {
+                let _ = json::for_each_element_members_valid(content, |block| {
+                    let b = Obj {
+                        v: content,
+                        members: Cow::Borrowed(block.unwrap_or_default()),
+                    };
+                    if b.str("type").as_deref() == Some("toolCall") {
+                        let name = b.str("name").unwrap_or_default();
+                        let args = b
+                            .get("arguments")
+                            .map(|args| {
+                                let a = Obj::new(args);
+                                MAIN_ARGS
+                                    .iter()
+                                    .find_map(|k| a.get(k))
+                                    .map(|v| normalize_max(&string_prefix(v, MAX * 4), MAX))
+                                    .unwrap_or_default()
+                            })
+                            .unwrap_or_default();
+                        found.push(if args.is_empty() {
+                            name
+                        } else {
+                            format!("{name} {args}")
+                        });
+                    }
+                });
+            }
+            found.join(", ")
+        };
+        let text = |sep| normalize_max(&content_text(content, sep, MAX * 4), MAX);
+        let text = match name.as_str() {
+            "user" => format!("user: {}", text("")),
+            "assistant" => {
+                let (t, calls) = (text(" "), calls());
+                let body = match (t.is_empty(), calls.is_empty()) {
+                    (false, true) => t,
+                    (false, false) => format!("{t} → {calls}"),
+                    (true, false) => format!("→ {calls}"),
+                    (true, true) if m.get("stopReason") == Some(b"\"aborted\"") => {
+                        "(aborted)".into()
+                    }
+                    (true, true) => match m.str("errorMessage") {
+                        Some(e) => format!("error: {}", normalize_max(&e, MAX)),
+                        None => "(no content)".into(),
+                    },
+                };
+                format!("assistant: {body}")
+            }
+            "toolResult" => {
+                let name = m.str("toolName").unwrap_or_default();
+                let err = m.get("isError") == Some(b"true");
+                format!("[{name}]{} {}", if err { " error:" } else { "" }, text(" "))
+            }
+            "bashExecution" => format!(
+                "[bash]: {}",
+                normalize_max(
+                    &m.get("command")
+                        .map(|c| string_prefix(c, MAX * 4))
+                        .unwrap_or_default(),
+                    MAX
+                )
+            ),
+            "custom" => format!(
+                "[{}]: {}",
+                m.str("customType").unwrap_or_default(),
+                text("")
+            ),
+            r => format!("[{r}]"),
+        };
+        (text, role)
+    }
+
+    /// Message values of every role, with text blocks long and short, escapes, whitespace
+    /// runs, repeated keys, values of the wrong type and many tool calls.
+    fn message_value() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        let piece = prop_oneof![
+            4 => "[a-z]{1,12}".prop_map(|s| s),
+            2 => Just(" ".to_owned()),
+            1 => Just("\\n\\n   \\t".to_owned()),
+            1 => Just("\\\"q\\\"".to_owned()),
+            1 => Just("\\u00e9\\ud83d\\ude00".to_owned()),
+            1 => Just("é→ \u{3000}".to_owned()),
+            1 => Just(" ".repeat(300)),
+        ];
+        let text =
+            proptest::collection::vec(piece, 0..400).prop_map(|v| format!("\"{}\"", v.concat()));
+        let block = prop_oneof![
+            text.clone().prop_map(|t| format!(r#"{{"type":"text","text":{t}}}"#)),
+            text.clone().prop_map(|t| format!(r#"{{"text":{t},"type":"text","text":"second"}}"#)),
+            text.clone().prop_map(|t| format!(r#"{{"type":"thinking","thinking":{t}}}"#)),
+            Just(r#"{"type":"text","text":42}"#.to_owned()),
+            Just(r#"{"type":"tool\u0043all","name":"bash","arguments":{"command":"ls -la","path":7}}"#.to_owned()),
+            text.clone().prop_map(|t| format!(r#"{{"type":"toolCall","name":"edit","arguments":{{"x":1,"path":{t},"path":"b.rs"}}}}"#)),
+            Just(r#"{"type":"toolCall","arguments":[1],"name":null}"#.to_owned()),
+            Just(r#"{"type":"toolCall","name":"","arguments":{}}"#.to_owned()),
+            Just(r#""loose""#.to_owned()),
+            Just("{}".to_owned()),
+        ];
+        let content = prop_oneof![
+            text.clone(),
+            proptest::collection::vec(block, 0..6).prop_map(|b| format!("[{}]", b.join(","))),
+            (1usize..300).prop_map(|n| format!(
+                "[{}]",
+                vec![r#"{"type":"toolCall","name":"","arguments":{}}"#; n].join(",")
+            )),
+            Just("null".to_owned()),
+        ];
+        let role = prop_oneof![
+            Just(r#""user""#),
+            Just(r#""assistant""#),
+            Just(r#""toolResult""#),
+            Just(r#""bashExecution""#),
+            Just(r#""custom""#),
+            Just(r#""branchSummary""#),
+            Just(r#""us\u0065r""#),
+            Just("5"),
+        ];
+        let extra = prop_oneof![
+            Just(""),
+            Just(r#","isError":true,"toolName":"read""#),
+            Just(r#","stopReason":"aborted""#),
+            Just(r#","errorMessage":"boom\n  went","toolName":3"#),
+            Just(r#","command":"cargo   test","customType":"note""#),
+        ];
+        (role, content.clone(), extra, content)
+            .prop_map(|(r, c, e, c2)| format!(r#"{{"role":{r},"content":{c2},"content":{c}{e}}}"#))
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(400))]
+        #[test]
+        fn recipes_give_the_previews_of_a_full_parse(msg in message_value()) {
+            let line = format!(r#"{{"type":"message","id":"a","message":{msg}}}"#);
+            // Previews are cut to `MAX` characters: only that much has to agree.
+            let cut = |(t, r): (String, Option<String>)| (crate::output::truncate(&t, MAX), r);
+            let want = cut(old_message_text(msg.as_bytes()));
+            // From the message value alone, as other callers make it ...
+            proptest::prop_assert_eq!(&message_preview(msg.as_bytes()), &want);
+            // ... and from what the index pass collects in the line.
+            let (mut nested, mut elements, mut subs) = (Vec::new(), Vec::new(), Vec::new());
+            let scanned = json::scan_object_deep(line.as_bytes(), 0, DEEP, |_| {}, &mut |d, at, m| {
+                match d {
+                    json::Depth::Inner => nested.push(m),
+                    json::Depth::Element => elements.push((at, m)),
+                    json::Depth::Sub => subs.push((at, m)),
+                }
+            });
+            proptest::prop_assert!(scanned.is_ok(), "{line}");
+            let mut recipe = Vec::new();
+            gather(line.as_bytes(), &nested, &elements, &subs, &mut recipe);
+            proptest::prop_assert_eq!(cut(render(line.as_bytes(), &recipe)), want);
+        }
     }
 
     #[test]
