@@ -1066,10 +1066,15 @@ pub fn minify(b: &[u8]) -> Cow<'_, [u8]> {
 
 /// Appends `s` to `out` as a JSON string literal, escaped the way `JSON.stringify` does.
 pub fn write_str(out: &mut Vec<u8>, s: &str) {
+    out.reserve(s.len() + 2);
     out.push(b'"');
     let bytes = s.as_bytes();
     let mut start = 0;
-    for (i, &c) in bytes.iter().enumerate() {
+    loop {
+        // The runs between characters that need an escape are copied whole.
+        let i = find_string_special(bytes, start);
+        out.extend_from_slice(&bytes[start..i]);
+        let Some(&c) = bytes.get(i) else { break };
         let esc: &[u8] = match c {
             b'"' => b"\\\"",
             b'\\' => b"\\\\",
@@ -1078,18 +1083,18 @@ pub fn write_str(out: &mut Vec<u8>, s: &str) {
             b'\t' => b"\\t",
             0x08 => b"\\b",
             0x0c => b"\\f",
-            0..=0x1f => b"",
-            _ => continue,
+            _ => b"",
         };
-        out.extend_from_slice(&bytes[start..i]);
         if esc.is_empty() {
-            out.extend_from_slice(format!("\\u{c:04x}").as_bytes());
+            const HEX: &[u8; 16] = b"0123456789abcdef";
+            out.extend_from_slice(b"\\u00");
+            out.push(HEX[usize::from(c >> 4)]);
+            out.push(HEX[usize::from(c & 15)]);
         } else {
             out.extend_from_slice(esc);
         }
         start = i + 1;
     }
-    out.extend_from_slice(&bytes[start..]);
     out.push(b'"');
 }
 
@@ -1205,6 +1210,17 @@ mod tests {
         let mut out = Vec::new();
         write_str(&mut out, "a\"b\\c\n\u{1}é");
         assert_eq!(out, r#""a\"b\\c\n\u0001é""#.as_bytes());
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn write_str_writes_what_serde_json_writes(s in "(?s).{0,80}", pad in 0usize..20) {
+            // Runs longer than the 8-byte steps, and every control character.
+            let s = format!("{}{s}\u{1f}{}\u{7f}\u{8}\u{c}", "x".repeat(pad), "é".repeat(pad));
+            let mut out = Vec::new();
+            write_str(&mut out, &s);
+            proptest::prop_assert_eq!(String::from_utf8(out).unwrap(), serde_json::to_string(&s).unwrap());
+        }
     }
 
     /// A plain byte loop: where the string starting at `b[i]` ends, whether it has escapes.

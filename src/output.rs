@@ -284,10 +284,15 @@ fn escape_with(s: &str, keep_layout: bool) -> Cow<'_, str> {
 
 /// Cuts `s` to at most `max` characters, marking the cut with `…`.
 pub fn truncate(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
-        return s.to_owned();
+    if s.char_indices().nth(max).is_none() {
+        return s.to_owned(); // at most `max` characters
     }
-    let mut out: String = s.chars().take(max.saturating_sub(1)).collect();
+    let cut = s
+        .char_indices()
+        .nth(max.saturating_sub(1))
+        .map_or(s.len(), |(i, _)| i);
+    let mut out = String::with_capacity(cut + 3);
+    out.push_str(&s[..cut]);
     out.push('…');
     out
 }
@@ -295,6 +300,25 @@ pub fn truncate(s: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn truncate_keeps_max_characters_with_the_mark() {
+        // As counted one character at a time.
+        let by_chars = |s: &str, max: usize| {
+            if s.chars().count() <= max {
+                return s.to_owned();
+            }
+            let mut out: String = s.chars().take(max.saturating_sub(1)).collect();
+            out.push('…');
+            out
+        };
+        for s in ["", "a", "abc", "éé→x", "ab\u{3000}cd", &"x".repeat(300)] {
+            for max in [0, 1, 2, 3, 4, 5, 200, 201] {
+                assert_eq!(truncate(s, max), by_chars(s, max), "{s:?} {max}");
+            }
+        }
+        assert_eq!(truncate("abcdef", 4), "abc…");
+    }
 
     #[test]
     fn escape_makes_every_control_visible() {
