@@ -284,13 +284,26 @@ fn escape_with(s: &str, keep_layout: bool) -> Cow<'_, str> {
 
 /// Cuts `s` to at most `max` characters, marking the cut with `…`.
 pub fn truncate(s: &str, max: usize) -> String {
-    if s.char_indices().nth(max).is_none() {
+    if s.len() <= max {
+        return s.to_owned(); // no more characters than bytes
+    }
+    // The starts of characters `max - 1` and `max` (0-based), counted on the bytes: a
+    // character starts at every byte that does not continue one.
+    let mut starts = s
+        .bytes()
+        .enumerate()
+        .filter(|&(_, b)| b & 0xc0 != 0x80)
+        .map(|(i, _)| i)
+        .skip(max.saturating_sub(1));
+    let cut = starts.next().unwrap_or(s.len());
+    let more = if max == 0 {
+        cut < s.len()
+    } else {
+        starts.next().is_some()
+    };
+    if !more {
         return s.to_owned(); // at most `max` characters
     }
-    let cut = s
-        .char_indices()
-        .nth(max.saturating_sub(1))
-        .map_or(s.len(), |(i, _)| i);
     let mut out = String::with_capacity(cut + 3);
     out.push_str(&s[..cut]);
     out.push('…');
