@@ -679,10 +679,16 @@ pub struct Member<'a> {
     pub value_end: usize,
 }
 
+/// Whether strings from `b[i]` on are scanned with the check for raw control characters
+/// ([`FULL`]) rather than without it ([`NO_CTRL`], when a first pass found none).
+fn check_controls(b: &[u8], i: usize) -> bool {
+    SIMD || has_control(&b[i.min(b.len())..])
+}
+
 /// Validates the object starting at `b[i]` (no leading whitespace) and calls `f` for each
 /// member in order. Returns the index after the closing brace and the nesting depth.
 pub fn scan_object<'a>(b: &'a [u8], i: usize, f: impl FnMut(Member<'a>)) -> Result<(usize, usize)> {
-    if SIMD || has_control(&b[i.min(b.len())..]) {
+    if check_controls(b, i) {
         scan_obj::<FULL>(b, i, f, None)
     } else {
         scan_obj::<NO_CTRL>(b, i, f, None)
@@ -704,7 +710,7 @@ pub fn scan_object_nested<'a>(
     f: impl FnMut(Member<'a>),
     g: &mut dyn FnMut(usize, Member<'a>),
 ) -> Result<(usize, usize)> {
-    if SIMD || has_control(&b[i.min(b.len())..]) {
+    if check_controls(b, i) {
         scan_nested::<FULL>(b, i, key, f, g)
     } else {
         scan_nested::<NO_CTRL>(b, i, key, f, g)
@@ -755,7 +761,7 @@ pub fn scan_object_deep<'a>(
     f: impl FnMut(Member<'a>),
     g: &mut dyn FnMut(Depth, usize, Member<'a>),
 ) -> Result<(usize, usize)> {
-    if SIMD || has_control(&b[i.min(b.len())..]) {
+    if check_controls(b, i) {
         scan_deep::<FULL>(b, i, deep, f, g)
     } else {
         scan_deep::<NO_CTRL>(b, i, deep, f, g)
@@ -795,6 +801,8 @@ fn scan_deep_inner<'a, const CTRL: u8>(
     deep: Deep,
     g: &mut dyn FnMut(Depth, usize, Member<'a>),
 ) -> Result<(usize, usize)> {
+    // The levels take turns with `g`: each call through it ends before the next one starts
+    // (a member is reported after its value is scanned), so the borrows never overlap.
     let g = std::cell::RefCell::new(g);
     let mut sub = |k: &RawStr<'a>, at: usize| {
         (b.get(at) == Some(&b'{') && k.eq_str(deep.sub))
