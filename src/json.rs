@@ -168,26 +168,6 @@ const NO_CTRL: u8 = 1;
 /// then skipped to the first quote not escaped, and report no escapes.
 const VALID: u8 = 0;
 
-/// Skips the validated string starting at `b[i]`: the index after its closing quote.
-fn skip_valid_str(b: &[u8], i: usize) -> Result<usize> {
-    let mut j = i + 1;
-    loop {
-        let Some(k) = memchr::memchr(b'"', &b[j.min(b.len())..]) else {
-            return err(b.len(), "'\"' to close the string");
-        };
-        let q = j + k;
-        let backslashes = b[i + 1..q]
-            .iter()
-            .rev()
-            .take_while(|&&c| c == b'\\')
-            .count();
-        if backslashes % 2 == 0 {
-            return Ok(q + 1);
-        }
-        j = q + 1;
-    }
-}
-
 /// Bit `k` set when `b[i + k]` (k < 64) is `"`, `\\` or, with `CTRL`, a control character:
 /// four of [`special_mask16`].
 #[cfg(target_arch = "x86_64")]
@@ -247,15 +227,38 @@ fn escape_len(b: &[u8], j: usize) -> Result<usize> {
     err(j, "a valid escape sequence")
 }
 
-/// [`scan_str`] 64 bytes at a time while that many remain: every special byte of a block is
-/// handled from one mask. Returns where the block-wise scan stopped (fewer than 64 bytes
-/// left, the string still open) or the result.
+/// How a block-wise string scan ended: `Ok(j)` when fewer than 64 bytes are left with the
+/// string still open at `j` (no escape pending there), `Err` with the scan's result.
+type Blocks = std::result::Result<usize, Result<(usize, bool)>>;
+
+/// [`scan_str`] 64 bytes at a time while that many remain, with the widest vector compares
+/// the CPU has (checked at run time: the build targets the x86-64 baseline).
 #[inline]
-fn scan_str_blocks<const CTRL: bool>(
-    b: &[u8],
-    mut j: usize,
-    escaped: &mut bool,
-) -> std::result::Result<usize, Result<(usize, bool)>> {
+fn scan_str_blocks<const CTRL: bool>(b: &[u8], j: usize, escaped: &mut bool) -> Blocks {
+    #[cfg(all(test, target_arch = "x86_64"))]
+    match tests::WIDTH.get() {
+        tests::Width::Narrow => return scan_str_blocks_narrow::<CTRL>(b, j, escaped),
+        // SAFETY: tests choose a width only when the CPU has it.
+        tests::Width::Avx2 => return unsafe { wide::blocks256::<CTRL>(b, j, escaped) },
+        tests::Width::Any => {}
+    }
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx512bw") {
+            // SAFETY: the CPU has AVX-512BW, checked just above.
+            return unsafe { wide::blocks512::<CTRL>(b, j, escaped) };
+        }
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2, checked just above.
+            return unsafe { wide::blocks256::<CTRL>(b, j, escaped) };
+        }
+    }
+    scan_str_blocks_narrow::<CTRL>(b, j, escaped)
+}
+
+/// The baseline block scan: every special byte of a block is handled in turn from one mask.
+#[inline]
+fn scan_str_blocks_narrow<const CTRL: bool>(b: &[u8], mut j: usize, escaped: &mut bool) -> Blocks {
     'block: while j + 64 <= b.len() {
         let mut m = special_mask64::<CTRL>(b, j);
         while m != 0 {
@@ -280,6 +283,197 @@ fn scan_str_blocks<const CTRL: bool>(
         j += 64;
     }
     Ok(j)
+}
+
+/// Which bytes of a 64-byte block are escaped, from its backslashes: the characters that
+/// follow a run of backslashes of odd length (a backslash escaped by the one before it is
+/// not listed: it is always valid). `carry` is 1 when the block's first byte is escaped by
+/// the block before. Returns the escaped bytes and the carry for the next block.
+///
+/// Adding a run's first bit to the run clears it and sets the bit just after it; a run of
+/// odd length ends on the other parity than it starts, so runs are added separately by the
+/// parity of their start and only the ends of the other parity are kept.
+#[inline(always)]
+fn escaped_bits(backslashes: u64, carry: u64) -> (u64, u64) {
+    const EVEN: u64 = 0x5555_5555_5555_5555;
+    let bs = backslashes & !carry;
+    let starts = bs & !(bs << 1);
+    let (from_even, _) = bs.overflowing_add(starts & EVEN);
+    let (from_odd, out) = bs.overflowing_add(starts & !EVEN);
+    let escaped = (from_even & !bs & !EVEN) | (from_odd & !bs & EVEN) | carry;
+    (escaped, u64::from(out))
+}
+
+/// The block scan from masks of whole blocks: `masks(b, i)` gives the quotes, backslashes
+/// and control characters of `b[i..i + 64]`, `letters(b, i)` its bytes that end a two-byte
+/// escape other than `\"` and `\\` (`/bfnrt`). Escapes are resolved for the whole block at
+/// once ([`escaped_bits`]); only `\u` escapes and bad ones are looked at one by one. The
+/// first error in byte order is the one reported, as in the narrow scan.
+#[inline(always)]
+fn blocks_masked<const CTRL: bool>(
+    b: &[u8],
+    mut j: usize,
+    escaped: &mut bool,
+    masks: impl Fn(&[u8], usize) -> [u64; 3],
+    letters: impl Fn(&[u8], usize) -> u64,
+) -> Blocks {
+    let mut carry = 0u64;
+    while j + 64 <= b.len() {
+        let [quotes, backslashes, controls] = masks(b, j);
+        let controls = if CTRL { controls } else { 0 };
+        if backslashes | carry == 0 {
+            let stop = quotes | controls;
+            if stop != 0 {
+                let p = j + stop.trailing_zeros() as usize;
+                if b[p] == b'"' {
+                    return Err(Ok((p + 1, *escaped)));
+                }
+                return Err(err(p, "no raw control characters inside a string"));
+            }
+            j += 64;
+            continue;
+        }
+        let (esc, next_carry) = escaped_bits(backslashes, carry);
+        let closing = quotes & !esc;
+        // The bits before the closing quote (all of them when the string goes on).
+        let open = closing.wrapping_sub(1) & !closing;
+        let controls = controls & open;
+        let first_control = if controls == 0 {
+            usize::MAX
+        } else {
+            j + controls.trailing_zeros() as usize
+        };
+        let mut check = esc & !quotes & !backslashes & open;
+        if check != 0 {
+            // Escaped bytes in this block: the one at `j` may belong to the block before.
+            check &= !letters(b, j);
+        }
+        while check != 0 {
+            // The escaped byte is at `p`, its backslash at `p - 1` (in the block before
+            // when `p == j`).
+            let p = j + check.trailing_zeros() as usize;
+            if p - 1 > first_control {
+                break;
+            }
+            match ESCAPE_LEN[usize::from(b[p])] {
+                2 => {}
+                6 if hex4(b, p + 1).is_some() => {}
+                6 => return Err(err(p - 1, "four hex digits after '\\u'")),
+                _ => return Err(err(p - 1, "a valid escape sequence")),
+            }
+            check &= check - 1;
+        }
+        if controls != 0 {
+            return Err(err(first_control, "no raw control characters inside a string"));
+        }
+        if backslashes & open != 0 {
+            *escaped = true;
+        }
+        if closing != 0 {
+            return Err(Ok((j + closing.trailing_zeros() as usize + 1, *escaped)));
+        }
+        carry = next_carry;
+        j += 64;
+    }
+    // An escape pending across the end of the last block: go back to its backslash, so that
+    // the byte-wise rest sees the whole escape.
+    Ok(j - carry as usize)
+}
+
+#[cfg(target_arch = "x86_64")]
+mod wide {
+    use super::{Blocks, blocks_masked};
+    use std::arch::x86_64::{
+        __m256i, _mm256_cmpeq_epi8, _mm256_loadu_si256, _mm256_min_epu8, _mm256_movemask_epi8,
+        _mm256_or_si256, _mm256_set1_epi8, _mm512_cmpeq_epi8_mask, _mm512_cmplt_epu8_mask,
+        _mm512_loadu_si512, _mm512_set1_epi8,
+    };
+
+    /// The letters of the two-byte escapes besides `\"` and `\\`.
+    const LETTERS: [u8; 6] = *b"/bfnrt";
+
+    #[inline]
+    #[target_feature(enable = "avx512bw")]
+    fn letters512(b: &[u8], i: usize) -> u64 {
+        let Some(chunk) = b.get(i..i + 64) else {
+            return 0;
+        };
+        // SAFETY: the load reads the 64 bytes of `chunk`.
+        let x = unsafe { _mm512_loadu_si512(chunk.as_ptr().cast()) };
+        LETTERS
+            .iter()
+            .fold(0, |m, &c| m | _mm512_cmpeq_epi8_mask(x, _mm512_set1_epi8(c as i8)))
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn letters256(b: &[u8], i: usize) -> u64 {
+        let Some(chunk) = b.get(i..i + 64) else {
+            return 0;
+        };
+        let mut out = 0u64;
+        for half in 0..2 {
+            // SAFETY: the load reads 32 of the 64 bytes of `chunk`.
+            let x = unsafe { _mm256_loadu_si256(chunk[half * 32..].as_ptr().cast::<__m256i>()) };
+            let hit = LETTERS.iter().fold(_mm256_set1_epi8(0), |m, &c| {
+                _mm256_or_si256(m, _mm256_cmpeq_epi8(x, _mm256_set1_epi8(c as i8)))
+            });
+            out |= u64::from(_mm256_movemask_epi8(hit) as u32) << (half * 32);
+        }
+        out
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx512bw")]
+    fn masks512(b: &[u8], i: usize) -> [u64; 3] {
+        let Some(chunk) = b.get(i..i + 64) else {
+            return [0; 3];
+        };
+        // SAFETY: the load reads the 64 bytes of `chunk`.
+        let x = unsafe { _mm512_loadu_si512(chunk.as_ptr().cast()) };
+        [
+            _mm512_cmpeq_epi8_mask(x, _mm512_set1_epi8(b'"' as i8)),
+            _mm512_cmpeq_epi8_mask(x, _mm512_set1_epi8(b'\\' as i8)),
+            _mm512_cmplt_epu8_mask(x, _mm512_set1_epi8(0x20)),
+        ]
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn masks256(b: &[u8], i: usize) -> [u64; 3] {
+        let Some(chunk) = b.get(i..i + 64) else {
+            return [0; 3];
+        };
+        let mut out = [0u64; 3];
+        for half in 0..2 {
+            // SAFETY: the load reads 32 of the 64 bytes of `chunk`.
+            let x = unsafe { _mm256_loadu_si256(chunk[half * 32..].as_ptr().cast::<__m256i>()) };
+            let low = _mm256_min_epu8(x, _mm256_set1_epi8(0x1f));
+            let bits = [
+                _mm256_cmpeq_epi8(x, _mm256_set1_epi8(b'"' as i8)),
+                _mm256_cmpeq_epi8(x, _mm256_set1_epi8(b'\\' as i8)),
+                _mm256_cmpeq_epi8(low, x),
+            ];
+            for (o, m) in out.iter_mut().zip(bits) {
+                *o |= u64::from(_mm256_movemask_epi8(m) as u32) << (half * 32);
+            }
+        }
+        out
+    }
+
+    /// The block scan with AVX-512BW compares.
+    #[target_feature(enable = "avx512bw")]
+    pub(super) fn blocks512<const CTRL: bool>(b: &[u8], j: usize, escaped: &mut bool) -> Blocks {
+        // The closure has this function's target features.
+        blocks_masked::<CTRL>(b, j, escaped, |b, i| masks512(b, i), |b, i| letters512(b, i))
+    }
+
+    /// The block scan with AVX2 compares.
+    #[target_feature(enable = "avx2")]
+    pub(super) fn blocks256<const CTRL: bool>(b: &[u8], j: usize, escaped: &mut bool) -> Blocks {
+        // The closure has this function's target features.
+        blocks_masked::<CTRL>(b, j, escaped, |b, i| masks256(b, i), |b, i| letters256(b, i))
+    }
 }
 
 /// Bit `k` set when `b[i + k]` (k < 16) is `"`, `\\` or, in [`FULL`] mode, a control
@@ -310,14 +504,20 @@ fn special_mask16<const CTRL: u8>(b: &[u8], i: usize) -> u32 {
 }
 
 /// `CTRL`: the scanning mode ([`FULL`], [`NO_CTRL`] or [`VALID`]). Most strings (keys,
-/// ids, times) end within 16 bytes with no escape: that case is one compare, inline.
+/// ids, times) end within 32 bytes with no escape: that case is one or two compares, inline.
 #[inline(always)]
 fn scan_str<const CTRL: u8>(b: &[u8], i: usize) -> Result<(usize, bool)> {
     #[cfg(target_arch = "x86_64")]
-    if i + 17 <= b.len() {
-        let m = special_mask16::<CTRL>(b, i + 1);
+    if i + 33 <= b.len() {
+        let mut m = special_mask16::<CTRL>(b, i + 1);
+        let mut at = i + 1;
+        if m == 0 {
+            // Times and ids are mostly 20 to 32 bytes: a second look covers them.
+            m = special_mask16::<CTRL>(b, i + 17);
+            at = i + 17;
+        }
         if m != 0 {
-            let p = i + 1 + m.trailing_zeros() as usize;
+            let p = at + m.trailing_zeros() as usize;
             if b[p] == b'"' {
                 return Ok((p + 1, false));
             }
@@ -344,9 +544,6 @@ fn scan_str_long<const CTRL: u8>(b: &[u8], i: usize) -> Result<(usize, bool)> {
             Err(done) => return done.map(|(end, e)| (end, e && CTRL != VALID)),
         }
     }
-    if CTRL == VALID {
-        return skip_valid_str(b, i).map(|end| (end, false));
-    }
     loop {
         j = if CTRL == FULL {
             find_string_special(b, j)
@@ -355,7 +552,7 @@ fn scan_str_long<const CTRL: u8>(b: &[u8], i: usize) -> Result<(usize, bool)> {
         };
         match b.get(j) {
             None => return err(j, "'\"' to close the string"),
-            Some(b'"') => return Ok((j + 1, escaped)),
+            Some(b'"') => return Ok((j + 1, escaped && CTRL != VALID)),
             Some(b'\\') => {
                 escaped = true;
                 j += escape_len(b, j)?;
@@ -1265,6 +1462,11 @@ mod tests {
             1 => Just(b"\\u12".to_vec()),
             1 => Just(b"\\x".to_vec()),
             1 => Just(b"\\".to_vec()),
+            1 => proptest::collection::vec(Just(b'\\'), 1..7),
+            1 => Just(b"\\/".to_vec()),
+            1 => Just(b"\\t".to_vec()),
+            1 => Just(b"\\b".to_vec()),
+            1 => Just(b"\\U".to_vec()),
             1 => Just(b"\"".to_vec()),
             1 => Just(vec![0x01]),
             1 => Just(b"\t".to_vec()),
@@ -1274,7 +1476,88 @@ mod tests {
         proptest::collection::vec(piece, 0..40).prop_map(|v| v.concat())
     }
 
+    /// Which block scan [`scan_str_blocks`] uses on this thread.
+    #[derive(Clone, Copy, PartialEq, Eq, Debug)]
+    pub(super) enum Width {
+        Any,
+        Narrow,
+        Avx2,
+    }
+
+    thread_local! {
+        pub(super) static WIDTH: std::cell::Cell<Width> = const { std::cell::Cell::new(Width::Any) };
+    }
+
+    /// The widths this CPU can run, the widest (what `Any` picks) first.
+    fn widths() -> Vec<Width> {
+        let mut w = vec![Width::Any];
+        if std::arch::is_x86_feature_detected!("avx512bw") && std::arch::is_x86_feature_detected!("avx2") {
+            w.push(Width::Avx2);
+        }
+        w.push(Width::Narrow);
+        w
+    }
+
+    /// Which bytes of a block are escaped, one byte at a time.
+    fn escaped_bits_reference(backslashes: u64, carry: u64) -> (u64, u64) {
+        let mut escaped = 0u64;
+        let mut pending = carry == 1;
+        for k in 0..64 {
+            if pending {
+                escaped |= 1 << k;
+                pending = false;
+            } else if backslashes & (1 << k) != 0 {
+                pending = true;
+            }
+        }
+        (escaped, u64::from(pending))
+    }
+
     proptest::proptest! {
+        #[test]
+        fn escaped_bits_match_a_byte_loop(
+            backslashes in proptest::prelude::any::<u64>(),
+            runs in proptest::prelude::any::<u64>(),
+            carry in 0u64..2,
+        ) {
+            // Both random bits and long runs of backslashes.
+            for bs in [backslashes, backslashes | runs, backslashes & runs, !0, !0 << 1, !0 >> 1] {
+                let (got, got_carry) = escaped_bits(bs, carry);
+                let (want, want_carry) = escaped_bits_reference(bs, carry);
+                // Escaped backslashes are left out: they are always valid.
+                proptest::prop_assert_eq!(got & !bs, want & !bs, "bs {:x} carry {}", bs, carry);
+                proptest::prop_assert_eq!(got & 1, carry);
+                proptest::prop_assert_eq!(got_carry, want_carry, "bs {:x} carry {}", bs, carry);
+            }
+        }
+
+        #[test]
+        fn every_block_width_scans_strings_alike(
+            prefix in 0usize..70,
+            body in string_bytes(),
+            tail in 0usize..3,
+        ) {
+            // Whole results, errors included (offset and message), and with or without the
+            // string closed within the last 64 bytes.
+            let mut b = vec![b' '; prefix];
+            b.push(b'"');
+            b.extend_from_slice(&body);
+            b.extend(std::iter::repeat_n(b'x', tail * 40));
+            let run = |w: Width| {
+                WIDTH.set(w);
+                let got = (
+                    scan_str::<FULL>(&b, prefix),
+                    (!has_control(&b)).then(|| scan_str::<NO_CTRL>(&b, prefix)),
+                );
+                WIDTH.set(Width::Any);
+                got
+            };
+            let narrow = run(Width::Narrow);
+            for w in widths() {
+                proptest::prop_assert_eq!(&run(w), &narrow, "{:?}", w);
+            }
+        }
+
         #[test]
         fn block_scanned_strings_end_where_a_byte_loop_ends(
             prefix in 0usize..70,

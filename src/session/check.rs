@@ -53,7 +53,7 @@ pub fn check_source(source: Source) -> Result<Report, OpenError> {
         }
     }
     for l in &s.labels {
-        if !s.by_id.contains_key(&l.target) {
+        if s.get_id(&l.target).is_none() {
             problems.push(Problem {
                 kind: ProblemKind::DanglingReference,
                 line: s.entries[l.entry as usize].line,

@@ -80,10 +80,21 @@ pub fn write_fork(
         .into_iter()
         .filter(|&i| s.entries[i as usize].kind != Kind::Label)
         .collect();
-    let mut on_path = IdSet::default();
+    // Which ids the copy holds: by entry number when ids are unique (no set of a million
+    // ids to build), else as a set of ids.
+    let mut on_path = vec![false; if s.unique_ids() { s.entries.len() } else { 0 }];
+    let mut path_ids = IdSet::default();
     for &i in &path {
-        on_path.insert(s.entries[i as usize].id.clone());
+        if s.unique_ids() {
+            on_path[i as usize] = true;
+        } else {
+            path_ids.insert(s.entries[i as usize].id.clone());
+        }
     }
+    let copied = |id: &Id, path_ids: &IdSet| {
+        path_ids.contains(id)
+            || (s.unique_ids() && s.get_id(id).is_some_and(|k| on_path[k as usize]))
+    };
     let now = clock::now_ms();
     // The files already in `dir` keep seeded ids (PI_SEED) of several forks apart.
     let mut rng =
@@ -91,17 +102,17 @@ pub fn write_fork(
     let mut prev = path.last().map(|&i| s.entries[i as usize].id.to_string());
     let mut label_lines = Vec::new();
     for (target, label, ts) in s.resolved_labels() {
-        if !on_path.contains(&target) {
+        if !copied(&target, &path_ids) {
             continue;
         }
         let mut id = rng.short_id();
         for _ in 0..100 {
-            if !on_path.contains(&Id::new(&id)) {
+            if !copied(&Id::new(&id), &path_ids) {
                 break;
             }
             id = rng.short_id();
         }
-        on_path.insert(Id::new(&id));
+        path_ids.insert(Id::new(&id));
         label_lines.push(entry::entry_line(
             "label",
             &id,

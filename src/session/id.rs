@@ -7,7 +7,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 const INLINE: usize = 22;
 
 /// An entry id (any string; normally 8 lowercase hex characters).
-#[derive(Clone, PartialEq, Eq, Hash)]
+#[derive(Clone, PartialEq, Eq)]
 pub enum Id {
     Inline { len: u8, buf: [u8; INLINE] },
     Heap(Box<str>),
@@ -34,6 +34,27 @@ impl Id {
                 std::str::from_utf8(&buf[..usize::from(*len)]).unwrap_or("")
             }
             Id::Heap(s) => s,
+        }
+    }
+}
+
+impl std::hash::Hash for Id {
+    /// An inline id as three words (its bytes past the length are zero), a longer one as its
+    /// bytes. A string is always stored the same way, so equal ids hash alike.
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        match self {
+            Id::Inline { len, buf } => {
+                let word = |k: usize| {
+                    let mut w = [0u8; 8];
+                    let part = &buf[(k * 8).min(INLINE)..(k * 8 + 8).min(INLINE)];
+                    w[..part.len()].copy_from_slice(part);
+                    u64::from_le_bytes(w)
+                };
+                state.write_u64(word(0) ^ u64::from(*len));
+                state.write_u64(word(1));
+                state.write_u64(word(2));
+            }
+            Id::Heap(s) => state.write(s.as_bytes()),
         }
     }
 }
@@ -76,6 +97,11 @@ impl Hasher for FxHasher {
     }
 
     #[inline]
+    fn write_u64(&mut self, i: u64) {
+        self.add(i);
+    }
+
+    #[inline]
     fn write_usize(&mut self, i: usize) {
         self.add(i as u64);
     }
@@ -96,3 +122,53 @@ impl FxHasher {
 pub type FxBuild = BuildHasherDefault<FxHasher>;
 pub type IdMap<V> = std::collections::HashMap<Id, V, FxBuild>;
 pub type IdSet = std::collections::HashSet<Id, FxBuild>;
+
+/// The hash of an id, as the maps above compute it.
+#[inline]
+pub fn hash_id(id: &Id) -> u64 {
+    use std::hash::BuildHasher;
+    FxBuild::default().hash_one(id)
+}
+
+/// An open session's ids, indexed: a hash table of entry numbers, each hashed by the id of
+/// its entry. Holding 4-byte numbers rather than ids keeps the table small, which is what
+/// makes it quick to build for a million entries (building a map of ids was mostly cache
+/// misses). The entries themselves answer which id a number stands for (`id_of`).
+#[derive(Default)]
+pub struct IdIndex {
+    table: hashbrown::HashTable<u32>,
+}
+
+impl IdIndex {
+    pub fn with_capacity(n: usize) -> IdIndex {
+        IdIndex {
+            table: hashbrown::HashTable::with_capacity(n),
+        }
+    }
+
+    /// Records that entry `i` has the id `id_of(i)`. Returns the entry that had it before
+    /// (which the id no longer finds).
+    pub fn insert<'a>(&mut self, id_of: impl Fn(u32) -> &'a Id, i: u32) -> Option<u32> {
+        let id = id_of(i);
+        match self
+            .table
+            .entry(hash_id(id), |&k| id_of(k) == id, |&k| hash_id(id_of(k)))
+        {
+            hashbrown::hash_table::Entry::Occupied(mut o) => Some(std::mem::replace(o.get_mut(), i)),
+            hashbrown::hash_table::Entry::Vacant(v) => {
+                v.insert(i);
+                None
+            }
+        }
+    }
+
+    /// The (last) entry with the id `id`.
+    pub fn get<'a>(&self, id_of: impl Fn(u32) -> &'a Id, id: &Id) -> Option<u32> {
+        self.table.find(hash_id(id), |&k| id_of(k) == id).copied()
+    }
+
+    /// Every entry the index finds, in no particular order.
+    pub fn entries(&self) -> impl Iterator<Item = u32> + '_ {
+        self.table.iter().copied()
+    }
+}

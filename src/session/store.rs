@@ -8,7 +8,7 @@ use std::io::{self, Read, Seek, Write};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
-use super::id::{Id, IdMap, IdSet};
+use super::id::{Id, IdIndex, IdSet};
 use super::migrate;
 use super::scan::{self, NoVisit, Visit};
 use crate::json;
@@ -203,7 +203,9 @@ pub struct Session {
     /// Entries in file order (headers and invalid lines excluded).
     pub entries: Vec<Rec>,
     /// id → index of the last entry with that id.
-    pub by_id: IdMap<u32>,
+    by_id: IdIndex,
+    /// Whether no two entries share an id.
+    unique_ids: bool,
     /// Label entries in file order.
     pub labels: Vec<LabelRec>,
     /// `session_info` entries: (entry index, trimmed name).
@@ -464,7 +466,8 @@ impl Session {
             ends_with_newline,
             header: acc.header,
             entries: acc.recs,
-            by_id: IdMap::default(),
+            by_id: IdIndex::default(),
+            unique_ids: true,
             labels: acc.labels,
             names: acc.names,
             problems: acc.problems,
@@ -660,8 +663,11 @@ impl Session {
     /// and dangling parents.
     fn index(&mut self) {
         let mut found = Vec::new();
-        for (i, r) in self.entries.iter().enumerate() {
-            if let Some(prev) = self.by_id.insert(r.id.clone(), i as u32) {
+        let entries = &self.entries;
+        let id_of = |k: u32| &entries[k as usize].id;
+        self.by_id = IdIndex::with_capacity(entries.len());
+        for (i, r) in entries.iter().enumerate() {
+            if let Some(prev) = self.by_id.insert(id_of, i as u32) {
                 let msg = format!(
                     "id '{}' was already used on line {}",
                     r.id, self.entries[prev as usize].line
@@ -669,21 +675,34 @@ impl Session {
                 found.push((ProblemKind::DuplicateId, r.line, r.offset, msg));
             }
         }
-        for i in 0..self.entries.len() {
-            let r = &self.entries[i];
-            let Some(p) = &r.parent_id else { continue };
-            if *p == r.id {
+        // Without repeated ids, an id names the entry that has it: most entries follow their
+        // parent, which then needs no lookup in the map.
+        let unique = found.is_empty();
+        self.unique_ids = unique;
+        let mut parents = Vec::with_capacity(entries.len());
+        for (i, r) in entries.iter().enumerate() {
+            let Some(p) = &r.parent_id else {
+                parents.push(NONE);
+                continue;
+            };
+            let parent = if *p == r.id {
                 let msg = format!("entry '{}' names itself as its parent", r.id);
                 found.push((ProblemKind::SelfParent, r.line, r.offset, msg));
-                continue;
-            }
-            match self.by_id.get(p) {
-                Some(&pi) => self.entries[i].parent = pi,
-                None => {
+                None
+            } else if unique && i > 0 && entries[i - 1].id == *p {
+                Some(i as u32 - 1)
+            } else {
+                let parent = self.by_id.get(id_of, p);
+                if parent.is_none() {
                     let msg = format!("entry '{}' has parent '{p}', which does not exist", r.id);
                     found.push((ProblemKind::DanglingParent, r.line, r.offset, msg));
                 }
-            }
+                parent
+            };
+            parents.push(parent.unwrap_or(NONE));
+        }
+        for (r, p) in self.entries.iter_mut().zip(parents) {
+            r.parent = p;
         }
         for (kind, line, offset, message) in found {
             if self.problems.len() < scan::MAX_PROBLEMS {
@@ -714,7 +733,17 @@ impl Session {
     }
 
     pub fn get(&self, id: &str) -> Option<u32> {
-        self.by_id.get(&Id::new(id)).copied()
+        self.get_id(&Id::new(id))
+    }
+
+    /// Whether no two entries share an id (then [`Session::get_id`] finds the only one).
+    pub fn unique_ids(&self) -> bool {
+        self.unique_ids
+    }
+
+    /// The (last) entry with the id `id`.
+    pub fn get_id(&self, id: &Id) -> Option<u32> {
+        self.by_id.get(|k| &self.entries[k as usize].id, id)
     }
 
     /// Resolves an entry id or unique id prefix.
@@ -727,9 +756,8 @@ impl Session {
         }
         let mut matches: Vec<u32> = self
             .by_id
-            .iter()
-            .filter(|(k, _)| k.as_str().starts_with(id))
-            .map(|(_, &v)| v)
+            .entries()
+            .filter(|&k| self.entries[k as usize].id.as_str().starts_with(id))
             .collect();
         matches.sort_unstable();
         match matches.len() {
