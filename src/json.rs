@@ -364,7 +364,10 @@ fn blocks_masked<const CTRL: bool>(
             check &= check - 1;
         }
         if controls != 0 {
-            return Err(err(first_control, "no raw control characters inside a string"));
+            return Err(err(
+                first_control,
+                "no raw control characters inside a string",
+            ));
         }
         if backslashes & open != 0 {
             *escaped = true;
@@ -400,9 +403,9 @@ mod wide {
         };
         // SAFETY: the load reads the 64 bytes of `chunk`.
         let x = unsafe { _mm512_loadu_si512(chunk.as_ptr().cast()) };
-        LETTERS
-            .iter()
-            .fold(0, |m, &c| m | _mm512_cmpeq_epi8_mask(x, _mm512_set1_epi8(c as i8)))
+        LETTERS.iter().fold(0, |m, &c| {
+            m | _mm512_cmpeq_epi8_mask(x, _mm512_set1_epi8(c as i8))
+        })
     }
 
     #[inline]
@@ -465,14 +468,26 @@ mod wide {
     #[target_feature(enable = "avx512bw")]
     pub(super) fn blocks512<const CTRL: bool>(b: &[u8], j: usize, escaped: &mut bool) -> Blocks {
         // The closure has this function's target features.
-        blocks_masked::<CTRL>(b, j, escaped, |b, i| masks512(b, i), |b, i| letters512(b, i))
+        blocks_masked::<CTRL>(
+            b,
+            j,
+            escaped,
+            |b, i| masks512(b, i),
+            |b, i| letters512(b, i),
+        )
     }
 
     /// The block scan with AVX2 compares.
     #[target_feature(enable = "avx2")]
     pub(super) fn blocks256<const CTRL: bool>(b: &[u8], j: usize, escaped: &mut bool) -> Blocks {
         // The closure has this function's target features.
-        blocks_masked::<CTRL>(b, j, escaped, |b, i| masks256(b, i), |b, i| letters256(b, i))
+        blocks_masked::<CTRL>(
+            b,
+            j,
+            escaped,
+            |b, i| masks256(b, i),
+            |b, i| letters256(b, i),
+        )
     }
 }
 
@@ -1491,7 +1506,9 @@ mod tests {
     /// The widths this CPU can run, the widest (what `Any` picks) first.
     fn widths() -> Vec<Width> {
         let mut w = vec![Width::Any];
-        if std::arch::is_x86_feature_detected!("avx512bw") && std::arch::is_x86_feature_detected!("avx2") {
+        if std::arch::is_x86_feature_detected!("avx512bw")
+            && std::arch::is_x86_feature_detected!("avx2")
+        {
             w.push(Width::Avx2);
         }
         w.push(Width::Narrow);
@@ -1511,6 +1528,45 @@ mod tests {
             }
         }
         (escaped, u64::from(pending))
+    }
+
+    #[test]
+    fn escapes_across_block_ends_scan_alike_at_every_width() {
+        // Every place a run of backslashes can end near a 64-byte block's end, whatever
+        // the escape is; a proptest would rarely hit the exact byte.
+        for prefix in 0..66 {
+            for run in 1..5 {
+                for at in 40..150 {
+                    for next in [
+                        &b"\"x\""[..],
+                        b"nx\"",
+                        b"u00e9\"",
+                        b"u0\"",
+                        b"q\"",
+                        b"\x01\"",
+                    ] {
+                        let mut b = vec![b' '; prefix];
+                        b.push(b'"');
+                        b.extend(std::iter::repeat_n(b'a', at));
+                        b.extend(std::iter::repeat_n(b'\\', run));
+                        b.extend_from_slice(next);
+                        b.extend(std::iter::repeat_n(b'z', 20));
+                        let mut got = Vec::new();
+                        for w in widths() {
+                            WIDTH.set(w);
+                            got.push(scan_str::<FULL>(&b, prefix));
+                            WIDTH.set(Width::Any);
+                        }
+                        assert!(
+                            got.windows(2).all(|p| p[0] == p[1]),
+                            "{prefix} {run} {at}: {got:?}"
+                        );
+                        let want = scan_str_reference(&b, prefix);
+                        assert_eq!(got[0].clone().ok(), want, "{prefix} {run} {at}");
+                    }
+                }
+            }
+        }
     }
 
     proptest::proptest! {

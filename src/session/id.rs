@@ -154,7 +154,9 @@ impl IdIndex {
             .table
             .entry(hash_id(id), |&k| id_of(k) == id, |&k| hash_id(id_of(k)))
         {
-            hashbrown::hash_table::Entry::Occupied(mut o) => Some(std::mem::replace(o.get_mut(), i)),
+            hashbrown::hash_table::Entry::Occupied(mut o) => {
+                Some(std::mem::replace(o.get_mut(), i))
+            }
             hashbrown::hash_table::Entry::Vacant(v) => {
                 v.insert(i);
                 None
@@ -170,5 +172,42 @@ impl IdIndex {
     /// Every entry the index finds, in no particular order.
     pub fn entries(&self) -> impl Iterator<Item = u32> + '_ {
         self.table.iter().copied()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_index_finds_the_last_entry_of_an_id() {
+        let ids: Vec<Id> = [
+            "a1",
+            "b2",
+            "a1",
+            "a long id that is kept on the heap",
+            "a1\0",
+            "b2",
+        ]
+        .iter()
+        .map(|s| Id::new(s))
+        .collect();
+        let id_of = |k: u32| &ids[k as usize];
+        let mut index = IdIndex::with_capacity(1);
+        let before: Vec<Option<u32>> = (0..ids.len() as u32)
+            .map(|i| index.insert(id_of, i))
+            .collect();
+        assert_eq!(before, [None, None, Some(0), None, None, Some(1)]);
+        assert_eq!(index.get(id_of, &Id::new("a1")), Some(2));
+        assert_eq!(index.get(id_of, &Id::new("b2")), Some(5));
+        assert_eq!(index.get(id_of, &Id::new("a1\0")), Some(4));
+        assert_eq!(
+            index.get(id_of, &Id::new("a long id that is kept on the heap")),
+            Some(3)
+        );
+        assert_eq!(index.get(id_of, &Id::new("a")), None);
+        let mut all: Vec<u32> = index.entries().collect();
+        all.sort_unstable();
+        assert_eq!(all, [2, 3, 4, 5]);
     }
 }
