@@ -80,20 +80,16 @@ pub fn write_fork(
         .into_iter()
         .filter(|&i| s.entries[i as usize].kind != Kind::Label)
         .collect();
-    // Which ids the copy holds: by entry number when ids are unique (no set of a million
-    // ids to build), else as a set of ids.
-    let mut on_path = vec![false; if s.unique_ids() { s.entries.len() } else { 0 }];
-    let mut path_ids = IdSet::default();
+    // Which ids the copy holds, by entry number. An entry on a path is the last one with its
+    // id (parents and the end are found by id, which names the last entry with it; the leaf
+    // is the file's last entry), so looking an id up finds the entry that is on the path.
+    let mut on_path = vec![false; s.entries.len()];
     for &i in &path {
-        if s.unique_ids() {
-            on_path[i as usize] = true;
-        } else {
-            path_ids.insert(s.entries[i as usize].id.clone());
-        }
+        on_path[i as usize] = true;
     }
-    let copied = |id: &Id, path_ids: &IdSet| {
-        path_ids.contains(id)
-            || (s.unique_ids() && s.get_id(id).is_some_and(|k| on_path[k as usize]))
+    let mut new_ids = IdSet::default();
+    let copied = |id: &Id, new_ids: &IdSet| {
+        new_ids.contains(id) || s.get_id(id).is_some_and(|k| on_path[k as usize])
     };
     let now = clock::now_ms();
     // The files already in `dir` keep seeded ids (PI_SEED) of several forks apart.
@@ -102,17 +98,17 @@ pub fn write_fork(
     let mut prev = path.last().map(|&i| s.entries[i as usize].id.to_string());
     let mut label_lines = Vec::new();
     for (target, label, ts) in s.resolved_labels() {
-        if !copied(&target, &path_ids) {
+        if !copied(&target, &new_ids) {
             continue;
         }
         let mut id = rng.short_id();
         for _ in 0..100 {
-            if !copied(&Id::new(&id), &path_ids) {
+            if !copied(&Id::new(&id), &new_ids) {
                 break;
             }
             id = rng.short_id();
         }
-        path_ids.insert(Id::new(&id));
+        new_ids.insert(Id::new(&id));
         label_lines.push(entry::entry_line(
             "label",
             &id,

@@ -204,8 +204,6 @@ pub struct Session {
     pub entries: Vec<Rec>,
     /// id → index of the last entry with that id.
     by_id: IdIndex,
-    /// Whether no two entries share an id.
-    unique_ids: bool,
     /// Label entries in file order.
     pub labels: Vec<LabelRec>,
     /// `session_info` entries: (entry index, trimmed name).
@@ -467,7 +465,6 @@ impl Session {
             header: acc.header,
             entries: acc.recs,
             by_id: IdIndex::default(),
-            unique_ids: true,
             labels: acc.labels,
             names: acc.names,
             problems: acc.problems,
@@ -678,7 +675,6 @@ impl Session {
         // Without repeated ids, an id names the entry that has it: most entries follow their
         // parent, which then needs no lookup in the map.
         let unique = found.is_empty();
-        self.unique_ids = unique;
         let mut parents = Vec::with_capacity(entries.len());
         for (i, r) in entries.iter().enumerate() {
             let Some(p) = &r.parent_id else {
@@ -734,11 +730,6 @@ impl Session {
 
     pub fn get(&self, id: &str) -> Option<u32> {
         self.get_id(&Id::new(id))
-    }
-
-    /// Whether no two entries share an id (then [`Session::get_id`] finds the only one).
-    pub fn unique_ids(&self) -> bool {
-        self.unique_ids
     }
 
     /// The (last) entry with the id `id`.

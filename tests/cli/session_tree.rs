@@ -554,6 +554,63 @@ fn fork_keeps_unknown_fields_and_types_byte_for_byte() {
     assert_eq!(header["parentSession"], p);
 }
 
+/// With an id used twice, the id names its last entry (as the reference's map does), and
+/// the labels copied are those whose target id is on the path.
+#[test]
+fn fork_with_a_repeated_id_copies_the_labels_of_the_path() {
+    let w = World::new();
+    let mut text = String::from(HEADER);
+    text.push('\n');
+    let entry = |id: &str, parent: Option<&str>, content: &str| {
+        json!({"type": "message", "id": id, "parentId": parent,
+            "timestamp": "2026-01-01T00:00:00.000Z",
+            "message": {"role": "user", "content": content}})
+        .to_string()
+    };
+    let label = |id: &str, parent: &str, target: &str, name: &str| {
+        json!({"type": "label", "id": id, "parentId": parent,
+            "timestamp": "2026-01-01T00:00:01.000Z", "targetId": target, "label": name})
+        .to_string()
+    };
+    let lines = [
+        entry("r0000001", None, "root"),
+        entry("x0000001", Some("r0000001"), "first x"),
+        entry("y0000001", Some("r0000001"), "y"),
+        entry("x0000001", Some("y0000001"), "second x"),
+        entry("w0000001", Some("r0000001"), "w, off the path"),
+        label("l0000001", "w0000001", "y0000001", "why"),
+        label("l0000002", "l0000001", "x0000001", "ex"),
+        label("l0000003", "l0000002", "w0000001", "double-u"),
+    ];
+    for l in &lines {
+        text.push_str(l);
+        text.push('\n');
+    }
+    let f = w.write("repeated.jsonl", text);
+    let out = w.ok(&["session", "fork", f.to_str().unwrap(), "x0000001"]);
+    let copy = jsonl(&std::fs::read_to_string(out.trim()).unwrap());
+    let contents: Vec<&Value> = copy[1..4]
+        .iter()
+        .map(|l| &l["message"]["content"])
+        .collect();
+    assert_eq!(contents, [&json!("root"), &json!("y"), &json!("second x")]);
+    let labels: Vec<(&Value, &Value)> = copy[4..]
+        .iter()
+        .map(|l| (&l["targetId"], &l["label"]))
+        .collect();
+    assert_eq!(
+        labels,
+        [
+            (&json!("y0000001"), &json!("why")),
+            (&json!("x0000001"), &json!("ex"))
+        ]
+    );
+    // The new labels' ids are none of the path's.
+    for l in &copy[4..] {
+        assert!(!["r0000001", "y0000001", "x0000001"].contains(&l["id"].as_str().unwrap()));
+    }
+}
+
 /// A path of long runs of adjacent lines (copied by the kernel, in parts) cut by an
 /// abandoned branch and a label: the copy holds exactly the path's lines, then the label.
 #[test]
