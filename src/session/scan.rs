@@ -500,7 +500,7 @@ pub fn for_each_line_in(
     end: u64,
     mut f: impl FnMut(u64, u32, &[u8], bool),
 ) -> io::Result<bool> {
-    const BLOCK: usize = 8 << 20;
+    const BLOCK: usize = 1 << 20;
     // The thread's buffer from an earlier call (no new pages to fault in and zero for every
     // file of a store); taken, so that a nested call gets a buffer of its own.
     let mut buf = BUF.take();
