@@ -63,6 +63,10 @@ pub trait Visit: Send + Sized {
         let _ = (elements, subs);
         self.entry_nested(idx, line, members, nested);
     }
+    /// Whether the accumulator keeps what opening a session needs besides the visitor's
+    /// results: a record of every entry (its id and parent), the labels, names and
+    /// recoveries. A visitor that only counts (the summaries) does without.
+    const RECORDS: bool = true;
     /// An empty visitor for another chunk.
     fn split(&self) -> Self;
     /// Appends the results of the next chunk, whose entry indexes start at `offset`.
@@ -101,6 +105,8 @@ pub struct Acc<V> {
     /// their `data` gives).
     pub recoveries: Vec<(u32, (u64, u64))>,
     pub lines: u32,
+    /// Entries seen (as many as `recs` holds when the visitor wants [`Visit::RECORDS`]).
+    entries: u32,
     members: Vec<MemberSpan>,
     /// The members of the object value of `V::NESTED` (with the offset of that object).
     nested: Vec<(usize, MemberSpan)>,
@@ -126,6 +132,7 @@ impl<V: Visit> Acc<V> {
             first_kept_index: Vec::new(),
             recoveries: Vec::new(),
             lines: 0,
+            entries: 0,
             members: Vec::new(),
             nested: Vec::new(),
             elements: Vec::new(),
@@ -286,11 +293,11 @@ impl<V: Visit> Acc<V> {
             self.problem(ProblemKind::NoHeader, (line_no, offset), None, msg);
             return;
         }
-        let idx = self.recs.len() as u32;
+        let idx = self.entries;
         let kind = Kind::from_type(ty.raw);
         let v1 = self.version() < 2;
-        let (id, parent_id) = if v1 {
-            (Id::new(""), None) // assigned by the migration plan
+        let id = if v1 {
+            None // assigned by the migration plan
         } else {
             let Some(id) = field("id").and_then(RawStr::from_value) else {
                 self.problem(
@@ -301,11 +308,9 @@ impl<V: Visit> Acc<V> {
                 );
                 return;
             };
-            let parent_id = field("parentId")
-                .and_then(RawStr::from_value)
-                .map(|p| Id::new(&p.decode()));
-            (Id::new(&id.decode()), parent_id)
+            Some(id)
         };
+        self.entries += 1;
         if v1 {
             self.parsed_index.push(parsed_idx);
             if kind == Kind::Compaction {
@@ -318,7 +323,7 @@ impl<V: Visit> Acc<V> {
                 .and_then(RawStr::from_value)
                 .map(|r| r.decode().into_owned())
         };
-        if kind == Kind::Label {
+        if V::RECORDS && kind == Kind::Label {
             if let Some(target) = string("targetId") {
                 self.labels.push(LabelRec {
                     entry: idx,
@@ -327,10 +332,11 @@ impl<V: Visit> Acc<V> {
                     timestamp: string("timestamp").unwrap_or_default(),
                 });
             }
-        } else if kind == Kind::SessionInfo {
+        } else if V::RECORDS && kind == Kind::SessionInfo {
             self.names
                 .push((idx, string("name").unwrap_or_default().trim().to_owned()));
-        } else if kind == Kind::Custom
+        } else if V::RECORDS
+            && kind == Kind::Custom
             && field("customType")
                 .and_then(RawStr::from_value)
                 .is_some_and(|t| t.eq_str(super::pending::CUSTOM_TYPE))
@@ -368,21 +374,33 @@ impl<V: Visit> Acc<V> {
         } else {
             self.visitor.entry(idx, line, &members);
         }
-        self.recs.push(Rec {
-            offset,
-            len: line.len() as u32,
-            line: line_no,
-            kind,
-            id,
-            parent_id,
-            parent: NONE,
-        });
+        if V::RECORDS {
+            let (id, parent_id) = match id {
+                Some(id) => (
+                    Id::new(&id.decode()),
+                    field("parentId")
+                        .and_then(RawStr::from_value)
+                        .map(|p| Id::new(&p.decode())),
+                ),
+                None => (Id::new(""), None),
+            };
+            self.recs.push(Rec {
+                offset,
+                len: line.len() as u32,
+                line: line_no,
+                kind,
+                id,
+                parent_id,
+                parent: NONE,
+            });
+        }
     }
 
     /// Appends the accumulator of the following chunk, whose line numbers start after
     /// `self.lines`.
     fn append(&mut self, next: Acc<V>) {
-        let (line_base, idx_base, parsed_base) = (self.lines, self.recs.len() as u32, self.parsed);
+        let (line_base, idx_base, parsed_base) = (self.lines, self.entries, self.parsed);
+        self.entries += next.entries;
         self.recs.extend(next.recs.into_iter().map(|mut r| {
             r.line += line_base;
             r

@@ -191,6 +191,8 @@ impl Usage {
 struct Visitor {
     counts: Counts,
     usage: BTreeMap<(i64, String, String), Usage>,
+    /// The key of the last message's usage.
+    last_key: Option<(i64, String, String)>,
 }
 
 fn count(v: Option<&[u8]>) -> u64 {
@@ -205,7 +207,11 @@ impl Visitor {
             .into_iter()
             .map(|u| ((u.hour_ms, u.provider.clone(), u.model.clone()), u))
             .collect();
-        Visitor { counts, usage }
+        Visitor {
+            counts,
+            usage,
+            last_key: None,
+        }
     }
 
     fn into_counts(mut self) -> Counts {
@@ -245,36 +251,66 @@ impl Visitor {
             let string = |k: &str| {
                 msg_get(k)
                     .and_then(RawStr::from_value)
-                    .map(|s| s.decode().into_owned())
+                    .map(|s| s.decode())
+                    .unwrap_or_default()
             };
-            let key = (
-                hour,
-                string("provider").unwrap_or_default(),
-                string("model").unwrap_or_default(),
-            );
-            let usage_members = json::members_valid(usage).unwrap_or_default();
-            let usage_get = |k: &str| json::field(usage, &usage_members, k);
-            let cost = usage_get("cost")
+            let (provider, model) = (string("provider"), string("model"));
+            // The members of `usage` wanted, the last of each key (as a lookup finds it).
+            let mut fields: [Option<&[u8]>; 6] = [None; 6];
+            const KEYS: [&str; 6] = [
+                "input",
+                "output",
+                "cacheRead",
+                "cacheWrite",
+                "totalTokens",
+                "cost",
+            ];
+            let scanned = json::scan_object_valid(usage, 0, |m| {
+                if let Some(k) = KEYS.iter().position(|k| m.key.eq_str(k)) {
+                    fields[k] = Some(&usage[m.value_start..m.value_end]);
+                }
+            });
+            if scanned.is_err() {
+                fields = [None; 6];
+            }
+            let [input, output, cache_read, cache_write, total_tokens, cost] = fields;
+            let cost = cost
                 .and_then(|c| json::get(c, "total"))
                 .and_then(json::number)
                 .filter(|c| c.is_finite())
                 .map_or(0, |c| (c * 1e12).round() as i64);
             let row = Usage {
-                hour_ms: key.0,
-                provider: key.1.clone(),
-                model: key.2.clone(),
+                hour_ms: hour,
+                provider: String::new(),
+                model: String::new(),
                 messages: 1,
-                input: count(usage_get("input")),
-                output: count(usage_get("output")),
-                cache_read: count(usage_get("cacheRead")),
-                cache_write: count(usage_get("cacheWrite")),
-                total_tokens: count(usage_get("totalTokens")),
+                input: count(input),
+                output: count(output),
+                cache_read: count(cache_read),
+                cache_write: count(cache_write),
+                total_tokens: count(total_tokens),
                 cost_pico: cost,
             };
-            match self.usage.get_mut(&key) {
-                Some(u) => u.add(&row),
-                None => {
-                    self.usage.insert(key, row);
+            // Messages in a row mostly share the hour and the model: then the key of the
+            // one before finds the total without building a key.
+            let same = self
+                .last_key
+                .as_ref()
+                .is_some_and(|k| k.0 == hour && k.1 == provider && k.2 == model);
+            if !same {
+                self.last_key = Some((hour, provider.into_owned(), model.into_owned()));
+            }
+            if let Some(key) = &self.last_key {
+                match self.usage.get_mut(key) {
+                    Some(u) => u.add(&row),
+                    None => {
+                        let row = Usage {
+                            provider: key.1.clone(),
+                            model: key.2.clone(),
+                            ..row
+                        };
+                        self.usage.insert(key.clone(), row);
+                    }
                 }
             }
         }
@@ -313,6 +349,8 @@ impl Visit for Visitor {
 
     const NESTED: Option<&'static str> = Some("message");
 
+    const RECORDS: bool = false;
+
     fn entry_nested(
         &mut self,
         _i: u32,
@@ -322,9 +360,17 @@ impl Visit for Visitor {
     ) {
         let get = |k: &str| json::field(line, members, k);
         self.counts.entries += 1;
-        self.counts.last_entry = get("timestamp")
-            .and_then(RawStr::from_value)
-            .map(|s| s.decode().into_owned());
+        // Into the same buffer every time: only the last one is kept.
+        match (
+            get("timestamp").and_then(RawStr::from_value),
+            &mut self.counts.last_entry,
+        ) {
+            (Some(t), Some(kept)) => {
+                kept.clear();
+                kept.push_str(&t.decode());
+            }
+            (t, kept) => *kept = t.map(|s| s.decode().into_owned()),
+        }
         let Some(ty) = get("type").and_then(RawStr::from_value) else {
             return;
         };
@@ -350,7 +396,9 @@ impl Visit for Visitor {
     }
 
     fn merge(&mut self, next: Self, _offset: u32) {
-        let Visitor { counts: n, usage } = next;
+        let Visitor {
+            counts: n, usage, ..
+        } = next;
         let c = &mut self.counts;
         c.entries += n.entries;
         c.messages += n.messages;
