@@ -158,21 +158,24 @@ pub fn has_message(path: &Path) -> io::Result<bool> {
 
 /// The caches kept per session file under `<agent dir>/cache/`, named `<dev>-<inode>.<ext>`
 /// after the file they describe.
-const PER_FILE_CACHES: [&str; 2] = ["session-summaries", "usage-facts"];
+const PER_FILE_CACHES: [&str; 1] = ["usage-facts"];
 
-/// Removes the per-file cache records (session summaries, usage facts) whose file is none
-/// of `live` (sessions deleted or moved away; a record of a moved session is only rebuilt
-/// when it is read again). Returns how many were removed. Best effort: a record that cannot
-/// be removed stays, and one removed while another process uses it costs that process time
-/// only.
+/// Removes the cache records (session summaries, usage facts) whose file is none of `live`
+/// (sessions deleted or moved away; a record of a moved session is only rebuilt when it is
+/// read again), and the record files the summaries kept before they were one log. Returns
+/// how many were removed. Best effort: a record that cannot be removed stays, and one
+/// removed while another process uses it costs that process time only.
 pub fn prune_caches(agent_dir: &Path, live: &[PathBuf]) -> usize {
     use std::os::unix::fs::MetadataExt;
-    let keep: std::collections::HashSet<String> = live
+    let ids: std::collections::HashSet<(u64, u64)> = live
         .iter()
         .filter_map(|p| std::fs::metadata(p).ok())
-        .map(|m| format!("{:x}-{:x}", m.dev(), m.ino()))
+        .map(|m| (m.dev(), m.ino()))
         .collect();
-    let mut removed = 0;
+    let keep: std::collections::HashSet<String> =
+        ids.iter().map(|(d, i)| format!("{d:x}-{i:x}")).collect();
+    let mut removed = super::summary::prune_log(agent_dir, &ids);
+    let old_records = agent_dir.join("cache").join("session-summaries");
     for cache in PER_FILE_CACHES {
         let Ok(rd) = std::fs::read_dir(agent_dir.join("cache").join(cache)) else {
             continue;
@@ -188,6 +191,23 @@ pub fn prune_caches(agent_dir: &Path, live: &[PathBuf]) -> usize {
                 continue;
             }
             if std::fs::remove_file(e.path()).is_ok() {
+                removed += 1;
+            }
+        }
+    }
+    // Summaries were once a file each, `<dev>-<inode>.json`: none is read any more.
+    if let Ok(rd) = std::fs::read_dir(&old_records) {
+        for e in rd.filter_map(Result::ok) {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            let old = name.strip_suffix(".json").is_some_and(|stem| {
+                stem.split_once('-').is_some_and(|(d, i)| {
+                    !d.is_empty()
+                        && !i.is_empty()
+                        && (d.chars().chain(i.chars())).all(|c| c.is_ascii_hexdigit())
+                })
+            });
+            if old && std::fs::remove_file(e.path()).is_ok() {
                 removed += 1;
             }
         }

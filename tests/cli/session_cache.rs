@@ -122,7 +122,8 @@ fn the_cache_never_changes_the_answer() {
     assert_eq!(rows.len(), 2);
     assert_eq!(rows[0]["messageCount"], 4);
     assert_eq!(rows[0]["cost"], 0.375);
-    assert!(cache_dir(&w).read_dir().unwrap().count() >= 2);
+    let log = cache_dir(&w).join("records.jsonl");
+    assert!(std::fs::read_to_string(&log).unwrap().lines().count() >= 2);
     let facts = w.agent().join("cache").join("usage-facts");
     assert!(facts.read_dir().unwrap().count() >= 2);
     let cost = |w: &World| -> f64 {
@@ -221,6 +222,13 @@ fn the_cache_never_changes_the_answer() {
         out.contains("sess-d") && out.contains("\"name\":\"D\""),
         "{out}"
     );
+
+    // A record cut short at the start of the log, the next one appended on its line.
+    let log = cache_dir(&w).join("records.jsonl");
+    let text = std::fs::read_to_string(&log).unwrap();
+    let first = text.lines().next().unwrap();
+    std::fs::write(&log, format!("{}{text}", &first[..first.len() / 2])).unwrap();
+    check(&w, "a record cut short");
 
     // A record that is not a record.
     for e in cache_dir(&w).read_dir().unwrap() {

@@ -442,8 +442,12 @@ fn empty_uses_the_listing_summaries_and_never_a_stale_one() {
         .find(|r| r["path"].as_str() == s.empty.to_str())
         .unwrap();
     assert_eq!(empty_row["messageCount"], 0);
-    let records = w.agent().join("cache").join("session-summaries");
-    assert!(records.read_dir().unwrap().count() >= 5);
+    let log = w
+        .agent()
+        .join("cache")
+        .join("session-summaries")
+        .join("records.jsonl");
+    assert!(std::fs::read_to_string(log).unwrap().lines().count() >= 5);
     let (lines, _) = summary(&gc(&w, &["--empty", "--all", "--dry-run"]));
     assert_eq!(lines, [format!("archive {} empty", name(&s.empty))]);
 
@@ -460,7 +464,9 @@ fn empty_uses_the_listing_summaries_and_never_a_stale_one() {
     assert_eq!(total["sessions"], 0);
 }
 
-/// A real run removes the cache records of the sessions that are gone, and only those.
+/// A real run removes the cache records of the sessions that are gone, and only those: the
+/// usage facts' files and the summaries' lines in their log (and the summary files of the
+/// layout before the log).
 #[test]
 fn a_real_run_drops_the_cache_records_of_removed_sessions() {
     use std::os::unix::fs::MetadataExt;
@@ -468,29 +474,61 @@ fn a_real_run_drops_the_cache_records_of_removed_sessions() {
     let s = populate(&w);
     w.ok(&["session", "list", "--all", "--json"]);
     w.ok(&["usage", "--all", "--json"]);
-    let records = |w: &World| -> Vec<String> {
-        let mut names: Vec<String> = ["session-summaries", "usage-facts"]
-            .iter()
-            .flat_map(|c| std::fs::read_dir(w.agent().join("cache").join(c)).unwrap())
+    let summaries = w.agent().join("cache").join("session-summaries");
+    let old_layout = summaries.join("801-4242.json");
+    std::fs::write(&old_layout, "{}").unwrap();
+    let facts = |w: &World| -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(w.agent().join("cache").join("usage-facts"))
+            .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .collect();
         names.sort();
         names
     };
-    let before = records(&w);
+    // The files the summaries' log has records of, by device and inode.
+    let summarized = || -> Vec<(u64, u64)> {
+        let log = std::fs::read_to_string(summaries.join("records.jsonl")).unwrap();
+        let mut keys: Vec<(u64, u64)> = jsonl(&log)
+            .iter()
+            .map(|r| {
+                let st = &r["stamp"];
+                (st["dev"].as_u64().unwrap(), st["ino"].as_u64().unwrap())
+            })
+            .collect();
+        keys.sort();
+        keys.dedup();
+        keys
+    };
+    let (facts_before, summarized_before) = (facts(&w), summarized());
     let m = std::fs::metadata(&s.empty).unwrap();
     let gone = format!("{:x}-{:x}.", m.dev(), m.ino());
-    assert_eq!(before.iter().filter(|n| n.starts_with(&gone)).count(), 2);
+    assert_eq!(
+        facts_before.iter().filter(|n| n.starts_with(&gone)).count(),
+        1
+    );
+    assert!(summarized_before.contains(&(m.dev(), m.ino())));
     // A dry run removes nothing.
     gc(&w, &["--empty", "--all", "--delete", "--dry-run"]);
-    assert_eq!(records(&w), before);
+    assert_eq!(
+        (facts(&w), summarized()),
+        (facts_before.clone(), summarized_before.clone())
+    );
+    assert!(old_layout.exists());
     gc(&w, &["--empty", "--all", "--delete"]);
     assert!(!s.empty.exists());
-    let expected: Vec<String> = before
+    let expected: Vec<String> = facts_before
         .iter()
         .filter(|n| !n.starts_with(&gone))
         .cloned()
         .collect();
-    assert_eq!(records(&w), expected);
-    assert!(expected.len() >= 8, "{expected:?}");
+    assert_eq!(facts(&w), expected);
+    assert!(expected.len() >= 4, "{expected:?}");
+    let expected: Vec<(u64, u64)> = summarized_before
+        .iter()
+        .filter(|&&k| k != (m.dev(), m.ino()))
+        .copied()
+        .collect();
+    assert_eq!(summarized(), expected);
+    assert!(expected.len() >= 4, "{expected:?}");
+    assert!(!old_layout.exists());
 }
