@@ -1266,6 +1266,18 @@ pub fn number(value: &[u8]) -> Option<f64> {
     if Kind::of(value) != Some(Kind::Number) {
         return None;
     }
+    // Integers of up to 15 digits (token counts, times in ms) are exact as f64: no need
+    // for the float parser.
+    let (negative, digits) = match value.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, value),
+    };
+    if (1..=15).contains(&digits.len()) && digits.iter().all(u8::is_ascii_digit) {
+        let n = digits
+            .iter()
+            .fold(0u64, |n, &d| n * 10 + u64::from(d - b'0')) as f64;
+        return Some(if negative { -n } else { n });
+    }
     std::str::from_utf8(value).ok()?.parse().ok()
 }
 
@@ -1578,7 +1590,38 @@ mod tests {
         }
     }
 
+    #[test]
+    fn numbers_read_as_the_float_parser_reads_them() {
+        for n in [
+            "0",
+            "-0",
+            "7",
+            "-12",
+            "123456789012345",
+            "1234567890123456",
+            "9007199254740993",
+            "-999999999999999",
+            "1.5",
+            "1e3",
+            "-0.0",
+            "12345678901234567890",
+            "007",
+        ] {
+            let want: Option<f64> = n.parse().ok();
+            let got = number(n.as_bytes());
+            assert_eq!(got.map(f64::to_bits), want.map(f64::to_bits), "{n}");
+        }
+    }
+
     proptest::proptest! {
+        #[test]
+        fn integers_read_as_the_float_parser_reads_them(n in proptest::prelude::any::<i64>(), digits in 1usize..18) {
+            let s = n.to_string();
+            let s = &s[..s.len().min(digits + usize::from(n < 0))];
+            let want: Option<f64> = s.parse().ok();
+            proptest::prop_assert_eq!(number(s.as_bytes()).map(f64::to_bits), want.map(f64::to_bits));
+        }
+
         #[test]
         fn escaped_bits_match_a_byte_loop(
             backslashes in proptest::prelude::any::<u64>(),

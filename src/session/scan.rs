@@ -108,6 +108,9 @@ pub struct Acc<V> {
     /// Entries seen (as many as `recs` holds when the visitor wants [`Visit::RECORDS`]).
     entries: u32,
     members: Vec<MemberSpan>,
+    /// Allocations for the members of the next line (see [`recycle`]).
+    member_buf: Vec<Member<'static>>,
+    nested_buf: Vec<Member<'static>>,
     /// The members of the object value of `V::NESTED` (with the offset of that object).
     nested: Vec<(usize, MemberSpan)>,
     /// The members further down (`V::DEEP`), each with the offset of its object.
@@ -133,6 +136,8 @@ impl<V: Visit> Acc<V> {
             recoveries: Vec::new(),
             lines: 0,
             entries: 0,
+            member_buf: Vec::new(),
+            nested_buf: Vec::new(),
             members: Vec::new(),
             nested: Vec::new(),
             elements: Vec::new(),
@@ -253,7 +258,8 @@ impl<V: Visit> Acc<V> {
             );
             return;
         }
-        let members: Vec<Member<'_>> = self.members.iter().map(|m| m.member(line)).collect();
+        let mut members = recycle(std::mem::take(&mut self.member_buf));
+        members.extend(self.members.iter().map(|m| m.member(line)));
         let field = |k: &str| json::field(line, &members, k);
         let Some(ty) = field("type").and_then(RawStr::from_value) else {
             self.problem(
@@ -352,12 +358,13 @@ impl<V: Visit> Acc<V> {
                 .find(|m| m.key.eq_str(key))
                 .map(|m| (m.value_start, m.value_end));
             let at = span.map(|s| s.0);
-            let nested: Vec<Member<'_>> = self
-                .nested
-                .iter()
-                .filter(|(o, _)| Some(*o) == at)
-                .map(|(_, m)| m.member(line))
-                .collect();
+            let mut nested = recycle(std::mem::take(&mut self.nested_buf));
+            nested.extend(
+                self.nested
+                    .iter()
+                    .filter(|(o, _)| Some(*o) == at)
+                    .map(|(_, m)| m.member(line)),
+            );
             if V::DEEP.is_some() {
                 let inside = |list: &[(usize, MemberSpan)]| -> Vec<(usize, Member<'_>)> {
                     list.iter()
@@ -371,6 +378,7 @@ impl<V: Visit> Acc<V> {
             } else {
                 self.visitor.entry_nested(idx, line, &members, &nested);
             }
+            self.nested_buf = recycle(nested);
         } else {
             self.visitor.entry(idx, line, &members);
         }
@@ -394,6 +402,7 @@ impl<V: Visit> Acc<V> {
                 parent: NONE,
             });
         }
+        self.member_buf = recycle(members);
     }
 
     /// Appends the accumulator of the following chunk, whose line numbers start after
@@ -613,6 +622,15 @@ fn next_line_start(file: &File, at: u64, end: u64) -> io::Result<u64> {
         pos += n as u64;
     }
     Ok(end)
+}
+
+/// An empty vector of members in the allocation of `v`, for another line: the type is the
+/// same whatever the lifetime, so the standard library collects into the same allocation.
+// `filter` would keep the lifetime of the items; this closure gives them the new one.
+#[allow(clippy::unnecessary_filter_map)]
+fn recycle<'b>(mut v: Vec<Member<'_>>) -> Vec<Member<'b>> {
+    v.clear();
+    v.into_iter().filter_map(|_| None).collect()
 }
 
 /// Scans `file[..len]`. Returns the accumulator and whether the file ends with `\n`.
