@@ -284,8 +284,31 @@ fn escape_with(s: &str, keep_layout: bool) -> Cow<'_, str> {
 
 /// Cuts `s` to at most `max` characters, marking the cut with `…`.
 pub fn truncate(s: &str, max: usize) -> String {
+    match cut_at(s, max) {
+        None => s.to_owned(),
+        Some(cut) => {
+            let mut out = String::with_capacity(cut + 3);
+            out.push_str(&s[..cut]);
+            out.push('…');
+            out
+        }
+    }
+}
+
+/// [`truncate`] in the string's own allocation.
+pub fn truncate_owned(mut s: String, max: usize) -> String {
+    if let Some(cut) = cut_at(&s, max) {
+        s.truncate(cut);
+        s.push('…');
+    }
+    s
+}
+
+/// Where [`truncate`] cuts `s` (before the `…`), or `None` when it has at most `max`
+/// characters.
+fn cut_at(s: &str, max: usize) -> Option<usize> {
     if s.len() <= max {
-        return s.to_owned(); // no more characters than bytes
+        return None; // no more characters than bytes
     }
     // The starts of characters `max - 1` and `max` (0-based), counted on the bytes: a
     // character starts at every byte that does not continue one.
@@ -301,13 +324,7 @@ pub fn truncate(s: &str, max: usize) -> String {
     } else {
         starts.next().is_some()
     };
-    if !more {
-        return s.to_owned(); // at most `max` characters
-    }
-    let mut out = String::with_capacity(cut + 3);
-    out.push_str(&s[..cut]);
-    out.push('…');
-    out
+    more.then_some(cut)
 }
 
 #[cfg(test)]
@@ -328,6 +345,11 @@ mod tests {
         for s in ["", "a", "abc", "éé→x", "ab\u{3000}cd", &"x".repeat(300)] {
             for max in [0, 1, 2, 3, 4, 5, 200, 201] {
                 assert_eq!(truncate(s, max), by_chars(s, max), "{s:?} {max}");
+                assert_eq!(
+                    truncate_owned(s.to_owned(), max),
+                    by_chars(s, max),
+                    "{s:?} {max}"
+                );
             }
         }
         assert_eq!(truncate("abcdef", 4), "abc…");

@@ -210,7 +210,7 @@ impl Times {
                 let (text, role) = preview::render(line, &self.recipes[a..b]);
                 (
                     "message".to_owned(),
-                    crate::output::truncate(&text, preview::MAX),
+                    crate::output::truncate_owned(text, preview::MAX),
                     role,
                 )
             }
