@@ -1036,4 +1036,36 @@ mod tests {
         );
         let _ = std::fs::remove_dir_all(&d);
     }
+
+    /// A log that is mostly superseded records is rewritten with the current ones (not by
+    /// a read-only cache), and a line that is not a record is skipped, not fatal.
+    #[test]
+    fn a_mostly_superseded_log_is_rewritten() {
+        let d = std::env::temp_dir().join(format!("pi-summary-log-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        let s = d.join("s.jsonl");
+        std::fs::write(
+            &s,
+            "{\"type\":\"session\",\"version\":3,\"id\":\"x\",\"cwd\":\"/\"}\n\
+             {\"type\":\"message\",\"id\":\"m1\",\"parentId\":null,\"message\":{\"role\":\"user\",\"content\":\"hi\"}}\n",
+        )
+        .unwrap();
+        let cold = Cache::none().summary(&s).unwrap();
+        assert_eq!(Cache::new(&d).summary(&s).unwrap(), cold);
+        // Trusted, as if written long after the file changed (a read-only cache reads no
+        // file without a trusted record).
+        settled(&d, &s);
+        let log = d.join("cache").join("session-summaries").join(LOG);
+        let line = std::fs::read_to_string(&log).unwrap();
+        assert_eq!(line.lines().count(), 1);
+        let bloated = format!("not a record\n{}", line.repeat(100));
+        std::fs::write(&log, &bloated).unwrap();
+        let lines = || std::fs::read_to_string(&log).unwrap().lines().count();
+        assert_eq!(Cache::read_only(&d).summary(&s).unwrap(), cold);
+        assert_eq!(lines(), 101, "a read-only cache writes nothing");
+        assert_eq!(Cache::new(&d).summary(&s).unwrap(), cold);
+        assert!(lines() <= 2, "{}", lines());
+        let _ = std::fs::remove_dir_all(&d);
+    }
 }
