@@ -395,14 +395,41 @@ mod wide {
     /// The letters of the two-byte escapes besides `\"` and `\\`.
     const LETTERS: [u8; 6] = *b"/bfnrt";
 
+    /// The 64 bytes at `b[i..]` (`None` when fewer are left), as one vector.
+    #[inline]
+    #[target_feature(enable = "avx512bw")]
+    fn load512(b: &[u8], i: usize) -> Option<std::arch::x86_64::__m512i> {
+        let chunk = b.get(i..i + 64)?;
+        // SAFETY: the load reads the 64 bytes of `chunk`.
+        Some(unsafe { _mm512_loadu_si512(chunk.as_ptr().cast()) })
+    }
+
+    /// The 64 bytes at `b[i..]` (`None` when fewer are left), as two vectors.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn load256(b: &[u8], i: usize) -> Option<[__m256i; 2]> {
+        let chunk = b.get(i..i + 64)?;
+        // SAFETY: each load reads 32 of the 64 bytes of `chunk`.
+        Some(unsafe {
+            [
+                _mm256_loadu_si256(chunk.as_ptr().cast::<__m256i>()),
+                _mm256_loadu_si256(chunk[32..].as_ptr().cast::<__m256i>()),
+            ]
+        })
+    }
+
+    /// The 64-bit mask of a pair of 32-byte compare results.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn mask256(halves: [__m256i; 2]) -> u64 {
+        let [lo, hi] = halves.map(|m| u64::from(_mm256_movemask_epi8(m) as u32));
+        lo | hi << 32
+    }
+
     #[inline]
     #[target_feature(enable = "avx512bw")]
     fn letters512(b: &[u8], i: usize) -> u64 {
-        let Some(chunk) = b.get(i..i + 64) else {
-            return 0;
-        };
-        // SAFETY: the load reads the 64 bytes of `chunk`.
-        let x = unsafe { _mm512_loadu_si512(chunk.as_ptr().cast()) };
+        let Some(x) = load512(b, i) else { return 0 };
         LETTERS.iter().fold(0, |m, &c| {
             m | _mm512_cmpeq_epi8_mask(x, _mm512_set1_epi8(c as i8))
         })
@@ -411,29 +438,20 @@ mod wide {
     #[inline]
     #[target_feature(enable = "avx2")]
     fn letters256(b: &[u8], i: usize) -> u64 {
-        let Some(chunk) = b.get(i..i + 64) else {
-            return 0;
-        };
-        let mut out = 0u64;
-        for half in 0..2 {
-            // SAFETY: the load reads 32 of the 64 bytes of `chunk`.
-            let x = unsafe { _mm256_loadu_si256(chunk[half * 32..].as_ptr().cast::<__m256i>()) };
-            let hit = LETTERS.iter().fold(_mm256_set1_epi8(0), |m, &c| {
+        let Some(x) = load256(b, i) else { return 0 };
+        mask256(x.map(|x| {
+            LETTERS.iter().fold(_mm256_set1_epi8(0), |m, &c| {
                 _mm256_or_si256(m, _mm256_cmpeq_epi8(x, _mm256_set1_epi8(c as i8)))
-            });
-            out |= u64::from(_mm256_movemask_epi8(hit) as u32) << (half * 32);
-        }
-        out
+            })
+        }))
     }
 
     #[inline]
     #[target_feature(enable = "avx512bw")]
     fn masks512(b: &[u8], i: usize) -> [u64; 3] {
-        let Some(chunk) = b.get(i..i + 64) else {
+        let Some(x) = load512(b, i) else {
             return [0; 3];
         };
-        // SAFETY: the load reads the 64 bytes of `chunk`.
-        let x = unsafe { _mm512_loadu_si512(chunk.as_ptr().cast()) };
         [
             _mm512_cmpeq_epi8_mask(x, _mm512_set1_epi8(b'"' as i8)),
             _mm512_cmpeq_epi8_mask(x, _mm512_set1_epi8(b'\\' as i8)),
@@ -444,24 +462,14 @@ mod wide {
     #[inline]
     #[target_feature(enable = "avx2")]
     fn masks256(b: &[u8], i: usize) -> [u64; 3] {
-        let Some(chunk) = b.get(i..i + 64) else {
+        let Some(x) = load256(b, i) else {
             return [0; 3];
         };
-        let mut out = [0u64; 3];
-        for half in 0..2 {
-            // SAFETY: the load reads 32 of the 64 bytes of `chunk`.
-            let x = unsafe { _mm256_loadu_si256(chunk[half * 32..].as_ptr().cast::<__m256i>()) };
-            let low = _mm256_min_epu8(x, _mm256_set1_epi8(0x1f));
-            let bits = [
-                _mm256_cmpeq_epi8(x, _mm256_set1_epi8(b'"' as i8)),
-                _mm256_cmpeq_epi8(x, _mm256_set1_epi8(b'\\' as i8)),
-                _mm256_cmpeq_epi8(low, x),
-            ];
-            for (o, m) in out.iter_mut().zip(bits) {
-                *o |= u64::from(_mm256_movemask_epi8(m) as u32) << (half * 32);
-            }
-        }
-        out
+        [
+            mask256(x.map(|x| _mm256_cmpeq_epi8(x, _mm256_set1_epi8(b'"' as i8)))),
+            mask256(x.map(|x| _mm256_cmpeq_epi8(x, _mm256_set1_epi8(b'\\' as i8)))),
+            mask256(x.map(|x| _mm256_cmpeq_epi8(_mm256_min_epu8(x, _mm256_set1_epi8(0x1f)), x))),
+        ]
     }
 
     /// The block scan with AVX-512BW compares.
