@@ -310,6 +310,9 @@ fn cut_at(s: &str, max: usize) -> Option<usize> {
     if s.len() <= max {
         return None; // no more characters than bytes
     }
+    if max > 0 && s.as_bytes().get(..=max).is_some_and(<[u8]>::is_ascii) {
+        return Some(max - 1); // characters `max - 1` and `max` are bytes
+    }
     // The starts of characters `max - 1` and `max` (0-based), counted on the bytes: a
     // character starts at every byte that does not continue one.
     let mut starts = s

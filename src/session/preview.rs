@@ -87,7 +87,6 @@ fn normalize_at(s: &str, max: usize) -> (String, Option<usize>) {
             // after the character that takes the text past the limit.
             // A single space between two of them is kept as it is, so it is part of the run.
             let start = i;
-            let other = |c: u8| c.is_ascii() && !matches!(c, b' ' | b'\t'..=b'\r');
             if space {
                 out.push(' ');
                 chars += 1;
@@ -99,11 +98,7 @@ fn normalize_at(s: &str, max: usize) -> (String, Option<usize>) {
                 .max(1)
                 .min(max.saturating_add(1).saturating_sub(chars).max(1));
             let stop = b.len().min(start.saturating_add(room + 1));
-            while i < stop
-                && (other(b[i]) || (b[i] == b' ' && b.get(i + 1).is_some_and(|&n| other(n))))
-            {
-                i += 1;
-            }
+            i = run_end(b, i, stop);
             let mut take = (i - start).min(room);
             if b[start + take - 1] == b' ' {
                 take += 1; // a space comes out with the character after it
@@ -132,6 +127,121 @@ fn normalize_at(s: &str, max: usize) -> (String, Option<usize>) {
         }
     }
     (out, None)
+}
+
+/// [`normalize_at`] of the JSON string inside `raw` as decoded ([`json::decode_str`]),
+/// made from the raw bytes in one pass: the text, and whether it stopped before the end.
+/// `None` when `raw` holds a byte this pass leaves to the decoder: a non-ASCII byte or a
+/// `\u` escape.
+fn normalize_raw(raw: &[u8], max: usize) -> Option<(String, bool)> {
+    const LIMIT: usize = MAX * 4;
+    // All ASCII: characters are bytes, so `out.len()` counts both.
+    let mut out = Vec::with_capacity(raw.len().min(LIMIT + 8).min(max.saturating_add(8)));
+    let mut space = false;
+    let mut i = 0;
+    while i < raw.len() {
+        let c = match raw[i] {
+            b'\\' => {
+                // A backslash at the end (the text was cut) decodes as itself.
+                let letter = raw.get(i + 1).copied().unwrap_or(b'\\');
+                i += 2;
+                json::simple_escape(letter)?
+            }
+            c if c.is_ascii() => {
+                i += 1;
+                c
+            }
+            _ => return None,
+        };
+        if matches!(c, b' ' | b'\t'..=b'\r') {
+            space = !out.is_empty();
+            continue;
+        }
+        if space {
+            out.push(b' ');
+            space = false;
+        }
+        out.push(c);
+        // The plain run after it, copied at once, as `normalize_at` copies runs: up to the
+        // character that passes a limit, and a space only with the character after it.
+        let room = (LIMIT + 1)
+            .min(max.saturating_add(1))
+            .saturating_sub(out.len());
+        if room > 0 {
+            let end = plain_run_end(raw, i, raw.len().min(i.saturating_add(room + 1)));
+            let mut take = (end - i).min(room);
+            if take > 0 && take < end - i && raw[i + take - 1] == b' ' {
+                take += 1;
+            }
+            out.extend_from_slice(&raw[i..i + take]);
+            i += take;
+        }
+        if out.len() > LIMIT || out.len() > max {
+            return Some((String::from_utf8(out).ok()?, true));
+        }
+    }
+    Some((String::from_utf8(out).ok()?, false))
+}
+
+/// [`run_end`] for raw JSON string bytes: a backslash ends the run too.
+fn plain_run_end(raw: &[u8], i: usize, stop: usize) -> usize {
+    let end = run_end(raw, i, stop);
+    match memchr::memchr(b'\\', &raw[i..end]) {
+        Some(k) => {
+            // A space kept in the run for the byte after it, when that byte is the
+            // backslash, is left to the escape's handling.
+            let k = i + k;
+            if k > i && raw[k - 1] == b' ' {
+                k - 1
+            } else {
+                k
+            }
+        }
+        None => end,
+    }
+}
+
+/// Whether `c` is copied as part of a run: ASCII and not whitespace.
+fn other(c: u8) -> bool {
+    c.is_ascii() && !matches!(c, b' ' | b'\t'..=b'\r')
+}
+
+/// Where the run of `b` that starts at `i` ends, looking no further than `stop`: the first
+/// byte that is not [`other`] and is not a single space before an [`other`] byte.
+fn run_end(b: &[u8], mut i: usize, stop: usize) -> usize {
+    // Eight bytes at a time, the class of each in its high bit (no carry crosses a byte:
+    // every sum below stays under 0x100 per byte).
+    const HI: u64 = u64::from_ne_bytes([0x80; 8]);
+    const LOW: u64 = u64::from_ne_bytes([0x7f; 8]);
+    let splat = |c: u8| u64::from_ne_bytes([c; 8]);
+    while i + 8 <= stop {
+        let Some(chunk) = b.get(i..).and_then(|r| r.first_chunk::<8>()) else {
+            break;
+        };
+        let v = u64::from_le_bytes(*chunk);
+        let low = v & LOW;
+        let non_ascii = v & HI;
+        let from_tab = (low + splat(0x80 - b'\t')) & HI;
+        let past_cr = (low + splat(0x80 - b'\r' - 1)) & HI;
+        let x = low ^ splat(b' ');
+        let space = !((x + LOW) | x) & HI & !non_ascii;
+        let other_bits = !(non_ascii | space | (from_tab & !past_cr)) & HI;
+        let next_other = (other_bits >> 8)
+            | if b.get(i + 8).is_some_and(|&c| other(c)) {
+                0x80 << 56
+            } else {
+                0
+            };
+        let ends = !(other_bits | (space & next_other)) & HI;
+        if ends != 0 {
+            return i + (ends.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    while i < stop && (other(b[i]) || (b[i] == b' ' && b.get(i + 1).is_some_and(|&n| other(n)))) {
+        i += 1;
+    }
+    i
 }
 
 /// The text of a content value: a string, or the `text` blocks joined with `sep`.
@@ -407,6 +517,12 @@ impl<'a> Parts<'a, '_> {
         {
             let raw = &v[1..v.len() - 1];
             let full = raw.len().min(LIMIT * 4);
+            match normalize_raw(&raw[..full], MAX) {
+                Some((t, true)) => return t,
+                // The whole part was taken: the other parts may follow it.
+                Some((_, false)) => return self.joined(sep),
+                None => {}
+            }
             let mut n = full.min(512);
             loop {
                 let decoded = json::decode_str(&raw[..n]);
@@ -417,6 +533,13 @@ impl<'a> Parts<'a, '_> {
                 }
             }
         }
+        self.joined(sep)
+    }
+
+    /// The text parts decoded, joined with `sep` and normalized ([`Parts::text`] when the
+    /// first part does not settle it alone).
+    fn joined(&self, sep: &str) -> String {
+        const LIMIT: usize = MAX * 4;
         let mut out = String::new();
         let mut first = true;
         for (kind, at) in self.each() {
@@ -782,6 +905,71 @@ mod tests {
             let mut recipe = Vec::new();
             gather(line.as_bytes(), &nested, &elements, &subs, &mut recipe);
             proptest::prop_assert_eq!(cut(render(line.as_bytes(), &recipe)), want);
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn raw_normalizing_matches_decoding_first(
+            parts in proptest::collection::vec(
+                proptest::sample::select(vec!["a", "bc", " ", "  ", "\\n", "\\t", "\\r", "\\f",
+                    "\\b", "\\\"", "\\\\", "\\/", "\\u0041", "é", "xyz ", "\t", "\u{1}", " \\n",
+                    "word word "]),
+                0..300,
+            ),
+            cut in 0usize..4000,
+            max in proptest::sample::select(vec![0usize, 1, 2, 3, 4, 5, 7, 199, 200, 201, 800]),
+        ) {
+            let raw = parts.concat();
+            // Cut anywhere, as the preview cuts long texts (maybe inside an escape).
+            let raw = &raw.as_bytes()[..cut.min(raw.len())];
+            let want = normalize_at(&json::decode_str(raw), max);
+            match normalize_raw(raw, max) {
+                Some((text, stopped)) => {
+                    proptest::prop_assert_eq!(&text, &want.0, "{:?}", String::from_utf8_lossy(raw));
+                    proptest::prop_assert_eq!(stopped, want.1.is_some());
+                }
+                None => proptest::prop_assert!(
+                    raw.iter().any(|&b| !b.is_ascii()) || raw.windows(2).any(|w| w == b"\\u")
+                ),
+            }
+        }
+
+        #[test]
+        fn run_ends_match_a_byte_loop(
+            text in proptest::collection::vec(
+                proptest::sample::select(vec![b'a', b' ', b'\t', b'\n', b'\r', 0x0b, 0x0c, 0x08,
+                    0x0e, 0x1f, 0x7f, 0x80, 0xc3, 0xa0, 0xa9, 0xe9, b'~', b'!']),
+                0..40,
+            ),
+            from in 0usize..40,
+            to in 0usize..48,
+        ) {
+            let from = from.min(text.len());
+            let stop = to.clamp(from, text.len());
+            let mut want = from;
+            while want < stop
+                && (other(text[want])
+                    || (text[want] == b' ' && text.get(want + 1).is_some_and(|&n| other(n))))
+            {
+                want += 1;
+            }
+            proptest::prop_assert_eq!(run_end(&text, from, stop), want);
+        }
+
+        #[test]
+        fn normalize_matches_one_character_at_a_time_on_any_text(
+            text in proptest::collection::vec(
+                proptest::sample::select(vec!["a", "bc", " ", "  ", "\t", "\n", "\u{b}", "é",
+                    "\u{3000}", "\u{85}", "\u{1}", "xyz ", "\r\n"]),
+                0..400,
+            ),
+            max in proptest::sample::select(vec![0usize, 1, 7, 199, 200, 201, 800]),
+        ) {
+            let text = text.concat();
+            proptest::prop_assert_eq!(normalize(&text), normalize_chars(&text));
+            let full = crate::output::truncate(&normalize(&text), max);
+            proptest::prop_assert_eq!(crate::output::truncate(&normalize_max(&text, max), max), full);
         }
     }
 

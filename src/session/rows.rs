@@ -62,16 +62,19 @@ impl Rows<'_> {
 }
 
 /// Runs `write` with the rows of the entries of `order`, in that order: `render(i, line,
-/// out)` appends the rendering of entry `i` (its line as the file holds it) to `out`, on
-/// worker threads, a batch ahead of `write`.
-pub fn stream<F, R>(
+/// out)` appends the rendering of entry `i` to `out`, on worker threads, a batch ahead of
+/// `write`. `line` is the entry's line as the file holds it when `needs_line(i)`, else
+/// empty (its row is made from what was kept of it).
+pub fn stream<F, N, R>(
     s: &Session,
     order: &[u32],
+    needs_line: N,
     render: F,
     write: impl FnOnce(&mut Rows<'_>) -> io::Result<R>,
 ) -> io::Result<R>
 where
     F: Fn(u32, &[u8], &mut Vec<u8>) + Sync,
+    N: Fn(u32) -> bool + Sync,
 {
     let batches = order.len().div_ceil(BATCH);
     let threads = std::thread::available_parallelism()
@@ -83,7 +86,7 @@ where
         for w in 0..threads {
             let (tx, rx) = mpsc::sync_channel::<io::Result<Batch>>(AHEAD);
             let (back_tx, back_rx) = mpsc::channel::<Batch>();
-            let render = &render;
+            let (render, needs_line) = (&render, &needs_line);
             scope.spawn(move || {
                 let mut buf = Vec::new();
                 let mut spans = Vec::new();
@@ -94,13 +97,15 @@ where
                     batch.out.clear();
                     batch.ends.clear();
                     let done =
-                        read_lines(s, part, &mut buf, &mut spans, &mut by_offset).map(|()| {
-                            for (k, &(at, len)) in spans.iter().enumerate() {
-                                render(part[k], &buf[at..at + len], &mut batch.out);
-                                batch.ends.push(batch.out.len());
-                            }
-                            batch
-                        });
+                        read_lines(s, part, needs_line, &mut buf, &mut spans, &mut by_offset).map(
+                            |()| {
+                                for (k, &(at, len)) in spans.iter().enumerate() {
+                                    render(part[k], &buf[at..at + len], &mut batch.out);
+                                    batch.ends.push(batch.out.len());
+                                }
+                                batch
+                            },
+                        );
                     let failed = done.is_err();
                     if tx.send(done).is_err() || failed {
                         break;
@@ -121,11 +126,13 @@ where
     })
 }
 
-/// Reads the lines of the entries `idxs` into `buf`, lines near each other in the file in
-/// one read; `spans[k]` is where the line of `idxs[k]` is in `buf`.
+/// Reads the lines of the entries `idxs` that `needs_line` into `buf`, lines near each
+/// other in the file in one read; `spans[k]` is where the line of `idxs[k]` is in `buf`
+/// (empty for a line not read).
 fn read_lines(
     s: &Session,
     idxs: &[u32],
+    needs_line: impl Fn(u32) -> bool,
     buf: &mut Vec<u8>,
     spans: &mut Vec<(usize, usize)>,
     by_offset: &mut Vec<u32>,
@@ -133,7 +140,7 @@ fn read_lines(
     const RUN: u64 = 8 << 20;
     let rec = |k: u32| &s.entries[idxs[k as usize] as usize];
     by_offset.clear();
-    by_offset.extend(0..idxs.len() as u32);
+    by_offset.extend((0..idxs.len() as u32).filter(|&k| needs_line(idxs[k as usize])));
     by_offset.sort_unstable_by_key(|&k| rec(k).offset);
     spans.clear();
     spans.resize(idxs.len(), (0, 0));

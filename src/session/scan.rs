@@ -410,10 +410,16 @@ impl<V: Visit> Acc<V> {
     fn append(&mut self, next: Acc<V>) {
         let (line_base, idx_base, parsed_base) = (self.lines, self.entries, self.parsed);
         self.entries += next.entries;
-        self.recs.extend(next.recs.into_iter().map(|mut r| {
+        let mut recs = next.recs;
+        for r in &mut recs {
             r.line += line_base;
-            r
-        }));
+        }
+        if self.recs.is_empty() {
+            // The first chunk's records are taken as they are, not copied.
+            self.recs = recs;
+        } else {
+            self.recs.extend(recs);
+        }
         for mut p in next.problems {
             p.line += line_base;
             if self.problems.len() < MAX_PROBLEMS {

@@ -7,6 +7,7 @@ use crate::clock;
 use crate::cmd::Ctx;
 use crate::cmd::args::{FormatArgs, READ_SESSION_HELP, SessionArg};
 use crate::json::{self, RawStr};
+use std::borrow::Cow;
 use std::io::Write;
 
 use crate::output::{Style, escape, term_width, truncate};
@@ -91,6 +92,9 @@ fn shown(line: &[u8], members: &[json::Member<'_>]) -> (String, String, Option<S
     (ty, preview, role)
 }
 
+/// What a row shows of an entry: its type, its preview and (for a message) its role.
+type Shown<'a> = (Cow<'a, str>, Cow<'a, str>, Option<Cow<'a, str>>);
+
 /// [`shown`] for a line read again (the members are not at hand).
 fn shown_line(line: &[u8]) -> (String, String, Option<String>) {
     let mut members = Vec::new();
@@ -125,26 +129,161 @@ impl Visit for Extra {
     }
 }
 
-/// What the whole views need before they write: the timestamps (sibling order) and, for
-/// each `message` entry, where the parts of its preview are in its line (a recipe, see
-/// [`preview::gather`]), found while the line is at hand. The previews are made from the
-/// lines read again row by row.
+/// What the whole views need before they write: the timestamps (sibling order) and what
+/// each row shows. While a memory budget lasts, the type, role and preview of an entry are
+/// made in the first pass, where its line is at hand, and kept; past it, a `message`
+/// entry keeps where the parts of its preview are in its line (a recipe, see
+/// [`preview::gather`]), and the rows of the entries not kept are made from their lines
+/// read again.
 #[derive(Default)]
 struct Times {
     ts: Vec<i64>,
     /// Entry `i`'s recipe is `recipes[starts[i]..starts[i + 1]]` (empty: not a message).
     starts: Vec<usize>,
     recipes: Vec<u32>,
+    kept: Kept,
+    /// A message's recipe while its row is made.
+    scratch: Vec<u32>,
+    /// Bytes this part may still keep before it asks `budget` for more.
+    room: usize,
+    /// Set once the budget is spent: the rest of the entries are read again.
+    spent: bool,
+    budget: Budget,
+}
+
+/// The shared budget of the bytes kept (see [`Times`]), handed out in chunks.
+#[derive(Clone)]
+struct Budget(std::sync::Arc<std::sync::atomic::AtomicUsize>);
+
+impl Default for Budget {
+    fn default() -> Budget {
+        Budget(std::sync::Arc::new(KEEP_BUDGET.into()))
+    }
+}
+
+/// The bytes of rows kept from the first pass. A preview is at most [`preview::MAX`]
+/// characters, about 200 bytes in a session of tool outputs: this keeps every row of a
+/// session of 100k entries (20 MB), and a fifth of a session of a million, whose other
+/// rows are read again, so that its tree stays in bounded memory.
+const KEEP_BUDGET: usize = 40 << 20;
+const KEEP_CHUNK: usize = 256 << 10;
+/// `Kept::at` of an entry not kept.
+const NOT_KEPT: u32 = u32::MAX;
+
+/// Rows kept from the first pass, in parts (one per chunk of the file, not copied into
+/// one when the chunks are merged): the type, role and preview of every entry kept, one
+/// after another in its part's `text`.
+#[derive(Default)]
+struct Kept {
+    rows: Vec<KeptRow>,
+    text: String,
+    /// The earlier parts: the first entry of each, and its text.
+    earlier: Vec<(usize, String)>,
+    /// The first entry of the part `text` holds.
+    first: usize,
+}
+
+/// Where an entry's row is in its part's text: the type at `at`, then the role (none when
+/// its length is `u16::MAX`), then the preview. `at == NOT_KEPT`: not kept.
+#[derive(Clone, Copy)]
+struct KeptRow {
+    at: u32,
+    ty: u16,
+    role: u16,
+    preview: u32,
+}
+
+impl Kept {
+    /// Keeps the next entry's row, unless a part is too long for its length field.
+    fn push(&mut self, ty: &str, role: Option<&str>, preview: &str) -> bool {
+        let role_len = role.map_or(Some(u16::MAX), |r| {
+            u16::try_from(r.len()).ok().filter(|&n| n < u16::MAX)
+        });
+        let (Ok(ty_len), Some(role_len), Ok(preview_len), Ok(at)) = (
+            u16::try_from(ty.len()),
+            role_len,
+            u32::try_from(preview.len()),
+            u32::try_from(self.text.len()),
+        ) else {
+            self.skip();
+            return false;
+        };
+        if at == NOT_KEPT {
+            self.skip();
+            return false;
+        }
+        self.rows.push(KeptRow {
+            at,
+            ty: ty_len,
+            role: role_len,
+            preview: preview_len,
+        });
+        self.text.push_str(ty);
+        self.text.push_str(role.unwrap_or_default());
+        self.text.push_str(preview);
+        true
+    }
+
+    /// Notes that the next entry's row is not kept.
+    fn skip(&mut self) {
+        self.rows.push(KeptRow {
+            at: NOT_KEPT,
+            ty: 0,
+            role: 0,
+            preview: 0,
+        });
+    }
+
+    /// Appends the rows of the next chunk.
+    fn append(&mut self, next: Kept) {
+        let text = std::mem::replace(&mut self.text, next.text);
+        self.earlier.push((self.first, text));
+        self.earlier.extend(
+            next.earlier
+                .into_iter()
+                .map(|(f, d)| (f + self.rows.len(), d)),
+        );
+        self.first = next.first + self.rows.len();
+        self.rows.extend(next.rows);
+    }
+
+    /// Entry `i`'s row, if it was kept: its type, role and preview.
+    fn get(&self, i: usize) -> Option<(&str, Option<&str>, &str)> {
+        let r = *self.rows.get(i)?;
+        if r.at == NOT_KEPT {
+            return None;
+        }
+        let text = if i >= self.first {
+            &self.text
+        } else {
+            let k = self.earlier.partition_point(|&(f, _)| f <= i);
+            &self.earlier.get(k.checked_sub(1)?)?.1
+        };
+        let at = r.at as usize;
+        let role_at = at + usize::from(r.ty);
+        let role_len = if r.role == u16::MAX { 0 } else { r.role };
+        let preview_at = role_at + usize::from(role_len);
+        let ty = text.get(at..role_at)?;
+        let role = match r.role {
+            u16::MAX => None,
+            _ => Some(text.get(role_at..preview_at)?),
+        };
+        let preview = text.get(preview_at..preview_at + r.preview as usize)?;
+        Some((ty, role, preview))
+    }
 }
 
 impl Visit for Times {
     fn entry(&mut self, _i: u32, line: &[u8], members: &[json::Member<'_>]) {
         // Only reached without the line's pass collecting the members below the top level.
         self.timestamp_and_start(line, members);
+        let mut recipe = std::mem::take(&mut self.scratch);
+        recipe.clear();
         if let Some(m) = Self::message(line, members) {
-            preview::gather_value(line, m.value_start, &mut self.recipes);
+            preview::gather_value(line, m.value_start, &mut recipe);
         }
-        self.starts.push(self.recipes.len());
+        self.keep_or_note(line, members, &recipe);
+        self.scratch = recipe;
     }
 
     const NESTED: Option<&'static str> = Some(preview::DEEP.key);
@@ -160,16 +299,27 @@ impl Visit for Times {
         subs: &[(usize, json::Member<'_>)],
     ) {
         self.timestamp_and_start(line, members);
+        let mut recipe = std::mem::take(&mut self.scratch);
+        recipe.clear();
         if Self::message(line, members).is_some() {
-            preview::gather(line, nested, elements, subs, &mut self.recipes);
+            preview::gather(line, nested, elements, subs, &mut recipe);
         }
-        self.starts.push(self.recipes.len());
+        self.keep_or_note(line, members, &recipe);
+        self.scratch = recipe;
     }
 
     fn split(&self) -> Self {
-        Times::default()
+        Times {
+            budget: self.budget.clone(),
+            ..Times::default()
+        }
     }
     fn merge(&mut self, next: Self, _offset: u32) {
+        if self.ts.is_empty() {
+            // Nothing to shift by: the first chunk is taken as it is, not copied.
+            *self = next;
+            return;
+        }
         self.ts.extend(next.ts);
         if self.starts.is_empty() {
             self.starts.push(0);
@@ -178,6 +328,7 @@ impl Visit for Times {
         self.starts
             .extend(next.starts.iter().skip(1).map(|&s| s + base));
         self.recipes.extend(next.recipes);
+        self.kept.append(next.kept);
     }
 }
 
@@ -202,20 +353,86 @@ impl Times {
             .flatten()
     }
 
-    /// [`shown`] for entry `i`, from its line read again.
-    fn shown(&self, i: u32, line: &[u8]) -> (String, String, Option<String>) {
-        let i = i as usize;
-        match (self.starts.get(i), self.starts.get(i + 1)) {
-            (Some(&a), Some(&b)) if b > a => {
-                let (text, role) = preview::render(line, &self.recipes[a..b]);
-                (
-                    "message".to_owned(),
-                    crate::output::truncate_owned(text, preview::MAX),
-                    role,
-                )
+    /// Keeps the row of the entry on `line` while the budget lasts, else notes its
+    /// `recipe` (empty unless it is a message) for the row made when the line is read
+    /// again.
+    fn keep_or_note(&mut self, line: &[u8], members: &[json::Member<'_>], recipe: &[u32]) {
+        if self.has_room() {
+            let (ty, preview, role) = Self::row(line, recipe, || shown(line, members));
+            let before = self.kept.text.len();
+            if self.kept.push(&ty, role.as_deref(), &preview) {
+                self.room = self.room.saturating_sub(self.kept.text.len() - before);
+                self.starts.push(self.recipes.len());
+                return;
             }
-            _ => shown_line(line),
+        } else {
+            self.kept.skip();
         }
+        self.recipes.extend_from_slice(recipe);
+        self.starts.push(self.recipes.len());
+    }
+
+    /// Whether the budget still allows a row to be kept, taking a chunk of it if this part
+    /// has no room left.
+    fn has_room(&mut self) -> bool {
+        use std::sync::atomic::Ordering::Relaxed;
+        if self.room > 0 {
+            return true;
+        }
+        if self.spent {
+            return false;
+        }
+        let took = self
+            .budget
+            .0
+            .fetch_update(Relaxed, Relaxed, |b| b.checked_sub(KEEP_CHUNK))
+            .is_ok();
+        if took {
+            self.room = KEEP_CHUNK;
+        } else {
+            self.spent = true;
+        }
+        took
+    }
+
+    /// The type, preview and role of an entry: a message's from its recipe, anything
+    /// else's (or a message whose parts were not found) from `fallback`.
+    fn row(
+        line: &[u8],
+        recipe: &[u32],
+        fallback: impl FnOnce() -> (String, String, Option<String>),
+    ) -> Shown<'static> {
+        if recipe.is_empty() {
+            let (ty, preview, role) = fallback();
+            return (ty.into(), preview.into(), role.map(Cow::Owned));
+        }
+        let (text, role) = preview::render(line, recipe);
+        (
+            Cow::Borrowed("message"),
+            crate::output::truncate_owned(text, preview::MAX).into(),
+            role.map(Cow::Owned),
+        )
+    }
+
+    /// Whether entry `i`'s row is made from its line read again.
+    fn needs_line(&self, i: u32) -> bool {
+        self.kept
+            .rows
+            .get(i as usize)
+            .is_none_or(|r| r.at == NOT_KEPT)
+    }
+
+    /// [`shown`] for entry `i`: kept, or made from its line read again.
+    fn shown(&self, i: u32, line: &[u8]) -> Shown<'_> {
+        if let Some((ty, role, preview)) = self.kept.get(i as usize) {
+            return (ty.into(), preview.into(), role.map(Cow::Borrowed));
+        }
+        let i = i as usize;
+        let recipe = match (self.starts.get(i), self.starts.get(i + 1)) {
+            (Some(&a), Some(&b)) if b > a => &self.recipes[a..b],
+            _ => &[],
+        };
+        Self::row(line, recipe, || shown_line(line))
     }
 }
 
@@ -390,7 +607,8 @@ pub fn run(args: TreeArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
         };
         let order = tree::preorder(&v.t);
         let out = &mut ctx.out;
-        rows::stream(&v.s, &order, render, |rows| {
+        let needs_line = |i| times.needs_line(i);
+        rows::stream(&v.s, &order, needs_line, render, |rows| {
             tree::write_nested(&v.t, out, |w, i| w.write_all(rows.next(i)?))
         })?;
         return Ok(ExitStatus::Success);
@@ -412,7 +630,8 @@ pub fn run(args: TreeArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
         b.extend_from_slice(escape(&times.shown(i, line).1).as_bytes());
     };
     let mut out = Pager::new(&mut ctx.out, !args.no_pager);
-    rows::stream(&v.s, &order, render, |rows| {
+    let needs_line = |i| times.needs_line(i);
+    rows::stream(&v.s, &order, needs_line, render, |rows| {
         tree::layout(&v.t, &v.active, |row| {
             let text = String::from_utf8_lossy(rows.next(row.idx)?);
             let line = v.human_row(&st, width, row.idx, row.prefix, &text);
@@ -573,4 +792,128 @@ fn shape(
         window.push(gap(after, "below"));
     }
     Ok(window)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::FileExt;
+
+    /// A session whose entries take every way a row is made: messages of each role, long
+    /// and escaped texts, non-ASCII and `\u` escapes, and entries that are not messages.
+    fn session_file(dir: &std::path::Path, n: usize) -> std::path::PathBuf {
+        let mut lines = vec![serde_json::json!({
+            "type": "session", "version": 3, "id": "s", "timestamp": "2026-01-01T00:00:00Z",
+            "cwd": "/w"
+        })];
+        let mut parent = serde_json::Value::Null;
+        for i in 0..n {
+            let id = format!("e{i:05}");
+            let ts = format!("2026-01-01T00:{:02}:{:02}Z", i / 60 % 60, i % 60);
+            let long = format!(
+                "line {i}\n\t  indented   text \"quoted\" {}\n",
+                "word ".repeat(i % 90)
+            );
+            let message = match i % 7 {
+                0 => serde_json::json!({"role": "user", "content": long}),
+                1 => serde_json::json!({"role": "assistant", "content": [
+                    {"type": "text", "text": long},
+                    {"type": "toolCall", "id": "c", "name": "read", "arguments": {"path": "/a b"}}
+                ], "stopReason": "toolUse"}),
+                2 => {
+                    serde_json::json!({"role": "toolResult", "toolName": "bash", "isError": i % 2 == 0,
+                    "content": [{"type": "text", "text": long.repeat(8)}]})
+                }
+                3 => serde_json::json!({"role": "user", "content": format!("é → {long}")}),
+                4 => serde_json::json!({"role": "custom", "customType": "note", "content": "x"}),
+                5 => serde_json::json!({"role": "bashExecution", "command": long, "output": ""}),
+                _ => serde_json::Value::Null,
+            };
+            let entry = if message.is_null() {
+                serde_json::json!({"type": "model_change", "id": id, "parentId": parent,
+                    "timestamp": ts, "provider": "p", "modelId": "m"})
+            } else {
+                serde_json::json!({"type": "message", "id": id, "parentId": parent,
+                    "timestamp": ts, "message": message})
+            };
+            lines.push(entry);
+            parent = serde_json::Value::String(id);
+        }
+        let mut text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        // A `\u` escape as the reference writes it for control characters.
+        text = text.replacen("indented", "in\\u0001dented", 3);
+        let path = dir.join("s.jsonl");
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    /// Every row, kept or made from its line read again, is what a full parse of its line
+    /// shows, whatever the budget leaves to each way.
+    #[test]
+    fn rows_kept_and_rows_read_again_agree() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = session_file(dir.path(), 3000);
+        for budget in [0, KEEP_CHUNK, usize::MAX] {
+            let times = Times {
+                budget: Budget(std::sync::Arc::new(budget.into())),
+                ..Times::default()
+            };
+            let (s, times) = Session::open_with(&path, times).unwrap();
+            let mut kept = 0;
+            for (i, r) in s.entries.iter().enumerate() {
+                let mut line = vec![0u8; r.len as usize];
+                s.file().read_exact_at(&mut line, r.offset).unwrap();
+                let i = i as u32;
+                let read_again = times.needs_line(i);
+                kept += usize::from(!read_again);
+                let got = times.shown(i, if read_again { &line } else { b"" });
+                let (ty, preview, role) = shown_line(&line);
+                if read_again && ty == "message" {
+                    // Made from the recipe noted in the first pass, not a parse.
+                    let k = i as usize;
+                    assert!(times.starts[k + 1] > times.starts[k], "entry {i}");
+                }
+                assert_eq!(
+                    (got.0.as_ref(), got.1.as_ref(), got.2.as_deref()),
+                    (ty.as_str(), preview.as_str(), role.as_deref()),
+                    "entry {i} with a budget of {budget}"
+                );
+            }
+            let all = s.entries.len();
+            match budget {
+                0 => assert_eq!(kept, 0),
+                KEEP_CHUNK => assert!(kept > 0 && kept < all, "{kept} of {all}"),
+                _ => assert_eq!(kept, all),
+            }
+        }
+    }
+
+    /// Rows kept in parts (one per chunk of a file scanned in parallel) are found in the
+    /// part that holds them.
+    #[test]
+    fn kept_parts_are_joined_in_order() {
+        let part = |rows: &[(&str, Option<&str>, &str)], skip_first: bool| {
+            let mut k = Kept::default();
+            if skip_first {
+                k.skip();
+            }
+            for (ty, role, preview) in rows {
+                assert!(k.push(ty, *role, preview));
+            }
+            k
+        };
+        let mut all = part(&[("message", Some("user"), "user: hi")], false);
+        all.append(part(&[("label", None, "[label]")], true));
+        all.append(part(&[("message", Some(""), ""), ("x", None, "é")], false));
+        assert_eq!(all.get(0), Some(("message", Some("user"), "user: hi")));
+        assert_eq!(all.get(1), None);
+        assert_eq!(all.get(2), Some(("label", None, "[label]")));
+        assert_eq!(all.get(3), Some(("message", Some(""), "")));
+        assert_eq!(all.get(4), Some(("x", None, "é")));
+        assert_eq!(all.get(5), None);
+        // A part too long for its length field is not kept.
+        let mut k = Kept::default();
+        assert!(!k.push(&"t".repeat(70_000), None, ""));
+        assert_eq!(k.get(0), None);
+    }
 }
