@@ -26,9 +26,9 @@
 //! The cache is only a shortcut: deleting it costs time, never correctness, and a failure
 //! to write it is ignored. A line that is not a whole record (a write cut short, and the
 //! record appended after it on the same line) is skipped; processes appending at once each
-//! add whole lines (each record is one append); rewriting the log to drop superseded
-//! records may lose a record another process appended meanwhile, which costs that file a
-//! rebuild. A file with an append under way or interrupted (a pending-append marker) is
+//! add whole lines (the records one listing makes are written in one append, at its end);
+//! rewriting the log to drop superseded records may lose a record another process appended
+//! meanwhile, which costs that file a rebuild. A file with an append under way or interrupted (a pending-append marker) is
 //! read as opening it would, without the cache.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -526,6 +526,8 @@ pub struct Cache {
     /// The log's records by device and inode, read on first use, with the records this
     /// process appended since.
     records: OnceLock<Mutex<HashMap<(u64, u64), Record>>>,
+    /// While [`Cache::summaries`] runs: the records to append, one append for them all.
+    batch: Mutex<Option<Vec<u8>>>,
 }
 
 impl Clone for Cache {
@@ -535,6 +537,7 @@ impl Clone for Cache {
             dir: self.dir.clone(),
             read_only: self.read_only,
             records: OnceLock::new(),
+            batch: Mutex::new(None),
         }
     }
 }
@@ -571,14 +574,18 @@ fn rewrite_log<'a>(dir: &Path, records: impl Iterator<Item = &'a Record>) {
 }
 
 /// Appends a record to the log in `dir` (best effort), in one write.
-fn append_log(dir: &Path, r: &Record) {
+/// Appends `r` to `lines` as a line of the log.
+fn log_line(r: &Record, lines: &mut Vec<u8>) {
+    if serde_json::to_writer(&mut *lines, r).is_ok() {
+        lines.push(b'\n');
+    }
+}
+
+/// Appends whole lines to the log, in one write.
+fn append_log(dir: &Path, lines: &[u8]) {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
-    let Ok(mut line) = serde_json::to_vec(r) else {
-        return;
-    };
-    line.push(b'\n');
-    if crate::private::create_dir_all(dir).is_err() {
+    if lines.is_empty() || crate::private::create_dir_all(dir).is_err() {
         return;
     }
     if let Ok(mut f) = std::fs::OpenOptions::new()
@@ -587,7 +594,7 @@ fn append_log(dir: &Path, r: &Record) {
         .mode(0o600)
         .open(dir.join(LOG))
     {
-        let _ = f.write_all(&line);
+        let _ = f.write_all(lines);
     }
 }
 
@@ -617,6 +624,7 @@ impl Cache {
             dir: Some(agent_dir.join("cache").join("session-summaries")),
             read_only: false,
             records: OnceLock::new(),
+            batch: Mutex::new(None),
         }
     }
 
@@ -636,6 +644,7 @@ impl Cache {
             dir: None,
             read_only: false,
             records: OnceLock::new(),
+            batch: Mutex::new(None),
         }
     }
 
@@ -663,7 +672,14 @@ impl Cache {
         let Some(dir) = self.dir.as_deref().filter(|_| !self.read_only) else {
             return;
         };
-        append_log(dir, &r);
+        match self.batch.lock().as_deref_mut() {
+            Ok(Some(batch)) => log_line(&r, batch),
+            _ => {
+                let mut line = Vec::new();
+                log_line(&r, &mut line);
+                append_log(dir, &line);
+            }
+        }
         if let Ok(mut records) = self.records(dir).lock() {
             records.insert((r.stamp.dev, r.stamp.ino), r);
         }
@@ -708,6 +724,19 @@ impl Cache {
     /// The summaries of `paths` (those that are session files), in the same order, read in
     /// parallel.
     pub fn summaries(&self, paths: &[PathBuf]) -> Vec<Summary> {
+        if let Ok(mut batch) = self.batch.lock() {
+            batch.get_or_insert_with(Vec::new);
+        }
+        let found = self.summaries_batched(paths);
+        let batch = self.batch.lock().ok().and_then(|mut b| b.take());
+        if let (Some(dir), Some(lines)) = (self.dir.as_deref(), batch) {
+            append_log(dir, &lines);
+        }
+        found
+    }
+
+    /// [`Cache::summaries`], the records it makes collected in `batch`.
+    fn summaries_batched(&self, paths: &[PathBuf]) -> Vec<Summary> {
         let (big, small): (Vec<usize>, Vec<usize>) = (0..paths.len())
             .partition(|&i| std::fs::metadata(&paths[i]).is_ok_and(|m| m.len() >= BIG));
         let mut out: Vec<Option<Summary>> = vec![None; paths.len()];
