@@ -174,6 +174,21 @@ pub struct Style {
 }
 
 impl Style {
+    pub const CYAN: anstyle::Style = anstyle::AnsiColor::Cyan.on_default();
+    pub const YELLOW: anstyle::Style = anstyle::AnsiColor::Yellow.on_default();
+    pub const RED: anstyle::Style = anstyle::AnsiColor::Red.on_default();
+    pub const MAGENTA: anstyle::Style = anstyle::AnsiColor::Magenta.on_default();
+
+    /// Appends [`Style::paint`] of `s` to `out`.
+    pub fn paint_to(&self, out: &mut String, style: anstyle::Style, s: &str) {
+        use std::fmt::Write as _;
+        if self.on && !s.is_empty() && style != anstyle::Style::new() {
+            let _ = write!(out, "{style}{s}{style:#}");
+        } else {
+            out.push_str(s);
+        }
+    }
+
     /// `s` in `style` (then a reset), or `s` as it is when styles are off.
     pub fn paint(&self, style: anstyle::Style, s: &str) -> String {
         if self.on && !s.is_empty() {
@@ -258,6 +273,16 @@ pub fn escape_text(s: &str) -> Cow<'_, str> {
 }
 
 fn escape_with(s: &str, keep_layout: bool) -> Cow<'_, str> {
+    // Printable ASCII needs nothing: checked sixteen bytes at a time, without stopping
+    // early inside a group, which lets the check run on vectors.
+    let printable = |group: &[u8]| {
+        group
+            .iter()
+            .fold(true, |all, &b| all & matches!(b, 0x20..=0x7e))
+    };
+    if s.as_bytes().chunks(16).all(printable) {
+        return Cow::Borrowed(s);
+    }
     let unsafe_here = |c: char| is_unsafe_char(c) && !(keep_layout && matches!(c, '\n' | '\t'));
     let Some(first) = s.find(unsafe_here) else {
         return Cow::Borrowed(s);

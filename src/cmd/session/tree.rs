@@ -542,23 +542,31 @@ impl View {
         });
     }
 
-    /// A row of the text view; `text` is the escaped preview.
-    fn human_row(&self, st: &Style, width: usize, idx: u32, prefix: &str, text: &str) -> String {
+    /// Appends a row of the text view to `out`; `text` is the escaped preview.
+    fn human_row(
+        &self,
+        st: &Style,
+        width: usize,
+        (idx, prefix): (u32, &str),
+        text: &str,
+        out: &mut String,
+    ) {
         let r = &self.s.entries[idx as usize];
         let on_path = self.active[idx as usize];
         let marker = if on_path { "•" } else { " " };
         let label = self
             .labels
             .get(&r.id)
-            .map(|(l, _)| format!("[{}] ", escape(l)))
-            .unwrap_or_default();
-        let cycle = match self.t.cycle(&self.s, idx) {
-            None => String::new(),
-            Some(Cycle::SelfParent) => "[cycle: its own parent] ".to_owned(),
+            .map(|(l, _)| format!("[{}] ", escape(l)));
+        let label = label.as_deref().unwrap_or_default();
+        let cycle: Cow<'_, str> = match self.t.cycle(&self.s, idx) {
+            None => "".into(),
+            Some(Cycle::SelfParent) => "[cycle: its own parent] ".into(),
             Some(Cycle::Ancestor) => format!(
                 "[cycle: parent {} is below] ",
                 escape(r.parent_id.as_ref().map_or("", |p| p.as_str()))
-            ),
+            )
+            .into(),
         };
         let leaf_mark = if self.leaf == Some(idx) {
             "  ← leaf"
@@ -573,21 +581,24 @@ impl View {
             + cycle.chars().count()
             + label.chars().count()
             + leaf_mark.chars().count();
-        let text = truncate(text, width.saturating_sub(used).max(12));
-        format!(
-            "{} {}{} {}{}{}{}",
-            if on_path {
-                st.cyan(marker)
-            } else {
-                marker.to_owned()
-            },
-            st.dim(prefix),
-            st.yellow(&id),
-            st.red(&cycle),
-            st.magenta(&label),
-            if on_path { text } else { st.dim(&text) },
-            st.bold(leaf_mark)
-        )
+        let room = width.saturating_sub(used).max(12);
+        // No more characters than bytes: a text this short is not cut.
+        let text: Cow<'_, str> = if text.len() <= room {
+            text.into()
+        } else {
+            truncate(text, room).into()
+        };
+        let plain = anstyle::Style::new();
+        let (dim, bold) = (plain.dimmed(), plain.bold());
+        st.paint_to(out, if on_path { Style::CYAN } else { plain }, marker);
+        out.push(' ');
+        st.paint_to(out, dim, prefix);
+        st.paint_to(out, Style::YELLOW, &id);
+        out.push(' ');
+        st.paint_to(out, Style::RED, &cycle);
+        st.paint_to(out, Style::MAGENTA, label);
+        st.paint_to(out, if on_path { plain } else { dim }, &text);
+        st.paint_to(out, bold, leaf_mark);
     }
 }
 
@@ -630,13 +641,20 @@ pub fn run(args: TreeArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
         b.extend_from_slice(escape(&times.shown(i, line).1).as_bytes());
     };
     let mut out = Pager::new(&mut ctx.out, !args.no_pager);
+    let mut line = String::new();
     let needs_line = |i| times.needs_line(i);
     rows::stream(&v.s, &order, needs_line, render, |rows| {
         tree::layout(&v.t, &v.active, |row| {
-            let text = String::from_utf8_lossy(rows.next(row.idx)?);
-            let line = v.human_row(&st, width, row.idx, row.prefix, &text);
-            out.write_all(line.as_bytes())?;
-            out.write_all(b"\n")
+            let text = rows.next(row.idx)?;
+            // Escaped text: valid UTF-8 unless something went wrong.
+            let text = match std::str::from_utf8(text) {
+                Ok(t) => Cow::Borrowed(t),
+                Err(_) => String::from_utf8_lossy(text),
+            };
+            line.clear();
+            v.human_row(&st, width, (row.idx, row.prefix), &text, &mut line);
+            line.push('\n');
+            out.write_all(line.as_bytes())
         })
     })?;
     out.finish()?;
@@ -696,9 +714,11 @@ fn run_shaped(
             writeln!(out, "{}", st.dim(prefix))?;
             continue;
         }
-        let row = v.human_row(&st, width, line.idx, prefix, &escape(&x.previews[i]));
+        let mut row = String::new();
+        let text = escape(&x.previews[i]);
+        v.human_row(&st, width, (line.idx, prefix), &text, &mut row);
+        row.push('\n');
         out.write_all(row.as_bytes())?;
-        out.write_all(b"\n")?;
     }
     out.finish()?;
     Ok(ExitStatus::Success)
