@@ -273,20 +273,20 @@ pub fn escape_text(s: &str) -> Cow<'_, str> {
 }
 
 fn escape_with(s: &str, keep_layout: bool) -> Cow<'_, str> {
-    // Printable ASCII needs nothing: checked sixteen bytes at a time, without stopping
-    // early inside a group, which lets the check run on vectors.
+    // Printable ASCII needs nothing: skipped sixteen bytes at a time, without stopping
+    // early inside a group, which lets the check run on vectors. What follows a skipped
+    // group starts a character.
     let printable = |group: &[u8]| {
         group
             .iter()
             .fold(true, |all, &b| all & matches!(b, 0x20..=0x7e))
     };
-    if s.as_bytes().chunks(16).all(printable) {
-        return Cow::Borrowed(s);
-    }
+    let skip = 16 * s.as_bytes().chunks(16).take_while(|g| printable(g)).count();
     let unsafe_here = |c: char| is_unsafe_char(c) && !(keep_layout && matches!(c, '\n' | '\t'));
-    let Some(first) = s.find(unsafe_here) else {
+    let Some(first) = s.get(skip..).and_then(|rest| rest.find(unsafe_here)) else {
         return Cow::Borrowed(s);
     };
+    let first = skip + first;
     let mut out = String::with_capacity(s.len() + 8);
     out.push_str(&s[..first]);
     for c in s[first..].chars() {
@@ -407,6 +407,36 @@ mod tests {
             "one\n\ttwo\\r\n\\u{1b}[31m"
         );
         assert!(matches!(escape_text("a\nb\tc"), Cow::Borrowed(_)));
+    }
+
+    proptest::proptest! {
+        /// The skip over printable ASCII changes nothing: the same text as one character
+        /// at a time, wherever the first character to escape is.
+        #[test]
+        fn escape_matches_a_character_loop(
+            parts in proptest::collection::vec(
+                proptest::sample::select(vec!["abcdefgh", "x", " ", "\n", "\t", "\x1b", "\x7f",
+                    "é", "…", "\u{202e}", "\u{9b}", "~"]),
+                0..40,
+            ),
+            keep_layout: bool,
+        ) {
+            let s = parts.concat();
+            let mut want = String::new();
+            for c in s.chars() {
+                match c {
+                    '\n' | '\t' if keep_layout => want.push(c),
+                    '\n' => want.push_str("\\n"),
+                    '\r' => want.push_str("\\r"),
+                    '\t' => want.push_str("\\t"),
+                    c if is_unsafe_char(c) => want.push_str(&format!("\\u{{{:x}}}", u32::from(c))),
+                    c => want.push(c),
+                }
+            }
+            let got = escape_with(&s, keep_layout);
+            proptest::prop_assert_eq!(matches!(got, Cow::Borrowed(_)), want == s);
+            proptest::prop_assert_eq!(got, want);
+        }
     }
 
     #[test]
