@@ -179,3 +179,57 @@ fn read_lines(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Rows come in the order asked for, each made from its own line when it needs one and
+    /// from nothing otherwise, across batches and lines far apart in the file.
+    #[test]
+    fn rows_get_their_own_lines_or_none() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        let mut text = String::from(
+            "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"2026-01-01T00:00:00Z\",\"cwd\":\"/\"}\n",
+        );
+        let n = 3 * BATCH + 17;
+        for i in 0..n {
+            // Some lines long enough to put the next ones past the gap read in one go.
+            let pad = if i % 97 == 0 {
+                "x".repeat(GAP as usize + 1)
+            } else {
+                String::new()
+            };
+            text.push_str(&format!(
+                "{{\"type\":\"custom\",\"id\":\"e{i}\",\"parentId\":null,\"timestamp\":\"2026-01-01T00:00:00Z\",\"pad\":\"{pad}\"}}\n"
+            ));
+        }
+        std::fs::write(&path, &text).unwrap();
+        let s = Session::open(&path).unwrap();
+        assert_eq!(s.entries.len(), n);
+        // Every entry, in an order unlike the file's: the odd ones backwards, then the even.
+        let n = n as u32;
+        let order: Vec<u32> = (1..n).step_by(2).rev().chain((0..n).step_by(2)).collect();
+        let needs_line = |i: u32| !i.is_multiple_of(3);
+        let render = |i: u32, line: &[u8], out: &mut Vec<u8>| {
+            out.extend_from_slice(format!("{i}:").as_bytes());
+            out.extend_from_slice(line);
+        };
+        let lines: Vec<&str> = text.lines().skip(1).collect();
+        let mut seen = 0;
+        stream(&s, &order, needs_line, render, |rows| {
+            for &i in &order {
+                let row = rows.next(i)?.to_vec();
+                let want = if needs_line(i) { lines[i as usize] } else { "" };
+                seen += 1;
+                assert_eq!(String::from_utf8(row).unwrap(), format!("{i}:{want}"));
+            }
+            // Out of order is an error, not a wrong row.
+            assert!(rows.next(order[0]).is_err());
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(seen, n);
+    }
+}
