@@ -591,11 +591,7 @@ fn scan_number(b: &[u8], mut i: usize) -> Result<usize> {
     }
     match b.get(i) {
         Some(b'0') => i += 1,
-        Some(b'1'..=b'9') => {
-            while matches!(b.get(i), Some(b'0'..=b'9')) {
-                i += 1;
-            }
-        }
+        Some(b'1'..=b'9') => i = digits_end(b, i + 1),
         _ => return err(i, "a digit"),
     }
     if b.get(i) == Some(&b'.') {
@@ -603,9 +599,7 @@ fn scan_number(b: &[u8], mut i: usize) -> Result<usize> {
         if !matches!(b.get(i), Some(b'0'..=b'9')) {
             return err(i, "a digit after the decimal point");
         }
-        while matches!(b.get(i), Some(b'0'..=b'9')) {
-            i += 1;
-        }
+        i = digits_end(b, i + 1);
     }
     if matches!(b.get(i), Some(b'e' | b'E')) {
         i += 1;
@@ -620,6 +614,32 @@ fn scan_number(b: &[u8], mut i: usize) -> Result<usize> {
         }
     }
     Ok(i)
+}
+
+/// The end of the run of ASCII digits at `b[i..]`, eight bytes at a time while eight are
+/// left: a byte is a digit when its high bit is clear and its low seven bits are at least
+/// `0` and below `:`, both compared by an addition whose result lands in each byte's high
+/// bit (no sum exceeds 0xff, so nothing carries into the next byte).
+fn digits_end(b: &[u8], mut i: usize) -> usize {
+    const HI: u64 = u64::from_ne_bytes([0x80; 8]);
+    const LOW: u64 = u64::from_ne_bytes([0x7f; 8]);
+    let splat = |c: u8| u64::from_ne_bytes([c; 8]);
+    while let Some(chunk) = b.get(i..).and_then(|r| r.first_chunk::<8>()) {
+        let v = u64::from_le_bytes(*chunk);
+        let low = v & LOW;
+        // High bit set: at least `0` (0x30), and at least `:` (0x3a).
+        let from_zero = (low + splat(0x80 - b'0')) & HI;
+        let past_nine = (low + splat(0x80 - b'9' - 1)) & HI;
+        let not_digit = (v & HI) | !from_zero & HI | past_nine;
+        if not_digit != 0 {
+            return i + (not_digit.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    while matches!(b.get(i), Some(b'0'..=b'9')) {
+        i += 1;
+    }
+    i
 }
 
 fn scan_literal(b: &[u8], i: usize, lit: &'static [u8], expected: &'static str) -> Result<usize> {
@@ -1459,6 +1479,24 @@ mod tests {
         let mut out = Vec::new();
         write_str(&mut out, "a\"b\\c\n\u{1}é");
         assert_eq!(out, r#""a\"b\\c\n\u0001é""#.as_bytes());
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn digit_runs_end_where_a_byte_loop_ends(
+            text in proptest::collection::vec(
+                proptest::sample::select(vec![b'0', b'5', b'9', b'/', b':', b'.', b'e', 0xb0, 0xb9, b' ']),
+                0..40,
+            ),
+            from in 0usize..40,
+        ) {
+            let from = from.min(text.len());
+            let mut want = from;
+            while want < text.len() && text[want].is_ascii_digit() {
+                want += 1;
+            }
+            proptest::prop_assert_eq!(digits_end(&text, from), want);
+        }
     }
 
     proptest::proptest! {
