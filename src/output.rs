@@ -191,11 +191,9 @@ impl Style {
 
     /// `s` in `style` (then a reset), or `s` as it is when styles are off.
     pub fn paint(&self, style: anstyle::Style, s: &str) -> String {
-        if self.on && !s.is_empty() {
-            format!("{style}{s}{style:#}")
-        } else {
-            s.to_owned()
-        }
+        let mut out = String::new();
+        self.paint_to(&mut out, style, s);
+        out
     }
     fn fg(&self, color: anstyle::AnsiColor, s: &str) -> String {
         self.paint(color.on_default(), s)
