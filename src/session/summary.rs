@@ -201,8 +201,30 @@ impl Usage {
 struct Visitor {
     counts: Counts,
     usage: BTreeMap<(i64, String, String), Usage>,
-    /// The key of the last message's usage.
-    last_key: Option<(i64, String, String)>,
+    /// The totals of the latest run of messages with one hour and provider/model, and
+    /// their key: added to `usage` when the key changes ([`Visitor::settle`]), so that a run
+    /// costs one map lookup instead of one per message.
+    run: Option<((i64, String, String), Usage)>,
+    /// The last entry's `timestamp` as written (a JSON string, quotes included), or `None`
+    /// when it has none; `None` outside until this visitor sees an entry. Decoded once, at
+    /// the end ([`Visitor::into_counts`]), instead of for every entry.
+    last_ts: Option<Option<Vec<u8>>>,
+}
+
+/// A member's key, decoded only when it holds an escape.
+fn key<'a>(m: &Member<'a>) -> std::borrow::Cow<'a, [u8]> {
+    if m.key.escaped {
+        std::borrow::Cow::Owned(json::decode_str(m.key.raw).into_owned().into_bytes())
+    } else {
+        std::borrow::Cow::Borrowed(m.key.raw)
+    }
+}
+
+/// Whether the JSON string `value` is `s` (compared without decoding when it has no escape).
+fn str_is(value: Option<&[u8]>, s: &str) -> bool {
+    value
+        .and_then(RawStr::from_value)
+        .is_some_and(|r| r.eq_str(s))
 }
 
 fn count(v: Option<&[u8]>) -> u64 {
@@ -220,65 +242,96 @@ impl Visitor {
         Visitor {
             counts,
             usage,
-            last_key: None,
+            run: None,
+            last_ts: None,
+        }
+    }
+
+    /// Adds the current run's totals to `usage`.
+    fn settle(&mut self) {
+        if let Some((key, u)) = self.run.take() {
+            match self.usage.get_mut(&key) {
+                Some(mine) => mine.add(&u),
+                None => {
+                    self.usage.insert(key, u);
+                }
+            }
         }
     }
 
     fn into_counts(mut self) -> Counts {
+        self.settle();
         self.counts.usage = self.usage.into_values().collect();
+        if let Some(ts) = self.last_ts {
+            self.counts.last_entry = ts
+                .as_deref()
+                .and_then(RawStr::from_value)
+                .map(|r| r.decode().into_owned());
+        }
         self.counts
     }
 
     /// `msg_members`: the members of the message object (offsets into `line`), collected in
-    /// the line's pass.
-    fn message(&mut self, line: &[u8], members: &[Member<'_>], msg_members: &[Member<'_>]) {
-        let get = |k: &str| json::field(line, members, k);
-        let msg_get = |k: &str| json::field(line, msg_members, k);
-        let role = msg_get("role")
-            .and_then(RawStr::from_value)
-            .map(|r| r.decode());
-        match role.as_deref() {
-            Some("user") => self.counts.user_messages += 1,
-            Some("assistant") => self.counts.assistant_messages += 1,
-            _ => {}
+    /// the line's pass; `entry_ts`: the entry's `timestamp`.
+    fn message(&mut self, line: &[u8], entry_ts: Option<&[u8]>, msg_members: &[Member<'_>]) {
+        // The members wanted, in one look (the last of a repeated key wins, as in
+        // `JSON.parse`).
+        let mut f: [Option<&[u8]>; 6] = [None; 6];
+        const ROLE: usize = 0;
+        const TIME: usize = 1;
+        const USAGE: usize = 2;
+        const PROVIDER: usize = 3;
+        const MODEL: usize = 4;
+        const CONTENT: usize = 5;
+        for m in msg_members {
+            let k = match &*key(m) {
+                b"role" => ROLE,
+                b"timestamp" => TIME,
+                b"usage" => USAGE,
+                b"provider" => PROVIDER,
+                b"model" => MODEL,
+                b"content" => CONTENT,
+                _ => continue,
+            };
+            f[k] = Some(&line[m.value_start..m.value_end]);
         }
-        let is_chat = matches!(role.as_deref(), Some("user" | "assistant"));
+        let (user, assistant) = (str_is(f[ROLE], "user"), str_is(f[ROLE], "assistant"));
+        if user {
+            self.counts.user_messages += 1;
+        } else if assistant {
+            self.counts.assistant_messages += 1;
+        }
+        let is_chat = user || assistant;
         let entry_time = || {
-            get("timestamp")
+            entry_ts
                 .and_then(RawStr::from_value)
                 .and_then(|s| clock::parse_iso(&s.decode()))
                 .map(|ms| ms as f64)
         };
-        let time = msg_get("timestamp")
-            .and_then(json::number)
-            .or_else(entry_time);
-        if role.as_deref() == Some("assistant")
-            && let Some(usage) = msg_get("usage")
+        let time = f[TIME].and_then(json::number).or_else(entry_time);
+        if assistant
+            && let Some(usage) = f[USAGE]
             && JsonKind::of(usage) == Some(JsonKind::Object)
         {
             let hour = time.filter(|t| t.is_finite()).unwrap_or(0.0) as i64;
             let hour = hour - hour.rem_euclid(3_600_000);
-            let string = |k: &str| {
-                msg_get(k)
-                    .and_then(RawStr::from_value)
-                    .map(|s| s.decode())
-                    .unwrap_or_default()
-            };
-            let (provider, model) = (string("provider"), string("model"));
+            let (provider, model) = (
+                f[PROVIDER].and_then(RawStr::from_value),
+                f[MODEL].and_then(RawStr::from_value),
+            );
             // The members of `usage` wanted, the last of each key (as a lookup finds it).
             let mut fields: [Option<&[u8]>; 6] = [None; 6];
-            const KEYS: [&str; 6] = [
-                "input",
-                "output",
-                "cacheRead",
-                "cacheWrite",
-                "totalTokens",
-                "cost",
-            ];
             let scanned = json::scan_object_valid(usage, 0, |m| {
-                if let Some(k) = KEYS.iter().position(|k| m.key.eq_str(k)) {
-                    fields[k] = Some(&usage[m.value_start..m.value_end]);
-                }
+                let k = match &*key(&m) {
+                    b"input" => 0,
+                    b"output" => 1,
+                    b"cacheRead" => 2,
+                    b"cacheWrite" => 3,
+                    b"totalTokens" => 4,
+                    b"cost" => 5,
+                    _ => return,
+                };
+                fields[k] = Some(&usage[m.value_start..m.value_end]);
             });
             if scanned.is_err() {
                 fields = [None; 6];
@@ -301,37 +354,41 @@ impl Visitor {
                 total_tokens: count(total_tokens),
                 cost_pico: cost,
             };
-            // Messages in a row mostly share the hour and the model: then the key of the
-            // one before finds the total without building a key.
-            let same = self
-                .last_key
-                .as_ref()
-                .is_some_and(|k| k.0 == hour && k.1 == provider && k.2 == model);
-            if !same {
-                self.last_key = Some((hour, provider.into_owned(), model.into_owned()));
-            }
-            if let Some(key) = &self.last_key {
-                match self.usage.get_mut(key) {
-                    Some(u) => u.add(&row),
-                    None => {
-                        let row = Usage {
-                            provider: key.1.clone(),
-                            model: key.2.clone(),
-                            ..row
-                        };
-                        self.usage.insert(key.clone(), row);
-                    }
+            // Messages in a row mostly share the hour and the model: then they add to the
+            // run's totals, found without building a key (or decoding the names).
+            let same_str = |kept: &str, v: Option<RawStr<'_>>| match v {
+                Some(r) => r.eq_str(kept),
+                None => kept.is_empty(),
+            };
+            match &mut self.run {
+                Some((k, u))
+                    if k.0 == hour && same_str(&k.1, provider) && same_str(&k.2, model) =>
+                {
+                    u.add(&row);
+                }
+                _ => {
+                    self.settle();
+                    let owned = |v: Option<RawStr<'_>>| {
+                        v.map(|r| r.decode().into_owned()).unwrap_or_default()
+                    };
+                    let (provider, model) = (owned(provider), owned(model));
+                    let row = Usage {
+                        provider: provider.clone(),
+                        model: model.clone(),
+                        ..row
+                    };
+                    self.run = Some(((hour, provider, model), row));
                 }
             }
         }
-        let Some(content) = msg_get("content").filter(|_| is_chat) else {
+        let Some(content) = f[CONTENT].filter(|_| is_chat) else {
             return;
         };
         if let Some(t) = time {
             let t = t.max(0.0);
             self.counts.last_activity = Some(self.counts.last_activity.map_or(t, |a| a.max(t)));
         }
-        if self.counts.first_message.is_none() && role.as_deref() == Some("user") {
+        if self.counts.first_message.is_none() && user {
             let text = match JsonKind::of(content) {
                 Some(JsonKind::String | JsonKind::Array) => {
                     preview::content_text(content, " ", usize::MAX)
@@ -368,33 +425,41 @@ impl Visit for Visitor {
         members: &[Member<'_>],
         msg_members: &[Member<'_>],
     ) {
-        let get = |k: &str| json::field(line, members, k);
         self.counts.entries += 1;
-        // Into the same buffer every time: only the last one is kept.
-        match (
-            get("timestamp").and_then(RawStr::from_value),
-            &mut self.counts.last_entry,
-        ) {
-            (Some(t), Some(kept)) => {
-                kept.clear();
-                kept.push_str(&t.decode());
+        let (mut ts, mut ty, mut name, mut message) = (None, None, None, false);
+        for m in members {
+            let v = &line[m.value_start..m.value_end];
+            match &*key(m) {
+                b"timestamp" => ts = Some(v),
+                b"type" => ty = Some(v),
+                b"name" => name = Some(v),
+                b"message" => message = true,
+                _ => {}
             }
-            (t, kept) => *kept = t.map(|s| s.decode().into_owned()),
         }
-        let Some(ty) = get("type").and_then(RawStr::from_value) else {
+        // Into the same buffer every time: only the last one is kept.
+        let kept = self.last_ts.get_or_insert(None);
+        match (ts.filter(|t| RawStr::from_value(t).is_some()), kept) {
+            (Some(t), Some(buf)) => {
+                buf.clear();
+                buf.extend_from_slice(t);
+            }
+            (t, kept) => *kept = t.map(<[u8]>::to_vec),
+        }
+        let Some(ty) = ty.and_then(RawStr::from_value) else {
             return;
         };
         match Kind::from_type(ty.raw) {
             Kind::SessionInfo => {
-                let name = get("name")
+                let name = name
                     .and_then(RawStr::from_value)
                     .map(|r| r.decode().trim().to_owned());
                 self.counts.name = Some(name.unwrap_or_default());
             }
             Kind::Message => {
                 self.counts.messages += 1;
-                if get("message").is_some() {
-                    self.message(line, members, msg_members);
+                if message {
+                    self.message(line, ts, msg_members);
                 }
             }
             _ => {}
@@ -405,9 +470,13 @@ impl Visit for Visitor {
         Visitor::default()
     }
 
-    fn merge(&mut self, next: Self, _offset: u32) {
+    fn merge(&mut self, mut next: Self, _offset: u32) {
+        next.settle();
         let Visitor {
-            counts: n, usage, ..
+            counts: n,
+            usage,
+            last_ts,
+            ..
         } = next;
         let c = &mut self.counts;
         c.entries += n.entries;
@@ -425,7 +494,7 @@ impl Visit for Visitor {
             (a, b) => a.or(b),
         };
         if n.entries > 0 {
-            c.last_entry = n.last_entry;
+            self.last_ts = last_ts;
         }
         for (k, u) in usage {
             match self.usage.get_mut(&k) {
@@ -1096,5 +1165,165 @@ mod tests {
         assert_eq!(Cache::new(&d).summary(&s).unwrap(), cold);
         assert!(lines() <= 2, "{}", lines());
         let _ = std::fs::remove_dir_all(&d);
+    }
+}
+
+/// The per-entry pass against an independent reading of the same lines (`serde_json`, whose
+/// objects keep the last of a repeated key, as `JSON.parse` does): repeated and escaped keys,
+/// names written with escapes, runs of one hour and model broken and resumed, and chunk
+/// boundaries anywhere (the parallel scan merges visitors with a run still open).
+#[cfg(test)]
+mod oracle {
+    use super::*;
+    use proptest::prelude::*;
+    use serde_json::{Value, json};
+
+    /// One entry: (kind 0..6, hour 0..3, provider 0..3, model 0..2, tokens, spelling 0..4).
+    type Spec = (u8, u8, u8, u8, u32, u8);
+
+    fn line(i: usize, (kind, hour, provider, model, tokens, spelling): Spec) -> String {
+        let ts = format!("2026-01-01T0{hour}:00:00.000Z");
+        let ms = 1_767_225_600_000i64 + i64::from(hour) * 3_600_000 + i as i64;
+        let providers = ["anthropic", "open\\u0061i", "", "x\\\"y"];
+        let p = providers[provider as usize % providers.len()];
+        let m = ["m1", "m\\u0032"][model as usize % 2];
+        let usage = format!(
+            "{{\"input\":{tokens},\"output\":7,\"cacheRead\":1,\"cacheWrite\":0,\"totalTokens\":{},\
+             \"cost\":{{\"input\":0.5,\"total\":0.0{tokens}1}}}}",
+            tokens + 8
+        );
+        let id = format!("{i:08x}");
+        match (kind, spelling) {
+            // An assistant message, its role key escaped or repeated.
+            (0 | 1, 0) => format!(
+                "{{\"type\":\"message\",\"id\":\"{id}\",\"timestamp\":\"{ts}\",\"message\":{{\"ro\\u006ce\":\"assistant\",\"content\":\"a\",\"provider\":\"{p}\",\"model\":\"{m}\",\"usage\":{usage},\"timestamp\":{ms}}}}}"
+            ),
+            (0 | 1, 1) => format!(
+                "{{\"type\":\"message\",\"id\":\"{id}\",\"message\":{{\"role\":\"user\",\"role\":\"assistant\",\"content\":[],\"provider\":\"{p}\",\"model\":\"{m}\",\"usage\":{usage},\"usage\":{usage}}},\"timestamp\":\"{ts}\"}}"
+            ),
+            (0 | 1, _) => format!(
+                "{{\"type\":\"message\",\"id\":\"{id}\",\"timestamp\":\"{ts}\",\"message\":{{\"role\":\"assistant\",\"content\":\"a\",\"provider\":\"{p}\",\"model\":\"{m}\",\"usage\":{usage},\"timestamp\":{ms}}}}}"
+            ),
+            (2, _) => format!(
+                "{{\"type\":\"message\",\"id\":\"{id}\",\"timestamp\":\"{ts}\",\"message\":{{\"role\":\"user\",\"content\":\"hello {i}\"}}}}"
+            ),
+            (3, _) => format!(
+                "{{\"type\":\"message\",\"id\":\"{id}\",\"timestamp\":{ms},\"message\":{{\"role\":\"toolResult\",\"content\":[]}}}}"
+            ),
+            (4, _) => format!(
+                "{{\"type\":\"session_info\",\"id\":\"{id}\",\"timestamp\":\"{ts}\",\"name\":\" n\\u00e9 {i} \"}}"
+            ),
+            _ => format!("{{\"t\\u0079pe\":\"custom\",\"id\":\"{id}\",\"timestamp\":\"{ts}\"}}"),
+        }
+    }
+
+    /// The counts `serde_json` reads from `lines`.
+    fn expected(lines: &[String]) -> Counts {
+        let mut c = Counts::default();
+        let mut usage: BTreeMap<(i64, String, String), Usage> = BTreeMap::new();
+        for l in lines {
+            let v: Value = serde_json::from_str(l).unwrap();
+            c.entries += 1;
+            c.last_entry = v["timestamp"].as_str().map(str::to_owned);
+            match v["type"].as_str() {
+                Some("session_info") => {
+                    c.name = Some(v["name"].as_str().unwrap().trim().to_owned());
+                }
+                Some("message") => {
+                    c.messages += 1;
+                    let m = &v["message"];
+                    let role = m["role"].as_str();
+                    let time = m["timestamp"].as_f64().or_else(|| {
+                        v["timestamp"]
+                            .as_str()
+                            .and_then(clock::parse_iso)
+                            .map(|t| t as f64)
+                    });
+                    if role == Some("user") {
+                        c.user_messages += 1;
+                        if c.first_message.is_none() {
+                            c.first_message = m["content"].as_str().map(str::to_owned);
+                        }
+                    }
+                    if role == Some("assistant") {
+                        c.assistant_messages += 1;
+                        let u = &m["usage"];
+                        let hour = time.unwrap() as i64 / 3_600_000 * 3_600_000;
+                        let key = (
+                            hour,
+                            m["provider"].as_str().unwrap().to_owned(),
+                            m["model"].as_str().unwrap().to_owned(),
+                        );
+                        let n = |k: &str| u[k].as_u64().unwrap();
+                        let row = Usage {
+                            hour_ms: hour,
+                            provider: key.1.clone(),
+                            model: key.2.clone(),
+                            messages: 1,
+                            input: n("input"),
+                            output: n("output"),
+                            cache_read: n("cacheRead"),
+                            cache_write: n("cacheWrite"),
+                            total_tokens: n("totalTokens"),
+                            cost_pico: (u["cost"]["total"].as_f64().unwrap() * 1e12).round() as i64,
+                        };
+                        match usage.get_mut(&key) {
+                            Some(t) => t.add(&row),
+                            None => {
+                                usage.insert(key, row);
+                            }
+                        }
+                    }
+                    if matches!(role, Some("user" | "assistant")) {
+                        let t = time.unwrap();
+                        c.last_activity = Some(c.last_activity.map_or(t, |a: f64| a.max(t)));
+                    }
+                }
+                _ => {}
+            }
+        }
+        c.usage = usage.into_values().collect();
+        c
+    }
+
+    /// The visitor over `lines`, split into chunks at `cuts` and merged as the parallel scan
+    /// merges them.
+    fn visited(lines: &[String], cuts: &[usize]) -> Counts {
+        let mut bounds: Vec<usize> = cuts.iter().map(|&c| c % (lines.len() + 1)).collect();
+        bounds.extend([0, lines.len()]);
+        bounds.sort_unstable();
+        let mut total = Visitor::default();
+        for w in bounds.windows(2) {
+            let mut part = total.split();
+            for (i, l) in lines[w[0]..w[1]].iter().enumerate() {
+                let l = l.as_bytes();
+                let members = json::members(l).unwrap();
+                part.entry(i as u32, l, &members);
+            }
+            total.merge(part, 0);
+        }
+        total.into_counts()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+        #[test]
+        fn counts_equal_an_independent_reading(
+            specs in proptest::collection::vec(
+                (0u8..6, 0u8..3, 0u8..4, 0u8..2, 0u32..50, 0u8..4), 0..40),
+            cuts in proptest::collection::vec(0usize..41, 0..3),
+        ) {
+            let lines: Vec<String> = specs.iter().enumerate().map(|(i, s)| line(i, *s)).collect();
+            prop_assert_eq!(visited(&lines, &cuts), expected(&lines));
+        }
+    }
+
+    #[test]
+    fn the_lines_are_valid_and_spell_names_with_escapes() {
+        let l = line(3, (0, 1, 1, 1, 5, 0));
+        let v: Value = serde_json::from_str(&l).unwrap();
+        assert_eq!(v["message"]["provider"], json!("openai"));
+        assert_eq!(v["message"]["model"], json!("m2"));
+        assert_eq!(v["message"]["role"], json!("assistant"));
     }
 }
