@@ -586,6 +586,21 @@ impl<'a> Parts<'a, '_> {
 /// The preview (not yet cut to [`MAX`]) and role of a message from its recipe (made by
 /// [`gather`] from `base`).
 pub fn render(base: &[u8], recipe: &[u32]) -> (String, Option<String>) {
+    let (text, role) = render_cow(base, recipe);
+    (text, role.map(Cow::into_owned))
+}
+
+/// `parts` joined into one string allocated once.
+fn cat(parts: &[&str]) -> String {
+    let mut s = String::with_capacity(parts.iter().map(|p| p.len()).sum());
+    for p in parts {
+        s.push_str(p);
+    }
+    s
+}
+
+/// [`render`] with the usual roles as static strings (nothing allocated for them).
+pub fn render_cow(base: &[u8], recipe: &[u32]) -> (String, Option<Cow<'static, str>>) {
     let word = |k: usize| recipe.get(k).copied().unwrap_or(0);
     let slice = |s: u32, e: u32| -> Option<&[u8]> {
         (e > s).then(|| base.get(s as usize..e as usize)).flatten()
@@ -598,45 +613,43 @@ pub fn render(base: &[u8], recipe: &[u32]) -> (String, Option<String>) {
     };
     let role = match head & 0xff {
         ROLE_NONE => None,
-        ROLE_USER => Some("user".to_owned()),
-        ROLE_ASSISTANT => Some("assistant".to_owned()),
-        ROLE_TOOL => Some("toolResult".to_owned()),
-        ROLE_BASH => Some("bashExecution".to_owned()),
-        ROLE_CUSTOM => Some("custom".to_owned()),
-        _ => aux_str(),
+        ROLE_USER => Some(Cow::Borrowed("user")),
+        ROLE_ASSISTANT => Some(Cow::Borrowed("assistant")),
+        ROLE_TOOL => Some(Cow::Borrowed("toolResult")),
+        ROLE_BASH => Some(Cow::Borrowed("bashExecution")),
+        ROLE_CUSTOM => Some(Cow::Borrowed("custom")),
+        _ => aux_str().map(Cow::Owned),
     };
     let parts = Parts { base, recipe };
     let text = match head & 0xff {
-        ROLE_USER => format!("user: {}", parts.text("")),
+        ROLE_USER => cat(&["user: ", &parts.text("")]),
         ROLE_ASSISTANT => {
             let (t, calls) = (parts.text(" "), parts.calls());
-            let body = match (t.is_empty(), calls.is_empty()) {
-                (false, true) => t,
-                (false, false) => format!("{t} → {calls}"),
-                (true, false) => format!("→ {calls}"),
-                (true, true) if head & ABORTED != 0 => "(aborted)".into(),
+            match (t.is_empty(), calls.is_empty()) {
+                (false, true) => cat(&["assistant: ", &t]),
+                (false, false) => cat(&["assistant: ", &t, " → ", &calls]),
+                (true, false) => cat(&["assistant: → ", &calls]),
+                (true, true) if head & ABORTED != 0 => "assistant: (aborted)".into(),
                 (true, true) => match aux_str() {
-                    Some(e) => format!("error: {}", normalize_max(&e, MAX)),
-                    None => "(no content)".into(),
+                    Some(e) => cat(&["assistant: error: ", &normalize_max(&e, MAX)]),
+                    None => "assistant: (no content)".into(),
                 },
-            };
-            format!("assistant: {body}")
+            }
         }
         ROLE_TOOL => {
             let name = aux_str().unwrap_or_default();
-            let out = parts.text(" ");
-            let err = head & IS_ERROR != 0;
-            format!("[{name}]{} {out}", if err { " error:" } else { "" })
+            let err = if head & IS_ERROR != 0 { " error:" } else { "" };
+            cat(&["[", &name, "]", err, " ", &parts.text(" ")])
         }
-        ROLE_BASH => format!(
-            "[bash]: {}",
-            normalize_max(
+        ROLE_BASH => cat(&[
+            "[bash]: ",
+            &normalize_max(
                 &aux.map(|c| string_prefix(c, MAX * 4)).unwrap_or_default(),
-                MAX
-            )
-        ),
-        ROLE_CUSTOM => format!("[{}]: {}", aux_str().unwrap_or_default(), parts.text("")),
-        _ => format!("[{}]", role.as_deref().unwrap_or_default()),
+                MAX,
+            ),
+        ]),
+        ROLE_CUSTOM => cat(&["[", &aux_str().unwrap_or_default(), "]: ", &parts.text("")]),
+        _ => cat(&["[", role.as_deref().unwrap_or_default(), "]"]),
     };
     (text, role)
 }

@@ -406,11 +406,11 @@ impl Times {
             let (ty, preview, role) = fallback();
             return (ty.into(), preview.into(), role.map(Cow::Owned));
         }
-        let (text, role) = preview::render(line, recipe);
+        let (text, role) = preview::render_cow(line, recipe);
         (
             Cow::Borrowed("message"),
             crate::output::truncate_owned(text, preview::MAX).into(),
-            role.map(Cow::Owned),
+            role,
         )
     }
 
