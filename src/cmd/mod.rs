@@ -28,7 +28,7 @@ use crate::config::{self, Dirs};
 use crate::output::Out;
 use crate::session::Session;
 use crate::session::find::{self, Named};
-use crate::session::scan::{NoVisit, Visit};
+use crate::session::scan::Visit;
 use crate::session::store::{self, Source};
 
 /// What every command gets: resolved directories, the working directory and stdout.
@@ -95,9 +95,16 @@ impl Ctx {
         }
     }
 
-    /// Opens a session for reading, warning about skipped lines.
+    /// Opens a session for reading, warning about skipped lines. A large file unchanged
+    /// since it was last opened takes its index from the cache (see
+    /// [`crate::session::index_cache`]).
     pub fn open(&self, path: &Path) -> anyhow::Result<Session> {
-        Ok(self.open_source(Source::File(path.to_owned()), NoVisit)?.0)
+        let cache = self.dirs.agent_dir.join("cache").join("session-index");
+        let s = Session::open_cached(path, &cache)?;
+        for w in s.skipped_warnings() {
+            crate::error::warn(&w);
+        }
+        Ok(s)
     }
 
     /// [`Ctx::open`] for a session file or a copy of stdin, running `visitor` over the

@@ -158,12 +158,12 @@ pub fn has_message(path: &Path) -> io::Result<bool> {
 
 /// The caches kept per session file under `<agent dir>/cache/`, named `<dev>-<inode>.<ext>`
 /// after the file they describe.
-const PER_FILE_CACHES: [&str; 1] = ["usage-facts"];
+const PER_FILE_CACHES: [&str; 2] = ["usage-facts", "session-index"];
 
-/// Removes the cache records (session summaries, usage facts) whose file is none of `live`
-/// (sessions deleted or moved away; a record of a moved session is only rebuilt when it is
-/// read again), and the record files the summaries kept before they were one log. Returns
-/// how many were removed. Best effort: a record that cannot be removed stays, and one
+/// Removes the cache records (session summaries, usage facts, session indexes) whose file
+/// is none of `live` (sessions deleted or moved away; a record of a moved session is only
+/// rebuilt when it is read again), and the record files the summaries kept before they
+/// were one log. Returns how many were removed. Best effort: a record that cannot be removed stays, and one
 /// removed while another process uses it costs that process time only.
 pub fn prune_caches(agent_dir: &Path, live: &[PathBuf]) -> usize {
     use std::os::unix::fs::MetadataExt;

@@ -9,6 +9,7 @@ pub mod fork;
 pub mod gc;
 pub mod id;
 pub mod idindex;
+pub mod index_cache;
 pub mod info;
 pub mod lines;
 pub mod migrate;

@@ -31,6 +31,9 @@ pub trait Visit: Send + Sized {
     /// The key of a top-level member whose object value's members the visitor wants too
     /// (collected in the same pass, see [`Visit::entry_nested`]).
     const NESTED: Option<&'static str> = None;
+    /// Whether the visitor does nothing at all ([`NoVisit`]): then an open may take the
+    /// index from its cache instead of a pass over the file.
+    const NOTHING: bool = false;
     /// [`Visit::entry`] for a visitor with [`Visit::NESTED`]: `nested` are the members
     /// (offsets into `line`) of that member's value when it is an object (its last
     /// occurrence when the key is repeated), else empty.
@@ -77,6 +80,7 @@ pub trait Visit: Send + Sized {
 pub struct NoVisit;
 
 impl Visit for NoVisit {
+    const NOTHING: bool = true;
     fn entry(&mut self, _: u32, _: &[u8], _: &[Member<'_>]) {}
     fn split(&self) -> Self {
         NoVisit

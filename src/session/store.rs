@@ -76,7 +76,7 @@ impl Kind {
 }
 
 /// One entry in the index.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Rec {
     pub offset: u64,
     pub len: u32,
@@ -91,7 +91,7 @@ pub struct Rec {
 }
 
 /// The first line of a session file.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Header {
     pub raw: Vec<u8>,
     pub line: u32,
@@ -183,7 +183,7 @@ pub struct Problem {
 }
 
 /// A label set on an entry (the latest `label` entry for that target).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct LabelRec {
     /// Index of the `label` entry.
     pub entry: u32,
@@ -300,13 +300,29 @@ impl Session {
     /// session is read without the bytes the batch left, which gives the leaf and the
     /// context recovery would give. The batch of an append in progress is not read either.
     pub fn open_with<V: Visit>(path: &Path, visitor: V) -> Result<(Session, V), OpenError> {
-        Self::with_header(Self::read(path, visitor, Mode::Recover)?)
+        Self::with_header(Self::read(path, visitor, Mode::Recover, None)?)
+    }
+
+    /// [`Session::open`] with the index cache in `cache` (see [`super::index_cache`]): a
+    /// large file unchanged since it was last indexed is not read again.
+    pub fn open_cached(path: &Path, cache: &Path) -> Result<Session, OpenError> {
+        Self::open_cached_from(path, cache, super::index_cache::MIN_LEN)
+    }
+
+    /// [`Session::open_cached`] for files of at least `min` bytes.
+    pub(crate) fn open_cached_from(
+        path: &Path,
+        cache: &Path,
+        min: u64,
+    ) -> Result<Session, OpenError> {
+        let read = Self::read(path, NoVisit, Mode::Recover, Some((cache, min)))?;
+        Ok(Self::with_header(read)?.0)
     }
 
     /// Indexes any file, recording every problem instead of failing (used by `check`). It
     /// never writes: an interrupted append is read whole and reported, not recovered.
     pub fn scan<V: Visit>(path: &Path, visitor: V) -> Result<(Session, V), OpenError> {
-        Self::read(path, visitor, Mode::Inspect)
+        Self::read(path, visitor, Mode::Inspect, None)
     }
 
     /// [`Session::open_with`] for a session file or a spooled copy; a copy is read as it
@@ -340,7 +356,7 @@ impl Session {
                 source,
             })?
             .len();
-        Self::index_file(name, file, len, Appending::Idle, None, visitor)
+        Self::index_file(name, file, len, Appending::Idle, None, visitor, None)
     }
 
     /// The session when it has a header; else why it is not a session file.
@@ -362,7 +378,12 @@ impl Session {
 
     /// Decides how much of the file to read (see [`Appending`]), reads it, and reports what
     /// it found about appends.
-    fn read<V: Visit>(path: &Path, visitor: V, mode: Mode) -> Result<(Session, V), OpenError> {
+    fn read<V: Visit>(
+        path: &Path,
+        visitor: V,
+        mode: Mode,
+        cache: Option<(&Path, u64)>,
+    ) -> Result<(Session, V), OpenError> {
         let io_err = |source| OpenError::Io {
             path: path.to_owned(),
             source,
@@ -437,11 +458,15 @@ impl Session {
             appending,
             Some(&marker),
             visitor,
+            cache,
         )
     }
 
     /// Reads the first `len` bytes of `file` (whose appends were found as `appending`, with
-    /// the writers' marker at `marker`) and indexes them; `path` names the session.
+    /// the writers' marker at `marker`) and indexes them; `path` names the session. With
+    /// `cache` (for a visitor that does nothing), the index of a large file is taken from
+    /// there when it still describes the file, and recorded there after a pass that found
+    /// nothing to report.
     fn index_file<V: Visit>(
         path: PathBuf,
         file: File,
@@ -449,7 +474,31 @@ impl Session {
         appending: Appending,
         marker: Option<&Path>,
         visitor: V,
+        cache: Option<(&Path, u64)>,
     ) -> Result<(Session, V), OpenError> {
+        let cache = cache
+            .filter(|&(_, min)| V::NOTHING && appending == Appending::Idle && len >= min)
+            .map(|(dir, _)| dir);
+        if let Some(ix) = cache.and_then(|dir| super::index_cache::load(dir, &file, len)) {
+            let mut s = Session {
+                path,
+                file,
+                len,
+                ends_with_newline: ix.ends_with_newline,
+                header: Some(ix.header),
+                entries: ix.entries,
+                by_id: IdIndex::default(),
+                labels: ix.labels,
+                names: ix.names,
+                problems: Vec::new(),
+                problems_dropped: 0,
+                appending,
+                migration: None,
+            };
+            s.index();
+            s.settle_appends(&[], ix.lines, marker);
+            return Ok((s, visitor));
+        }
         let (acc, ends_with_newline) =
             scan::scan_file(&file, len, visitor).map_err(|source| OpenError::Io {
                 path: path.clone(),
@@ -501,6 +550,23 @@ impl Session {
             });
         }
         s.migration = migration;
+        if let (Some(dir), Some(header)) = (cache, &s.header)
+            && header.version == super::VERSION
+            && s.migration.is_none()
+            && s.problems.is_empty()
+            && s.problems_dropped == 0
+            && recoveries.is_empty()
+        {
+            let parts = super::index_cache::Parts {
+                header,
+                entries: &s.entries,
+                labels: &s.labels,
+                names: &s.names,
+                lines: acc.lines,
+                ends_with_newline,
+            };
+            super::index_cache::save(dir, &s.file, len, &parts);
+        }
         s.index();
         s.settle_appends(&recoveries, acc.lines, marker);
         Ok((s, acc.visitor))

@@ -465,8 +465,8 @@ fn empty_uses_the_listing_summaries_and_never_a_stale_one() {
 }
 
 /// A real run removes the cache records of the sessions that are gone, and only those: the
-/// usage facts' files and the summaries' lines in their log (and the summary files of the
-/// layout before the log).
+/// usage facts' and session indexes' files and the summaries' lines in their log (and the
+/// summary files of the layout before the log).
 #[test]
 fn a_real_run_drops_the_cache_records_of_removed_sessions() {
     use std::os::unix::fs::MetadataExt;
@@ -507,6 +507,20 @@ fn a_real_run_drops_the_cache_records_of_removed_sessions() {
         1
     );
     assert!(summarized_before.contains(&(m.dev(), m.ino())));
+    // Session indexes (kept for large files): one of the session that goes, one of a
+    // session that stays.
+    let index = w.agent().join("cache").join("session-index");
+    std::fs::create_dir_all(&index).unwrap();
+    let kept = summarized_before
+        .iter()
+        .find(|&&k| k != (m.dev(), m.ino()))
+        .unwrap();
+    let (gone_index, kept_index) = (
+        index.join(format!("{gone}idx")),
+        index.join(format!("{:x}-{:x}.idx", kept.0, kept.1)),
+    );
+    std::fs::write(&gone_index, "x").unwrap();
+    std::fs::write(&kept_index, "x").unwrap();
     // A dry run removes nothing.
     gc(&w, &["--empty", "--all", "--delete", "--dry-run"]);
     assert_eq!(
@@ -514,8 +528,11 @@ fn a_real_run_drops_the_cache_records_of_removed_sessions() {
         (facts_before.clone(), summarized_before.clone())
     );
     assert!(old_layout.exists());
+    assert!(gone_index.exists());
     gc(&w, &["--empty", "--all", "--delete"]);
     assert!(!s.empty.exists());
+    assert!(!gone_index.exists());
+    assert!(kept_index.exists());
     let expected: Vec<String> = facts_before
         .iter()
         .filter(|n| !n.starts_with(&gone))
