@@ -55,7 +55,8 @@ common word ignoring case), every hit of the common word (`pi session search` JS
 /tmp/ccusage @ccusage/pi@18.0.11`). The counts of files found and the total cost are
 checked to agree. `pi session gc --all --older-than 1d --dry-run` is timed on the same
 directory.
-`tree`: `pi session tree --json`, the human tree and `pi session fork` of the leaf, on each
+`tree`: `pi session tree --json`, the human tree and `pi session fork` of the leaf (cold:
+without the session index cache; then with the index recorded by the run before), on each
 size's session (`--tree-sizes`, default 100k,1m), side by side with reading the bytes (`cat`)
 and the reference's open + getTree (measured in the same run with --reference-dir, else as
 recorded; at 1M, which it cannot open, its stream-loaded open + getTree) and its recorded
@@ -350,14 +351,20 @@ def tree_bench(pi, args, size, env):
     os.makedirs(fork_dir)
     src = os.path.join(fork_dir, os.path.basename(f))
     os.link(f, src)
-    times = []
-    for _ in range(runs):
-        times.append(run_timed([pi, "session", "fork", src], env=env))
-        for name in os.listdir(fork_dir):
-            if name != os.path.basename(f):
-                os.remove(os.path.join(fork_dir, name))
+    # Cold: without the session index cache (removed before each run); then with the index
+    # the previous run recorded (the file unchanged, as after a first open).
+    index_cache = os.path.join(env["PI_CODING_AGENT_DIR"], "cache", "session-index")
+    for key, cold in (("fork", True), ("fork_cached", False)):
+        times = []
+        for _ in range(runs):
+            if cold:
+                shutil.rmtree(index_cache, ignore_errors=True)
+            times.append(run_timed([pi, "session", "fork", src], env=env))
+            for name in os.listdir(fork_dir):
+                if name != os.path.basename(f):
+                    os.remove(os.path.join(fork_dir, name))
+        out[key] = {"s": statistics.median(t for t, _ in times), "rss_mb": max(m for _, m in times)}
     shutil.rmtree(fork_dir, ignore_errors=True)
-    out["fork"] = {"s": statistics.median(t for t, _ in times), "rss_mb": max(m for _, m in times)}
     ref = {}
     if args.reference_json and os.path.exists(args.reference_json):
         rec = json.load(open(args.reference_json))
@@ -395,8 +402,10 @@ def tree_table(results):
         ref = r.get("reference", {})
         what = f"{size} ({r['bytes'] / 1e6:.0f} MB)"
         rows.append(f"| {what} | read the bytes (`cat`) | {fmt_s(r['cat']['s'])} | | 1.0x | | |")
-        for key, name, rkey in (("tree_json", "session tree --json", "tree"), ("tree_human", "session tree (human)", "tree"), ("fork", "session fork (leaf)", "fork")):
-            m = r[key]
+        for key, name, rkey in (("tree_json", "session tree --json", "tree"), ("tree_human", "session tree (human)", "tree"), ("fork", "session fork (leaf)", "fork"), ("fork_cached", "session fork (leaf), index cached", "fork")):
+            m = r.get(key)
+            if m is None:
+                continue
             theirs = ref.get(rkey)
             if theirs is not None:
                 label = ref.get("tree_what", "open + getTree") if rkey == "tree" else "`pi --fork`"
