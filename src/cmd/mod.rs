@@ -99,8 +99,16 @@ impl Ctx {
     /// since it was last opened takes its index from the cache (see
     /// [`crate::session::index_cache`]).
     pub fn open(&self, path: &Path) -> anyhow::Result<Session> {
+        let s = self.open_unrecorded(path)?;
+        s.record_index();
+        Ok(s)
+    }
+
+    /// [`Ctx::open`] that leaves recording a new index of the file to the caller
+    /// ([`Session::record_index`]).
+    pub fn open_unrecorded(&self, path: &Path) -> anyhow::Result<Session> {
         let cache = self.dirs.agent_dir.join("cache").join("session-index");
-        let s = Session::open_cached(path, &cache)?;
+        let s = Session::open_unrecorded(path, &cache)?;
         for w in s.skipped_warnings() {
             crate::error::warn(&w);
         }

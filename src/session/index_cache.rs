@@ -300,7 +300,9 @@ mod tests {
     }
 
     fn cached(path: &Path, dir: &Path) -> String {
-        view(&Session::open_cached_from(path, dir, 0).unwrap())
+        let s = Session::open_cached_from(path, dir, 0).unwrap();
+        s.record_index();
+        view(&s)
     }
 
     fn record(dir: &Path) -> Option<PathBuf> {
@@ -410,14 +412,20 @@ mod tests {
         let path = tmp.path().join("s.jsonl");
         std::fs::write(&path, session(20) + "{not json\n").unwrap();
         let s = Session::open_cached_from(&path, &dir, 0).unwrap();
+        s.record_index();
         assert!(!s.problems.is_empty());
         assert!(record(&dir).is_none());
         // Small files are not recorded either.
         let small = tmp.path().join("small.jsonl");
         std::fs::write(&small, session(20)).unwrap();
-        Session::open_cached_from(&small, &dir, 1 << 20).unwrap();
+        Session::open_cached_from(&small, &dir, 1 << 20)
+            .unwrap()
+            .record_index();
         assert!(record(&dir).is_none());
-        Session::open_cached_from(&small, &dir, 0).unwrap();
+        // Nor is one nobody asks to record.
+        let s = Session::open_cached_from(&small, &dir, 0).unwrap();
+        assert!(record(&dir).is_none());
+        s.record_index();
         assert!(record(&dir).is_some());
     }
 

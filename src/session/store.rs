@@ -214,6 +214,8 @@ pub struct Session {
     pub appending: Appending,
     /// Per-entry migration data for v1/v2 files (empty for v3).
     migration: Option<migrate::Plan>,
+    /// Where this index is to be recorded, and the lines read ([`Session::record_index`]).
+    unrecorded: Option<(PathBuf, u32)>,
 }
 
 /// How a reader treats an interrupted append.
@@ -306,10 +308,18 @@ impl Session {
     /// [`Session::open`] with the index cache in `cache` (see [`super::index_cache`]): a
     /// large file unchanged since it was last indexed is not read again.
     pub fn open_cached(path: &Path, cache: &Path) -> Result<Session, OpenError> {
+        let s = Self::open_unrecorded(path, cache)?;
+        s.record_index();
+        Ok(s)
+    }
+
+    /// [`Session::open_cached`] that leaves recording a new index to the caller
+    /// ([`Session::record_index`]), who may do it alongside other work.
+    pub fn open_unrecorded(path: &Path, cache: &Path) -> Result<Session, OpenError> {
         Self::open_cached_from(path, cache, super::index_cache::MIN_LEN)
     }
 
-    /// [`Session::open_cached`] for files of at least `min` bytes.
+    /// [`Session::open_unrecorded`] for files of at least `min` bytes.
     pub(crate) fn open_cached_from(
         path: &Path,
         cache: &Path,
@@ -317,6 +327,23 @@ impl Session {
     ) -> Result<Session, OpenError> {
         let read = Self::read(path, NoVisit, Mode::Recover, Some((cache, min)))?;
         Ok(Self::with_header(read)?.0)
+    }
+
+    /// Records the index of a file that [`Session::open_unrecorded`] read whole and found
+    /// worth recording (best effort; nothing to do otherwise).
+    pub fn record_index(&self) {
+        let (Some((dir, lines)), Some(header)) = (&self.unrecorded, &self.header) else {
+            return;
+        };
+        let parts = super::index_cache::Parts {
+            header,
+            entries: &self.entries,
+            labels: &self.labels,
+            names: &self.names,
+            lines: *lines,
+            ends_with_newline: self.ends_with_newline,
+        };
+        super::index_cache::save(dir, &self.file, self.len, &parts);
     }
 
     /// Indexes any file, recording every problem instead of failing (used by `check`). It
@@ -465,8 +492,8 @@ impl Session {
     /// Reads the first `len` bytes of `file` (whose appends were found as `appending`, with
     /// the writers' marker at `marker`) and indexes them; `path` names the session. With
     /// `cache` (for a visitor that does nothing), the index of a large file is taken from
-    /// there when it still describes the file, and recorded there after a pass that found
-    /// nothing to report.
+    /// there when it still describes the file; after a pass that found nothing to report,
+    /// it is left to be recorded there ([`Session::record_index`]).
     fn index_file<V: Visit>(
         path: PathBuf,
         file: File,
@@ -494,6 +521,7 @@ impl Session {
                 problems_dropped: 0,
                 appending,
                 migration: None,
+                unrecorded: None,
             };
             s.index();
             s.settle_appends(&[], ix.lines, marker);
@@ -520,6 +548,7 @@ impl Session {
             problems_dropped: acc.problems_dropped,
             appending,
             migration: None,
+            unrecorded: None,
         };
         if let (Some(h), Some(plan)) = (&s.header, migration.as_mut()) {
             s.problems.push(Problem {
@@ -557,15 +586,7 @@ impl Session {
             && s.problems_dropped == 0
             && recoveries.is_empty()
         {
-            let parts = super::index_cache::Parts {
-                header,
-                entries: &s.entries,
-                labels: &s.labels,
-                names: &s.names,
-                lines: acc.lines,
-                ends_with_newline,
-            };
-            super::index_cache::save(dir, &s.file, len, &parts);
+            s.unrecorded = Some((dir.to_owned(), acc.lines));
         }
         s.index();
         s.settle_appends(&recoveries, acc.lines, marker);

@@ -39,7 +39,9 @@ pub fn run(args: ForkArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
         (e, l) => e.or(l),
     };
     let src = ctx.session_path(session.as_deref())?;
-    let s = ctx.open(&src)?;
+    // A new index of a large file is recorded while the copy runs (the copy waits on the
+    // disk more than on the processor).
+    let s = ctx.open_unrecorded(&src)?;
     let end = match &entry {
         Some(e) => Some(s.resolve_entry(e)?),
         None => s.leaf(),
@@ -55,7 +57,10 @@ pub fn run(args: ForkArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
             src.parent().map(PathBuf::from).unwrap_or_default(),
         ),
     };
-    let out_path = fork::write_fork(&s, &src, end, &cwd, &dir)?;
+    let out_path = std::thread::scope(|sc| {
+        sc.spawn(|| s.record_index());
+        fork::write_fork(&s, &src, end, &cwd, &dir)
+    })?;
     ctx.out.line(out_path.to_string_lossy().as_bytes())?;
     Ok(ExitStatus::Success)
 }
