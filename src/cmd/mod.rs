@@ -116,12 +116,18 @@ impl Ctx {
     }
 
     /// [`Ctx::open`] for a session file or a copy of stdin, running `visitor` over the
-    /// entries as it indexes them.
+    /// entries as it indexes them (a file opened without a visitor goes through
+    /// [`Ctx::open`] and its index cache).
     pub fn open_source<V: Visit>(
         &self,
         source: Source,
         visitor: V,
     ) -> anyhow::Result<(Session, V)> {
+        if V::NOTHING
+            && let Source::File(path) = &source
+        {
+            return Ok((self.open(path)?, visitor));
+        }
         let (s, v) = Session::open_source(source, visitor)?;
         for w in s.skipped_warnings() {
             crate::error::warn(&w);
