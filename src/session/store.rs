@@ -306,15 +306,9 @@ impl Session {
     }
 
     /// [`Session::open`] with the index cache in `cache` (see [`super::index_cache`]): a
-    /// large file unchanged since it was last indexed is not read again.
-    pub fn open_cached(path: &Path, cache: &Path) -> Result<Session, OpenError> {
-        let s = Self::open_unrecorded(path, cache)?;
-        s.record_index();
-        Ok(s)
-    }
-
-    /// [`Session::open_cached`] that leaves recording a new index to the caller
-    /// ([`Session::record_index`]), who may do it alongside other work.
+    /// large file unchanged since it was last indexed is not read again. Recording a new
+    /// index is left to the caller ([`Session::record_index`]), who may do it alongside
+    /// other work.
     pub fn open_unrecorded(path: &Path, cache: &Path) -> Result<Session, OpenError> {
         Self::open_cached_from(path, cache, super::index_cache::MIN_LEN)
     }
