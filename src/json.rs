@@ -88,6 +88,19 @@ pub fn skip_ws(b: &[u8], mut i: usize) -> usize {
     i
 }
 
+/// [`skip_ws`] for the scanning mode `CTRL` (see [`LINE`]).
+#[inline(always)]
+fn ws<const CTRL: u8>(b: &[u8], mut i: usize) -> usize {
+    if CTRL == LINE {
+        while i < b.len() && matches!(b[i], b' ' | b'\t' | b'\r') {
+            i += 1;
+        }
+        i
+    } else {
+        skip_ws(b, i)
+    }
+}
+
 #[inline]
 fn load8(b: &[u8], i: usize) -> u64 {
     let mut a = [0u8; 8];
@@ -160,7 +173,11 @@ pub fn has_control(b: &[u8]) -> bool {
 /// no extra cost: then the separate pass of [`has_control`] buys nothing.
 const SIMD: bool = cfg!(target_arch = "x86_64");
 
-/// Scanning modes: check everything, including raw control characters in strings ...
+/// Scanning modes: check everything as [`FULL`] does, and take no line feed for whitespace
+/// between tokens: a line of JSONL scanned where it lies in a larger buffer then fails
+/// rather than run on into the next line ...
+const LINE: u8 = 3;
+/// ... check everything, including raw control characters in strings ...
 const FULL: u8 = 2;
 /// ... everything but those (the caller knows the buffer has none, see [`has_control`]) ...
 const NO_CTRL: u8 = 1;
@@ -304,6 +321,17 @@ fn escaped_bits(backslashes: u64, carry: u64) -> (u64, u64) {
     (escaped, u64::from(out))
 }
 
+/// [`escaped_bits`], with the usual case first: when no backslash follows another (and the
+/// first is not escaped from the block before), each one escapes the byte after it.
+#[inline(always)]
+fn escaped_after(backslashes: u64, carry: u64) -> (u64, u64) {
+    if backslashes & ((backslashes << 1) | carry) == 0 {
+        ((backslashes << 1) | carry, backslashes >> 63)
+    } else {
+        escaped_bits(backslashes, carry)
+    }
+}
+
 /// The block scan from masks of whole blocks: `masks(b, i)` gives the quotes, backslashes
 /// and control characters of `b[i..i + 64]`, `letters(b, i)` its bytes that end a two-byte
 /// escape other than `\"` and `\\` (`/bfnrt`). Escapes are resolved for the whole block at
@@ -333,7 +361,7 @@ fn blocks_masked<const CTRL: bool>(
             j += 64;
             continue;
         }
-        let (esc, next_carry) = escaped_bits(backslashes, carry);
+        let (esc, next_carry) = escaped_after(backslashes, carry);
         let closing = quotes & !esc;
         // The bits before the closing quote (all of them when the string goes on).
         let open = closing.wrapping_sub(1) & !closing;
@@ -519,7 +547,7 @@ fn special_mask16<const CTRL: u8>(b: &[u8], i: usize) -> u32 {
             _mm_cmpeq_epi8(x, _mm_set1_epi8(b'"' as i8)),
             _mm_cmpeq_epi8(x, _mm_set1_epi8(b'\\' as i8)),
         );
-        if CTRL == FULL {
+        if CTRL >= FULL {
             m = _mm_or_si128(m, _mm_cmpeq_epi8(_mm_min_epu8(x, _mm_set1_epi8(0x1f)), x));
         }
         _mm_movemask_epi8(m) as u32
@@ -557,7 +585,7 @@ fn scan_str_long<const CTRL: u8>(b: &[u8], i: usize) -> Result<(usize, bool)> {
     {
         // Validated text has neither bad escapes nor control characters, so checking them
         // again changes nothing.
-        let blocks = if CTRL == FULL {
+        let blocks = if CTRL >= FULL {
             scan_str_blocks::<true>(b, j, &mut escaped)
         } else {
             scan_str_blocks::<false>(b, j, &mut escaped)
@@ -568,7 +596,7 @@ fn scan_str_long<const CTRL: u8>(b: &[u8], i: usize) -> Result<(usize, bool)> {
         }
     }
     loop {
-        j = if CTRL == FULL {
+        j = if CTRL >= FULL {
             find_string_special(b, j)
         } else {
             memchr::memchr2(b'"', b'\\', &b[j.min(b.len())..]).map_or(b.len(), |k| j + k)
@@ -712,7 +740,7 @@ fn scan_val<const CTRL: u8>(b: &[u8], i: usize) -> Result<(usize, usize)> {
         // A value is expected at i.
         match b.get(i) {
             Some(b'{') => {
-                i = skip_ws(b, i + 1);
+                i = ws::<CTRL>(b, i + 1);
                 if b.get(i) == Some(&b'}') {
                     max_depth = max_depth.max(stack.len + 1);
                     i += 1;
@@ -720,12 +748,12 @@ fn scan_val<const CTRL: u8>(b: &[u8], i: usize) -> Result<(usize, usize)> {
                     i = scan_key_colon::<CTRL>(b, i)?;
                     stack.push(true);
                     max_depth = max_depth.max(stack.len);
-                    i = skip_ws(b, i);
+                    i = ws::<CTRL>(b, i);
                     continue 'value;
                 }
             }
             Some(b'[') => {
-                i = skip_ws(b, i + 1);
+                i = ws::<CTRL>(b, i + 1);
                 if b.get(i) == Some(&b']') {
                     max_depth = max_depth.max(stack.len + 1);
                     i += 1;
@@ -747,12 +775,12 @@ fn scan_val<const CTRL: u8>(b: &[u8], i: usize) -> Result<(usize, usize)> {
             let Some(object) = stack.top() else {
                 return Ok((i, max_depth));
             };
-            i = skip_ws(b, i);
+            i = ws::<CTRL>(b, i);
             match b.get(i) {
                 Some(b',') => {
-                    i = skip_ws(b, i + 1);
+                    i = ws::<CTRL>(b, i + 1);
                     if object {
-                        i = skip_ws(b, scan_key_colon::<CTRL>(b, i)?);
+                        i = ws::<CTRL>(b, scan_key_colon::<CTRL>(b, i)?);
                     }
                     continue 'value;
                 }
@@ -776,7 +804,7 @@ fn scan_key_colon<const CTRL: u8>(b: &[u8], i: usize) -> Result<usize> {
         return err(i, "'\"' to start an object key");
     }
     let (end, _) = scan_str::<CTRL>(b, i)?;
-    let j = skip_ws(b, end);
+    let j = ws::<CTRL>(b, end);
     if b.get(j) != Some(&b':') {
         return err(j, "':' after the object key");
     }
@@ -811,10 +839,14 @@ impl<'a> RawStr<'a> {
     pub fn from_value(value: &'a [u8]) -> Option<RawStr<'a>> {
         if value.len() >= 2 && value[0] == b'"' && value[value.len() - 1] == b'"' {
             let raw = &value[1..value.len() - 1];
-            Some(RawStr {
-                raw,
-                escaped: memchr::memchr(b'\\', raw).is_some(),
-            })
+            // Most values looked at are short (types, roles, times, ids): a plain loop
+            // beats the call.
+            let escaped = if raw.len() <= 32 {
+                raw.iter().fold(false, |e, &c| e | (c == b'\\'))
+            } else {
+                memchr::memchr(b'\\', raw).is_some()
+            };
+            Some(RawStr { raw, escaped })
         } else {
             None
         }
@@ -952,17 +984,22 @@ type Hook<'h, 'a> = Option<&'h mut dyn FnMut(&RawStr<'a>, usize) -> Option<Resul
 /// [`scan_object`], also calling `g(offset of the object, member)` for each member of the
 /// object value of every member whose key is `key` (when the key is repeated, each of its
 /// values in turn, as they come). One pass: the inner object is scanned only once.
+///
+/// `path` goes further down: the members of the object value of an inner member whose key
+/// is `path[0]` are reported to `g` as well (with the offset of their own object), and so
+/// on for `path[1]` in that object. A member is reported after those inside its value.
 pub fn scan_object_nested<'a>(
     b: &'a [u8],
     i: usize,
     key: &str,
+    path: &[&str],
     f: impl FnMut(Member<'a>),
     g: &mut dyn FnMut(usize, Member<'a>),
 ) -> Result<(usize, usize)> {
     if check_controls(b, i) {
-        scan_nested::<FULL>(b, i, key, f, g)
+        scan_nested::<FULL>(b, i, key, path, f, g)
     } else {
-        scan_nested::<NO_CTRL>(b, i, key, f, g)
+        scan_nested::<NO_CTRL>(b, i, key, path, f, g)
     }
 }
 
@@ -970,14 +1007,48 @@ fn scan_nested<'a, const CTRL: u8>(
     b: &'a [u8],
     i: usize,
     key: &str,
+    path: &[&str],
     f: impl FnMut(Member<'a>),
     g: &mut dyn FnMut(usize, Member<'a>),
 ) -> Result<(usize, usize)> {
     let mut hook = |k: &RawStr<'a>, at: usize| {
-        (b.get(at) == Some(&b'{') && k.eq_str(key))
-            .then(|| scan_obj::<CTRL>(b, at, |m| g(at, m), None))
+        (b.get(at) == Some(&b'{') && k.eq_str(key)).then(|| scan_path::<CTRL>(b, at, path, g))
     };
     scan_obj::<CTRL>(b, i, f, Some(&mut hook))
+}
+
+/// The object at `b[at]`, its members reported to `g`, and those of the objects `path`
+/// leads to below it (see [`scan_object_nested`]).
+fn scan_path<'a, const CTRL: u8>(
+    b: &'a [u8],
+    at: usize,
+    path: &[&str],
+    g: &mut dyn FnMut(usize, Member<'a>),
+) -> Result<(usize, usize)> {
+    let Some((next, rest)) = path.split_first() else {
+        return scan_obj::<CTRL>(b, at, |m| g(at, m), None);
+    };
+    // The levels take turns with `g`: a member is reported after its value was scanned, so
+    // the borrows never overlap.
+    let g = std::cell::RefCell::new(g);
+    let mut below = |k: &RawStr<'a>, inner: usize| {
+        (b.get(inner) == Some(&b'{') && k.eq_str(next)).then(|| {
+            let mut g = g.borrow_mut();
+            scan_path::<CTRL>(b, inner, rest, &mut **g)
+        })
+    };
+    scan_obj::<CTRL>(b, at, |m| (g.borrow_mut())(at, m), Some(&mut below))
+}
+
+/// The members of the validated object at `b[at]`, with those of the objects `path` leads
+/// to below it (as [`scan_object_nested`] reports them).
+pub fn path_members_valid<'a>(
+    b: &'a [u8],
+    at: usize,
+    path: &[&str],
+    g: &mut dyn FnMut(usize, Member<'a>),
+) -> Result<(usize, usize)> {
+    scan_path::<VALID>(b, at, path, g)
 }
 
 /// Where a member reported by [`scan_object_deep`] is.
@@ -1014,6 +1085,39 @@ pub fn scan_object_deep<'a>(
         scan_deep::<FULL>(b, i, deep, f, g)
     } else {
         scan_deep::<NO_CTRL>(b, i, deep, f, g)
+    }
+}
+
+/// The scans of [`scan_object`], [`scan_object_nested`] and [`scan_object_deep`] for an
+/// object that starts a line of JSONL in a buffer holding more lines: whitespace between
+/// tokens does not include a line feed, so the scan fails (rather than run on) where the
+/// line does not hold the whole object. A success ends within the line.
+pub mod in_line {
+    use super::{Deep, Depth, LINE, Member, Result, scan_deep, scan_nested, scan_obj};
+
+    pub fn object<'a>(b: &'a [u8], i: usize, f: impl FnMut(Member<'a>)) -> Result<(usize, usize)> {
+        scan_obj::<LINE>(b, i, f, None)
+    }
+
+    pub fn nested<'a>(
+        b: &'a [u8],
+        i: usize,
+        key: &str,
+        path: &[&str],
+        f: impl FnMut(Member<'a>),
+        g: &mut dyn FnMut(usize, Member<'a>),
+    ) -> Result<(usize, usize)> {
+        scan_nested::<LINE>(b, i, key, path, f, g)
+    }
+
+    pub fn deep<'a>(
+        b: &'a [u8],
+        i: usize,
+        deep: Deep,
+        f: impl FnMut(Member<'a>),
+        g: &mut dyn FnMut(Depth, usize, Member<'a>),
+    ) -> Result<(usize, usize)> {
+        scan_deep::<LINE>(b, i, deep, f, g)
     }
 }
 
@@ -1086,7 +1190,7 @@ fn scan_arr<const CTRL: u8>(
     i: usize,
     element: &mut dyn FnMut(usize) -> Option<Result<(usize, usize)>>,
 ) -> Result<(usize, usize)> {
-    let mut j = skip_ws(b, i + 1);
+    let mut j = ws::<CTRL>(b, i + 1);
     if b.get(j) == Some(&b']') {
         return Ok((j + 1, 1));
     }
@@ -1097,9 +1201,9 @@ fn scan_arr<const CTRL: u8>(
             None => scan_val::<CTRL>(b, j)?,
         };
         depth = depth.max(d + 1);
-        j = skip_ws(b, end);
+        j = ws::<CTRL>(b, end);
         match b.get(j) {
-            Some(b',') => j = skip_ws(b, j + 1),
+            Some(b',') => j = ws::<CTRL>(b, j + 1),
             Some(b']') => return Ok((j + 1, depth)),
             _ => return err(j, "',' or ']'"),
         }
@@ -1116,7 +1220,7 @@ fn scan_obj<'a, const CTRL: u8>(
         return err(i, "a JSON object");
     }
     let mut depth = 1;
-    let mut j = skip_ws(b, i + 1);
+    let mut j = ws::<CTRL>(b, i + 1);
     if b.get(j) == Some(&b'}') {
         return Ok((j + 1, depth));
     }
@@ -1129,18 +1233,23 @@ fn scan_obj<'a, const CTRL: u8>(
         if CTRL == VALID {
             escaped = memchr::memchr(b'\\', &b[key_start + 1..key_end - 1]).is_some();
         }
-        j = skip_ws(b, key_end);
+        j = ws::<CTRL>(b, key_end);
         if b.get(j) != Some(&b':') {
             return err(j, "':' after the object key");
         }
-        let value_start = skip_ws(b, j + 1);
+        let value_start = ws::<CTRL>(b, j + 1);
         let key = RawStr {
             raw: &b[key_start + 1..key_end - 1],
             escaped,
         };
         let (value_end, d) = match hook.as_mut().and_then(|h| h(&key, value_start)) {
             Some(r) => r?,
-            None => scan_val::<CTRL>(b, value_start)?,
+            // Strings and numbers, most members' values, without the container loop.
+            None => match b.get(value_start) {
+                Some(b'"') => (scan_str::<CTRL>(b, value_start)?.0, 0),
+                Some(b'0'..=b'9') => (scan_number(b, value_start)?, 0),
+                _ => scan_val::<CTRL>(b, value_start)?,
+            },
         };
         depth = depth.max(d + 1);
         f(Member {
@@ -1150,9 +1259,9 @@ fn scan_obj<'a, const CTRL: u8>(
             value_start,
             value_end,
         });
-        j = skip_ws(b, value_end);
+        j = ws::<CTRL>(b, value_end);
         match b.get(j) {
-            Some(b',') => j = skip_ws(b, j + 1),
+            Some(b',') => j = ws::<CTRL>(b, j + 1),
             Some(b'}') => return Ok((j + 1, depth)),
             _ => return err(j, "',' or '}'"),
         }
@@ -1300,13 +1409,41 @@ pub fn number(value: &[u8]) -> Option<f64> {
         Some((b'-', rest)) => (true, rest),
         _ => (false, value),
     };
-    if (1..=15).contains(&digits.len()) && digits.iter().all(u8::is_ascii_digit) {
-        let n = digits
-            .iter()
-            .fold(0u64, |n, &d| n * 10 + u64::from(d - b'0')) as f64;
+    if let Some(n) = short_decimal(digits) {
         return Some(if negative { -n } else { n });
     }
     std::str::from_utf8(value).ok()?.parse().ok()
+}
+
+/// `digits` (an integer, or a decimal fraction with digits on both sides of the point) as
+/// f64 when it has at most 15 digits: the digits without the point make an integer below
+/// 2^53 and the place of the point a power of ten of at most 10^15, both exact as f64, so
+/// their quotient is the correctly rounded value, as the full parser gives it (Clinger's
+/// fast path). `None` for anything else (exponents, longer numbers).
+#[inline]
+fn short_decimal(digits: &[u8]) -> Option<f64> {
+    const POW10: [f64; 16] = [
+        1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+    ];
+    if digits.is_empty() || digits.len() > 16 {
+        return None;
+    }
+    let (mut n, mut point, mut count) = (0u64, None, 0usize);
+    for (k, &d) in digits.iter().enumerate() {
+        match d {
+            b'0'..=b'9' => {
+                n = n * 10 + u64::from(d - b'0');
+                count += 1;
+            }
+            b'.' if point.is_none() && k > 0 && k + 1 < digits.len() => point = Some(k),
+            _ => return None,
+        }
+    }
+    if count > 15 {
+        return None;
+    }
+    let places = point.map_or(0, |k| digits.len() - k - 1);
+    Some(n as f64 / POW10[places])
 }
 
 /// Removes insignificant whitespace from a validated JSON text, keeping everything else
@@ -1496,6 +1633,37 @@ mod tests {
                 want += 1;
             }
             proptest::prop_assert_eq!(digits_end(&text, from), want);
+        }
+
+        #[test]
+        fn lone_backslashes_escape_as_the_full_resolution_says(
+            backslashes in proptest::prelude::any::<u64>(),
+            carry in 0u64..2,
+            thin in proptest::prelude::any::<u64>(),
+        ) {
+            // Thinned out, most masks have no two backslashes side by side.
+            let backslashes = backslashes & thin;
+            proptest::prop_assert_eq!(
+                escaped_after(backslashes, carry),
+                escaped_bits(backslashes, carry)
+            );
+        }
+
+        #[test]
+        fn numbers_read_as_the_full_parser_reads_them(
+            int in "-?(0|[1-9][0-9]{0,17})",
+            frac in proptest::option::of("[0-9]{1,18}"),
+            exp in proptest::option::of("[eE][+-]?[0-9]{1,3}"),
+        ) {
+            let text = format!(
+                "{int}{}{}",
+                frac.map(|f| format!(".{f}")).unwrap_or_default(),
+                exp.unwrap_or_default()
+            );
+            let want: f64 = text.parse().unwrap();
+            let got = number(text.as_bytes()).unwrap();
+            // Bit for bit: the same double, the sign of a zero included.
+            proptest::prop_assert_eq!(got.to_bits(), want.to_bits(), "{}", text);
         }
     }
 
@@ -1753,6 +1921,7 @@ mod tests {
                 &line,
                 0,
                 "message",
+                &[],
                 |m| top.push((m.key_start, m.value_end)),
                 &mut |at, m| inner.push((at, m.key_start, m.value_end)),
             );

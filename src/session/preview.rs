@@ -144,7 +144,7 @@ fn normalize_raw(raw: &[u8], max: usize) -> Option<(String, bool)> {
             b'\\' => {
                 // A backslash at the end (the text was cut) decodes as itself.
                 let letter = raw.get(i + 1).copied().unwrap_or(b'\\');
-                i += 2;
+                i = (i + 2).min(raw.len());
                 json::simple_escape(letter)?
             }
             c if c.is_ascii() => {

@@ -17,7 +17,7 @@ pub const MAX_PROBLEMS: usize = 10_000;
 
 /// The first look for the header reads this much, the second (when the first was not
 /// enough) this much.
-const PROBE_FIRST: u64 = 64 << 10;
+const PROBE_FIRST: u64 = 8 << 10;
 const PROBE_MAX: u64 = 4 << 20;
 
 /// Files smaller than this are scanned on one thread.
@@ -46,6 +46,24 @@ pub trait Visit: Send + Sized {
     ) {
         let _ = nested;
         self.entry(idx, line, members);
+    }
+    /// With [`Visit::NESTED`] (and no [`Visit::DEEP`]): keys leading further down from the
+    /// nested object, whose objects' members are collected in the same pass too (see
+    /// [`json::scan_object_nested`] and [`Visit::entry_below`]).
+    const PATH: &'static [&'static str] = &[];
+    /// [`Visit::entry_nested`] for a visitor with a [`Visit::PATH`]: `below` are the members
+    /// found further down in the last occurrence of the nested object, each with the offset
+    /// of the object that holds it, in file order.
+    fn entry_below(
+        &mut self,
+        idx: u32,
+        line: &[u8],
+        members: &[Member<'_>],
+        nested: &[Member<'_>],
+        below: &[(usize, Member<'_>)],
+    ) {
+        let _ = below;
+        self.entry_nested(idx, line, members, nested);
     }
     /// With [`Visit::NESTED`] (which must be `DEEP.key`): also the members of the object
     /// elements of the nested object's array member `DEEP.list` and of their object member
@@ -115,7 +133,9 @@ pub struct Acc<V> {
     /// Allocations for the members of the next line (see [`recycle`]).
     member_buf: Vec<Member<'static>>,
     nested_buf: Vec<Member<'static>>,
-    /// The members of the object value of `V::NESTED` (with the offset of that object).
+    below_buf: Vec<(usize, Member<'static>)>,
+    /// The members of the object value of `V::NESTED`, and of the objects below it along
+    /// `V::PATH` (each with the offset of its object).
     nested: Vec<(usize, MemberSpan)>,
     /// The members further down (`V::DEEP`), each with the offset of its object.
     elements: Vec<(usize, MemberSpan)>,
@@ -142,6 +162,7 @@ impl<V: Visit> Acc<V> {
             entries: 0,
             member_buf: Vec::new(),
             nested_buf: Vec::new(),
+            below_buf: Vec::new(),
             members: Vec::new(),
             nested: Vec::new(),
             elements: Vec::new(),
@@ -191,34 +212,8 @@ impl<V: Visit> Acc<V> {
             );
             return;
         }
-        self.members.clear();
-        self.nested.clear();
-        self.elements.clear();
-        self.subs.clear();
-        let members = &mut self.members;
-        let nested = &mut self.nested;
-        let (elements, subs) = (&mut self.elements, &mut self.subs);
         let scanned = if line[start] == b'{' {
-            let top = |m: Member<'_>| members.push(MemberSpan::of(&m));
-            match (V::NESTED, V::DEEP) {
-                (_, Some(deep)) => {
-                    json::scan_object_deep(line, start, deep, top, &mut |depth, at, m| {
-                        let to = match depth {
-                            json::Depth::Inner => &mut *nested,
-                            json::Depth::Element => &mut *elements,
-                            json::Depth::Sub => &mut *subs,
-                        };
-                        to.push((at, MemberSpan::of(&m)));
-                    })
-                }
-                (None, None) => json::scan_object(line, start, top),
-                (Some(key), None) => {
-                    json::scan_object_nested(line, start, key, top, &mut |at, m| {
-                        nested.push((at, MemberSpan::of(&m)))
-                    })
-                }
-            }
-            .and_then(|(end, _)| {
+            self.scan_members(line, start, false).and_then(|end| {
                 let rest = json::skip_ws(line, end);
                 if rest == line.len() {
                     Ok(())
@@ -250,6 +245,77 @@ impl<V: Visit> Acc<V> {
             self.problem(kind, (line_no, offset), Some(column), msg);
             return;
         }
+        self.accept(offset, line_no, line, start);
+    }
+
+    /// [`Acc::line`] for a line that starts an object at `rest[0]`, scanned where it lies:
+    /// `rest` runs on to the end of the buffer, and the line's end is found by the scan
+    /// rather than a search. `Some(length of the line)` when the line was valid and taken
+    /// in, `None` when it must go through [`Acc::line`] instead (nothing was taken in).
+    #[inline]
+    pub fn try_line(&mut self, offset: u64, line_no: u32, rest: &[u8]) -> Option<usize> {
+        if rest.first() != Some(&b'{') {
+            return None;
+        }
+        let end = self.scan_members(rest, 0, true).ok()?;
+        let mut nl = end;
+        while nl < rest.len() && matches!(rest[nl], b' ' | b'\t' | b'\r') {
+            nl += 1;
+        }
+        if rest.get(nl) != Some(&b'\n') || nl > u32::MAX as usize {
+            return None;
+        }
+        self.lines = self.lines.max(line_no);
+        self.accept(offset, line_no, &rest[..nl], 0);
+        Some(nl)
+    }
+
+    /// Scans the object at `line[start]`, collecting its members (and those below it that
+    /// the visitor wants). `in_line`: `line` may hold more lines after this one (see
+    /// [`json::in_line`]). Returns the index after the object.
+    #[inline(always)]
+    fn scan_members(
+        &mut self,
+        line: &[u8],
+        start: usize,
+        in_line: bool,
+    ) -> Result<usize, json::SyntaxError> {
+        self.members.clear();
+        self.nested.clear();
+        self.elements.clear();
+        self.subs.clear();
+        let members = &mut self.members;
+        let nested = &mut self.nested;
+        let (elements, subs) = (&mut self.elements, &mut self.subs);
+        let top = |m: Member<'_>| members.push(MemberSpan::of(&m));
+        let mut deep_to = |depth, at, m: Member<'_>| {
+            let to = match depth {
+                json::Depth::Inner => &mut *nested,
+                json::Depth::Element => &mut *elements,
+                json::Depth::Sub => &mut *subs,
+            };
+            to.push((at, MemberSpan::of(&m)));
+        };
+        let scanned = match (V::NESTED, V::DEEP, in_line) {
+            (_, Some(deep), false) => json::scan_object_deep(line, start, deep, top, &mut deep_to),
+            (_, Some(deep), true) => json::in_line::deep(line, start, deep, top, &mut deep_to),
+            (None, None, false) => json::scan_object(line, start, top),
+            (None, None, true) => json::in_line::object(line, start, top),
+            (Some(key), None, in_line) => {
+                let mut to_nested = |at, m: Member<'_>| nested.push((at, MemberSpan::of(&m)));
+                if in_line {
+                    json::in_line::nested(line, start, key, V::PATH, top, &mut to_nested)
+                } else {
+                    json::scan_object_nested(line, start, key, V::PATH, top, &mut to_nested)
+                }
+            }
+        };
+        scanned.map(|(end, _)| end)
+    }
+
+    /// Takes in a line that holds one valid JSON value starting at `line[start]` (whose
+    /// members, for an object, [`Acc::scan_members`] collected).
+    fn accept(&mut self, offset: u64, line_no: u32, line: &[u8], start: usize) {
         self.parsed += 1;
         let parsed_idx = self.parsed - 1;
         if line[start] != b'{' {
@@ -379,6 +445,18 @@ impl<V: Visit> Acc<V> {
                 let (elements, subs) = (inside(&self.elements), inside(&self.subs));
                 self.visitor
                     .entry_deep(idx, line, &members, &nested, &elements, &subs);
+            } else if !V::PATH.is_empty() {
+                // Collected after the nested object's members: those inside its span.
+                let mut below = recycle_below(std::mem::take(&mut self.below_buf));
+                below.extend(
+                    self.nested
+                        .iter()
+                        .filter(|(o, _)| span.is_some_and(|(a, b)| a < *o && *o < b))
+                        .map(|(o, m)| (*o, m.member(line))),
+                );
+                self.visitor
+                    .entry_below(idx, line, &members, &nested, &below);
+                self.below_buf = recycle_below(below);
             } else {
                 self.visitor.entry_nested(idx, line, &members, &nested);
             }
@@ -460,37 +538,43 @@ impl<V: Visit> Acc<V> {
     }
 }
 
-/// Where a member of an object lies in its line (a [`Member`] without the borrow).
+/// Where a member of an object lies in its line (a [`Member`] without the borrow). Lines
+/// are shorter than 4 GiB. Each field is read from the [`Member`] on its own: a member
+/// just written by the scan and read back in wider loads stalls the store forwarding.
 #[derive(Clone, Copy)]
 struct MemberSpan {
-    key_start: usize,
-    key_end: usize,
-    value_start: usize,
-    value_end: usize,
+    key_start: u32,
+    key_end: u32,
+    value_start: u32,
+    value_end: u32,
     escaped: bool,
 }
 
 impl MemberSpan {
+    #[inline(always)]
     fn of(m: &Member<'_>) -> MemberSpan {
+        // One load per field, kept apart (see above).
+        let one = |x: &usize| std::hint::black_box(*x) as u32;
         MemberSpan {
-            key_start: m.key_start,
-            key_end: m.key_end,
-            value_start: m.value_start,
-            value_end: m.value_end,
+            key_start: one(&m.key_start),
+            key_end: one(&m.key_end),
+            value_start: one(&m.value_start),
+            value_end: one(&m.value_end),
             escaped: m.key.escaped,
         }
     }
 
     fn member<'a>(&self, line: &'a [u8]) -> Member<'a> {
+        let (ks, ke) = (self.key_start as usize, self.key_end as usize);
         Member {
             key: RawStr {
-                raw: &line[self.key_start + 1..self.key_end - 1],
+                raw: &line[ks + 1..ke - 1],
                 escaped: self.escaped,
             },
-            key_start: self.key_start,
-            key_end: self.key_end,
-            value_start: self.value_start,
-            value_end: self.value_end,
+            key_start: ks,
+            key_end: ke,
+            value_start: self.value_start as usize,
+            value_end: self.value_end as usize,
         }
     }
 }
@@ -535,9 +619,53 @@ pub fn for_each_line_in(
     file: &File,
     start: u64,
     end: u64,
-    mut f: impl FnMut(u64, u32, &[u8], bool),
+    f: impl FnMut(u64, u32, &[u8], bool),
 ) -> io::Result<bool> {
-    const BLOCK: usize = 1 << 20;
+    for_each_line_into(file, start, end, &mut Lines(f))
+}
+
+/// Where [`for_each_line_into`] hands lines.
+pub(crate) trait LineSink {
+    /// Takes in the line at the start of `rest` (which runs on to the end of the buffer)
+    /// and returns its length, when it can find where it ends in the same look.
+    fn try_line(&mut self, offset: u64, line_no: u32, rest: &[u8]) -> Option<usize>;
+    /// Takes in one line (without its newline); `terminated` is false for a last line with
+    /// no newline.
+    fn line(&mut self, offset: u64, line_no: u32, line: &[u8], terminated: bool);
+}
+
+/// A closure taking every line.
+struct Lines<F>(F);
+
+impl<F: FnMut(u64, u32, &[u8], bool)> LineSink for Lines<F> {
+    fn try_line(&mut self, _: u64, _: u32, _: &[u8]) -> Option<usize> {
+        None
+    }
+    fn line(&mut self, offset: u64, line_no: u32, line: &[u8], terminated: bool) {
+        (self.0)(offset, line_no, line, terminated)
+    }
+}
+
+impl<V: Visit> LineSink for Acc<V> {
+    #[inline]
+    fn try_line(&mut self, offset: u64, line_no: u32, rest: &[u8]) -> Option<usize> {
+        Acc::try_line(self, offset, line_no, rest)
+    }
+    fn line(&mut self, offset: u64, line_no: u32, line: &[u8], terminated: bool) {
+        Acc::line(self, offset, line_no, line, terminated)
+    }
+}
+
+/// [`for_each_line_in`] into a [`LineSink`]: a line whose end the sink finds itself is not
+/// searched for its newline first.
+pub(crate) fn for_each_line_into(
+    file: &File,
+    start: u64,
+    end: u64,
+    f: &mut impl LineSink,
+) -> io::Result<bool> {
+    // Small in unit tests, so that their lines cross from one read into the next.
+    const BLOCK: usize = if cfg!(test) { 4096 } else { 1 << 20 };
     // The thread's buffer from an earlier call (no new pages to fault in and zero for every
     // file of a store); taken, so that a nested call gets a buffer of its own.
     let mut buf = BUF.take();
@@ -545,7 +673,7 @@ pub fn for_each_line_in(
     if buf.len() < size {
         buf.resize(size, 0);
     }
-    let result = lines_in_buf(file, start, end, &mut buf, &mut f);
+    let result = lines_in_buf(file, start, end, &mut buf, f);
     if buf.capacity() <= KEEP {
         BUF.set(buf);
     }
@@ -565,7 +693,7 @@ fn lines_in_buf(
     start: u64,
     end: u64,
     buf: &mut Vec<u8>,
-    f: &mut impl FnMut(u64, u32, &[u8], bool),
+    f: &mut impl LineSink,
 ) -> io::Result<bool> {
     let mut filled = 0usize; // bytes of buf holding data
     let mut base = start; // file offset of buf[0]
@@ -586,21 +714,28 @@ fn lines_in_buf(
         pos += n as u64;
         let stop = filled + n;
         let mut line_start = 0;
-        for nl in memchr::memchr_iter(b'\n', &buf[filled..stop]) {
-            let nl = filled + nl;
-            line_no = line_no.saturating_add(1);
-            f(
-                base + line_start as u64,
-                line_no,
-                &buf[line_start..nl],
-                true,
-            );
+        loop {
+            let offset = base + line_start as u64;
+            let next_no = line_no.saturating_add(1);
+            if let Some(len) = f.try_line(offset, next_no, &buf[line_start..stop]) {
+                line_no = next_no;
+                line_start += len + 1;
+                continue;
+            }
+            // The bytes carried over from the last read hold no newline.
+            let from = line_start.max(filled);
+            let Some(k) = memchr::memchr(b'\n', &buf[from..stop]) else {
+                break;
+            };
+            let nl = from + k;
+            line_no = next_no;
+            f.line(offset, line_no, &buf[line_start..nl], true);
             line_start = nl + 1;
         }
         if n == 0 || pos >= end {
             if line_start < stop {
                 line_no = line_no.saturating_add(1);
-                f(
+                f.line(
                     base + line_start as u64,
                     line_no,
                     &buf[line_start..stop],
@@ -643,6 +778,13 @@ fn recycle<'b>(mut v: Vec<Member<'_>>) -> Vec<Member<'b>> {
     v.into_iter().filter_map(|_| None).collect()
 }
 
+/// [`recycle`] for members with the offsets of their objects.
+#[allow(clippy::unnecessary_filter_map)]
+fn recycle_below<'b>(mut v: Vec<(usize, Member<'_>)>) -> Vec<(usize, Member<'b>)> {
+    v.clear();
+    v.into_iter().filter_map(|_| None).collect()
+}
+
 /// Scans `file[..len]`. Returns the accumulator and whether the file ends with `\n`.
 pub fn scan_file<V: Visit>(file: &File, len: u64, visitor: V) -> io::Result<(Acc<V>, bool)> {
     // The header comes first: find it with a sequential look at the start of the file, a
@@ -680,7 +822,7 @@ pub fn scan_file<V: Visit>(file: &File, len: u64, visitor: V) -> io::Result<(Acc
     let Some((body_start, header_line)) = header_end.filter(|(s, _)| *s <= len) else {
         // No header at the start: one sequential pass that records every problem.
         let mut acc = Acc::new(None, true, acc.visitor.split());
-        let nl = for_each_line_in(file, 0, len, |o, n, l, t| acc.line(o, n, l, t))?;
+        let nl = for_each_line_into(file, 0, len, &mut acc)?;
         return Ok((acc, nl || len == 0));
     };
     acc.lines = header_line;
@@ -706,7 +848,7 @@ pub fn scan_file<V: Visit>(file: &File, len: u64, visitor: V) -> io::Result<(Acc
     if ranges.len() <= 1 {
         let mut part = Acc::new(header.clone(), false, acc.visitor.split());
         let nl = match ranges.first() {
-            Some(&(s, e)) => for_each_line_in(file, s, e, |o, n, l, t| part.line(o, n, l, t))?,
+            Some(&(s, e)) => for_each_line_into(file, s, e, &mut part)?,
             None => true,
         };
         acc.append(part);
@@ -718,7 +860,7 @@ pub fn scan_file<V: Visit>(file: &File, len: u64, visitor: V) -> io::Result<(Acc
             .map(|&(s, e)| {
                 let mut part = Acc::new(header.clone(), false, acc.visitor.split());
                 scope.spawn(move || {
-                    let nl = for_each_line_in(file, s, e, |o, n, l, t| part.line(o, n, l, t))?;
+                    let nl = for_each_line_into(file, s, e, &mut part)?;
                     Ok((part, nl))
                 })
             })
@@ -738,4 +880,185 @@ pub fn scan_file<V: Visit>(file: &File, len: u64, visitor: V) -> io::Result<(Acc
         acc.append(part);
     }
     Ok((acc, nl))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::io::Write;
+
+    /// Every entry the pass hands over: its index, line and top-level keys, and the keys
+    /// of its `message` object.
+    /// An entry's index, line, top-level keys and the keys of its `message`.
+    type Visited = (u32, Vec<u8>, Vec<String>, Vec<String>);
+
+    #[derive(Default)]
+    struct Seen(Vec<Visited>);
+
+    impl Visit for Seen {
+        const NESTED: Option<&'static str> = Some("message");
+        fn entry(&mut self, _: u32, _: &[u8], _: &[Member<'_>]) {
+            unreachable!("a visitor with NESTED gets entry_nested");
+        }
+        fn entry_nested(&mut self, idx: u32, line: &[u8], m: &[Member<'_>], n: &[Member<'_>]) {
+            let keys = |m: &[Member<'_>]| m.iter().map(|m| m.key.decode().into_owned()).collect();
+            self.0.push((idx, line.to_vec(), keys(m), keys(n)));
+        }
+        fn split(&self) -> Self {
+            Seen::default()
+        }
+        fn merge(&mut self, next: Self, offset: u32) {
+            self.0
+                .extend(next.0.into_iter().map(|(i, l, k, n)| (i + offset, l, k, n)));
+        }
+    }
+
+    type Outcome = (
+        bool,
+        Option<Header>,
+        Vec<Rec>,
+        Vec<Problem>,
+        u32,
+        u32,
+        Vec<Visited>,
+    );
+
+    fn outcome(acc: Acc<Seen>, nl: bool) -> Outcome {
+        (
+            nl,
+            acc.header,
+            acc.recs,
+            acc.problems,
+            acc.lines,
+            acc.parsed,
+            acc.visitor.0,
+        )
+    }
+
+    /// The pass that finds each line's end by its scan, and the one that searches for
+    /// the newline first.
+    fn both(text: &[u8]) -> (Outcome, Outcome) {
+        let mut f = tempfile::tempfile().unwrap();
+        f.write_all(text).unwrap();
+        let len = text.len() as u64;
+        let mut fused = Acc::new(None, true, Seen::default());
+        let nl = for_each_line_into(&f, 0, len, &mut fused).unwrap();
+        let fused = outcome(fused, nl);
+        let mut plain = Acc::new(None, true, Seen::default());
+        let nl = for_each_line_in(&f, 0, len, |o, n, l, t| plain.line(o, n, l, t)).unwrap();
+        (fused, outcome(plain, nl))
+    }
+
+    fn line() -> impl Strategy<Value = String> {
+        let entry = (0u32..50, 0usize..300).prop_map(|(id, pad)| {
+            format!(
+                r#"{{"type":"message","id":"e{id}","parentId":null,"message":{{"role":"user","content":"{}"}}}}"#,
+                "x".repeat(pad)
+            )
+        });
+        prop_oneof![
+            4 => entry.clone(),
+            1 => entry.clone().prop_map(|l| format!("  {l}")),
+            1 => entry.clone().prop_map(|l| format!("{l} \t\r")),
+            1 => entry.clone().prop_map(|l| l.replacen(",", ",\n", 1)),
+            1 => entry.clone().prop_map(|l| l.replacen(":", " \r\n :", 1)),
+            1 => entry.clone().prop_map(|l| l[..l.len() / 2].to_owned()),
+            1 => entry.prop_map(|l| l.replacen("user", "us\u{1}er", 1)),
+            1 => Just(r#"{"type":"session","version":3,"id":"s","timestamp":"t","cwd":"/"}"#.to_owned()),
+            1 => Just(String::new()),
+            1 => Just("[1, 2]".to_owned()),
+            1 => Just(r#"{"type":"label","id":"l","targetId":"e1","label":"x"} {}"#.to_owned()),
+            1 => "[ -~]{0,20}",
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+        #[test]
+        fn lines_found_by_their_scan_are_the_lines_a_search_finds(
+            lines in proptest::collection::vec(line(), 0..60),
+            header in any::<bool>(),
+            end_nl in any::<bool>(),
+        ) {
+            let mut text = String::new();
+            if header {
+                text.push_str(r#"{"type":"session","version":3,"id":"s","timestamp":"t","cwd":"/"}"#);
+                text.push('\n');
+            }
+            text.push_str(&lines.join("\n"));
+            if end_nl {
+                text.push('\n');
+            }
+            let (fused, plain) = both(text.as_bytes());
+            prop_assert_eq!(fused, plain);
+        }
+    }
+
+    /// The keys found below `message` along `usage`, `cost`, and the offsets of their objects.
+    #[derive(Default)]
+    struct Below(Vec<(usize, String)>);
+
+    impl Visit for Below {
+        const NESTED: Option<&'static str> = Some("message");
+        const PATH: &'static [&'static str] = &["usage", "cost"];
+        fn entry(&mut self, _: u32, _: &[u8], _: &[Member<'_>]) {}
+        fn entry_below(
+            &mut self,
+            _: u32,
+            _: &[u8],
+            _: &[Member<'_>],
+            _: &[Member<'_>],
+            below: &[(usize, Member<'_>)],
+        ) {
+            self.0
+                .extend(below.iter().map(|(o, m)| (*o, m.key.decode().into_owned())));
+        }
+        fn split(&self) -> Self {
+            Below::default()
+        }
+        fn merge(&mut self, next: Self, _: u32) {
+            self.0.extend(next.0);
+        }
+    }
+
+    #[test]
+    fn members_below_come_from_the_last_nested_object_only() {
+        let head = r#"{"type":"session","version":3,"id":"s","timestamp":"t","cwd":"/"}"#;
+        let entry = r#"{"type":"message","id":"a","message":{"usage":{"x":1}},"message":{"role":"r","usage":{"y":2,"cost":{"total":3},"z":{"w":4}}}}"#;
+        let text = format!("{head}\n{entry}\n");
+        let mut f = tempfile::tempfile().unwrap();
+        f.write_all(text.as_bytes()).unwrap();
+        let (acc, _) = scan_file(&f, text.len() as u64, Below::default()).unwrap();
+        let usage = entry.rfind(r#"{"y""#).unwrap();
+        let cost = entry.rfind(r#"{"total""#).unwrap();
+        assert_eq!(
+            acc.visitor.0,
+            [
+                (usage, "y".to_owned()),
+                (cost, "total".to_owned()),
+                (usage, "cost".to_owned()),
+                (usage, "z".to_owned()),
+            ]
+        );
+    }
+
+    #[test]
+    fn an_object_over_two_lines_is_two_bad_lines_and_a_long_line_crosses_reads() {
+        let head = r#"{"type":"session","version":3,"id":"s","timestamp":"t","cwd":"/"}"#;
+        let long = format!(
+            r#"{{"type":"message","id":"a","parentId":null,"message":{{"content":"{}"}}}}"#,
+            "y".repeat(10_000)
+        );
+        let text = format!("{head}\n{{\"type\":\"message\",\n\"id\":\"b\"}}\n{long}\n");
+        let (fused, plain) = both(text.as_bytes());
+        assert_eq!(fused, plain);
+        let (_, _, recs, problems, lines, ..) = fused;
+        assert_eq!(lines, 4);
+        assert_eq!(problems.iter().map(|p| p.line).collect::<Vec<_>>(), [2, 3]);
+        assert_eq!(recs.len(), 1);
+        assert_eq!(recs[0].line, 4);
+        assert_eq!(recs[0].len as usize, long.len());
+    }
 }

@@ -171,7 +171,7 @@ impl ProblemKind {
     }
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Problem {
     pub kind: ProblemKind,
     pub line: u32,

@@ -273,7 +273,15 @@ impl Visitor {
 
     /// `msg_members`: the members of the message object (offsets into `line`), collected in
     /// the line's pass; `entry_ts`: the entry's `timestamp`.
-    fn message(&mut self, line: &[u8], entry_ts: Option<&[u8]>, msg_members: &[Member<'_>]) {
+    /// `below`: the members of the objects [`Visitor::PATH`] leads to in the message, each
+    /// with the offset of its object.
+    fn message(
+        &mut self,
+        line: &[u8],
+        entry_ts: Option<&[u8]>,
+        msg_members: &[Member<'_>],
+        below: &[(usize, Member<'_>)],
+    ) {
         // The members wanted, in one look (the last of a repeated key wins, as in
         // `JSON.parse`).
         let mut f: [Option<&[u8]>; 6] = [None; 6];
@@ -319,26 +327,33 @@ impl Visitor {
                 f[PROVIDER].and_then(RawStr::from_value),
                 f[MODEL].and_then(RawStr::from_value),
             );
-            // The members of `usage` wanted, the last of each key (as a lookup finds it).
+            // The members of `usage` and of its `cost`, collected in the line's pass (the
+            // last of a repeated key wins, as in `JSON.parse`).
+            let at = |v: &[u8]| v.as_ptr() as usize - line.as_ptr() as usize;
+            let usage_at = at(usage);
             let mut fields: [Option<&[u8]>; 6] = [None; 6];
-            let scanned = json::scan_object_valid(usage, 0, |m| {
-                let k = match &*key(&m) {
+            for (o, m) in below {
+                if *o != usage_at {
+                    continue;
+                }
+                let k = match &*key(m) {
                     b"input" => 0,
                     b"output" => 1,
                     b"cacheRead" => 2,
                     b"cacheWrite" => 3,
                     b"totalTokens" => 4,
                     b"cost" => 5,
-                    _ => return,
+                    _ => continue,
                 };
-                fields[k] = Some(&usage[m.value_start..m.value_end]);
-            });
-            if scanned.is_err() {
-                fields = [None; 6];
+                fields[k] = Some(&line[m.value_start..m.value_end]);
             }
             let [input, output, cache_read, cache_write, total_tokens, cost] = fields;
-            let cost = cost
-                .and_then(|c| json::get(c, "total"))
+            let cost_at = cost.map(at);
+            let cost = below
+                .iter()
+                .rev()
+                .find(|(o, m)| Some(*o) == cost_at && m.key.eq_str("total"))
+                .map(|(_, m)| &line[m.value_start..m.value_end])
                 .and_then(json::number)
                 .filter(|c| c.is_finite())
                 .map_or(0, |c| (c * 1e12).round() as i64);
@@ -404,26 +419,40 @@ impl Visitor {
 
 impl Visit for Visitor {
     fn entry(&mut self, i: u32, line: &[u8], members: &[Member<'_>]) {
-        // Only reached without the line's pass collecting the message's members.
-        let mut nested = Vec::new();
+        // Only reached without the line's pass collecting the members below the top level.
+        let (mut nested, mut below) = (Vec::new(), Vec::new());
         if let Some(m) = members.iter().rev().find(|m| m.key.eq_str("message"))
             && line.get(m.value_start) == Some(&b'{')
         {
-            let _ = json::scan_object_valid(line, m.value_start, |m| nested.push(m));
+            let at = m.value_start;
+            let _ = json::path_members_valid(line, at, Self::PATH, &mut |o, m| {
+                if o == at {
+                    nested.push(m);
+                } else {
+                    below.push((o, m));
+                }
+            });
         }
-        self.entry_nested(i, line, members, &nested);
+        self.entry_below(i, line, members, &nested, &below);
     }
 
     const NESTED: Option<&'static str> = Some("message");
+    const PATH: &'static [&'static str] = &["usage", "cost"];
 
     const RECORDS: bool = false;
 
-    fn entry_nested(
+    fn entry_nested(&mut self, i: u32, line: &[u8], members: &[Member<'_>], _: &[Member<'_>]) {
+        // Only reached without the line's pass collecting what is below the message.
+        self.entry(i, line, members);
+    }
+
+    fn entry_below(
         &mut self,
         _i: u32,
         line: &[u8],
         members: &[Member<'_>],
         msg_members: &[Member<'_>],
+        below: &[(usize, Member<'_>)],
     ) {
         self.counts.entries += 1;
         let (mut ts, mut ty, mut name, mut message) = (None, None, None, false);
@@ -459,7 +488,7 @@ impl Visit for Visitor {
             Kind::Message => {
                 self.counts.messages += 1;
                 if message {
-                    self.message(line, ts, msg_members);
+                    self.message(line, ts, msg_members, below);
                 }
             }
             _ => {}
@@ -998,14 +1027,8 @@ fn add_lines(
         parent_session: header.parent_session.clone(),
     };
     let mut acc = Acc::new(Some(h), false, Visitor::default());
-    let mut seen = 0usize;
-    scan::for_each_line_in(file, from, to, |o, n, l, t| {
-        acc.line(o, n, l, t);
-        seen += 1;
-        if seen.is_multiple_of(4096) {
-            acc.recs.clear();
-        }
-    })?;
+    // The summary's visitor keeps no records (`Visit::RECORDS`): the pass holds only counts.
+    scan::for_each_line_into(file, from, to, &mut acc)?;
     let mut v = Visitor::from_counts(counts);
     v.merge(acc.visitor, 0);
     Ok(v.into_counts())
@@ -1187,11 +1210,20 @@ mod oracle {
         let providers = ["anthropic", "open\\u0061i", "", "x\\\"y"];
         let p = providers[provider as usize % providers.len()];
         let m = ["m1", "m\\u0032"][model as usize % 2];
+        // The cost: plain, its total repeated, or a second cost object without a total.
+        let cost = match tokens % 3 {
+            0 => format!("\"cost\":{{\"input\":0.5,\"total\":0.0{tokens}1}}"),
+            1 => format!(
+                "\"cost\":{{\"total\":0.25,\"sub\":{{\"total\":2}},\"total\":0.0{tokens}1}}"
+            ),
+            _ => format!("\"cost\":{{\"total\":0.0{tokens}1}},\"cost\":{{\"input\":0.5}}"),
+        };
         let usage = format!(
-            "{{\"input\":{tokens},\"output\":7,\"cacheRead\":1,\"cacheWrite\":0,\"totalTokens\":{},\
-             \"cost\":{{\"input\":0.5,\"total\":0.0{tokens}1}}}}",
+            "{{\"input\":{tokens},\"output\":7,\"cacheRead\":1,\"cacheWrite\":0,\"totalTokens\":{},{cost}}}",
             tokens + 8
         );
+        // A first `usage` that the second one replaces.
+        let replaced = "{\"input\":1000,\"output\":1000,\"cost\":{\"total\":9}}";
         let id = format!("{i:08x}");
         match (kind, spelling) {
             // An assistant message, its role key escaped or repeated.
@@ -1199,7 +1231,7 @@ mod oracle {
                 "{{\"type\":\"message\",\"id\":\"{id}\",\"timestamp\":\"{ts}\",\"message\":{{\"ro\\u006ce\":\"assistant\",\"content\":\"a\",\"provider\":\"{p}\",\"model\":\"{m}\",\"usage\":{usage},\"timestamp\":{ms}}}}}"
             ),
             (0 | 1, 1) => format!(
-                "{{\"type\":\"message\",\"id\":\"{id}\",\"message\":{{\"role\":\"user\",\"role\":\"assistant\",\"content\":[],\"provider\":\"{p}\",\"model\":\"{m}\",\"usage\":{usage},\"usage\":{usage}}},\"timestamp\":\"{ts}\"}}"
+                "{{\"type\":\"message\",\"id\":\"{id}\",\"message\":{{\"role\":\"user\",\"role\":\"assistant\",\"content\":[],\"provider\":\"{p}\",\"model\":\"{m}\",\"usage\":{replaced},\"usage\":{usage}}},\"timestamp\":\"{ts}\"}}"
             ),
             (0 | 1, _) => format!(
                 "{{\"type\":\"message\",\"id\":\"{id}\",\"timestamp\":\"{ts}\",\"message\":{{\"role\":\"assistant\",\"content\":\"a\",\"provider\":\"{p}\",\"model\":\"{m}\",\"usage\":{usage},\"timestamp\":{ms}}}}}"
@@ -1265,7 +1297,9 @@ mod oracle {
                             cache_read: n("cacheRead"),
                             cache_write: n("cacheWrite"),
                             total_tokens: n("totalTokens"),
-                            cost_pico: (u["cost"]["total"].as_f64().unwrap() * 1e12).round() as i64,
+                            cost_pico: u["cost"]["total"]
+                                .as_f64()
+                                .map_or(0, |c| (c * 1e12).round() as i64),
                         };
                         match usage.get_mut(&key) {
                             Some(t) => t.add(&row),
