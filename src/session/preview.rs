@@ -16,13 +16,35 @@ fn string(v: Option<&[u8]>) -> Option<String> {
         .map(|s| s.decode().into_owned())
 }
 
+/// `raw[..n]` (the inside of a valid JSON string, cut for a preview) without the escape the
+/// cut splits, if any: the preview then shows the text up to it, not a stray backslash.
+fn cut_raw(raw: &[u8], n: usize) -> &[u8] {
+    if n >= raw.len() {
+        return raw;
+    }
+    // An escape split by the cut starts within its last six bytes (`\uXXXX`). The last
+    // backslash there starts an escape when the run of backslashes it ends is odd.
+    for p in (n.saturating_sub(6)..n).rev() {
+        if raw[p] != b'\\' {
+            continue;
+        }
+        let run = raw[..=p].iter().rev().take_while(|&&c| c == b'\\').count();
+        if run % 2 == 0 {
+            return &raw[..n]; // an escaped backslash: the escape ends at p + 1 <= n
+        }
+        let len = if raw.get(p + 1) == Some(&b'u') { 6 } else { 2 };
+        return if p + len > n { &raw[..p] } else { &raw[..n] };
+    }
+    &raw[..n]
+}
+
 /// The start of a string value, decoded (enough for a preview; long tool outputs are not
 /// decoded whole).
 fn string_prefix(v: &[u8], max: usize) -> String {
     // Not `RawStr::from_value`: that looks through the whole (maybe long) string.
     if v.len() >= 2 && v[0] == b'"' && v[v.len() - 1] == b'"' {
         let raw = &v[1..v.len() - 1];
-        json::decode_str(&raw[..raw.len().min(max)]).into_owned()
+        json::decode_str(cut_raw(raw, max)).into_owned()
     } else {
         String::new()
     }
@@ -516,8 +538,9 @@ impl<'a> Parts<'a, '_> {
             && v[v.len() - 1] == b'"'
         {
             let raw = &v[1..v.len() - 1];
-            let full = raw.len().min(LIMIT * 4);
-            match normalize_raw(&raw[..full], MAX) {
+            let cut = cut_raw(raw, LIMIT * 4);
+            let full = cut.len();
+            match normalize_raw(cut, MAX) {
                 Some((t, true)) => return t,
                 // The whole part was taken: the other parts may follow it.
                 Some((_, false)) => return self.joined(sep),
@@ -525,7 +548,7 @@ impl<'a> Parts<'a, '_> {
             }
             let mut n = full.min(512);
             loop {
-                let decoded = json::decode_str(&raw[..n]);
+                let decoded = json::decode_str(cut_raw(raw, n));
                 match normalize_at(&decoded, MAX) {
                     (t, Some(stop)) if n == full || stop + 8 <= decoded.len() => return t,
                     _ if n == full => break,
@@ -946,6 +969,25 @@ mod tests {
                     raw.iter().any(|&b| !b.is_ascii()) || raw.windows(2).any(|w| w == b"\\u")
                 ),
             }
+        }
+
+        #[test]
+        fn a_cut_text_decodes_to_the_start_of_the_whole(
+            parts in proptest::collection::vec(
+                proptest::sample::select(vec!["a", " ", "\\n", "\\\\", "\\\"", "\\/",
+                    "\\u0041", "\\u00e9", "xyz"]),
+                0..60,
+            ),
+            n in 0usize..400,
+        ) {
+            let raw = parts.concat();
+            let raw = raw.as_bytes();
+            let cut = cut_raw(raw, n);
+            proptest::prop_assert!(raw.starts_with(cut));
+            proptest::prop_assert!(cut.len() <= n && cut.len() + 6 > n.min(raw.len()));
+            let whole = json::decode_str(raw);
+            let start = json::decode_str(cut);
+            proptest::prop_assert!(whole.starts_with(&*start), "{:?} cut at {}", whole, n);
         }
 
         #[test]

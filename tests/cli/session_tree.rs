@@ -744,3 +744,28 @@ fn streamed_tree_rows_equal_the_one_pass_rows() {
         assert_eq!(rows[id.as_str()], preview.as_str(), "{id}");
     }
 }
+
+#[test]
+fn a_preview_cut_inside_an_escape_shows_no_stray_backslash() {
+    // The preview reads the first 3200 bytes of a text: here they are all whitespace but
+    // the last, which starts the escape `\n`. This once ended the process with a panic.
+    let w = World::new();
+    let s = w.new_session().to_str().unwrap().to_owned();
+    // Cut in `\n`, in `\u0001`, and just after `\\`.
+    for (before, after) in [(3199, "\nhello"), (3197, "\u{1}x"), (3198, "\\ x")] {
+        let text = format!("{}{after}", " ".repeat(before));
+        w.ok_in(&["session", "append", &s], &user(&text));
+    }
+    let rows = jsonl(&w.ok(&["session", "tree", &s, "--json"]));
+    let mut previews = Vec::new();
+    let mut row = rows.last().cloned();
+    while let Some(r) = row {
+        previews.push(r["preview"].as_str().unwrap().to_owned());
+        row = r["children"].as_array().and_then(|c| c.last()).cloned();
+    }
+    // The third text's escaped backslash is whole within the cut: it is shown.
+    assert_eq!(previews, ["user: ", "user: ", "user: \\"]);
+    let human = w.ok(&["session", "tree", &s, "--format", "human"]);
+    assert_eq!(human.lines().count(), 3, "{human}");
+    assert_eq!(human.matches('\\').count(), 1, "{human}");
+}
