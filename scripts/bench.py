@@ -56,7 +56,8 @@ common word ignoring case), every hit of the common word (`pi session search` JS
 checked to agree. `pi session gc --all --older-than 1d --dry-run` is timed on the same
 directory.
 `tree`: `pi session tree --json`, the human tree and `pi session fork` of the leaf (cold:
-without the session index cache; then with the index recorded by the run before), on each
+without the session index cache; then with the index recorded by the run before; `sync`
+between runs, so that none waits on the write-back of the one before), on each
 size's session (`--tree-sizes`, default 100k,1m), side by side with reading the bytes (`cat`)
 and the reference's open + getTree (measured in the same run with --reference-dir, else as
 recorded; at 1M, which it cannot open, its stream-loaded open + getTree) and its recorded
@@ -363,6 +364,9 @@ def tree_bench(pi, args, size, env):
             for name in os.listdir(fork_dir):
                 if name != os.path.basename(f):
                     os.remove(os.path.join(fork_dir, name))
+            # The disk settles between runs: no run pays for the write-back of the one
+            # before it.
+            os.sync()
         out[key] = {"s": statistics.median(t for t, _ in times), "rss_mb": max(m for _, m in times)}
     shutil.rmtree(fork_dir, ignore_errors=True)
     ref = {}

@@ -220,13 +220,6 @@ fn key<'a>(m: &Member<'a>) -> std::borrow::Cow<'a, [u8]> {
     }
 }
 
-/// Whether the JSON string `value` is `s` (compared without decoding when it has no escape).
-fn str_is(value: Option<&[u8]>, s: &str) -> bool {
-    value
-        .and_then(RawStr::from_value)
-        .is_some_and(|r| r.eq_str(s))
-}
-
 fn count(v: Option<&[u8]>) -> u64 {
     v.and_then(json::number)
         .filter(|n| n.is_finite() && *n > 0.0)
@@ -303,7 +296,9 @@ impl Visitor {
             };
             f[k] = Some(&line[m.value_start..m.value_end]);
         }
-        let (user, assistant) = (str_is(f[ROLE], "user"), str_is(f[ROLE], "assistant"));
+        let role = f[ROLE].and_then(RawStr::from_value);
+        let role_is = |r: &str| role.is_some_and(|role| role.eq_str(r));
+        let (user, assistant) = (role_is("user"), role_is("assistant"));
         if user {
             self.counts.user_messages += 1;
         } else if assistant {
@@ -468,7 +463,9 @@ impl Visit for Visitor {
         }
         // Into the same buffer every time: only the last one is kept.
         let kept = self.last_ts.get_or_insert(None);
-        match (ts.filter(|t| RawStr::from_value(t).is_some()), kept) {
+        // A string (decoded at the end, if it is the last).
+        let is_str = |t: &&[u8]| t.len() >= 2 && t[0] == b'"' && t[t.len() - 1] == b'"';
+        match (ts.filter(is_str), kept) {
             (Some(t), Some(buf)) => {
                 buf.clear();
                 buf.extend_from_slice(t);
