@@ -3,7 +3,7 @@
 //
 //   node scripts/js-goldens.mjs        (Node 20 or newer; no packages needed)
 //
-// Output, under tests/fixtures/js/:
+// Output, under crates/pi-base/tests/fixtures/js/:
 //   numbers.jsonl     one double a line: {"bits": IEEE 754 bits as 16 hex digits,
 //                     "string": String(n), "json": JSON.stringify(n)}
 //   parse.jsonl       one string a line: {"input": s, "bits": bits of Number(s), or null for NaN}
@@ -14,7 +14,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
-const out = join(resolve(dirname(fileURLToPath(import.meta.url)), ".."), "tests", "fixtures", "js");
+const out = join(resolve(dirname(fileURLToPath(import.meta.url)), ".."), "crates", "pi-base", "tests", "fixtures", "js");
 mkdirSync(out, { recursive: true });
 
 const view = new DataView(new ArrayBuffer(8));

@@ -23,7 +23,7 @@ use crate::compact::CompactionResult;
 use crate::compact::{self, Budget, NoPlan, Plan};
 use crate::context::value::Value;
 use crate::session::Session;
-use crate::session::append::{self, AppendError, Appender, NewEntry, Parent};
+use crate::session::append::{AppendError, Appender, NewEntry, Parent};
 use crate::session::entry::jstr;
 use crate::{clock, js, json, rng};
 
@@ -221,7 +221,7 @@ pub fn create(dir: &Path, cwd: &str) -> anyhow::Result<(PathBuf, Vec<u8>)> {
     let (id, header, now) = new_header(cwd);
     let path = dir.join(format!("{}_{id}.jsonl", clock::file_stamp(now)));
     let _private = crate::private::PrivateUmask::set(); // 0600 (new folders 0700)
-    append::write_new_file(&path, false, |w| {
+    pi_base::fs::write_with(&path, false, |w| {
         w.write_all(&header)?;
         w.write_all(b"\n")
     })

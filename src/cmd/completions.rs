@@ -225,7 +225,7 @@ fn sessions(current: &OsStr) -> Vec<CompletionCandidate> {
                 Some(t) => format!("{} — {}", h.cwd, crate::session::preview::normalize(&t)),
                 None => h.cwd,
             };
-            let help = crate::output::truncate(&crate::output::escape(&help), 80);
+            let help = pi_base::text::truncate(&crate::output::escape(&help), 80);
             Some(CompletionCandidate::new(value).help(Some(help.into())))
         })
         .collect()

@@ -25,8 +25,8 @@
 //! hash, so that a changed project can say what changed.
 
 use std::collections::BTreeMap;
-use std::io::{self, Read, Write};
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::io::{self, Read};
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use ring::digest::{Context, SHA256};
@@ -358,19 +358,8 @@ impl Store {
             source,
         };
         let dir = self.path.parent().unwrap_or(Path::new("."));
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(dir)
-            .map_err(write_err)?;
-        let lock = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .mode(0o600)
-            .open(dir.join(format!(".{FILE}.lock")))
-            .map_err(write_err)?;
-        lock_file(&lock).map_err(write_err)?;
+        pi_base::fs::create_dir_all(dir).map_err(write_err)?;
+        let lock = pi_base::fs::lock_path(&dir.join(format!(".{FILE}.lock"))).map_err(write_err)?;
         let mut records = self.read()?;
         let (out, changed) = f(&mut records);
         if changed {
@@ -381,23 +370,7 @@ impl Store {
             let mut text = serde_json::to_vec_pretty(&json!({"version": 1, "projects": projects}))
                 .map_err(|e| write_err(io::Error::other(e)))?;
             text.push(b'\n');
-            let tmp = dir.join(format!(".{FILE}.{}.tmp", std::process::id()));
-            let written = (|| {
-                let mut f = std::fs::OpenOptions::new()
-                    .write(true)
-                    .create(true)
-                    .truncate(true)
-                    .mode(0o600)
-                    .open(&tmp)?;
-                f.set_permissions(std::fs::Permissions::from_mode(0o600))?;
-                f.write_all(&text)?;
-                f.sync_all()?;
-                std::fs::rename(&tmp, &self.path)
-            })();
-            if let Err(e) = written {
-                let _ = std::fs::remove_file(&tmp);
-                return Err(write_err(e));
-            }
+            pi_base::fs::write_atomic(&self.path, &text).map_err(write_err)?;
         }
         drop(lock);
         Ok(out)
@@ -468,22 +441,6 @@ fn status_of(dir: &Path, record: Option<&Record>, fp: Option<&Fingerprint>) -> S
         Ok(fp) if fp.sha256() == r.sha256 => Status::Trusted,
         Ok(fp) => Status::Changed(fp.changed(&r.files)),
         Err(_) => Status::Changed(vec![".pi".into()]),
-    }
-}
-
-/// Takes an exclusive advisory lock on `f` (released when it is closed).
-fn lock_file(f: &std::fs::File) -> io::Result<()> {
-    use std::os::fd::AsRawFd;
-    loop {
-        // SAFETY: flock(2) on a descriptor we own.
-        let r = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) };
-        if r == 0 {
-            return Ok(());
-        }
-        let e = io::Error::last_os_error();
-        if e.kind() != io::ErrorKind::Interrupted {
-            return Err(e);
-        }
     }
 }
 

@@ -16,9 +16,7 @@
 //! `PI_OAUTH_TOKEN_ORIGIN` (`http://HOST:PORT`, for tests) sends the token requests to that
 //! origin instead of the providers' hosts, with the same paths.
 
-use std::fs::{File, OpenOptions};
-use std::io::{self, Write};
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::io::{self};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -105,7 +103,7 @@ pub fn refresh(path: &Path, provider: &str) -> Result<String, String> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "auth.json".to_owned());
-    let own = own_lock(&dir.join(format!(".{name}.lock")))
+    let own = pi_base::fs::lock_path(&dir.join(format!(".{name}.lock")))
         .map_err(|e| format!("cannot lock {}: {e}", path.display()))?;
     let theirs = ReferenceLock::take(&dir.join(format!("{name}.lock")))?;
     let text = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
@@ -353,28 +351,6 @@ async fn send_async(call: Call<'_>) -> Result<(u16, String), String> {
     Ok((status, text))
 }
 
-/// Takes pi's lock: an exclusive `flock` on `path` (kept while the file is open).
-fn own_lock(path: &Path) -> io::Result<File> {
-    use std::os::fd::AsRawFd;
-    let f = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .mode(0o600)
-        .open(path)?;
-    loop {
-        // SAFETY: flock(2) on a descriptor we own.
-        let r = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) };
-        if r == 0 {
-            return Ok(f);
-        }
-        let e = io::Error::last_os_error();
-        if e.kind() != io::ErrorKind::Interrupted {
-            return Err(e);
-        }
-    }
-}
-
 /// The reference's lock: the directory `auth.json.lock`, removed when dropped.
 struct ReferenceLock(PathBuf);
 
@@ -414,34 +390,8 @@ impl Drop for ReferenceLock {
     }
 }
 
-/// Writes `data` as the reference does (two-space indents) to a temporary file beside
-/// `path`, syncs it and renames it over `path`.
+/// Writes `data` as the reference does (two-space indents), atomically.
 fn write_atomically(path: &Path, data: &Map<String, Value>) -> io::Result<()> {
     let text = serde_json::to_vec_pretty(data).map_err(io::Error::other)?;
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    let written = (|| {
-        let mut f = OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(0o600)
-            .open(&tmp)?;
-        f.set_permissions(std::fs::Permissions::from_mode(0o600))?;
-        f.write_all(&text)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)?;
-        if let Ok(d) = File::open(dir) {
-            let _ = d.sync_all();
-        }
-        Ok(())
-    })();
-    if written.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    written
+    pi_base::fs::write_atomic(path, &text)
 }

@@ -478,7 +478,7 @@ impl Item {
             Body::Custom(t) => format!("[custom: {t}]"),
             Body::Other(t) => format!("[{t}]"),
         };
-        crate::output::truncate(&s, 160)
+        pi_base::text::truncate(&s, 160)
     }
 }
 

@@ -778,41 +778,6 @@ fn entry_id(line: &[u8]) -> Option<Id> {
     Some(Id::new(&id.decode()))
 }
 
-/// Writes a new file atomically: a temporary file in the same directory, synced, then renamed
-/// to `path` (which must not exist unless `replace`), and the directory synced.
-pub fn write_new_file(
-    path: &Path,
-    replace: bool,
-    write: impl FnOnce(&mut io::BufWriter<File>) -> io::Result<()>,
-) -> io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    let result = (|| {
-        let file = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
-        let mut w = io::BufWriter::with_capacity(1 << 20, file);
-        write(&mut w)?;
-        let file = w.into_inner().map_err(io::IntoInnerError::into_error)?;
-        file.sync_all()?;
-        if replace {
-            std::fs::rename(&tmp, path)?;
-        } else {
-            // Hard-link then unlink: fails instead of replacing when `path` exists.
-            std::fs::hard_link(&tmp, path)?;
-            std::fs::remove_file(&tmp)?;
-        }
-        File::open(dir)?.sync_all()
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
-}
-
 /// Where a new entry attaches.
 #[derive(Debug, Clone)]
 pub enum Parent {

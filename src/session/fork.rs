@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context as _;
 
 use super::id::{Id, IdSet};
-use super::{Kind, Session, append, entry};
+use super::{Kind, Session, entry};
 use crate::{clock, json, rng};
 
 /// A session header line: version 3, `id`, now, `cwd`, and `parentSession` when given.
@@ -39,7 +39,7 @@ fn files_in(dir: &Path) -> u64 {
 fn write_new(dir: &Path, id: &str, now: i64, lines: &[&[u8]]) -> anyhow::Result<PathBuf> {
     let path = dir.join(format!("{}_{id}.jsonl", clock::file_stamp(now)));
     let _private = crate::private::PrivateUmask::set(); // 0600 (new folders 0700)
-    append::write_new_file(&path, false, |w| {
+    pi_base::fs::write_with(&path, false, |w| {
         for l in lines {
             w.write_all(l)?;
             w.write_all(b"\n")?;
@@ -125,7 +125,7 @@ pub fn write_fork(
     let h = header(&sid, now, cwd, Some(&src.to_string_lossy()));
     let out_path = dir.join(format!("{}_{sid}.jsonl", clock::file_stamp(now)));
     let _private = crate::private::PrivateUmask::set(); // 0600 (new folders 0700)
-    append::write_new_file(&out_path, false, |w| {
+    pi_base::fs::write_with(&out_path, false, |w| {
         w.write_all(&h)?;
         w.write_all(b"\n")?;
         if s.is_current() {

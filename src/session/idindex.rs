@@ -390,10 +390,8 @@ impl IdIndex {
         let mut out = header(all.len() as u64)?;
         encode(&all, &mut out);
         let dir = path.parent().unwrap_or(Path::new("."));
-        crate::private::create_dir_all(dir)?;
-        let tmp = dir.join(format!(".{}.tmp", std::process::id()));
-        crate::private::write_file(&tmp, &out)?;
-        std::fs::rename(&tmp, path)?;
+        pi_base::fs::create_dir_all(dir)?;
+        pi_base::fs::write_atomic(path, &out)?;
         let count = all.len() as u64;
         self.sorted = match File::open(path) {
             Ok(file) => Sorted::File { file, count },

@@ -284,7 +284,7 @@ pub fn rewrite(path: &std::path::Path) -> anyhow::Result<Outcome> {
     let backup = backup_path(path, from);
     std::fs::hard_link(path, &backup)
         .with_context(|| format!("cannot create the backup {}", backup.display()))?;
-    let written = super::append::write_new_file(path, true, |w| {
+    let written = pi_base::fs::write_with(path, true, |w| {
         w.write_all(&header)?;
         w.write_all(b"\n")?;
         s.for_each_line(&order, |_, line| {

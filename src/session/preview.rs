@@ -680,7 +680,7 @@ pub fn render_cow(base: &[u8], recipe: &[u32]) -> (String, Option<Cow<'static, s
 /// [`preview`] of a `message` entry from its `message` value, and the message's role.
 pub fn message_preview(msg: &[u8]) -> (String, Option<String>) {
     let (text, role) = message_text(msg);
-    (crate::output::truncate(&text, MAX), role)
+    (pi_base::text::truncate(&text, MAX), role)
 }
 
 /// A one-line description of an entry: `user: …`, `assistant: …`, `[compaction: 12k tokens]`.
@@ -752,7 +752,7 @@ pub fn preview_and_role(ty: &str, line: &[u8], members: &[Member<'_>]) -> (Strin
     } else {
         role(line, members)
     };
-    (crate::output::truncate(&text, MAX), role)
+    (pi_base::text::truncate(&text, MAX), role)
 }
 
 #[cfg(test)]
@@ -924,7 +924,7 @@ mod tests {
         fn recipes_give_the_previews_of_a_full_parse(msg in message_value()) {
             let line = format!(r#"{{"type":"message","id":"a","message":{msg}}}"#);
             // Previews are cut to `MAX` characters: only that much has to agree.
-            let cut = |(t, r): (String, Option<String>)| (crate::output::truncate(&t, MAX), r);
+            let cut = |(t, r): (String, Option<String>)| (pi_base::text::truncate(&t, MAX), r);
             let want = cut(old_message_text(msg.as_bytes()));
             // From the message value alone, as other callers make it ...
             proptest::prop_assert_eq!(&message_preview(msg.as_bytes()), &want);
@@ -1023,8 +1023,8 @@ mod tests {
         ) {
             let text = text.concat();
             proptest::prop_assert_eq!(normalize(&text), normalize_chars(&text));
-            let full = crate::output::truncate(&normalize(&text), max);
-            proptest::prop_assert_eq!(crate::output::truncate(&normalize_max(&text, max), max), full);
+            let full = pi_base::text::truncate(&normalize(&text), max);
+            proptest::prop_assert_eq!(pi_base::text::truncate(&normalize_max(&text, max), max), full);
         }
     }
 
@@ -1053,9 +1053,9 @@ mod tests {
         for c in cases {
             assert_eq!(normalize(c), normalize_chars(c), "{c:?}");
             for max in [0, 1, 5, 199, 200, 201, 799, 800] {
-                let full = crate::output::truncate(&normalize(c), max);
+                let full = pi_base::text::truncate(&normalize(c), max);
                 assert_eq!(
-                    crate::output::truncate(&normalize_max(c, max), max),
+                    pi_base::text::truncate(&normalize_max(c, max), max),
                     full,
                     "{c:?} {max}"
                 );

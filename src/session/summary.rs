@@ -710,8 +710,6 @@ pub(crate) fn prune_log(agent_dir: &Path, live: &HashSet<(u64, u64)>) -> usize {
     dropped
 }
 
-static TMP_SEQ: AtomicUsize = AtomicUsize::new(0);
-
 impl Cache {
     /// The cache under `agent_dir` (`<agent dir>/cache/session-summaries`).
     pub fn new(agent_dir: &Path) -> Cache {
@@ -1039,20 +1037,12 @@ fn with_tail(file: &File, header: &HeaderFields, counts: Counts, covered: u64, l
     add_lines(file, header, counts.clone(), covered, len).unwrap_or(counts)
 }
 
-/// Replaces the cache file at `path` with `bytes` through a private temporary file and a
-/// rename, so readers see the old record or the new one (best effort).
+/// Replaces the cache file at `path` with `bytes`, atomically (best effort: a cache that
+/// cannot be written is only slower next time).
 pub(crate) fn write_record(path: &Path, bytes: &[u8]) {
     let Some(dir) = path.parent() else { return };
-    if crate::private::create_dir_all(dir).is_err() {
-        return;
-    }
-    let tmp = dir.join(format!(
-        ".{}-{}.tmp",
-        std::process::id(),
-        TMP_SEQ.fetch_add(1, Ordering::Relaxed)
-    ));
-    if crate::private::write_file(&tmp, bytes).is_err() || std::fs::rename(&tmp, path).is_err() {
-        let _ = std::fs::remove_file(&tmp);
+    if pi_base::fs::create_dir_all(dir).is_ok() {
+        let _ = pi_base::fs::write_atomic(path, bytes);
     }
 }
 

@@ -582,7 +582,6 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
 /// Writes the HTML page of the session at `src` to `dest` (through a temporary file, 0600);
 /// a session file is never overwritten.
 fn write_html(src: &Path, dest: &Path) -> anyhow::Result<()> {
-    use std::io::Write;
     if dest.exists() {
         let same = std::fs::canonicalize(dest).ok() == std::fs::canonicalize(src).ok();
         let is_session = crate::session::find::read_header(dest).is_some();
@@ -595,23 +594,9 @@ fn write_html(src: &Path, dest: &Path) -> anyhow::Result<()> {
     }
     let s = Session::open(src).with_context(|| format!("cannot read {}", src.display()))?;
     let labels = crate::render::labels(&s);
-    let dir = dest.parent().unwrap_or(Path::new("."));
-    let name = dest
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    let f = crate::private::create_new(&tmp)
-        .with_context(|| format!("cannot create {}", tmp.display()))?;
-    let mut w = std::io::BufWriter::new(f);
-    let r = crate::render::html::write_page(&s, s.leaf(), &labels, None, &mut w)
-        .map_err(anyhow::Error::from)
-        .and_then(|_| w.flush().map_err(anyhow::Error::from))
-        .and_then(|()| {
-            std::fs::rename(&tmp, dest).with_context(|| format!("cannot write {}", dest.display()))
-        });
-    if r.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    r
+    let mut f = pi_base::fs::AtomicFile::create(dest)
+        .with_context(|| format!("cannot create a file beside {}", dest.display()))?;
+    crate::render::html::write_page(&s, s.leaf(), &labels, None, f.writer())?;
+    f.commit()
+        .with_context(|| format!("cannot write {}", dest.display()))
 }

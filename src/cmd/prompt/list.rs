@@ -7,8 +7,9 @@ use serde_json::{Value, json};
 use super::DiscoveryArgs;
 use crate::cmd::Ctx;
 use crate::cmd::args::FormatArgs;
-use crate::output::{Style, escape, term_width, truncate};
+use crate::output::{Style, escape, term_width};
 use crate::prompt::{Diagnostic, DiagnosticType, ResourceKind, Scope};
+use pi_base::text::truncate;
 
 #[derive(Debug, Args)]
 pub struct ListArgs {

@@ -88,11 +88,7 @@ fn is_session_file(path: &Path) -> bool {
 
 /// Where the export goes: a temporary file renamed into place when done, or stdout.
 enum Sink {
-    File {
-        tmp: PathBuf,
-        dest: PathBuf,
-        w: std::io::BufWriter<std::fs::File>,
-    },
+    File(pi_base::fs::AtomicFile),
     Stdout,
 }
 
@@ -102,46 +98,31 @@ impl Sink {
             return Ok(Sink::Stdout);
         };
         let dest = ctx.cwd.join(dest);
-        let dir = dest.parent().unwrap_or(Path::new("."));
-        let name = dest
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-        let f = crate::private::create_new(&tmp)
-            .with_context(|| format!("cannot create {}", tmp.display()))?;
-        Ok(Sink::File {
-            tmp,
-            dest,
-            w: std::io::BufWriter::with_capacity(1 << 20, f),
-        })
+        let f = pi_base::fs::AtomicFile::create(&dest)
+            .with_context(|| format!("cannot create a file beside {}", dest.display()))?;
+        Ok(Sink::File(f))
     }
 
     fn writer<'a>(&'a mut self, ctx: &'a mut Ctx) -> &'a mut dyn Write {
         match self {
-            Sink::File { w, .. } => w,
+            Sink::File(f) => f,
             Sink::Stdout => &mut ctx.out,
         }
     }
 
     fn commit(self, ctx: &mut Ctx) -> anyhow::Result<()> {
         match self {
-            Sink::File { tmp, dest, w } => {
-                let f = w.into_inner().map_err(|e| e.into_error())?;
-                f.sync_all()?;
-                std::fs::rename(&tmp, &dest)
-                    .with_context(|| format!("cannot write {}", dest.display()))?;
-                Ok(())
+            Sink::File(f) => {
+                let dest = f.dest().to_owned();
+                f.commit()
+                    .with_context(|| format!("cannot write {}", dest.display()))
             }
             Sink::Stdout => Ok(ctx.out.flush()?),
         }
     }
 
-    fn abandon(self) {
-        if let Sink::File { tmp, .. } = self {
-            let _ = std::fs::remove_file(tmp);
-        }
-    }
+    /// Leaves the destination as it was (the temporary file is removed).
+    fn abandon(self) {}
 }
 
 pub fn run(args: ExportArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {

@@ -8,9 +8,10 @@ use clap::Args;
 use crate::clock;
 use crate::cmd::Ctx;
 use crate::cmd::args::{DateRangeArgs, FormatArgs};
-use crate::output::{Style, escape, term_width, truncate};
+use crate::output::{Style, escape, term_width};
 use crate::session::summary::Cache;
 use crate::session::{find, info};
+use pi_base::text::truncate;
 
 #[derive(Debug, Args)]
 pub struct ListArgs {

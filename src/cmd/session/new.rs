@@ -9,7 +9,7 @@ use clap::Args;
 
 use crate::cmd::Ctx;
 use crate::error::usage;
-use crate::session::{append, entry, find};
+use crate::session::{entry, find};
 use crate::{clock, json, rng};
 
 #[derive(Debug, Args)]
@@ -92,7 +92,7 @@ pub fn run(args: NewArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
     }
     let path = dir.join(format!("{}_{id}.jsonl", clock::file_stamp(now)));
     let _private = crate::private::PrivateUmask::set(); // 0600 (new folders 0700)
-    append::write_new_file(&path, false, |w| {
+    pi_base::fs::write_with(&path, false, |w| {
         for l in &lines {
             w.write_all(l)?;
             w.write_all(b"\n")?;

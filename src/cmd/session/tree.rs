@@ -10,7 +10,7 @@ use crate::json::{self, RawStr};
 use std::borrow::Cow;
 use std::io::Write;
 
-use crate::output::{Style, escape, term_width, truncate};
+use crate::output::{Style, escape, term_width};
 use crate::pager::Pager;
 use crate::session::id::IdMap;
 use crate::session::rows;
@@ -18,6 +18,7 @@ use crate::session::scan::Visit;
 use crate::session::store::NONE;
 use crate::session::tree::{self, Cycle, Tree};
 use crate::session::{Session, preview};
+use pi_base::text::truncate;
 
 #[derive(Debug, Args)]
 #[command(mut_arg("session", |a| a.help(READ_SESSION_HELP)))]
@@ -409,7 +410,7 @@ impl Times {
         let (text, role) = preview::render_cow(line, recipe);
         (
             Cow::Borrowed("message"),
-            crate::output::truncate_owned(text, preview::MAX).into(),
+            pi_base::text::truncate_owned(text, preview::MAX).into(),
             role,
         )
     }

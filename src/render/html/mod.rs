@@ -295,7 +295,7 @@ impl Article<'_> {
         let arg = c.key_arg();
         if !arg.is_empty() {
             self.push("<code class=\"arg\">");
-            self.text(&crate::output::truncate(&arg, 300));
+            self.text(&pi_base::text::truncate(&arg, 300));
             self.push("</code>");
         }
         if let Some((m, r)) = result {
