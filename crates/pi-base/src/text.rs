@@ -1,4 +1,7 @@
-//! Cutting text for one-line views: at most so many characters, the cut marked with `…`.
+//! Text for people to read: text from a file or a model with its control characters made
+//! visible ([`escape`]), and text cut for one-line views ([`truncate`]).
+
+use std::borrow::Cow;
 
 /// Cuts `s` to at most `max` characters, marking the cut with `…`.
 pub fn truncate(s: &str, max: usize) -> String {
@@ -48,6 +51,66 @@ fn cut_at(s: &str, max: usize) -> Option<usize> {
     more.then_some(cut)
 }
 
+/// Whether `c` may not reach a terminal as it is: the C0 controls (tab and newline
+/// included), DEL, the C1 controls, and the bidirectional embeddings, overrides and
+/// isolates (U+202A–U+202E, U+2066–U+2069), which reorder what follows them.
+pub fn is_unsafe_char(c: char) -> bool {
+    matches!(
+        c,
+        '\0'..='\x1f' | '\x7f'..='\u{9f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
+    )
+}
+
+/// Text from a file or a model, ready for a human view on a terminal: every character of
+/// [`is_unsafe_char`] is written as a visible escape, `\n`, `\r` and `\t` for the usual
+/// three and `\u{HEX}` (lowercase hex, as Rust writes it) for the others: ESC is `\u{1b}`,
+/// BEL `\u{7}`, DEL `\u{7f}`, U+202E `\u{202e}`. Backslashes stay as they are (a view, not
+/// a round trip: `--json` has the exact text). Only pi's own styling reaches the terminal.
+pub fn escape(s: &str) -> Cow<'_, str> {
+    escape_with(s, false)
+}
+
+/// [`escape`] for running text, such as an answer streamed to a terminal: newlines and
+/// tabs are kept so that it reads as it was written; every other control is escaped.
+pub fn escape_text(s: &str) -> Cow<'_, str> {
+    escape_with(s, true)
+}
+
+fn escape_with(s: &str, keep_layout: bool) -> Cow<'_, str> {
+    // Printable ASCII needs nothing: skipped sixteen bytes at a time, without stopping
+    // early inside a group, which lets the check run on vectors. What follows a skipped
+    // group starts a character.
+    let printable = |group: &[u8]| {
+        group
+            .iter()
+            .fold(true, |all, &b| all & matches!(b, 0x20..=0x7e))
+    };
+    let skip = 16 * s.as_bytes().chunks(16).take_while(|g| printable(g)).count();
+    let unsafe_here = |c: char| is_unsafe_char(c) && !(keep_layout && matches!(c, '\n' | '\t'));
+    let Some(first) = s.get(skip..).and_then(|rest| rest.find(unsafe_here)) else {
+        return Cow::Borrowed(s);
+    };
+    let first = skip + first;
+    let mut out = String::with_capacity(s.len() + 8);
+    out.push_str(&s[..first]);
+    for c in s[first..].chars() {
+        if !unsafe_here(c) {
+            out.push(c);
+            continue;
+        }
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c => {
+                use std::fmt::Write as _;
+                let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
+            }
+        }
+    }
+    Cow::Owned(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -74,5 +137,61 @@ mod tests {
             }
         }
         assert_eq!(truncate("abcdef", 4), "abc…");
+    }
+
+    #[test]
+    fn escape_makes_every_control_visible() {
+        assert!(matches!(
+            escape("plain text, ünïcode → ok"),
+            Cow::Borrowed(_)
+        ));
+        assert_eq!(
+            escape("a\x1b]52;c;aGk=\x07b\x1b[2J\rc\nd\te\x7f\u{85}\u{9b}"),
+            "a\\u{1b}]52;c;aGk=\\u{7}b\\u{1b}[2J\\rc\\nd\\te\\u{7f}\\u{85}\\u{9b}"
+        );
+        assert_eq!(
+            escape("\u{202a}\u{202e}x\u{2066}\u{2069}\0"),
+            "\\u{202a}\\u{202e}x\\u{2066}\\u{2069}\\u{0}"
+        );
+        // Neighbours of the ranges stay as they are.
+        assert_eq!(
+            escape("\u{a0}\u{2029}\u{202f}\u{2065}\u{206a}"),
+            "\u{a0}\u{2029}\u{202f}\u{2065}\u{206a}"
+        );
+        assert_eq!(
+            escape_text("one\n\ttwo\r\n\x1b[31m"),
+            "one\n\ttwo\\r\n\\u{1b}[31m"
+        );
+        assert!(matches!(escape_text("a\nb\tc"), Cow::Borrowed(_)));
+    }
+
+    proptest::proptest! {
+        /// The skip over printable ASCII changes nothing: the same text as one character
+        /// at a time, wherever the first character to escape is.
+        #[test]
+        fn escape_matches_a_character_loop(
+            parts in proptest::collection::vec(
+                proptest::sample::select(vec!["abcdefgh", "x", " ", "\n", "\t", "\x1b", "\x7f",
+                    "é", "…", "\u{202e}", "\u{9b}", "~"]),
+                0..40,
+            ),
+            keep_layout: bool,
+        ) {
+            let s = parts.concat();
+            let mut want = String::new();
+            for c in s.chars() {
+                match c {
+                    '\n' | '\t' if keep_layout => want.push(c),
+                    '\n' => want.push_str("\\n"),
+                    '\r' => want.push_str("\\r"),
+                    '\t' => want.push_str("\\t"),
+                    c if is_unsafe_char(c) => want.push_str(&format!("\\u{{{:x}}}", u32::from(c))),
+                    c => want.push(c),
+                }
+            }
+            let got = escape_with(&s, keep_layout);
+            proptest::prop_assert_eq!(matches!(got, Cow::Borrowed(_)), want == s);
+            proptest::prop_assert_eq!(got, want);
+        }
     }
 }

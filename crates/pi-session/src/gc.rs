@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use super::find;
 use super::summary::Cache;
-use crate::json;
+use pi_base::json;
 
 /// Which sessions are picked: all of the limits given must hold.
 #[derive(Debug, Clone, Default)]

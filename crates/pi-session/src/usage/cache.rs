@@ -2,7 +2,7 @@
 //! report reads a few compact records instead of parsing every session again.
 //!
 //! A record is checked against its file exactly as a session summary is (see
-//! [`crate::session::summary`]): same device and inode, and either the same size and times
+//! [`crate::summary`]): same device and inode, and either the same size and times
 //! with the first and last 4 KiB unchanged (the record is used as it is), or a larger file
 //! whose recorded bytes still match their sampled fingerprint (only the appended lines are
 //! parsed and added). Anything else parses the whole file again. The facts of a last line
@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::{Fact, FileUsage, Model, Tokens, Ts};
-use crate::session::summary::{self, Fresh, Stamp};
+use crate::summary::{self, Fresh, Stamp};
 
 const MAGIC: &[u8] = b"pi-usage-facts/1\n";
 /// Bytes of one fact: timestamp (length and 31 bytes), ms, model, stop reason, entry id
@@ -60,11 +60,11 @@ impl Cache {
 
     /// The usage facts of `path`, as [`super::read_file`] gives them.
     pub fn read(&self, path: &Path) -> io::Result<FileUsage> {
-        let pending = crate::session::pending::read_for(path);
+        let pending = crate::pending::read_for(path);
         let Some(dir) = self
             .dir
             .as_ref()
-            .filter(|_| matches!(pending, Ok(crate::session::pending::Found::None)))
+            .filter(|_| matches!(pending, Ok(crate::pending::Found::None)))
         else {
             return super::read_file(path);
         };

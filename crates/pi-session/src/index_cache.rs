@@ -244,7 +244,7 @@ fn kind_of(code: u8) -> Option<Kind> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::session::Session;
+    use crate::Session;
     use std::io::Write;
 
     /// A session of `n` entries: messages on a chain with a side branch, labels (one
@@ -453,7 +453,7 @@ mod tests {
             .entries
             .iter()
             .map(|r| Rec {
-                parent: crate::session::store::NONE,
+                parent: crate::store::NONE,
                 ..r.clone()
             })
             .collect();

@@ -2,7 +2,7 @@
 
 use std::borrow::Cow;
 
-use crate::json::{self, Kind as JsonKind, Member, RawStr};
+use pi_base::json::{self, Kind as JsonKind, Member, RawStr};
 
 /// Longest preview kept, in characters.
 pub const MAX: usize = 200;

@@ -17,9 +17,10 @@ use jiff::civil::Date;
 use jiff::tz::TimeZone;
 use serde::Deserialize;
 
-use crate::dates::{self, DateArg};
+use dates::DateArg;
 
 mod cache;
+pub mod dates;
 
 pub use cache::Cache;
 
@@ -193,7 +194,7 @@ impl FileUsage {
             model,
             stop_reason,
             entry_id,
-            canonical: crate::clock::format_iso(p.ms) == p.timestamp.as_str(),
+            canonical: pi_base::clock::format_iso(p.ms) == p.timestamp.as_str(),
             tokens: p.tokens,
         });
     }
@@ -298,7 +299,7 @@ fn fact(line: &[u8]) -> Option<Parsed<'_>> {
     let (cr, cw) = (u.cache_read.unwrap_or(0.0), u.cache_write.unwrap_or(0.0));
     let text = |v: Option<serde_json::Value>| v.and_then(|v| v.as_str().map(str::to_owned));
     Some(Parsed {
-        ms: crate::clock::parse_iso(&l.timestamp)?,
+        ms: pi_base::clock::parse_iso(&l.timestamp)?,
         timestamp: Ts::new(&l.timestamp)?,
         entry_id: l.id,
         provider: text(l.message.provider),
@@ -328,7 +329,7 @@ fn add_facts(
     let (mut complete, mut recorded) = (from, into.facts.len());
     let finder = memchr::memmem::Finder::new(QUICK);
     if from < to {
-        crate::session::scan::for_each_line_in(file, from, to, |at, _, line, terminated| {
+        crate::scan::for_each_line_in(file, from, to, |at, _, line, terminated| {
             if finder.find(line).is_some()
                 && let Some(p) = fact(line)
             {
@@ -345,7 +346,7 @@ fn add_facts(
 
 /// The session id and cwd of a file: its header's, else the file name's part after `_`.
 fn identity(path: &Path) -> (String, String) {
-    let header = crate::session::find::read_header(path);
+    let header = crate::find::read_header(path);
     let name_id = || {
         let stem = path
             .file_stem()
@@ -657,7 +658,7 @@ mod tests {
             let tz = TimeZone::get(zone).unwrap();
             let mut days = Days::new(&tz);
             // 2025-03-29 to 2025-04-01 (a spring change) in 17-minute steps, then backwards.
-            let start = crate::clock::parse_iso("2025-03-29T00:00:00.000Z").unwrap();
+            let start = pi_base::clock::parse_iso("2025-03-29T00:00:00.000Z").unwrap();
             let steps: Vec<i64> = (0..300).map(|k| start + k * 17 * 60_000).collect();
             for &ms in steps.iter().chain(steps.iter().rev()) {
                 assert_eq!(days.of(ms), dates::day_of(ms, &tz), "{zone} {ms}");
@@ -684,7 +685,7 @@ mod tests {
     fn copies_are_told_by_timestamp_as_written_and_total() {
         let fact = |ts: &str, total: f64| Parsed {
             timestamp: Ts::new(ts).unwrap(),
-            ms: crate::clock::parse_iso(ts).unwrap(),
+            ms: pi_base::clock::parse_iso(ts).unwrap(),
             entry_id: None,
             provider: None,
             model: None,

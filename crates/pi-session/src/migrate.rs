@@ -12,7 +12,7 @@
 
 use super::id::{Id, IdSet};
 use super::store::{Kind, Rec, Session};
-use crate::json::{self, RawStr};
+use pi_base::json::{self, RawStr};
 use std::io::Write;
 
 #[derive(Debug, Clone)]

@@ -11,7 +11,7 @@ use anyhow::Context as _;
 
 use super::id::{Id, IdSet};
 use super::{Kind, Session, entry};
-use crate::{clock, json, rng};
+use pi_base::{clock, ids as rng, json};
 
 /// A session header line: version 3, `id`, now, `cwd`, and `parentSession` when given.
 pub fn header(id: &str, now_ms: i64, cwd: &str, parent: Option<&str>) -> Vec<u8> {
@@ -38,7 +38,7 @@ fn files_in(dir: &Path) -> u64 {
 /// `<stamp>_<id>.jsonl`; returns its path.
 fn write_new(dir: &Path, id: &str, now: i64, lines: &[&[u8]]) -> anyhow::Result<PathBuf> {
     let path = dir.join(format!("{}_{id}.jsonl", clock::file_stamp(now)));
-    let _private = crate::private::PrivateUmask::set(); // 0600 (new folders 0700)
+    let _private = pi_base::fs::PrivateUmask::set(); // 0600 (new folders 0700)
     pi_base::fs::write_with(&path, false, |w| {
         for l in lines {
             w.write_all(l)?;
@@ -124,7 +124,7 @@ pub fn write_fork(
     let sid = rng.uuid_v7(now);
     let h = header(&sid, now, cwd, Some(&src.to_string_lossy()));
     let out_path = dir.join(format!("{}_{sid}.jsonl", clock::file_stamp(now)));
-    let _private = crate::private::PrivateUmask::set(); // 0600 (new folders 0700)
+    let _private = pi_base::fs::PrivateUmask::set(); // 0600 (new folders 0700)
     pi_base::fs::write_with(&out_path, false, |w| {
         w.write_all(&h)?;
         w.write_all(b"\n")?;

@@ -43,7 +43,7 @@ impl DateArg {
                 .map(DateArg::Day)
                 .map_err(|_| expected());
         }
-        crate::clock::parse_iso(s)
+        pi_base::clock::parse_iso(s)
             .map(DateArg::Instant)
             .ok_or_else(expected)
     }

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use super::id::{Id, IdIndex, IdSet};
 use super::migrate;
 use super::scan::{self, NoVisit, Visit};
-use crate::json;
+use pi_base::json;
 
 /// Sentinel for "no entry".
 pub const NONE: u32 = u32::MAX;

@@ -10,7 +10,7 @@ use std::os::unix::fs::FileExt;
 use super::id::Id;
 use super::migrate;
 use super::store::{Header, Kind, LabelRec, NONE, Problem, ProblemKind, Rec};
-use crate::json::{self, Member, RawStr};
+use pi_base::json::{self, Member, RawStr};
 
 /// At most this many problems are kept; the rest are only counted.
 pub const MAX_PROBLEMS: usize = 10_000;

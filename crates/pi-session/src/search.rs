@@ -286,7 +286,7 @@ fn admitted(entry: &Value, q: &Query, session: &str, path: &Path) -> Option<Hit>
     }
     let timestamp = entry.get("timestamp").and_then(Value::as_str);
     if q.since_ms.is_some() || q.until_ms.is_some() {
-        let t = timestamp.and_then(crate::clock::parse_iso)?;
+        let t = timestamp.and_then(pi_base::clock::parse_iso)?;
         if q.since_ms.is_some_and(|s| t < s) || q.until_ms.is_some_and(|u| t > u) {
             return None;
         }

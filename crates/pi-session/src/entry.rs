@@ -4,7 +4,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
 
-use crate::json::{self, Kind as JsonKind, RawStr};
+use pi_base::json::{self, Kind as JsonKind, RawStr};
 
 /// Field order for a new entry, as upstream constructs each type: the base fields first,
 /// except for `custom` and `custom_message`, whose own fields come first.

@@ -24,7 +24,7 @@ use std::io;
 use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
-use crate::json;
+use pi_base::json;
 
 const MAGIC: &[u8; 8] = b"piids02\n";
 const HEADER: u64 = 56;

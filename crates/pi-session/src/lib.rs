@@ -21,6 +21,7 @@ pub mod search;
 pub mod store;
 pub mod summary;
 pub mod tree;
+pub mod usage;
 
 pub use store::{Kind, Session};
 

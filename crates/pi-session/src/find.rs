@@ -7,8 +7,8 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
-use crate::config::Dirs;
-use crate::json::{self, RawStr};
+use pi_base::config::Dirs;
+use pi_base::json::{self, RawStr};
 
 #[derive(Debug, thiserror::Error)]
 pub enum FindError {
@@ -298,7 +298,7 @@ fn ambiguous(arg: &str, mut found: Vec<HeaderInfo>, count: usize) -> FindError {
     let shown: Vec<(std::borrow::Cow<'_, str>, &HeaderInfo)> = found
         .iter()
         .take(CANDIDATES_SHOWN)
-        .map(|h| (crate::output::escape(short.get(&h.id)), h))
+        .map(|h| (pi_base::text::escape(short.get(&h.id)), h))
         .collect();
     let width = shown
         .iter()
@@ -311,7 +311,7 @@ fn ambiguous(arg: &str, mut found: Vec<HeaderInfo>, count: usize) -> FindError {
             .iter()
             .map(|(s, h)| {
                 let path = h.path.to_string_lossy();
-                format!("{s:<width$}  {}", crate::output::escape(&path))
+                format!("{s:<width$}  {}", pi_base::text::escape(&path))
             })
             .collect(),
         count,

@@ -8,7 +8,7 @@ use std::path::Path;
 use super::Session;
 use super::scan::Visit;
 use super::store::{NONE, OpenError, Problem, ProblemKind, Source};
-use crate::json::{self, RawStr};
+use pi_base::json::{self, RawStr};
 
 /// What a check found.
 pub struct Report {

@@ -19,8 +19,8 @@ use super::id::{Id, IdSet};
 use super::idindex::{IdIndex, short_key};
 use super::pending::{self, Found, Recovery};
 use super::store::Header;
-use crate::json::{self, RawStr};
-use crate::rng::Rng;
+use pi_base::ids::Rng;
+use pi_base::json::{self, RawStr};
 
 #[derive(Debug, thiserror::Error)]
 pub enum AppendError {
@@ -843,7 +843,7 @@ impl Appender {
 
     /// The lines for `entries` with the given ids (nothing is written).
     pub fn build_lines(&self, entries: &[NewEntry], ids: &[String]) -> Vec<Vec<u8>> {
-        let ts = crate::clock::format_iso(crate::clock::now_ms());
+        let ts = pi_base::clock::format_iso(pi_base::clock::now_ms());
         let mut prev: Option<String> = self.leaf.as_ref().map(|l| l.as_str().to_owned());
         let mut lines = Vec::with_capacity(entries.len());
         for (e, id) in entries.iter().zip(ids) {

@@ -44,8 +44,8 @@ use serde::{Deserialize, Serialize};
 use super::preview;
 use super::scan::{self, Acc, Visit};
 use super::store::{Header, Kind, Session};
-use crate::clock;
-use crate::json::{self, Kind as JsonKind, Member, RawStr};
+use pi_base::clock;
+use pi_base::json::{self, Kind as JsonKind, Member, RawStr};
 
 const MAGIC: &str = "pi-session-summary/1";
 /// The log of records, in the cache's directory.
@@ -680,7 +680,7 @@ fn log_line(r: &Record, lines: &mut Vec<u8>) {
 fn append_log(dir: &Path, lines: &[u8]) {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
-    if lines.is_empty() || crate::private::create_dir_all(dir).is_err() {
+    if lines.is_empty() || pi_base::fs::create_dir_all(dir).is_err() {
         return;
     }
     if let Ok(mut f) = std::fs::OpenOptions::new()
@@ -1073,7 +1073,7 @@ mod tests {
     /// pass with the message's members collected counts.
     #[test]
     fn plain_and_nested_entries_count_alike() {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sessions");
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/sessions");
         for name in ["every-type.jsonl", "gen-200-s1.jsonl", "gen-200-s2.jsonl"] {
             let path = root.join(name);
             let file = File::open(&path).unwrap();

@@ -29,7 +29,7 @@ use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 
-use crate::json;
+use pi_base::json;
 
 /// The `customType` of the entry that records a recovered batch.
 pub const CUSTOM_TYPE: &str = "interrupted-append";
