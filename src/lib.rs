@@ -16,8 +16,13 @@ pub mod extensions;
 pub mod jq;
 pub use pi_base::js;
 pub use pi_base::json;
-pub mod llm;
-pub mod models;
+pub mod llm {
+    //! Transitional: the providers crate under its old name.
+    pub use pi_ai::providers::google::vertex;
+    pub use pi_ai::providers::{anthropic, bedrock, google, mistral, openai, responses};
+    pub use pi_ai::*;
+}
+pub use pi_ai::models;
 pub mod output;
 pub mod pager;
 pub use pi_base::fs as private;

@@ -17,17 +17,16 @@
 //! Only the entries the context needs are read: the path comes from the session index, and
 //! lines are read from the latest compaction's first kept entry onwards.
 
-pub mod anthropic;
-pub mod bedrock;
-pub mod google;
+pub use pi_ai::providers::anthropic::messages as anthropic;
+pub use pi_ai::providers::bedrock::messages as bedrock;
+pub use pi_ai::providers::google::contents as google;
 pub mod llm;
-pub mod mistral;
-pub mod openai;
-pub mod responses;
+pub use pi_ai::providers::mistral::messages as mistral;
+pub use pi_ai::providers::openai::messages as openai;
+pub use pi_ai::providers::responses::input as responses;
 pub mod settings;
 pub mod tokens;
-pub mod transform;
-pub mod value;
+pub use pi_ai::{transform, value};
 
 use std::io;
 

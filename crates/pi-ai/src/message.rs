@@ -200,7 +200,7 @@ impl AssistantMessage {
     }
 
     /// An empty message of a call to `target`.
-    pub fn for_target(target: &super::Target, timestamp: i64) -> AssistantMessage {
+    pub fn for_target(target: &crate::Target, timestamp: i64) -> AssistantMessage {
         AssistantMessage::new(
             target.wire.api(),
             &target.model.provider,
@@ -312,7 +312,7 @@ impl LlmError {
 
     /// The provider refused the request as larger than the model's context window.
     pub fn is_overflow(&self) -> bool {
-        super::overflow::is_overflow_message(&self.message)
+        crate::overflow::is_overflow_message(&self.message)
     }
 
     /// The provider refused the key (401, 403).

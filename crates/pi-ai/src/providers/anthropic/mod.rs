@@ -2,16 +2,18 @@
 //! request body and headers, and the streamed events turned into [`Event`]s and an
 //! [`AssistantMessage`].
 
+pub mod messages;
+
 use std::collections::HashMap;
 
 use serde_json::Value;
 
-use super::json_partial;
-use super::message::{AssistantMessage, Block, Event, LlmError, Sink, StopReason};
-use super::request::{Options, Request, Target, ToolChoice};
-use crate::context::anthropic as wire_messages;
-use crate::context::value::{Obj, Value as Js};
+use crate::json_partial;
+use crate::message::{AssistantMessage, Block, Event, LlmError, Sink, StopReason};
 use crate::models::{Model, clamp_thinking_level};
+use crate::providers::anthropic::messages as wire_messages;
+use crate::request::{Options, Request, Target, ToolChoice};
+use crate::value::{Obj, Value as Js};
 
 const FINE_GRAINED_TOOL_STREAMING: &str = "fine-grained-tool-streaming-2025-05-14";
 const INTERLEAVED_THINKING: &str = "interleaved-thinking-2025-05-14";
@@ -245,7 +247,7 @@ pub fn body(target: &Target, req: &Request, opts: &Options, oauth: bool) -> Vec<
                 schema.set("type", Js::str("object"));
                 schema.set(
                     "properties",
-                    super::openai::js(
+                    crate::providers::openai::js(
                         t.parameters
                             .get("properties")
                             .unwrap_or(&Value::Object(serde_json::Map::new())),
@@ -253,7 +255,7 @@ pub fn body(target: &Target, req: &Request, opts: &Options, oauth: bool) -> Vec<
                 );
                 schema.set(
                     "required",
-                    super::openai::js(
+                    crate::providers::openai::js(
                         t.parameters
                             .get("required")
                             .unwrap_or(&Value::Array(Vec::new())),
@@ -325,7 +327,7 @@ pub fn http_error(status: u16, body: &str) -> String {
         },
         Err(_) => body.trim().to_owned(),
     };
-    super::message::status_message(status, &msg)
+    crate::message::status_message(status, &msg)
 }
 
 /// The state of one streamed response.

@@ -2,7 +2,7 @@
 //!
 //! 1. `<agent dir>/auth.json`: `{PROVIDER: {"type": "api_key", "key": K}}` or OAuth
 //!    credentials (`{"type": "oauth", "access": T, "expires": MS, …}`; an expired token of
-//!    Anthropic, OpenAI Codex or GitHub Copilot is refreshed, see [`super::oauth`]; other
+//!    Anthropic, OpenAI Codex or GitHub Copilot is refreshed, see [`crate::oauth`]; other
 //!    providers' must be renewed by the reference's `/login`);
 //! 2. the provider's environment variable (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY`, …), or
 //!    the cloud credentials of Vertex and Bedrock ([`ambient`]);
@@ -72,8 +72,12 @@ pub fn env_key(provider: &str) -> Option<(&'static str, String)> {
 /// variables. The text says which (for messages; no secret in it).
 pub fn ambient(provider: &str) -> Option<String> {
     match provider {
-        "google-vertex" => super::vertex::adc_source(&super::vertex::process_env),
-        "amazon-bedrock" => super::bedrock::credential_source(&super::vertex::process_env),
+        "google-vertex" => crate::providers::google::vertex::adc_source(
+            &crate::providers::google::vertex::process_env,
+        ),
+        "amazon-bedrock" => crate::providers::bedrock::credential_source(
+            &crate::providers::google::vertex::process_env,
+        ),
         _ => None,
     }
 }
@@ -258,9 +262,9 @@ pub fn resolve(
                     a.api_key = Some(t.to_owned());
                     a.source = Some("auth.json (oauth)".into());
                 }
-                _ if super::oauth::supports(provider) => {
+                _ if crate::oauth::supports(provider) => {
                     let path = agent_dir.join("auth.json");
-                    let token = super::oauth::refresh(&path, provider).map_err(|error| {
+                    let token = crate::oauth::refresh(&path, provider).map_err(|error| {
                         AuthError::Refresh {
                             provider: provider.to_owned(),
                             error,

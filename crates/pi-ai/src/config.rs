@@ -10,9 +10,9 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::auth::{self, Auth};
-use super::request::{Options, RetryPolicy, Target};
+use crate::auth::{self, Auth};
 use crate::models::Registry;
+use crate::request::{Options, RetryPolicy, Target};
 
 /// Settings of model calls, compaction and branch summaries.
 #[derive(Debug, Clone, Default)]
@@ -36,7 +36,7 @@ pub const DEFAULT_BRANCH_RESERVE_TOKENS: u64 = 16_384;
 
 /// The merged settings object.
 pub fn merged(agent_dir: &Path, cwd: &Path) -> (Map<String, Value>, Vec<String>) {
-    crate::config::settings(agent_dir, cwd)
+    pi_base::config::settings(agent_dir, cwd)
 }
 
 fn count(v: Option<&Value>) -> Option<u64> {

@@ -14,23 +14,25 @@
 //! The answer streams as typed events (`response.output_item.added`, `…delta`,
 //! `response.completed`, …). Reasoning items are kept whole (encrypted content included) as
 //! the thinking block's signature, and message items' ids and phases as the text block's
-//! signature, so the next request can send them back (see `crate::context::responses`).
+//! signature, so the next request can send them back (see `crate::providers::responses::input`).
 //!
 //! One difference from the reference, on purpose: a stream that ends without
 //! `response.completed` is an error (the reference reports it as a finished answer), and
 //! `response.incomplete` (the output limit) ends the answer with stop reason `length` on
 //! every API of the family (the reference does so for Codex only).
 
+pub mod input;
+
 use std::sync::OnceLock;
 
 use serde_json::Value;
 
-use super::auth::set_header;
-use super::json_partial;
-use super::message::{AssistantMessage, Block, Event, LlmError, Sink, StopReason};
-use super::request::{Options, Request, Target, ToolChoice, Wire};
-use crate::context::responses as wire_input;
-use crate::context::value::{Obj, Value as Js};
+use crate::auth::set_header;
+use crate::json_partial;
+use crate::message::{AssistantMessage, Block, Event, LlmError, Sink, StopReason};
+use crate::providers::responses::input as wire_input;
+use crate::request::{Options, Request, Target, ToolChoice, Wire};
+use crate::value::{Obj, Value as Js};
 
 /// Providers whose `call|item` tool-call ids OpenAI's and Codex's Responses APIs take as
 /// they are.
@@ -64,7 +66,7 @@ fn num(n: u64) -> Js {
 
 /// The thinking level to send (`Options::reasoning`, clamped to the model's levels).
 fn effort(target: &Target, opts: &Options) -> Option<&'static str> {
-    super::openai::effort(target, opts)
+    crate::providers::openai::effort(target, opts)
 }
 
 /// The provider's value for a level (`thinkingLevelMap`), else the level.
@@ -84,7 +86,7 @@ fn tools(req: &Request, strict: Js) -> Js {
                 o.set("type", Js::str("function"));
                 o.set("name", Js::str(&t.name));
                 o.set("description", Js::str(&t.description));
-                o.set("parameters", super::openai::js(&t.parameters));
+                o.set("parameters", crate::providers::openai::js(&t.parameters));
                 o.set("strict", strict.clone());
                 Js::Obj(o)
             })

@@ -17,22 +17,19 @@
 //! Nothing here prints; commands decide what the user sees. Commands that call a model build
 //! a tokio runtime for that call only, so the others start without one.
 
-pub mod anthropic;
 pub mod auth;
-pub mod bedrock;
 pub mod client;
 pub mod config;
-pub mod google;
 pub mod json_partial;
 pub mod message;
-pub mod mistral;
+pub mod models;
 pub mod oauth;
-pub mod openai;
 pub mod overflow;
+pub mod providers;
 pub mod request;
-pub mod responses;
 pub mod sse;
-pub mod vertex;
+pub mod transform;
+pub mod value;
 
 pub use client::Client;
 pub use message::{AssistantMessage, Block, Event, LlmError, StopReason, Usage};

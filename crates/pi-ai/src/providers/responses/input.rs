@@ -1,6 +1,6 @@
 //! The `input` of an OpenAI Responses request (`openai-responses`, `azure-openai-responses`,
 //! `openai-codex-responses`), as the reference's shared converter writes it (after
-//! [`transform`](super::transform)):
+//! [`transform`](crate::transform)):
 //!
 //! - the system prompt as a `developer` (reasoning models) or `system` message, unless the
 //!   API takes it elsewhere (Codex's `instructions`);
@@ -14,10 +14,10 @@
 //! Tool-call ids of other providers are rewritten to what the API accepts: `[A-Za-z0-9_-]`,
 //! at most 64 characters, and item ids starting with `fc_` (a hash of the foreign item id).
 
-use super::transform;
-use super::value::{JStr, Obj, Value};
-use crate::js;
 use crate::models::Model;
+use crate::transform;
+use crate::value::{JStr, Obj, Value};
+use pi_base::js;
 
 /// Why a context cannot be sent.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -62,7 +62,7 @@ fn base36(mut n: u32) -> String {
 /// One part of an id: every UTF-16 unit outside `[A-Za-z0-9_-]` becomes `_`, at most 64
 /// units, trailing `_` removed.
 pub fn id_part(part: &str) -> String {
-    let sanitized = super::openai::sanitize_id(part);
+    let sanitized = crate::providers::openai::messages::sanitize_id(part);
     js::utf16_prefix(&sanitized, 64)
         .trim_end_matches('_')
         .to_owned()

@@ -21,6 +21,8 @@
 //! A request is signed once; its retries (which come within the signature's 15 minutes)
 //! send the same signature.
 
+pub mod messages;
+
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -29,13 +31,13 @@ use aws_smithy_eventstream::frame::{DecodedFrame, MessageFrameDecoder};
 use aws_smithy_types::event_stream::{HeaderValue, Message};
 use serde_json::Value;
 
-use super::json_partial;
-use super::message::{AssistantMessage, Block, Event, LlmError, Sink, StopReason};
-use super::request::{Options, Request, Target, ToolChoice};
-use super::vertex::Env;
-use crate::context::bedrock as wire_messages;
-use crate::context::value::{Obj, Value as Js};
+use crate::json_partial;
+use crate::message::{AssistantMessage, Block, Event, LlmError, Sink, StopReason};
 use crate::models::{Model, clamp_thinking_level};
+use crate::providers::bedrock::messages as wire_messages;
+use crate::providers::google::vertex::Env;
+use crate::request::{Options, Request, Target, ToolChoice};
+use crate::value::{Obj, Value as Js};
 
 /// AWS keys.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -201,7 +203,7 @@ fn profile_keys(name: &str, env: Env) -> Result<Option<Credentials>, LlmError> {
         return Ok(Some(k));
     }
     if let Some(cmd) = p.get("credential_process").filter(|c| !c.is_empty()) {
-        let out = super::auth::resolve_value(&format!("!{cmd}")).map_err(|e| {
+        let out = crate::auth::resolve_value(&format!("!{cmd}")).map_err(|e| {
             LlmError::new(format!(
                 "the credential_process of AWS profile \"{name}\" failed: {e}"
             ))
@@ -489,7 +491,7 @@ pub fn body(
             .iter()
             .map(|t| {
                 let mut schema = Obj::new();
-                schema.set("json", super::openai::js(&t.parameters));
+                schema.set("json", crate::providers::openai::js(&t.parameters));
                 let mut spec = Obj::new();
                 spec.set("name", Js::str(&t.name));
                 spec.set("inputSchema", Js::Obj(schema));
@@ -738,9 +740,9 @@ pub fn http_error(status: u16, error_type: Option<&str>, body: &str) -> String {
         (Some(n), None) => format!(
             "{}: {}",
             error_prefix(&n),
-            super::message::status_message(status, body.trim())
+            crate::message::status_message(status, body.trim())
         ),
-        (None, _) => super::message::status_message(status, body.trim()),
+        (None, _) => crate::message::status_message(status, body.trim()),
     }
 }
 

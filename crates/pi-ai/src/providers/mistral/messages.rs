@@ -1,5 +1,5 @@
 //! The `messages` of a Mistral chat request (`mistral-conversations`), as the reference's
-//! provider writes them through Mistral's SDK (after [`transform`](super::transform)).
+//! provider writes them through Mistral's SDK (after [`transform`](crate::transform)).
 //!
 //! Where this differs from Chat Completions: tool-call ids must be nine letters and digits
 //! (other providers' ids are hashed into that form, distinct ids staying distinct), thinking
@@ -10,11 +10,11 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 
-use super::responses::short_hash;
-use super::transform;
-use super::value::{JStr, Obj, Value};
-use crate::js;
 use crate::models::Model;
+use crate::providers::responses::input::short_hash;
+use crate::transform;
+use crate::value::{JStr, Obj, Value};
+use pi_base::js;
 
 /// The length of a Mistral tool-call id.
 pub const TOOL_CALL_ID_LEN: usize = 9;

@@ -6,8 +6,8 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::value::{JStr, Obj, Value};
 use crate::models::Model;
+use crate::value::{JStr, Obj, Value};
 
 pub const USER_IMAGE_OMITTED: &str = "(image omitted: model does not support images)";
 pub const TOOL_IMAGE_OMITTED: &str = "(tool image omitted: model does not support images)";

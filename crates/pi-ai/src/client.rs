@@ -17,15 +17,16 @@
 
 use std::time::Duration;
 
-use super::anthropic;
-use super::auth::{redact, set_header};
-use super::message::{AssistantMessage, Event, LlmError, Sink, StopReason};
-use super::mistral;
-use super::openai;
-use super::request::{Options, Request, Target, Wire};
-use super::responses::{self, Prepared};
-use super::sse;
-use super::{bedrock, google, vertex};
+use crate::auth::{redact, set_header};
+use crate::message::{AssistantMessage, Event, LlmError, Sink, StopReason};
+use crate::providers::anthropic;
+use crate::providers::google::vertex;
+use crate::providers::mistral;
+use crate::providers::openai;
+use crate::providers::responses::{self, Prepared};
+use crate::providers::{bedrock, google};
+use crate::request::{Options, Request, Target, Wire};
+use crate::sse;
 
 /// The HTTP client could not be set up.
 #[derive(Debug, thiserror::Error)]
@@ -69,8 +70,8 @@ fn retry_after(h: &reqwest::header::HeaderMap) -> Option<f64> {
         return (s.is_finite() && s >= 0.0).then_some(s * 1000.0);
     }
     // An HTTP date: the wait until then.
-    let at = crate::clock::parse_http_date(v)?;
-    Some((at - crate::clock::now_ms()).max(0) as f64)
+    let at = pi_base::clock::parse_http_date(v)?;
+    Some((at - pi_base::clock::now_ms()).max(0) as f64)
 }
 
 /// The text of an error and its sources (reqwest puts the useful part in the sources).
@@ -168,7 +169,7 @@ impl Client {
         let key = opts
             .api_key
             .clone()
-            .or_else(|| super::auth::env_key(&model.provider).map(|(_, v)| v));
+            .or_else(|| crate::auth::env_key(&model.provider).map(|(_, v)| v));
         let mut secrets = opts.secrets.clone();
         secrets.extend(key.clone());
         // Google's Gemini API needs a key; Vertex and Bedrock have cloud credentials too.
@@ -334,7 +335,7 @@ impl Client {
                         }
                         Wire::AnthropicMessages => anthropic::http_error(status, &text),
                         Wire::CodexResponses => {
-                            responses::codex_http_error(status, &text, crate::clock::now_ms())
+                            responses::codex_http_error(status, &text, pi_base::clock::now_ms())
                         }
                         Wire::Mistral => mistral::http_error(status, &text),
                         Wire::GoogleGenerativeAi | Wire::GoogleVertex => {

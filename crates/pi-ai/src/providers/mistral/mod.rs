@@ -2,20 +2,22 @@
 //! SDK: `POST {baseUrl}/v1/chat/completions`, streamed as chat completion chunks.
 //!
 //! Where it differs from Chat Completions: its own tool-call ids (nine letters and digits,
-//! see `crate::context::mistral`), thinking as typed content chunks (`{"type": "thinking",
+//! see `crate::providers::mistral::messages`), thinking as typed content chunks (`{"type": "thinking",
 //! "thinking": [{"type": "text", …}]}`) both ways, `max_tokens`, `prompt_mode: reasoning`
 //! (Magistral) or `reasoning_effort` (Mistral Small 4, Medium 3.5) for thinking, and the
 //! session id as `x-affinity` (Mistral's prompt-cache routing).
 
+pub mod messages;
+
 use serde_json::Value;
 
-use super::auth::set_header;
-use super::json_partial;
-use super::message::{AssistantMessage, Block, Event, LlmError, Sink, StopReason};
-use super::request::{Options, Request, Target, ToolChoice};
-use super::responses::Prepared;
-use crate::context::mistral as wire_messages;
-use crate::context::value::{Obj, Value as Js};
+use crate::auth::set_header;
+use crate::json_partial;
+use crate::message::{AssistantMessage, Block, Event, LlmError, Sink, StopReason};
+use crate::providers::mistral::messages as wire_messages;
+use crate::providers::responses::Prepared;
+use crate::request::{Options, Request, Target, ToolChoice};
+use crate::value::{Obj, Value as Js};
 
 /// How long an error body may be in a message (UTF-16 units, as the reference counts).
 const MAX_ERROR_BODY: usize = 4000;
@@ -61,7 +63,7 @@ pub fn request(target: &Target, req: &Request, opts: &Options, key: &str) -> Pre
                 f.set("name", Js::str(&t.name));
                 f.set("description", Js::str(&t.description));
                 f.set("strict", Js::Bool(false));
-                f.set("parameters", super::openai::js(&t.parameters));
+                f.set("parameters", crate::providers::openai::js(&t.parameters));
                 let mut o = Obj::new();
                 o.set("type", Js::str("function"));
                 o.set("function", Js::Obj(f));
@@ -89,7 +91,7 @@ pub fn request(target: &Target, req: &Request, opts: &Options, key: &str) -> Pre
         );
     }
     if model.reasoning
-        && let Some(level) = super::openai::effort(target, opts)
+        && let Some(level) = crate::providers::openai::effort(target, opts)
     {
         if uses_reasoning_effort(&model.id) {
             let effort = match target.details.thinking_level_map.get(level) {
@@ -130,11 +132,11 @@ pub fn http_error(status: u16, body: &str) -> String {
     if body.is_empty() {
         return format!("Mistral API error ({status}): status code (no body)");
     }
-    let units = crate::js::utf16_len(body);
+    let units = pi_base::js::utf16_len(body);
     let text = if units > MAX_ERROR_BODY {
         format!(
             "{}... [truncated {} chars]",
-            crate::js::utf16_prefix(body, MAX_ERROR_BODY),
+            pi_base::js::utf16_prefix(body, MAX_ERROR_BODY),
             units - MAX_ERROR_BODY
         )
     } else {

@@ -27,7 +27,7 @@ use std::time::Duration;
 use base64::Engine;
 use serde_json::Value;
 
-use super::message::LlmError;
+use crate::message::LlmError;
 use crate::models::Model;
 
 const CLOUD_PLATFORM: &str = "https://www.googleapis.com/auth/cloud-platform";
@@ -84,7 +84,7 @@ fn includes_version(base: &str) -> bool {
 pub fn url(model: &Model, with_key: bool, project: &str, location: &str) -> String {
     let path = format!(
         "{}:streamGenerateContent?alt=sse",
-        super::google::model_path(&model.id, true)
+        crate::providers::google::model_path(&model.id, true)
     );
     let custom = model.base_url.trim();
     if !custom.is_empty() && !custom.contains("{location}") {
@@ -413,7 +413,7 @@ pub async fn access_token(
             (Some(e), None) => e,
             _ => format!(
                 "cannot get a Google access token from {url}: {}",
-                super::message::status_message(status, text.trim())
+                crate::message::status_message(status, text.trim())
             ),
         };
         return Err(LlmError {

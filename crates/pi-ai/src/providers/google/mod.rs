@@ -1,17 +1,20 @@
-//! Google Gemini (`google-generative-ai`, and `google-vertex` through [`super::vertex`]), as
+//! Google Gemini (`google-generative-ai`, and `google-vertex` through [`crate::providers::google::vertex`]), as
 //! the reference's providers speak it through Google's SDK: the request body of
 //! `streamGenerateContent`, and the streamed `GenerateContentResponse` chunks turned into
 //! [`Event`]s and an [`AssistantMessage`].
+
+pub mod contents;
+pub mod vertex;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::Value;
 
-use super::message::{AssistantMessage, Block, Event, LlmError, Sink, StopReason};
-use super::request::{Options, Request, Target, ToolChoice};
-use crate::context::google as wire_contents;
-use crate::context::value::{Obj, Value as Js};
+use crate::message::{AssistantMessage, Block, Event, LlmError, Sink, StopReason};
 use crate::models::{Model, clamp_thinking_level};
+use crate::providers::google::contents as wire_contents;
+use crate::request::{Options, Request, Target, ToolChoice};
+use crate::value::{Obj, Value as Js};
 
 /// The Gemini API's host, when a model has no `baseUrl`.
 pub const DEFAULT_BASE_URL: &str = "https://generativelanguage.googleapis.com/v1beta";
@@ -162,7 +165,7 @@ pub fn body(target: &Target, req: &Request, opts: &Options, vertex: bool) -> Vec
         let mut part = Obj::new();
         part.set(
             "text",
-            Js::Str(crate::context::value::JStr::new(sp).without_lone_surrogates()),
+            Js::Str(crate::value::JStr::new(sp).without_lone_surrogates()),
         );
         let mut si = Obj::new();
         si.set("parts", Js::Arr(vec![Js::Obj(part)]));
@@ -182,7 +185,10 @@ pub fn body(target: &Target, req: &Request, opts: &Options, vertex: bool) -> Vec
                     d.set("name", Js::str(&t.name));
                     d.set("description", Js::str(&t.description));
                 }
-                d.set("parametersJsonSchema", super::openai::js(&t.parameters));
+                d.set(
+                    "parametersJsonSchema",
+                    crate::providers::openai::js(&t.parameters),
+                );
                 Js::Obj(d)
             })
             .collect();

@@ -9,7 +9,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::message::{AssistantMessage, StopReason};
+use crate::message::{AssistantMessage, StopReason};
 
 /// One regex matching any of `patterns` (CRLF mode, so `.` matches neither `\r` nor `\n`);
 /// `None` only if a pattern is invalid, which a test rules out.

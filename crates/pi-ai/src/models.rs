@@ -15,7 +15,7 @@
 //!   does not fit the schema is reported and ignored, as the reference ignores it.
 //! - A provider's request settings in `models.json` (`apiKey`, `headers`, `authHeader`) and
 //!   the `headers` of its models are kept as written in [`Registry::providers`] and
-//!   [`Details::config_headers`]; `crate::llm::auth` resolves them (`!command`, environment
+//!   [`Details::config_headers`]; `crate::auth` resolves them (`!command`, environment
 //!   variable name, or literal) when a request is made.
 
 use std::collections::HashMap;
@@ -209,7 +209,7 @@ pub fn thinking_levels(model: &Model, details: &Details) -> Vec<&'static str> {
 /// A model as upstream's RPC mode shows it (`get_state.model`, `set_model`): id, name, api,
 /// provider, baseUrl, reasoning, input, cost, contextWindow, maxTokens.
 pub fn model_json(m: &Model, d: &Details) -> Value {
-    let num = crate::js::json_number;
+    let num = pi_base::js::json_number;
     serde_json::json!({
         "id": m.id,
         "name": d.name.clone().unwrap_or_else(|| m.id.clone()),
@@ -300,7 +300,7 @@ impl Registry {
     pub fn load(agent_dir: &Path) -> Registry {
         let mut r = Registry::builtin_with_config(agent_dir);
         // A GitHub Copilot login names the API host of its plan (as the reference applies it).
-        if let Some(url) = crate::llm::oauth::copilot_base_url(agent_dir) {
+        if let Some(url) = crate::oauth::copilot_base_url(agent_dir) {
             for m in r
                 .models
                 .iter_mut()

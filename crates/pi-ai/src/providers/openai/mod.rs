@@ -3,19 +3,21 @@
 //! [`AssistantMessage`]. Works with any server of that API (OpenAI, OpenRouter, Groq, vLLM,
 //! llama.cpp, Ollama, LM Studio, …) through the model's `baseUrl` and `compat` flags.
 
+pub mod messages;
+
 use std::collections::HashMap;
 
 use serde_json::Value;
 
-use super::json_partial;
-use super::message::{AssistantMessage, Block, Event, LlmError, Sink, StopReason};
-use super::request::{Options, Request, Target, ToolChoice};
-use crate::context::openai as wire_messages;
-use crate::context::value::{JStr, Obj, Value as Js};
+use crate::json_partial;
+use crate::message::{AssistantMessage, Block, Event, LlmError, Sink, StopReason};
 use crate::models::{Model, clamp_thinking_level};
+use crate::providers::openai::messages as wire_messages;
+use crate::request::{Options, Request, Target, ToolChoice};
+use crate::value::{JStr, Obj, Value as Js};
 
 /// The compatibility flags that shape the request (beyond those of the messages, in
-/// `crate::context::openai::Compat`): detected from the provider and base URL, overridden
+/// `crate::providers::openai::messages::Compat`): detected from the provider and base URL, overridden
 /// by the model's `compat`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Flags {
@@ -312,7 +314,7 @@ pub fn http_error(status: u16, body: &str) -> String {
         },
         Err(_) => body.trim().to_owned(),
     };
-    super::message::status_message(status, &msg)
+    crate::message::status_message(status, &msg)
 }
 
 /// The state of one streamed response.
@@ -329,7 +331,7 @@ pub struct Stream {
     finish_seen: bool,
 }
 
-fn usage_from(raw: &Value, prices: &crate::models::Prices) -> super::message::Usage {
+fn usage_from(raw: &Value, prices: &crate::models::Prices) -> crate::message::Usage {
     let n = |v: Option<&Value>| v.and_then(Value::as_f64).unwrap_or(0.0).max(0.0) as u64;
     let details = raw.get("prompt_tokens_details");
     let prompt = n(raw.get("prompt_tokens"));
@@ -343,7 +345,7 @@ fn usage_from(raw: &Value, prices: &crate::models::Prices) -> super::message::Us
     } else {
         reported_cached
     };
-    let mut u = super::message::Usage {
+    let mut u = crate::message::Usage {
         input: prompt.saturating_sub(cache_read + cache_write),
         output: n(raw.get("completion_tokens")),
         cache_read,
@@ -753,7 +755,7 @@ mod tests {
 
     #[test]
     fn body_pr3_pr4_pr5() {
-        use crate::llm::request::Tool;
+        use crate::request::Tool;
         let t = target("openai", "gpt-4o");
         let req = Request {
             system_prompt: Some("sys".into()),

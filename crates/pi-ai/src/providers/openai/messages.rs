@@ -1,10 +1,10 @@
 //! The `messages` of an OpenAI Chat Completions request, as the reference's
-//! `openai-completions` provider writes them (after [`transform`](super::transform)).
+//! `openai-completions` provider writes them (after [`transform`](crate::transform)).
 
-use super::transform;
-use super::value::{JStr, Obj, Value};
-use crate::js;
 use crate::models::Model;
+use crate::transform;
+use crate::value::{JStr, Obj, Value};
+use pi_base::js;
 
 /// The compatibility flags that shape the messages: detected from the provider and base URL,
 /// then overridden by the model's `compat`.

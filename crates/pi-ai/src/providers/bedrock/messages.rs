@@ -1,12 +1,12 @@
 //! The `messages` and `system` blocks of an Amazon Bedrock Converse request, as the
 //! reference's `bedrock-converse-stream` provider writes them (after
-//! [`transform`](super::transform)), with the key order the AWS SDK sends.
+//! [`transform`](crate::transform)), with the key order the AWS SDK sends.
 
 use base64::Engine;
 
-use super::transform;
-use super::value::{JStr, Obj, Value};
 use crate::models::Model;
+use crate::transform;
+use crate::value::{JStr, Obj, Value};
 
 /// An image Bedrock cannot take (it knows JPEG, PNG, GIF and WebP).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -16,7 +16,10 @@ pub struct ImageTypeError(pub String);
 /// Tool-call ids from other models: characters outside `[A-Za-z0-9_-]` become `_`, at most
 /// 64 characters.
 pub fn normalize_id(id: &str) -> String {
-    super::openai::sanitize_id(id).chars().take(64).collect()
+    crate::providers::openai::messages::sanitize_id(id)
+        .chars()
+        .take(64)
+        .collect()
 }
 
 /// The model's id and name, lower-cased, as they are and with `[\s_.:]+` runs made `-`

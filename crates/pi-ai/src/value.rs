@@ -18,7 +18,7 @@
 
 use std::borrow::Cow;
 
-use crate::{js, json};
+use pi_base::{js, json};
 
 /// Containers nested deeper than this are kept as raw text.
 pub const MAX_DEPTH: usize = 96;

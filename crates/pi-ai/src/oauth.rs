@@ -22,7 +22,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::{Map, Value, json};
 
-use super::auth::redact;
+use crate::auth::redact;
 
 /// The environment variable that points the token endpoints elsewhere (tests).
 pub const ORIGIN_ENV: &str = "PI_OAUTH_TOKEN_ORIGIN";
@@ -50,7 +50,7 @@ const STALE: Duration = Duration::from_secs(30);
 /// domain's (`https://copilot-api.DOMAIN`). `None` without such a login or either clue, so
 /// the model's `baseUrl` stays as configured.
 pub fn copilot_base_url(agent_dir: &Path) -> Option<String> {
-    let auth = super::auth::auth_file(agent_dir);
+    let auth = crate::auth::auth_file(agent_dir);
     let c = auth.get("github-copilot")?;
     if c.get("type").and_then(Value::as_str) != Some("oauth") {
         return None;
@@ -204,7 +204,7 @@ fn exchange(
             let v = parse(&text, "OpenAI Codex")?;
             let (access, refresh, expires_in) = fields(&v, "access_token", "expires_in")?;
             let refresh = refresh.ok_or("the OpenAI Codex token response has no refresh_token")?;
-            let account = super::responses::codex_account_id(access)
+            let account = crate::providers::responses::codex_account_id(access)
                 .ok_or("Failed to extract accountId from token")?;
             json!({"type": "oauth", "access": access, "refresh": refresh,
                    "expires": now_ms() + expires_in * 1000.0, "accountId": account})
@@ -317,7 +317,7 @@ async fn send_async(call: Call<'_>) -> Result<(u16, String), String> {
         .user_agent(concat!("pi/", env!("CARGO_PKG_VERSION")))
         .timeout(Duration::from_secs(30))
         .build()
-        .map_err(|e| super::client::error_chain(&e))?;
+        .map_err(|e| crate::client::error_chain(&e))?;
     let req = match call {
         Call::Post {
             url,
@@ -342,12 +342,12 @@ async fn send_async(call: Call<'_>) -> Result<(u16, String), String> {
     let resp = req
         .send()
         .await
-        .map_err(|e| super::client::error_chain(&e))?;
+        .map_err(|e| crate::client::error_chain(&e))?;
     let status = resp.status().as_u16();
     let text = resp
         .text()
         .await
-        .map_err(|e| super::client::error_chain(&e))?;
+        .map_err(|e| crate::client::error_chain(&e))?;
     Ok((status, text))
 }
 

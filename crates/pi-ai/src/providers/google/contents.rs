@@ -1,11 +1,11 @@
 //! The `contents` of a Gemini request (Google Generative AI and Vertex), as the reference's
 //! `google-generative-ai` and `google-vertex` providers write them (after
-//! [`transform`](super::transform)), with the key order of the Google SDK's two wire
+//! [`transform`](crate::transform)), with the key order of the Google SDK's two wire
 //! converters (`vertex` selects Vertex's).
 
-use super::transform;
-use super::value::{JStr, Obj, Value};
 use crate::models::Model;
+use crate::transform;
+use crate::value::{JStr, Obj, Value};
 
 /// Models behind Google's APIs that need the ids of function calls and responses.
 pub fn requires_tool_call_id(model_id: &str) -> bool {
@@ -18,7 +18,10 @@ fn normalize_id(model_id: &str, id: &str) -> String {
     if !requires_tool_call_id(model_id) {
         return id.to_owned();
     }
-    super::openai::sanitize_id(id).chars().take(64).collect()
+    crate::providers::openai::messages::sanitize_id(id)
+        .chars()
+        .take(64)
+        .collect()
 }
 
 /// The major version of a `gemini-N…` model.

@@ -1,11 +1,11 @@
 //! The `messages` (and `system` blocks) of an Anthropic Messages request, as the reference's
-//! `anthropic-messages` provider writes them (after [`transform`](super::transform)), for an
+//! `anthropic-messages` provider writes them (after [`transform`](crate::transform)), for an
 //! API key (not an OAuth token, for which the reference also renames tools).
 
-use super::openai::sanitize_id;
-use super::transform;
-use super::value::{JStr, Obj, Value};
 use crate::models::Model;
+use crate::providers::openai::messages::sanitize_id;
+use crate::transform;
+use crate::value::{JStr, Obj, Value};
 
 /// Tool-call ids from other models: characters outside `[A-Za-z0-9_-]` become `_`, at most
 /// 64 characters.

@@ -1,8 +1,8 @@
 //! What a caller asks a model: the context (system prompt, LLM messages, tools) and the
 //! options of one call, and the model it goes to ([`Target`]).
 
-use crate::context::value::Value as JsValue;
 use crate::models::{Details, Model};
+use crate::value::Value as JsValue;
 
 /// A tool the model may call.
 #[derive(Debug, Clone, PartialEq)]
@@ -91,7 +91,7 @@ impl Options {
     pub fn var(&self, name: &str) -> Option<String> {
         match &self.env {
             Some(m) => m.get(name).filter(|v| !v.is_empty()).cloned(),
-            None => super::vertex::process_env(name),
+            None => crate::providers::google::vertex::process_env(name),
         }
     }
 
@@ -102,9 +102,11 @@ impl Options {
             .and_then(|m| m.get("PI_NOW"))
             .and_then(|v| {
                 let v = v.trim();
-                v.parse::<i64>().ok().or_else(|| crate::clock::parse_iso(v))
+                v.parse::<i64>()
+                    .ok()
+                    .or_else(|| pi_base::clock::parse_iso(v))
             })
-            .unwrap_or_else(crate::clock::now_ms)
+            .unwrap_or_else(pi_base::clock::now_ms)
     }
 
     pub fn cache_retention(&self) -> &str {
