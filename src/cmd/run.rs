@@ -503,7 +503,7 @@ fn launch(
     let mut runner = Runner::new(rs.hooks, rs.cwd.clone(), session_file.clone());
     runner.policy = rs.project.policy.clone();
     let mut hooks = ProgramHooks::new(runner);
-    if let Some(e) = rs.project.refusal() {
+    if let Some(e) = crate::extensions::refusal(&rs.project) {
         hooks.report(e);
     }
     let run = Run {

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use super::args::{positional_needed, split_args, substitute_args};
 use super::{SourceInfo, frontmatter, fsx};
-use crate::js;
+use pi_base::js;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Template {
@@ -191,7 +191,7 @@ fn edit_distance(a: &str, b: &str) -> usize {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
-    use crate::prompt::Scope;
+    use crate::Scope;
 
     fn t(name: &str, content: &str) -> Template {
         Template {

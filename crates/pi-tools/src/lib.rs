@@ -13,7 +13,7 @@
 //! ```no_run
 //! # async fn demo() {
 //! use std::sync::Arc;
-//! use pi::tools::{self, CancelToken, ToolContext};
+//! use pi_tools::{self as tools, CancelToken, ToolContext};
 //! let ctx = Arc::new(ToolContext::new("/work/project"));
 //! let args = serde_json::json!({"path": "README.md", "limit": 20});
 //! let result = match tools::prepare("read", &args) {
@@ -28,15 +28,20 @@ pub mod bash;
 mod cancel;
 pub mod diff;
 pub mod edit;
+pub mod env;
 pub mod find;
 pub mod grep;
 pub mod image;
 pub mod ls;
 pub mod path;
+pub mod process;
+pub mod program;
+pub mod project;
 mod queue;
 pub mod read;
 pub mod text;
 pub mod truncate;
+pub mod trust;
 pub mod validate;
 pub mod write;
 
@@ -245,11 +250,11 @@ impl ToolName {
     }
 
     /// The one-line summary and guidelines the system prompt lists for this tool.
-    pub fn prompt(self) -> crate::prompt::system::Tool {
-        crate::prompt::system::builtin_tools()
+    pub fn prompt(self) -> pi_prompt::system::Tool {
+        pi_prompt::system::builtin_tools()
             .into_iter()
             .find(|t| t.name == self.as_str())
-            .unwrap_or_else(|| crate::prompt::system::Tool::custom(self.as_str(), None, &[]))
+            .unwrap_or_else(|| pi_prompt::system::Tool::custom(self.as_str(), None, &[]))
     }
 }
 
@@ -298,7 +303,7 @@ pub struct ToolContext {
     pub session_file: Option<PathBuf>,
     /// What `bash` and program tools get of pi's environment (settings
     /// `shellEnvironmentPolicy`; by default all but secret-looking variables).
-    pub env_policy: std::sync::Arc<crate::extensions::env::Policy>,
+    pub env_policy: std::sync::Arc<crate::env::Policy>,
 }
 
 impl ToolContext {
@@ -309,7 +314,7 @@ impl ToolContext {
             cwd: cwd.into(),
             shell_path: None,
             shell_command_prefix: None,
-            bin_dir: Some(crate::config::agent_dir().join("bin")),
+            bin_dir: Some(pi_base::config::agent_dir().join("bin")),
             auto_resize_images: true,
             model_accepts_images: None,
             temp_dir: std::env::temp_dir(),
@@ -681,14 +686,14 @@ pub fn select_tools(list: Option<&str>, no_tools: bool, no_builtin_tools: bool) 
     }
 }
 
-/// A tool defined outside pi (a program tool, `crate::extensions::tools`): what the agent
+/// A tool defined outside pi (a program tool, `crate::program`): what the agent
 /// loop needs of it. Its arguments are checked against [`CustomTool::definition`]'s schema
 /// like a built-in tool's before [`CustomTool::run`] is called.
 pub trait CustomTool: Send + Sync + fmt::Debug {
     /// Name, description and parameters, as declared to the model.
     fn definition(&self) -> &ToolDefinition;
     /// The one-line summary and guidelines for the system prompt.
-    fn prompt(&self) -> crate::prompt::system::Tool;
+    fn prompt(&self) -> pi_prompt::system::Tool;
     /// Runs the tool with checked arguments; cancelling ends it with an error result.
     fn run(
         &self,
@@ -725,7 +730,7 @@ impl Tool {
     }
 
     /// What the system prompt lists for the tool.
-    pub fn prompt(&self) -> crate::prompt::system::Tool {
+    pub fn prompt(&self) -> pi_prompt::system::Tool {
         match self {
             Tool::Builtin(t) => t.prompt(),
             Tool::Custom(c) => c.prompt(),

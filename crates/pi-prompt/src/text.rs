@@ -1,12 +1,12 @@
 //! String helpers of the prompt layer: one-line snippets and XML escaping (JavaScript's own
-//! string semantics are in [`crate::js`]).
+//! string semantics are in [`pi_base::js`]).
 
 /// Runs of JavaScript whitespace collapsed to one space, trimmed (a one-line snippet).
 pub fn one_line(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut pending = false;
     for c in s.chars() {
-        if crate::js::is_space(c) {
+        if pi_base::js::is_space(c) {
             pending = true;
         } else {
             if pending && !out.is_empty() {

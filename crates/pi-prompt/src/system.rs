@@ -8,7 +8,7 @@ use std::path::Path;
 use super::context::ContextFile;
 use super::skills::{self, Skill};
 use super::text::one_line;
-use crate::js;
+use pi_base::js;
 
 /// A tool as the system prompt sees it: a one-line summary (a tool without one is not listed)
 /// and the guidelines it adds.
@@ -357,7 +357,7 @@ impl Sources<'_> {
             tools: self.tools,
             context_files: &context_files,
             skills: self.skills,
-            date: crate::clock::local_date(self.now_ms),
+            date: pi_base::clock::local_date(self.now_ms),
             cwd: self.cwd.to_string_lossy().into_owned(),
         });
         Assembled {

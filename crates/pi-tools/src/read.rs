@@ -16,7 +16,7 @@ use super::path::{access, io_message, io_message_no_path, resolve_read_path};
 use super::text::Utf8Decoder;
 use super::truncate::{DEFAULT_MAX_BYTES, Limits, TruncatedBy, Truncation, format_size};
 use super::{CancelToken, Content, ToolContext, ToolError, ToolOutput, js_int};
-use crate::js;
+use pi_base::js;
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct ReadArgs {

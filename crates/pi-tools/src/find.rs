@@ -13,7 +13,7 @@ use serde::Deserialize;
 
 use super::path::search_root;
 use super::{CancelToken, ToolContext, ToolError, ToolOutput};
-use crate::js;
+use pi_base::js;
 
 pub const DEFAULT_LIMIT: usize = 1000;
 

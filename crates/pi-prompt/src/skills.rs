@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use super::ignore;
 use super::text::escape_xml;
 use super::{Diagnostic, ResourceKind, Scope, SourceInfo, frontmatter, fsx};
-use crate::js;
+use pi_base::js;
 
 const MAX_NAME: usize = 64;
 const MAX_DESCRIPTION: usize = 1024;

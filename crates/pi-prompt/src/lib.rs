@@ -153,7 +153,7 @@ pub(crate) mod fsx {
     }
 
     /// The entries of `dir`, sorted by name; broken symlinks are left out.
-    pub fn list(dir: &Path) -> Option<Vec<Entry>> {
+    pub(crate) fn list(dir: &Path) -> Option<Vec<Entry>> {
         let rd = std::fs::read_dir(dir).ok()?;
         let mut out = Vec::new();
         for e in rd.flatten() {
@@ -182,13 +182,13 @@ pub(crate) mod fsx {
     }
 
     /// The real path, or the path itself when it cannot be resolved.
-    pub fn canonical(p: &Path) -> PathBuf {
+    pub(crate) fn canonical(p: &Path) -> PathBuf {
         std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
     }
 
     /// `path.resolve(base, p)`: `p` if absolute, else joined to `base`, with `.` and `..`
     /// segments removed lexically.
-    pub fn resolve(base: &Path, p: &Path) -> PathBuf {
+    pub(crate) fn resolve(base: &Path, p: &Path) -> PathBuf {
         let joined = if p.is_absolute() {
             p.to_path_buf()
         } else {
@@ -197,7 +197,7 @@ pub(crate) mod fsx {
         normalize(&joined)
     }
 
-    pub fn normalize(p: &Path) -> PathBuf {
+    pub(crate) fn normalize(p: &Path) -> PathBuf {
         use std::path::Component;
         let mut out = PathBuf::new();
         for c in p.components() {
@@ -218,12 +218,12 @@ pub(crate) mod fsx {
     }
 
     /// Whether `target` is `root` or inside it (lexically).
-    pub fn is_under(target: &Path, root: &Path) -> bool {
+    pub(crate) fn is_under(target: &Path, root: &Path) -> bool {
         target.starts_with(root)
     }
 
     /// `path.relative(from, to)` with `/` separators.
-    pub fn relative(from: &Path, to: &Path) -> String {
+    pub(crate) fn relative(from: &Path, to: &Path) -> String {
         let f: Vec<_> = from.components().collect();
         let t: Vec<_> = to.components().collect();
         let common = f.iter().zip(&t).take_while(|(a, b)| a == b).count();
@@ -238,8 +238,8 @@ pub(crate) mod fsx {
     }
 
     /// `~`, `~/x` and (as upstream does) `~x` expanded against `$HOME`; the input is trimmed.
-    pub fn expand_home(input: &str, home: &Path) -> PathBuf {
-        let t = crate::js::trim(input);
+    pub(crate) fn expand_home(input: &str, home: &Path) -> PathBuf {
+        let t = pi_base::js::trim(input);
         if t == "~" {
             home.to_path_buf()
         } else if let Some(rest) = t.strip_prefix("~/") {

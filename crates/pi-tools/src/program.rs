@@ -15,7 +15,7 @@
 //!
 //! Tools are found in `<agent dir>/tools/` and `<cwd>/.pi/tools/` (executable files; a
 //! project tool takes the place of a global one of the same name; the project's only when
-//! it is trusted, see [`super::trust`]) and given with `--tool PATH` (these win over both).
+//! it is trusted, see [`crate::trust`]) and given with `--tool PATH` (these win over both).
 
 use std::ffi::OsString;
 use std::os::unix::fs::PermissionsExt;
@@ -26,11 +26,11 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::Project;
 use super::env::Policy;
 use super::process::{self, RunError, Spec};
-use crate::tools::truncate::{self, Limits};
-use crate::tools::{CancelToken, Content, CustomTool, ToolContext, ToolDefinition, ToolResult};
+use crate::project::Project;
+use crate::truncate::{self, Limits};
+use crate::{CancelToken, Content, CustomTool, ToolContext, ToolDefinition, ToolResult};
 
 /// How long `--describe` may take.
 pub const DESCRIBE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -342,8 +342,8 @@ impl CustomTool for ProgramTool {
         Some(self.path.clone())
     }
 
-    fn prompt(&self) -> crate::prompt::system::Tool {
-        crate::prompt::system::Tool::custom(
+    fn prompt(&self) -> pi_prompt::system::Tool {
+        pi_prompt::system::Tool::custom(
             &self.definition.name,
             self.snippet.as_deref(),
             &self.guidelines,

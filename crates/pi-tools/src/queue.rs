@@ -31,13 +31,13 @@ fn lock(s: &State) -> MutexGuard<'_, Queues> {
 
 /// A place in the queue of one file.
 #[derive(Debug)]
-pub struct Ticket {
+pub(crate) struct Ticket {
     key: PathBuf,
     id: u64,
 }
 
 /// Joins the queue of `path` (an absolute path).
-pub fn enter(path: &Path) -> Ticket {
+pub(crate) fn enter(path: &Path) -> Ticket {
     let key = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     let s = state();
     let id = s.next.fetch_add(1, Ordering::Relaxed);
@@ -47,7 +47,7 @@ pub fn enter(path: &Path) -> Ticket {
 
 impl Ticket {
     /// Blocks until every earlier ticket of the same file is dropped.
-    pub fn wait(&self) {
+    pub(crate) fn wait(&self) {
         let s = state();
         let mut q = lock(s);
         while q.get(&self.key).and_then(VecDeque::front) != Some(&self.id)

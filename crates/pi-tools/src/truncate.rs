@@ -10,7 +10,7 @@
 
 use serde::Serialize;
 
-use crate::js;
+use pi_base::js;
 
 pub const DEFAULT_MAX_LINES: usize = 2000;
 pub const DEFAULT_MAX_BYTES: usize = 50 * 1024;

@@ -4,7 +4,7 @@ use serde::Deserialize;
 
 use super::path::{io_message, resolve_to_cwd};
 use super::{ToolContext, ToolError, ToolOutput};
-use crate::js;
+use pi_base::js;
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct WriteArgs {

@@ -30,7 +30,7 @@ use super::truncate::{
     DEFAULT_MAX_BYTES, Limits, TruncatedBy, Truncation, format_size, truncate_tail,
 };
 use super::{CancelToken, Content, ToolContext, ToolError, ToolOutput};
-use crate::js;
+use pi_base::js;
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct BashArgs {
@@ -291,7 +291,7 @@ impl Accumulator {
         }
         let id = uuid::Uuid::new_v4().simple().to_string();
         let path = self.temp_dir.join(format!("pi-bash-{}.log", &id[..16]));
-        let opened = crate::private::create_new(&path);
+        let opened = pi_base::fs::create_new(&path);
         self.temp = Some(match opened {
             Ok(mut f) => {
                 if let Ok(mut logs) = logs().lock() {

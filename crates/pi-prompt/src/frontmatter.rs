@@ -6,7 +6,7 @@ use std::fmt;
 
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 
-use crate::js;
+use pi_base::js;
 
 /// A YAML value. Mapping keys of any scalar kind become strings (as in JavaScript objects).
 #[derive(Debug, Clone, PartialEq)]

@@ -13,7 +13,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::js;
+use pi_base::js;
 
 /// Converts and checks `args` against `schema`. `Ok` holds the converted arguments; `Err`
 /// the full error text.

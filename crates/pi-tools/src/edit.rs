@@ -14,7 +14,7 @@ use unicode_normalization::UnicodeNormalization;
 use super::diff;
 use super::path::{access, io_code, io_message, io_message_no_path, resolve_to_cwd};
 use super::{ToolContext, ToolError, ToolOutput};
-use crate::js;
+use pi_base::js;
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct EditArgs {

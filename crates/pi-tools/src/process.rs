@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use super::env::Policy;
-use crate::tools::CancelToken;
+use crate::CancelToken;
 
 /// The most an extension may print on stdout (and on stderr, when captured).
 pub const MAX_OUTPUT: u64 = 64 * 1024 * 1024;
