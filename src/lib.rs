@@ -3,16 +3,16 @@
 //! The library holds the domain (`session`, `json`, …) and the command layer (`cli`, `cmd`);
 //! the binary is a thin wrapper around [`cli::main`].
 
-pub mod agent;
+pub use pi_agent::agent;
 pub mod cli;
 pub use pi_base::clock;
 pub mod cmd;
-pub mod compact;
+pub use pi_agent::compact;
+pub use pi_agent::context;
 pub use pi_base::config;
-pub mod context;
 pub use pi_session::usage::dates;
 pub mod error;
-pub mod extensions;
+pub use pi_agent::extensions;
 pub mod jq;
 pub use pi_base::js;
 pub use pi_base::json;
@@ -30,8 +30,9 @@ pub use pi_base::par;
 pub mod progress;
 pub use pi_prompt as prompt;
 pub mod render;
+pub mod rpc;
+pub use pi_agent::runtime;
 pub use pi_base::ids as rng;
-pub mod runtime;
 pub use pi_session as session;
 pub use pi_session::usage;
 pub use pi_tools as tools;

@@ -162,6 +162,7 @@ fn compact(
             flags,
             path,
             HookEvent::SessionBeforeCompact,
+            crate::error::warn,
         );
         for w in warnings {
             if !warned.contains(&w) {

@@ -12,8 +12,6 @@ use std::time::Duration;
 use anyhow::Context as _;
 use clap::{Args, ValueEnum};
 
-use crate::agent::render::{Human, JsonLines, Tally};
-use crate::agent::rpc::{self, Mirror, RpcObserver, Server};
 use crate::agent::setup::{self, PromptError};
 use crate::agent::store::{self, FileStore};
 use crate::agent::{AgentSession, Config, Credentials, Message, Observer, Outcome, ToolExecution};
@@ -28,6 +26,8 @@ use crate::llm::config::{self, Settings as LlmSettings};
 use crate::llm::{Client, Options, Target, ToolChoice};
 use crate::models::Registry;
 use crate::prompt::resources::{self, Resources};
+use crate::render::run::{Human, JsonLines, Tally};
+use crate::rpc::{self, Mirror, RpcObserver, Server};
 use crate::runtime::{Signalled, watch_signals};
 use crate::session::{Kind, Session};
 use crate::tools::{CancelToken, Tool, ToolContext, ToolName};
@@ -502,7 +502,7 @@ fn launch(
     let signalled = Signalled::default();
     let mut runner = Runner::new(rs.hooks, rs.cwd.clone(), session_file.clone());
     runner.policy = rs.project.policy.clone();
-    let mut hooks = ProgramHooks::new(runner);
+    let mut hooks = ProgramHooks::new(runner, crate::error::warn);
     if let Some(e) = crate::extensions::refusal(&rs.project) {
         hooks.report(e);
     }

@@ -83,6 +83,7 @@ fn run_hooks(args: &BranchArgs, ctx: &Ctx, path: &Path) -> anyhow::Result<Option
         &args.hook,
         path,
         HookEvent::SessionBeforeTree,
+        crate::error::warn,
     );
     for w in &warnings {
         crate::error::warn(w);

@@ -9,20 +9,17 @@
 //!   their results recorded in call order, steering and follow-up messages, `max_turns`,
 //!   cancellation (the aborted answer is recorded as upstream records it).
 //! - [`event::Event`]: what happens, with the JSON form of upstream's JSON mode; an
-//!   [`Observer`] sees every event ([`render`] has the JSON and the human view).
+//!   [`Observer`] sees every event (the `pi` binary renders them as JSON or for people).
 //! - [`hooks`]: where other programs can take part (upstream's extension events that change
 //!   behaviour), and the queue of steering and follow-up messages.
-//! - [`rpc`]: RPC mode, where another program drives the session with JSON commands.
 //! - [`store`]: the session file, locked for the whole run.
 //! - [`setup`] and [`settings`]: what a run starts from.
 //!
-//! No command-line concerns here; `pi run` (`crate::cmd::run`) builds the runtime, handles
-//! signals and picks the view.
+//! No command-line concerns here; `pi run` builds the runtime, handles signals and picks the
+//! view.
 
 pub mod event;
 pub mod hooks;
-pub mod render;
-pub mod rpc;
 pub mod session;
 pub mod settings;
 pub mod setup;
@@ -34,11 +31,11 @@ pub use session::{AgentSession, Config, Credentials, Outcome, ToolExecution};
 
 /// An agent message (user, assistant, tool result, or a summary/custom message from the
 /// session), as JavaScript holds it.
-pub type Message = crate::context::value::Value;
+pub type Message = pi_ai::value::Value;
 
 /// A message from serde JSON (numbers and key order as JavaScript keeps them).
 pub fn message_from_json(j: &serde_json::Value) -> Message {
-    Message::parse(&crate::js::stringify(j)).unwrap_or_default()
+    Message::parse(&pi_base::js::stringify(j)).unwrap_or_default()
 }
 
 /// A message as serde JSON.

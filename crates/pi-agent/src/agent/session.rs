@@ -17,14 +17,14 @@ use super::{Message, Observer};
 use crate::compact::{Budget, NoPlan, Summarizer};
 use crate::compact::{Compact, CompactionReason, CompactionResult};
 use crate::context::tokens;
-use crate::context::value::{Obj, Value};
-use crate::js;
-use crate::llm::{
+use pi_ai::models::Registry;
+use pi_ai::value::{Obj, Value};
+use pi_ai::{
     AssistantMessage, Client, Options, StopReason, Target, ToolChoice, Usage, auth, overflow,
 };
-use crate::models::Registry;
-use crate::session::entry::jstr;
-use crate::tools::{CancelToken, Tool, ToolContext};
+use pi_base::js;
+use pi_session::entry::jstr;
+use pi_tools::{CancelToken, Tool, ToolContext};
 
 /// The text of `compaction_end.errorMessage` when an overflow comes back after one
 /// compaction and retry.
@@ -146,9 +146,9 @@ pub struct AgentSession<'c, H: Hooks, O: Observer> {
     pub(super) pending_custom: Vec<Message>,
     /// The context: agent messages as the model will see them next.
     pub messages: Vec<Message>,
-    pub(super) store: Option<FileStore>,
+    pub store: Option<FileStore>,
     pub observer: O,
-    pub(super) hooks: H,
+    pub hooks: H,
     pub(super) cancel: CancelToken,
     pub queue: Queue,
     /// The system prompt of the current run (`before_agent_start` may change it).
@@ -230,7 +230,7 @@ pub fn user_message_with(text: &str, images: Vec<Message>) -> Message {
     let mut m = Obj::new();
     m.set("role", Value::str("user"));
     m.set("content", Value::Arr(content));
-    m.set("timestamp", Value::Num(crate::clock::now_ms() as f64));
+    m.set("timestamp", Value::Num(pi_base::clock::now_ms() as f64));
     Value::Obj(m)
 }
 
@@ -291,6 +291,21 @@ impl<'c, H: Hooks, O: Observer> AgentSession<'c, H, O> {
             last_assistant: None,
             thrown: None,
         }
+    }
+
+    /// Works on another session from now on: its file (`store`; the old one is unlocked when
+    /// dropped), its context `messages` and the time of its latest compaction; messages
+    /// queued for the old session are dropped.
+    pub fn switch_to(
+        &mut self,
+        store: Option<FileStore>,
+        messages: Vec<Message>,
+        last_compaction_ms: Option<i64>,
+    ) {
+        self.store = store;
+        self.messages = messages;
+        self.last_compaction_ms = last_compaction_ms;
+        self.queue.clear();
     }
 
     /// Uses `queue` for steering and follow-up messages (keep a clone to feed the run from
@@ -767,7 +782,7 @@ impl<'c, H: Hooks, O: Observer> AgentSession<'c, H, O> {
             Compact::Use(r) => (r, true),
             Compact::Proceed => {
                 let level = self.config.thinking_level.clone();
-                let progress = |_: &crate::llm::Event| {};
+                let progress = |_: &pi_ai::Event| {};
                 let summarizer = Summarizer {
                     client: self.client,
                     target: &self.config.target,
@@ -801,7 +816,7 @@ impl<'c, H: Hooks, O: Observer> AgentSession<'c, H, O> {
         store.append_compaction(&result, from_hook)?;
         let (messages, t) = store.context()?;
         self.messages = messages;
-        self.last_compaction_ms = t.or(Some(crate::clock::now_ms()));
+        self.last_compaction_ms = t.or(Some(pi_base::clock::now_ms()));
         self.observer.messages_changed(&self.messages);
         Ok(Ok(result))
     }
@@ -908,9 +923,9 @@ impl<'c, H: Hooks, O: Observer> AgentSession<'c, H, O> {
             &model.api,
             &model.provider,
             &model.id,
-            crate::clock::now_ms(),
+            pi_base::clock::now_ms(),
         );
-        m.content.push(crate::llm::Block::Text {
+        m.content.push(pi_ai::Block::Text {
             text: String::new(),
             signature: None,
         });

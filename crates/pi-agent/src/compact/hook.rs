@@ -6,7 +6,7 @@ use std::future::Future;
 use serde_json::Value as Json;
 
 use super::Plan;
-use crate::session::append::NewEntry;
+use pi_session::append::NewEntry;
 
 /// Why a compaction runs (`compaction_start.reason`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

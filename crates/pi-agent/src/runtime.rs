@@ -9,8 +9,8 @@ use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
 
-use crate::llm::Client;
-use crate::tools::CancelToken;
+use pi_ai::Client;
+use pi_tools::CancelToken;
 
 /// Why the runtime or the client could not be made.
 #[derive(Debug, thiserror::Error)]
@@ -18,7 +18,7 @@ pub enum SetupError {
     #[error("cannot start the async runtime")]
     Runtime(#[source] std::io::Error),
     #[error(transparent)]
-    Client(#[from] crate::llm::client::ClientError),
+    Client(#[from] pi_ai::client::ClientError),
     #[error("the async runtime is unavailable")]
     Unavailable,
 }
@@ -94,6 +94,18 @@ pub enum Signal {
     HangUp,
 }
 
+impl Signal {
+    /// The exit status of a process ended by this signal, as shells report it (128 plus the
+    /// signal's number).
+    pub fn exit_code(self) -> u8 {
+        match self {
+            Signal::Interrupt => 130,
+            Signal::Terminate => 143,
+            Signal::HangUp => 129,
+        }
+    }
+}
+
 impl Signalled {
     pub fn get(&self) -> Option<Signal> {
         match self.0.load(Ordering::SeqCst) {
@@ -136,12 +148,12 @@ pub fn watch_signals(
                 _ = hup.recv() => Signal::HangUp,
             };
             if cancel.is_cancelled() && got == Signal::Interrupt {
-                crate::tools::bash::kill_all_running();
-                std::process::exit(i32::from(crate::error::ExitStatus::of_signal(got).code()));
+                pi_tools::bash::kill_all_running();
+                std::process::exit(i32::from(got.exit_code()));
             }
             signalled.set_first(got);
             if got != Signal::Interrupt {
-                crate::tools::bash::kill_all_running();
+                pi_tools::bash::kill_all_running();
             }
             cancel.cancel();
         }

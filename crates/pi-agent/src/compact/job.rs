@@ -16,16 +16,16 @@ use super::record::{self, Extra, RecordError};
 use super::{Budget, Compaction, NoPlan, Plan, Summarizer, SummaryError};
 use crate::context::settings::{DEFAULT_RESERVE_TOKENS, Settings as ContextSettings};
 use crate::context::tokens::{self, Need};
-use crate::context::value::Value;
 use crate::context::{self as ctx};
-use crate::js;
-use crate::llm::config::{self, ModelError, Settings as LlmSettings};
-use crate::llm::{Event, Target};
-use crate::models::Registry;
 use crate::runtime::{self, SetupError};
-use crate::session::append::AppendError;
-use crate::session::store::{EntryLookupError, OpenError};
-use crate::session::{Kind, Session};
+use pi_ai::config::{self, ModelError, Settings as LlmSettings};
+use pi_ai::models::Registry;
+use pi_ai::value::Value;
+use pi_ai::{Event, Target};
+use pi_base::js;
+use pi_session::append::AppendError;
+use pi_session::store::{EntryLookupError, OpenError};
+use pi_session::{Kind, Session};
 
 /// What the user asked for, the same for every session of the job.
 #[derive(Debug, Clone, Default)]
@@ -147,7 +147,7 @@ pub fn skipped(reason: &str, message: impl Into<String>) -> Map<String, Json> {
 /// `Some(record)` when the session at `path` is to be skipped without reading it: another
 /// process holds its lock, or it must be migrated first.
 pub fn probe(path: &Path) -> Result<Option<Map<String, Json>>, AppendError> {
-    match crate::session::append::Appender::try_open(path, None) {
+    match pi_session::append::Appender::try_open(path, None) {
         Ok(Some(_)) => Ok(None),
         Ok(None) => Ok(Some(skipped(
             "locked",
@@ -314,7 +314,7 @@ impl Job {
                 .map(|t| format!("{}/{}", t.model.provider, t.model.id));
             return Ok(Outcome::Planned(record::plan_record(&o.s, &plan, model)));
         }
-        if o.s.version() < crate::session::VERSION {
+        if o.s.version() < pi_session::VERSION {
             // Found before asking a model: such a file cannot be appended to.
             return Err(JobError::Append(AppendError::OldVersion {
                 path: path.to_owned(),

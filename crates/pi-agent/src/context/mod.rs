@@ -30,9 +30,9 @@ pub use pi_ai::{transform, value};
 
 use std::io;
 
-use crate::clock;
-use crate::json;
-use crate::session::{Kind, Session};
+use pi_base::clock;
+use pi_base::json;
+use pi_session::{Kind, Session};
 use value::{Obj, Value};
 
 /// What a path says besides its messages: the settings in effect at its end.

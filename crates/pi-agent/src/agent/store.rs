@@ -21,11 +21,11 @@ use serde_json::json;
 use super::Message;
 use crate::compact::CompactionResult;
 use crate::compact::{self, Budget, NoPlan, Plan};
-use crate::context::value::Value;
-use crate::session::Session;
-use crate::session::append::{AppendError, Appender, NewEntry, Parent};
-use crate::session::entry::jstr;
-use crate::{clock, js, json, rng};
+use pi_ai::value::Value;
+use pi_base::{clock, ids as rng, js, json};
+use pi_session::Session;
+use pi_session::append::{AppendError, Appender, NewEntry, Parent};
+use pi_session::entry::jstr;
 
 /// Why the session could not be opened for the run.
 #[derive(Debug, thiserror::Error)]
@@ -220,7 +220,7 @@ pub fn new_header(cwd: &str) -> (String, Vec<u8>, i64) {
 pub fn create(dir: &Path, cwd: &str) -> anyhow::Result<(PathBuf, Vec<u8>)> {
     let (id, header, now) = new_header(cwd);
     let path = dir.join(format!("{}_{id}.jsonl", clock::file_stamp(now)));
-    let _private = crate::private::PrivateUmask::set(); // 0600 (new folders 0700)
+    let _private = pi_base::fs::PrivateUmask::set(); // 0600 (new folders 0700)
     pi_base::fs::write_with(&path, false, |w| {
         w.write_all(&header)?;
         w.write_all(b"\n")

@@ -10,10 +10,10 @@ use serde_json::Value as Json;
 
 use super::Message;
 use crate::compact::{CompactionReason, CompactionResult};
-use crate::context::value::Value;
-use crate::js;
-use crate::llm::{self, AssistantMessage};
-use crate::tools::{ToolOutput, ToolResult};
+use pi_ai::value::Value;
+use pi_ai::{self as llm, AssistantMessage};
+use pi_base::js;
+use pi_tools::{ToolOutput, ToolResult};
 
 /// One event of a run.
 #[derive(Debug, Clone, Copy)]
@@ -100,13 +100,13 @@ struct Obj(Vec<u8>);
 impl Obj {
     fn new(ty: &str) -> Obj {
         let mut o = Obj(b"{\"type\":".to_vec());
-        crate::json::write_str(&mut o.0, ty);
+        pi_base::json::write_str(&mut o.0, ty);
         o
     }
 
     fn raw(mut self, key: &str, value: &[u8]) -> Obj {
         self.0.push(b',');
-        crate::json::write_str(&mut self.0, key);
+        pi_base::json::write_str(&mut self.0, key);
         self.0.push(b':');
         self.0.extend_from_slice(value);
         self
@@ -114,7 +114,7 @@ impl Obj {
 
     fn str(self, key: &str, value: &str) -> Obj {
         let mut v = Vec::new();
-        crate::json::write_str(&mut v, value);
+        pi_base::json::write_str(&mut v, value);
         self.raw(key, &v)
     }
 
@@ -282,7 +282,7 @@ impl Event<'_> {
                 if let Some(r) = result {
                     let mut v = Obj(b"{".to_vec());
                     v.0.extend_from_slice(b"\"summary\":");
-                    crate::json::write_str(&mut v.0, &r.summary);
+                    pi_base::json::write_str(&mut v.0, &r.summary);
                     let v = v
                         .str("firstKeptEntryId", &r.first_kept_entry_id)
                         .num("tokensBefore", r.tokens_before)

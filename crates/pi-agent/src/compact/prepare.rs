@@ -6,9 +6,9 @@ use std::io;
 
 use super::text::FileOps;
 use crate::context::tokens;
-use crate::context::value::Value;
 use crate::context::{self, js_date};
-use crate::session::{Kind, Session};
+use pi_ai::value::Value;
+use pi_session::{Kind, Session};
 
 /// `compaction.reserveTokens` and `compaction.keepRecentTokens`, and the context window
 /// of the model that writes the summary (what a summary request can carry).
@@ -67,7 +67,7 @@ pub struct Item {
 
 /// The agent message of an entry, for summaries (upstream's `getMessageFromEntry`).
 pub fn entry_message(kind: Kind, e: &Value) -> Option<Value> {
-    use crate::context::value::Obj;
+    use pi_ai::value::Obj;
     let mut m = Obj::new();
     match kind {
         Kind::Message => return e.get("message").filter(|m| m.truthy()).cloned(),

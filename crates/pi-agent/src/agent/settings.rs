@@ -42,7 +42,7 @@ impl Default for Settings {
             base_delay_ms: 2000,
             compaction_enabled: true,
             reserve_tokens: crate::context::settings::DEFAULT_RESERVE_TOKENS,
-            keep_recent_tokens: crate::llm::config::DEFAULT_KEEP_RECENT_TOKENS,
+            keep_recent_tokens: pi_ai::config::DEFAULT_KEEP_RECENT_TOKENS,
             block_images: false,
             auto_resize_images: true,
             shell_path: None,
@@ -63,7 +63,7 @@ impl Settings {
     /// The settings in effect for `cwd`; problems with the files are returned as warnings
     /// (the files are then ignored).
     pub fn load(agent_dir: &Path, cwd: &Path) -> (Settings, Vec<String>) {
-        let (m, warnings) = crate::llm::config::merged(agent_dir, cwd);
+        let (m, warnings) = pi_ai::config::merged(agent_dir, cwd);
         (Settings::from_map(&m), warnings)
     }
 

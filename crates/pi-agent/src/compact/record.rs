@@ -6,10 +6,10 @@ use std::path::Path;
 use serde_json::{Map, Value as Json, json};
 
 use super::{Compaction, Plan};
-use crate::js;
-use crate::session::Session;
-use crate::session::append::{AppendError, Appender, NewEntry, Parent};
-use crate::session::entry::jstr;
+use pi_base::js;
+use pi_session::Session;
+use pi_session::append::{AppendError, Appender, NewEntry, Parent};
+use pi_session::entry::jstr;
 
 /// What a hook added to a compaction: its `details` (the entry is then `fromHook`), and
 /// entries to append after it.

@@ -33,7 +33,7 @@ impl Default for Settings {
 impl Settings {
     pub fn load(agent_dir: &Path, cwd: &Path) -> Settings {
         let mut s = Settings::default();
-        let (merged, warnings) = crate::config::settings(agent_dir, cwd);
+        let (merged, warnings) = pi_base::config::settings(agent_dir, cwd);
         s.warnings = warnings;
         let get = |a: &str, b: &str| merged.get(a).and_then(|v| v.get(b));
         if let Some(b) = get("compaction", "enabled").and_then(Value::as_bool) {

@@ -4,8 +4,8 @@
 use super::prepare::{Plan, Span};
 use super::text::{self, FileOps};
 use crate::context::llm;
-use crate::context::value::{Obj, Value};
-use crate::llm::{Client, Event, LlmError, Options, Request, Target};
+use pi_ai::value::{Obj, Value};
+use pi_ai::{Client, Event, LlmError, Options, Request, Target};
 
 /// A model to summarize with, and how to call it.
 pub struct Summarizer<'a> {
@@ -42,7 +42,7 @@ impl SummaryError {
     }
 
     /// The model could not be reached: no connection, or no answer in time, after the
-    /// retries (the messages `crate::llm::Client` gives these failures). A run over many
+    /// retries (the messages `pi_ai::Client` gives these failures). A run over many
     /// sessions takes a few of these in a row to mean the model is down.
     pub fn is_unreachable(&self) -> bool {
         matches!(self, SummaryError::Failed { error, .. }
@@ -70,7 +70,7 @@ pub fn request(prompt: &str) -> Request {
     let mut m = Obj::new();
     m.set("role", Value::str("user"));
     m.set("content", Value::Arr(vec![Value::Obj(block)]));
-    m.set("timestamp", Value::Num(crate::clock::now_ms() as f64));
+    m.set("timestamp", Value::Num(pi_base::clock::now_ms() as f64));
     Request {
         system_prompt: Some(text::SYSTEM_PROMPT.to_owned()),
         messages: vec![Value::Obj(m)],
@@ -143,7 +143,7 @@ impl Summarizer<'_> {
     ) -> Result<String, SummaryError> {
         let req = request(&prompt);
         let progress = self.progress;
-        let mut sink = |e: &Event, _: &crate::llm::AssistantMessage| progress(e);
+        let mut sink = |e: &Event, _: &pi_ai::AssistantMessage| progress(e);
         let reply = self
             .client
             .stream(self.target, &req, &opts, &mut sink)

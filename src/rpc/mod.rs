@@ -21,17 +21,17 @@ use std::rc::Rc;
 use serde_json::{Map, Value as Json, json};
 use tokio::sync::mpsc;
 
-use super::event::Event;
-use super::hooks::{Hooks, Mode, Queue};
-use super::render::JsonLines;
-use super::session::{AgentSession, Expander, user_message_with};
-use super::store::role;
-use super::{Message, Observer};
 use crate::context::value::Value;
 use crate::llm::{Target, auth};
 use crate::models::{self, THINKING_LEVELS};
+use crate::render::run::JsonLines;
 use crate::session::entry::jstr;
 use crate::tools::CancelToken;
+use pi_agent::agent::event::Event;
+use pi_agent::agent::hooks::{Hooks, Mode, Queue};
+use pi_agent::agent::session::{AgentSession, Expander, user_message_with};
+use pi_agent::agent::store::role;
+use pi_agent::agent::{Message, Observer};
 
 mod ops;
 pub use ops::commands_json;
@@ -302,7 +302,7 @@ fn images(body: &Map<String, Json>) -> Result<Vec<Message>, String> {
                     .into(),
             );
         }
-        out.push(super::message_from_json(i));
+        out.push(pi_agent::agent::message_from_json(i));
     }
     Ok(out)
 }
@@ -834,8 +834,8 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
             () = signals.cancelled() => return Ok(Some(Stop::Signal)),
         };
         let prepared = match accepted {
-            Ok(super::session::Accepted::Prompt(p)) => p,
-            Ok(super::session::Accepted::Handled) => {
+            Ok(pi_agent::agent::session::Accepted::Prompt(p)) => p,
+            Ok(pi_agent::agent::session::Accepted::Handled) => {
                 respond(&self.out, &cmd.id, "prompt", Ok(None));
                 return Ok(None);
             }
@@ -1085,5 +1085,5 @@ const KNOWN: &[&str] = &[
 ];
 
 fn messages_json(ms: &[Message]) -> Json {
-    Json::Array(ms.iter().map(super::message_to_json).collect())
+    Json::Array(ms.iter().map(pi_agent::agent::message_to_json).collect())
 }

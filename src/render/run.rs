@@ -5,11 +5,11 @@
 use std::borrow::Cow;
 use std::io::{IsTerminal, Write};
 
-use super::Observer;
-use super::event::Event;
 use crate::llm;
 use crate::output::{escape, escape_text};
 use crate::progress::Spinner;
+use pi_agent::agent::Observer;
+use pi_agent::agent::event::Event;
 
 /// JSON mode: every event as a line. A closed output stops the printing, not the run.
 pub struct JsonLines<W: Write> {
@@ -154,7 +154,7 @@ impl Observer for Human {
                 }
                 _ => {}
             },
-            Event::MessageEnd { message } if super::store::is_assistant(message) => {
+            Event::MessageEnd { message } if pi_agent::agent::store::is_assistant(message) => {
                 self.end_line();
             }
             Event::ToolExecutionStart { name, args, .. } => {
@@ -248,7 +248,7 @@ pub struct Totals {
 
 impl Totals {
     /// Adds the usage of an assistant message.
-    pub fn add(&mut self, message: &super::Message) {
+    pub fn add(&mut self, message: &pi_agent::agent::Message) {
         let Some(u) = message.get("usage") else {
             return;
         };
@@ -323,14 +323,14 @@ impl<O: Observer> Tally<O> {
 impl<O: Observer> Observer for Tally<O> {
     fn event(&mut self, e: &Event<'_>) {
         if let Event::MessageEnd { message } = e
-            && super::store::is_assistant(message)
+            && pi_agent::agent::store::is_assistant(message)
         {
             self.totals.add(message);
         }
         self.view.event(e);
     }
 
-    fn messages_changed(&mut self, messages: &[super::Message]) {
+    fn messages_changed(&mut self, messages: &[pi_agent::agent::Message]) {
         self.view.messages_changed(messages);
     }
 }

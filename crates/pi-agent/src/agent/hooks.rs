@@ -16,7 +16,7 @@ use serde_json::Value as Json;
 
 use super::Message;
 use crate::compact::BeforeCompact;
-use crate::tools::ToolResult;
+use pi_tools::ToolResult;
 
 /// What the `input` hook does with a prompt.
 #[derive(Debug, Clone, PartialEq)]
@@ -79,7 +79,7 @@ impl Effects {
 pub trait Hooks: BeforeCompact {
     /// The token that cancels the run (hooks still running are stopped with it); told
     /// again whenever the session gets a new one.
-    fn use_cancel(&mut self, cancel: &crate::tools::CancelToken) {
+    fn use_cancel(&mut self, cancel: &pi_tools::CancelToken) {
         let _ = cancel;
     }
 
@@ -292,7 +292,7 @@ impl Queue {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::context::value::Value;
+    use pi_ai::value::Value;
 
     #[test]
     fn queue_modes() {

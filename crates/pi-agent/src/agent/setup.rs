@@ -1,13 +1,13 @@
 //! What a run is set up from, decided as the reference decides it at startup: the prompt's
 //! template or skill expansion, and the thinking level (the system prompt is
-//! `crate::prompt::system::Sources`).
+//! `pi_prompt::system::Sources`).
 
 use std::path::PathBuf;
 
-use crate::models::{Details, Model, clamp_thinking_level};
-use crate::prompt::resources::Resources;
-use crate::prompt::skills::{self, ExpandError};
-use crate::prompt::templates;
+use pi_ai::models::{Details, Model, clamp_thinking_level};
+use pi_prompt::resources::Resources;
+use pi_prompt::skills::{self, ExpandError};
+use pi_prompt::templates;
 
 /// Why a prompt could not be expanded.
 #[derive(Debug, thiserror::Error)]
@@ -62,7 +62,7 @@ pub fn thinking_level(
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::models::Source;
+    use pi_ai::models::Source;
 
     fn model(reasoning: bool) -> Model {
         Model {

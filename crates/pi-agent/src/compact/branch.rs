@@ -12,13 +12,13 @@ use super::job::{JobError, Watch};
 use super::prepare::entry_message;
 use super::text::FileOps;
 use crate::context::tokens;
-use crate::context::value::Value;
-use crate::llm::config::{self, Settings as LlmSettings};
-use crate::models::Registry;
 use crate::runtime;
-use crate::session::append::{Appender, NewEntry, Parent};
-use crate::session::entry::jstr;
-use crate::session::{Kind, Session};
+use pi_ai::config::{self, Settings as LlmSettings};
+use pi_ai::models::Registry;
+use pi_ai::value::Value;
+use pi_session::append::{Appender, NewEntry, Parent};
+use pi_session::entry::jstr;
+use pi_session::{Kind, Session};
 
 /// The entries between the old leaf and the common ancestor with the target, oldest first,
 /// and that ancestor. `target` `None` is a new root (no ancestor in common).
@@ -275,7 +275,7 @@ impl BranchSummary {
         let instructions = self.instructions.clone();
         let (rt, client) = self.rt.with_client()?;
         watch.summarizing(&format!("summarizing the branch with {model}"));
-        let progress = |e: &crate::llm::Event| watch.event(e);
+        let progress = |e: &pi_ai::Event| watch.event(e);
         let summarizer = Summarizer {
             client,
             target: &target,

@@ -15,9 +15,9 @@ use super::hooks::{self, Hooks};
 use super::session::{AgentSession, ToolExecution};
 use super::{Message, Observer};
 use crate::context::llm as llm_messages;
-use crate::context::value::Value;
-use crate::llm::{self, AssistantMessage, Block, Request, StopReason};
-use crate::tools::{OnUpdate, Ready, ToolOutput, ToolResult};
+use pi_ai::value::Value;
+use pi_ai::{self as llm, AssistantMessage, Block, Request, StopReason};
+use pi_tools::{OnUpdate, Ready, ToolOutput, ToolResult};
 
 /// How a loop ended early.
 pub(super) enum Stop {
@@ -61,8 +61,8 @@ fn tool_calls(m: &AssistantMessage) -> Vec<Call> {
 
 /// A `toolResult` message.
 fn result_message(call: &Call, r: &ToolResult) -> Message {
-    let v = r.to_message(&call.id, &call.name, crate::clock::now_ms());
-    Value::parse(&crate::js::stringify(&v)).unwrap_or_default()
+    let v = r.to_message(&call.id, &call.name, pi_base::clock::now_ms());
+    Value::parse(&pi_base::js::stringify(&v)).unwrap_or_default()
 }
 
 /// What a running tool reports.
@@ -248,7 +248,7 @@ impl<H: Hooks, O: Observer> AgentSession<'_, H, O> {
             Some(m) => m,
             None => {
                 let mut m = latest.unwrap_or_else(|| {
-                    AssistantMessage::for_target(target, crate::clock::now_ms())
+                    AssistantMessage::for_target(target, pi_base::clock::now_ms())
                 });
                 m.fail(StopReason::Aborted, "Request was aborted".to_owned());
                 m

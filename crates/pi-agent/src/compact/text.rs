@@ -7,8 +7,8 @@
 
 use std::collections::BTreeSet;
 
-use crate::context::value::Value;
-use crate::js;
+use pi_ai::value::Value;
+use pi_base::js;
 
 /// Tool results are cut to this many characters (UTF-16 code units) in a summary request.
 pub const TOOL_RESULT_MAX_CHARS: usize = 2000;

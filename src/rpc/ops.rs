@@ -216,10 +216,7 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
         cwd: &Path,
     ) {
         let old = self.info.session_file.clone();
-        self.session.store = store;
-        self.session.messages = messages;
-        self.session.last_compaction_ms = last_compaction;
-        self.session.queue.clear();
+        self.session.switch_to(store, messages, last_compaction);
         let file = self.session.store.as_ref().map(|s| s.path().to_owned());
         let ctx = Arc::make_mut(&mut self.session.config.tool_ctx);
         ctx.session_file = file.clone();

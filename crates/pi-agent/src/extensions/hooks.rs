@@ -26,8 +26,8 @@ use super::process::{self, RunError, Spec};
 use crate::agent::Message;
 use crate::agent::hooks::{Effects, HookError, Hooks, Input, ToolCall};
 use crate::compact::{Compact, CompactionReason, CompactionResult, Plan};
-use crate::js;
-use crate::tools::{CancelToken, Content, ToolResult};
+use pi_base::js;
+use pi_tools::{CancelToken, Content, ToolResult};
 
 use crate::agent::{message_from_json as from_json, message_to_json as to_json};
 
@@ -186,7 +186,7 @@ fn custom_message(v: &Json) -> Result<Message, String> {
     if let Some(d) = o.get("details") {
         m.insert("details".into(), d.clone());
     }
-    m.insert("timestamp".into(), json!(crate::clock::now_ms()));
+    m.insert("timestamp".into(), json!(pi_base::clock::now_ms()));
     Ok(from_json(&Json::Object(m)))
 }
 
@@ -269,9 +269,9 @@ fn take_extras(answer: &mut Map<String, Json>, fx: &mut Effects) -> Result<(), S
 
 /// The entries hooks asked for outside a run (`pi compact`, `pi session branch`): `custom`
 /// and `custom_message` entries chained after the command's own entry.
-pub fn effect_entries(fx: &Effects) -> Vec<crate::session::append::NewEntry> {
-    use crate::session::append::{NewEntry, Parent};
-    use crate::session::entry::jstr;
+pub fn effect_entries(fx: &Effects) -> Vec<pi_session::append::NewEntry> {
+    use pi_session::append::{NewEntry, Parent};
+    use pi_session::entry::jstr;
     let mut out = Vec::new();
     for (ty, data) in &fx.entries {
         out.push(
@@ -297,6 +297,9 @@ pub struct ProgramHooks {
     pub runner: Runner,
     cancel: Option<CancelToken>,
     fx: Effects,
+    /// Told of every failure as it happens (the caller prints it; the failures are also
+    /// collected for the run's events).
+    warn: fn(&str),
 }
 
 /// How a hook's failure is described.
@@ -305,17 +308,19 @@ fn failure_text(h: &HookSpec, error: &str) -> String {
 }
 
 impl ProgramHooks {
-    pub fn new(runner: Runner) -> ProgramHooks {
+    /// Hooks run by `runner`; `warn` is told of each failure as it happens.
+    pub fn new(runner: Runner, warn: fn(&str)) -> ProgramHooks {
         ProgramHooks {
             runner,
             cancel: None,
             fx: Effects::default(),
+            warn,
         }
     }
 
     /// Records a failure; `true` when it stops what the hook guards.
     fn failed(&mut self, h: &HookSpec, error: String) -> bool {
-        crate::error::warn(&failure_text(h, &error));
+        (self.warn)(&failure_text(h, &error));
         self.fx.errors.push(HookError {
             hook: h.command.clone(),
             event: h.event.as_str().to_owned(),
@@ -533,7 +538,7 @@ pub async fn before_compact(
 /// The hooks of `event` for the session at `path` whose working directory is `cwd`: those of
 /// the global settings, of the project's when it is trusted, and of `flags`, run in `cwd` (in
 /// `fallback_cwd` when `cwd` is gone). `None` when there are none; then the warnings met
-/// (an untrusted project's refusal among them).
+/// (an untrusted project's refusal among them). `warn` is told of the hooks' failures.
 pub fn for_session(
     agent_dir: &Path,
     cwd: &Path,
@@ -541,6 +546,7 @@ pub fn for_session(
     flags: &[String],
     path: &Path,
     event: HookEvent,
+    warn: fn(&str),
 ) -> (Option<ProgramHooks>, Vec<String>) {
     let project = Project::load(agent_dir, cwd);
     let mut warnings = project.warnings.clone();
@@ -553,7 +559,7 @@ pub fn for_session(
     let run_in = if cwd.is_dir() { cwd } else { fallback_cwd };
     let mut runner = Runner::new(set, run_in.to_owned(), Some(path.to_owned()));
     runner.policy = project.policy;
-    (Some(ProgramHooks::new(runner)), warnings)
+    (Some(ProgramHooks::new(runner, warn)), warnings)
 }
 
 impl crate::compact::BeforeCompact for ProgramHooks {
@@ -566,7 +572,7 @@ impl crate::compact::BeforeCompact for ProgramHooks {
         before_compact(self, plan, reason, instructions).await
     }
 
-    fn take_entries(&mut self) -> Vec<crate::session::append::NewEntry> {
+    fn take_entries(&mut self) -> Vec<pi_session::append::NewEntry> {
         effect_entries(&self.take())
     }
 }
@@ -584,7 +590,7 @@ pub enum Tree {
 /// `target` (`None`: a new root): `targetId`, `oldLeafId`, `commonAncestorId`,
 /// `entriesToSummarize` (the entries left behind, oldest first), `userWantsSummary`.
 pub fn tree_preparation(
-    s: &crate::session::Session,
+    s: &pi_session::Session,
     target: Option<u32>,
     user_wants_summary: bool,
 ) -> std::io::Result<Json> {
