@@ -137,7 +137,7 @@ pub fn main() -> u8 {
         Err(e) => return clap_error(&e, &cmd),
     };
     output::set_color_when(cli.color);
-    crate::session::pending::on_recover(|r| {
+    pi_session::pending::on_recover(|r| {
         let restored = match &r.leaf {
             Some(l) => format!("the leaf is back at {l}"),
             None => "the leaf is back at the start".to_owned(),
@@ -152,7 +152,7 @@ pub fn main() -> u8 {
             r.id
         ));
     });
-    crate::session::append::on_wait(|path| {
+    pi_session::append::on_wait(|path| {
         if std::io::stderr().is_terminal() {
             error::note(&format!(
                 "waiting for another writer to release {}",

@@ -22,8 +22,6 @@ pub enum ExitStatus {
     Terminated,
     /// 129: hung up (SIGHUP).
     HungUp,
-    /// Another program's status, passed on (`pi foo` running `pi-foo`).
-    External(u8),
 }
 
 impl ExitStatus {
@@ -36,16 +34,15 @@ impl ExitStatus {
             ExitStatus::Interrupted => 130,
             ExitStatus::Terminated => 143,
             ExitStatus::HungUp => 129,
-            ExitStatus::External(c) => c,
         }
     }
 
     /// The status of a run ended by `signal`.
-    pub fn of_signal(signal: crate::runtime::Signal) -> ExitStatus {
+    pub fn of_signal(signal: pi_agent::runtime::Signal) -> ExitStatus {
         match signal {
-            crate::runtime::Signal::Interrupt => ExitStatus::Interrupted,
-            crate::runtime::Signal::Terminate => ExitStatus::Terminated,
-            crate::runtime::Signal::HangUp => ExitStatus::HungUp,
+            pi_agent::runtime::Signal::Interrupt => ExitStatus::Interrupted,
+            pi_agent::runtime::Signal::Terminate => ExitStatus::Terminated,
+            pi_agent::runtime::Signal::HangUp => ExitStatus::HungUp,
         }
     }
 }
@@ -116,9 +113,9 @@ fn pipe_closed(e: &(dyn std::error::Error + 'static)) -> bool {
 
 /// The status and hint of one error of a chain, when its type says them.
 fn classify(e: &(dyn std::error::Error + 'static)) -> Option<(ExitStatus, Option<String>)> {
-    use crate::compact::job::JobError;
-    use crate::llm::config::{ModelError, SelectError};
-    use crate::session::{
+    use pi_agent::compact::job::JobError;
+    use pi_ai::config::{ModelError, SelectError};
+    use pi_session::{
         append::AppendError, entry::InputError, find::ClaimError, find::FindError,
         store::EntryLookupError, store::NotASession, store::OpenError,
     };
@@ -223,16 +220,16 @@ fn classify(e: &(dyn std::error::Error + 'static)) -> Option<(ExitStatus, Option
             ),
         });
     }
-    if let Some(o) = e.downcast_ref::<crate::agent::store::OpenError>() {
+    if let Some(o) = e.downcast_ref::<pi_agent::agent::store::OpenError>() {
         return match o {
-            crate::agent::store::OpenError::Busy(_) => Some((
+            pi_agent::agent::store::OpenError::Busy(_) => Some((
                 ExitStatus::Failure,
                 Some(
                     "wait for the other run to end, or continue another branch with `pi session fork`"
                         .into(),
                 ),
             )),
-            crate::agent::store::OpenError::Append(a) => classify(a),
+            pi_agent::agent::store::OpenError::Append(a) => classify(a),
         };
     }
     if let Some(j) = e.downcast_ref::<JobError>() {
@@ -242,10 +239,10 @@ fn classify(e: &(dyn std::error::Error + 'static)) -> Option<(ExitStatus, Option
 }
 
 /// The status and hint of a failed compaction or branch summary.
-fn job_status(j: &crate::compact::job::JobError) -> (ExitStatus, Option<String>) {
-    use crate::compact::NoPlan;
-    use crate::compact::job::JobError;
-    use crate::compact::record::RecordError;
+fn job_status(j: &pi_agent::compact::job::JobError) -> (ExitStatus, Option<String>) {
+    use pi_agent::compact::NoPlan;
+    use pi_agent::compact::job::JobError;
+    use pi_agent::compact::record::RecordError;
     let from_inner =
         |e: &(dyn std::error::Error + 'static)| classify(e).unwrap_or((ExitStatus::Failure, None));
     match j {

@@ -101,16 +101,11 @@ pub struct Filter {
 /// Line and column (1-based, characters) of `part` inside `whole`.
 fn position(whole: &str, part: &str) -> (usize, usize) {
     let start = jaq_core::load::span(whole, part).start.min(whole.len());
-    let (l, c) = crate::json::line_col(whole.as_bytes(), start);
+    let (l, c) = pi_base::json::line_col(whole.as_bytes(), start);
     (l, c)
 }
 
 impl Filter {
-    /// Compiles a jq program, with an error message that points into it.
-    pub fn compile(code: &str) -> Result<Filter, String> {
-        Filter::with_globals(code, &Globals::default())
-    }
-
     /// Compiles a jq program that may use the variables of `globals` (and `$ENV`, `$ARGS`).
     pub fn with_globals(code: &str, globals: &Globals) -> Result<Filter, String> {
         let ours = jaq_core::load::parse(DEFS, |p| p.defs())
@@ -388,7 +383,7 @@ mod tests {
         let err = Filter::with_globals("$missing", &g).err().unwrap();
         assert!(err.contains("undefined variable '$missing'"), "{err}");
         // Slurped values.
-        let f = Filter::compile("map(.a) | add").unwrap();
+        let f = Filter::with_globals("map(.a) | add", &Globals::default()).unwrap();
         let vals = vec![parse(br#"{"a":1}"#).unwrap(), parse(br#"{"a":2}"#).unwrap()];
         let out = f.run_value(array(vals)).unwrap();
         assert_eq!(out.len(), 1);
@@ -397,7 +392,7 @@ mod tests {
 
     #[test]
     fn filters_see_lone_surrogates_as_replacement_characters() {
-        let f = Filter::compile(".a").unwrap();
+        let f = Filter::with_globals(".a", &Globals::default()).unwrap();
         let (_, out) = f.run(br#"{"a":"x\ud800y"}"#).unwrap();
         let mut w = Vec::new();
         write(&mut w, &out[0], true).unwrap();

@@ -3,14 +3,14 @@
 //! only when stderr is a terminal, so stdout (JSONL or text) and redirected stderr never see
 //! them.
 //!
-//! ```no_run
-//! let spinner = pi::progress::Spinner::start("summarizing").with_counter("characters");
+//! ```text
+//! let spinner = progress::Spinner::start("summarizing").with_counter("characters");
 //! spinner.inc(120); // ⠹ summarizing (120 characters)
 //! spinner.set_message("retrying in 2.0 s");
 //! spinner.println("a line above the spinner");
 //! drop(spinner); // the line is cleared
 //!
-//! let bar = pi::progress::Bar::new(10);
+//! let bar = progress::Bar::new(10);
 //! bar.set_message("019b7ca9 Quick start");
 //! bar.inc(1); // ⠹  1/10 ██░░░░░░░░░░░░░░░░░░ 019b7ca9 Quick start
 //! bar.suspend(|| eprintln!("a line above the bar"));
@@ -197,11 +197,6 @@ impl Bar {
         Bar { live: None }
     }
 
-    /// Whether the bar draws (stderr is a terminal).
-    pub fn is_active(&self) -> bool {
-        self.live.is_some()
-    }
-
     /// Shows `message` after the bar.
     pub fn set_message(&self, message: impl Into<String>) {
         if let Some(bar) = &self.live {
@@ -271,6 +266,22 @@ impl Drop for Spinner {
 mod tests {
     use super::*;
 
+    /// The use the module documentation shows runs as written (off a terminal, nothing is
+    /// drawn).
+    #[test]
+    fn the_documented_use_runs() {
+        let spinner = Spinner::start("summarizing").with_counter("characters");
+        spinner.inc(120);
+        spinner.set_message("retrying in 2.0 s");
+        spinner.println("a line above the spinner");
+        drop(spinner);
+        let bar = Bar::new(10);
+        bar.set_message("019b7ca9 Quick start");
+        bar.inc(1);
+        bar.suspend(|| eprintln!("a line above the bar"));
+        drop(bar);
+    }
+
     /// Without a terminal nothing draws, and every call is safe.
     #[test]
     fn hidden_spinner_is_inert() {
@@ -281,7 +292,7 @@ mod tests {
         s.clear();
         s.set_message("again");
         let b = Bar::hidden();
-        assert!(!b.is_active());
+        assert!(b.live.is_none());
         b.set_message("item");
         b.inc(1);
         assert_eq!(b.suspend(|| 7), 7);

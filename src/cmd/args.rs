@@ -152,7 +152,7 @@ impl ScopeArgs {
     /// The session directories in scope.
     pub fn dirs(&self, ctx: &super::Ctx) -> anyhow::Result<Vec<PathBuf>> {
         Ok(if self.all {
-            crate::session::find::all_session_dirs(&ctx.dirs)
+            pi_session::find::all_session_dirs(&ctx.dirs)
         } else {
             vec![ctx.dirs.session_dir_for(&ctx.cwd_arg(self.cwd.as_deref())?)]
         })
@@ -163,7 +163,7 @@ impl ScopeArgs {
         let files: Vec<PathBuf> = self
             .dirs(ctx)?
             .iter()
-            .flat_map(|d| crate::session::find::jsonl_files(d))
+            .flat_map(|d| pi_session::find::jsonl_files(d))
             .collect();
         Ok(newest_first(files))
     }
@@ -189,11 +189,11 @@ pub fn newest_first(files: Vec<PathBuf>) -> Vec<PathBuf> {
 pub struct RangeArgs {
     /// From DATE on: YYYY-MM-DD or YYYYMMDD (a whole day), an ISO 8601 timestamp, or an
     /// age such as 12h, 7d, 2w
-    #[arg(long, value_name = "DATE", value_parser = crate::dates::DateArg::parse)]
-    pub since: Option<crate::dates::DateArg>,
+    #[arg(long, value_name = "DATE", value_parser = pi_session::usage::dates::DateArg::parse)]
+    pub since: Option<pi_session::usage::dates::DateArg>,
     /// Up to DATE (a day counts whole); same forms as --since
-    #[arg(long, value_name = "DATE", value_parser = crate::dates::DateArg::parse)]
-    pub until: Option<crate::dates::DateArg>,
+    #[arg(long, value_name = "DATE", value_parser = pi_session::usage::dates::DateArg::parse)]
+    pub until: Option<pi_session::usage::dates::DateArg>,
 }
 
 /// A whole number above 0 (token counts, turns).
@@ -252,7 +252,7 @@ impl SystemPromptArgs {
     /// A file that cannot be read is a usage error (exit status 2).
     pub fn custom(&self, base: &Path) -> anyhow::Result<Option<String>> {
         if let Some(f) = &self.system_prompt_file {
-            return crate::prompt::read_text(&base.join(f))
+            return pi_prompt::read_text(&base.join(f))
                 .map(Some)
                 .map_err(|e| crate::error::usage(format!("cannot read {}: {e}", f.display())));
         }
@@ -261,7 +261,7 @@ impl SystemPromptArgs {
         let custom = self
             .system_prompt
             .as_deref()
-            .map(|v| crate::prompt::file_or_literal(v, base, &mut warnings).unwrap_or_default());
+            .map(|v| pi_prompt::file_or_literal(v, base, &mut warnings).unwrap_or_default());
         for w in &warnings {
             crate::error::warn(w);
         }
@@ -312,9 +312,9 @@ impl DateRangeArgs {
     }
 }
 
-/// A `--since`/`--until` value (see [`crate::clock::parse_bound`]).
+/// A `--since`/`--until` value (see [`pi_base::clock::parse_bound`]).
 pub fn date_bound(arg: &str) -> Result<(i64, i64), String> {
-    crate::clock::parse_bound(arg).ok_or_else(|| {
+    pi_base::clock::parse_bound(arg).ok_or_else(|| {
         "expected a date (YYYY-MM-DD) or an ISO-8601 timestamp (2025-01-02T03:04:05Z)".to_owned()
     })
 }

@@ -11,15 +11,15 @@ use serde_json::Value as Json;
 use crate::cmd::Ctx;
 use crate::cmd::args::{ModelArgs, SessionArg, positive};
 use crate::cmd::watch::Progress;
-use crate::compact::job::{self, Job, Outcome, Request};
-use crate::context::settings::Settings as ContextSettings;
 use crate::error::ExitStatus;
-use crate::extensions::config::{HookEvent, check_flags_for};
-use crate::extensions::hooks::{ProgramHooks, for_session};
-use crate::llm::config::Settings as LlmSettings;
-use crate::models::Registry;
 use crate::progress::Bar;
-use crate::session::find;
+use pi_agent::compact::job::{self, Job, Outcome, Request};
+use pi_agent::context::settings::Settings as ContextSettings;
+use pi_agent::extensions::config::{HookEvent, check_flags_for};
+use pi_agent::extensions::hooks::{ProgramHooks, for_session};
+use pi_ai::config::Settings as LlmSettings;
+use pi_ai::models::Registry;
+use pi_session::find;
 
 pub const EXIT_STATUS: &str = "\
 Exit status:
@@ -139,7 +139,7 @@ fn job(args: &CompactArgs, ctx: &Ctx) -> anyhow::Result<Job> {
             skip_unplannable: args.all,
             wait: !args.all,
         },
-        rt: crate::runtime::Lazy::new(),
+        rt: pi_agent::runtime::Lazy::new(),
         warned: HashSet::new(),
     })
 }
@@ -246,7 +246,7 @@ impl Counts {
 
 /// The time of a record.
 fn now() -> String {
-    crate::clock::format_iso(crate::clock::now_ms())
+    pi_base::clock::format_iso(pi_base::clock::now_ms())
 }
 
 /// `--all`: every session of the sessions directory (or of `--cwd`), one record each (with

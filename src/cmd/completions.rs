@@ -18,8 +18,8 @@ use clap_complete::engine::{
 };
 use clap_complete::env::{CompleteEnv, Shells};
 
-use crate::config::Dirs;
 use crate::error::ExitStatus;
+use pi_base::config::Dirs;
 
 /// The variable that turns a run of pi into a completion request.
 pub const VAR: &str = "PI_COMPLETE";
@@ -143,7 +143,7 @@ fn with_completers(cmd: clap::Command) -> clap::Command {
             "model" => ArgValueCompleter::new(models),
             "types" => ArgValueCompleter::new(entry_types),
             "hook" => {
-                use crate::extensions::config::HookEvent;
+                use pi_agent::extensions::config::HookEvent;
                 // `pi compact` and `pi session branch` take one event each; `pi run` the others.
                 let events: Vec<HookEvent> = match name.as_str() {
                     "compact" => vec![HookEvent::SessionBeforeCompact],
@@ -189,7 +189,7 @@ fn string_of(m: &clap::ArgMatches, id: &str) -> Option<String> {
 /// The working directory and the session directories of the command line (`--session-dir`
 /// and the settings, as the command would resolve them).
 fn dirs(m: Option<&clap::ArgMatches>) -> Option<(PathBuf, Dirs)> {
-    let cwd = crate::config::current_dir().ok()?;
+    let cwd = pi_base::config::current_dir().ok()?;
     let flag = m.and_then(|m| {
         m.try_get_one::<PathBuf>("session_dir")
             .ok()
@@ -216,13 +216,13 @@ fn sessions(current: &OsStr) -> Vec<CompletionCandidate> {
     let Some((cwd, dirs)) = dirs(m.as_ref()) else {
         return Vec::new();
     };
-    crate::session::find::completion_candidates(&dirs, &cwd.to_string_lossy())
+    pi_session::find::completion_candidates(&dirs, &cwd.to_string_lossy())
         .into_iter()
         .filter_map(|c| {
             let value = c.completes(&cur)?.to_owned();
             let h = c.header;
             let help = match h.title {
-                Some(t) => format!("{} — {}", h.cwd, crate::session::preview::normalize(&t)),
+                Some(t) => format!("{} — {}", h.cwd, pi_session::preview::normalize(&t)),
                 None => h.cwd,
             };
             let help = pi_base::text::truncate(&crate::output::escape(&help), 80);
@@ -292,8 +292,7 @@ fn entries(current: &OsStr) -> Vec<CompletionCandidate> {
         .as_ref()
         .map(leaf_matches)
         .and_then(|l| string_of(l, "session_opt").or_else(|| string_of(l, "session")));
-    let Ok(path) = crate::session::find::resolve(arg.as_deref(), &dirs, &cwd.to_string_lossy())
-    else {
+    let Ok(path) = pi_session::find::resolve(arg.as_deref(), &dirs, &cwd.to_string_lossy()) else {
         return out;
     };
     out.extend(entry_candidates(&path, current));
@@ -301,7 +300,7 @@ fn entries(current: &OsStr) -> Vec<CompletionCandidate> {
 }
 
 fn entry_candidates(path: &Path, current: &OsStr) -> Vec<CompletionCandidate> {
-    use crate::session::{Session, preview, scan::NoVisit};
+    use pi_session::{Session, preview, scan::NoVisit};
     // `scan` only reads: an interrupted append is reported, never recovered.
     let Ok((s, _)) = Session::scan(path, NoVisit) else {
         return Vec::new();
@@ -318,7 +317,7 @@ fn entry_candidates(path: &Path, current: &OsStr) -> Vec<CompletionCandidate> {
             && let Ok(idx) = u32::try_from(i)
             && let Ok(line) = s.line(idx)
         {
-            let members = crate::json::members(&line).unwrap_or_default();
+            let members = pi_base::json::members(&line).unwrap_or_default();
             let mut text = preview::preview(rec.kind.as_str(), &line, &members);
             if leaf == Some(idx) {
                 text.push_str("  (leaf)");
@@ -336,7 +335,7 @@ fn models(current: &OsStr) -> Vec<CompletionCandidate> {
     let Some((_, dirs)) = dirs(m.as_ref()) else {
         return Vec::new();
     };
-    let registry = crate::models::Registry::load(&dirs.agent_dir);
+    let registry = pi_ai::models::Registry::load(&dirs.agent_dir);
     registry
         .models
         .iter()
@@ -351,7 +350,7 @@ fn models(current: &OsStr) -> Vec<CompletionCandidate> {
 
 /// The entry types of `--type`.
 fn entry_types(current: &OsStr) -> Vec<CompletionCandidate> {
-    crate::session::store::Kind::ALL
+    pi_session::store::Kind::ALL
         .iter()
         .map(|k| k.as_str())
         .filter(|t| starts_with(t, current))
@@ -362,7 +361,7 @@ fn entry_types(current: &OsStr) -> Vec<CompletionCandidate> {
 /// `EVENT=` for `--hook EVENT=COMMAND`.
 fn hook_events(
     current: &OsStr,
-    events: &[crate::extensions::config::HookEvent],
+    events: &[pi_agent::extensions::config::HookEvent],
 ) -> Vec<CompletionCandidate> {
     if current.to_string_lossy().contains('=') {
         return Vec::new();
@@ -396,16 +395,16 @@ fn prompt_words(current: &OsStr) -> Vec<CompletionCandidate> {
     let dir = leaf
         .and_then(|l| l.try_get_one::<PathBuf>("cwd").ok().flatten())
         .map_or_else(|| cwd.clone(), |d| cwd.join(d));
-    let opts = crate::prompt::resources::Options {
+    let opts = pi_prompt::resources::Options {
         cwd: dir,
         agent_dir: dirs.agent_dir.clone(),
-        home: crate::config::expand_tilde("~"),
+        home: pi_base::config::expand_tilde("~"),
         prompt_paths: Vec::new(),
         skill_paths: Vec::new(),
         no_prompts: false,
         no_skills: false,
     };
-    let res = crate::prompt::resources::load(&opts);
+    let res = pi_prompt::resources::load(&opts);
     let first_line = |s: &str| s.lines().next().unwrap_or_default().to_owned();
     res.templates
         .iter()

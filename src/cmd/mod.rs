@@ -24,12 +24,12 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
-use crate::config::{self, Dirs};
 use crate::output::Out;
-use crate::session::Session;
-use crate::session::find::{self, Named};
-use crate::session::scan::Visit;
-use crate::session::store::{self, Source};
+use pi_base::config::{self, Dirs};
+use pi_session::Session;
+use pi_session::find::{self, Named};
+use pi_session::scan::Visit;
+use pi_session::store::{self, Source};
 
 /// What every command gets: resolved directories, the working directory and stdout.
 pub struct Ctx {
@@ -97,7 +97,7 @@ impl Ctx {
 
     /// Opens a session for reading, warning about skipped lines. A large file unchanged
     /// since it was last opened takes its index from the cache (see
-    /// [`crate::session::index_cache`]).
+    /// [`pi_session::index_cache`]).
     pub fn open(&self, path: &Path) -> anyhow::Result<Session> {
         let s = self.open_unrecorded(path)?;
         s.record_index();

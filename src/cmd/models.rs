@@ -6,11 +6,11 @@ use serde_json::{Value as Json, json};
 
 use crate::cmd::Ctx;
 use crate::cmd::args::FormatArgs;
-use crate::llm::auth;
-use crate::llm::config::Settings as LlmSettings;
-use crate::llm::request::Wire;
-use crate::models::{Model, Registry};
 use crate::output::{Style, escape};
+use pi_ai::auth;
+use pi_ai::config::Settings as LlmSettings;
+use pi_ai::models::{Model, Registry};
+use pi_ai::request::Wire;
 
 #[derive(Debug, Args)]
 pub struct ModelsArgs {
@@ -54,10 +54,10 @@ fn record(m: &Model, r: &Registry, key: Option<&str>, default: bool) -> Json {
         "contextWindow": m.context_window,
         "maxTokens": m.max_tokens,
         "cost": {
-            "input": crate::js::json_number(d.prices.input),
-            "output": crate::js::json_number(d.prices.output),
-            "cacheRead": crate::js::json_number(d.prices.cache_read),
-            "cacheWrite": crate::js::json_number(d.prices.cache_write),
+            "input": pi_base::js::json_number(d.prices.input),
+            "output": pi_base::js::json_number(d.prices.output),
+            "cacheRead": pi_base::js::json_number(d.prices.cache_read),
+            "cacheWrite": pi_base::js::json_number(d.prices.cache_write),
         },
         "source": m.source.as_str(),
         "key": key,

@@ -12,25 +12,27 @@ use std::time::Duration;
 use anyhow::Context as _;
 use clap::{Args, ValueEnum};
 
-use crate::agent::setup::{self, PromptError};
-use crate::agent::store::{self, FileStore};
-use crate::agent::{AgentSession, Config, Credentials, Message, Observer, Outcome, ToolExecution};
 use crate::cmd::Ctx;
 use crate::cmd::args::{ModelArgs, SessionArg, SystemPromptArgs, positive_u32};
-use crate::context::value::Value;
 use crate::error::{Exit, ExitStatus};
-use crate::extensions::Project;
-use crate::extensions::config::HookSet;
-use crate::extensions::hooks::{ProgramHooks, Runner};
-use crate::llm::config::{self, Settings as LlmSettings};
-use crate::llm::{Client, Options, Target, ToolChoice};
-use crate::models::Registry;
-use crate::prompt::resources::{self, Resources};
 use crate::render::run::{Human, JsonLines, Tally};
 use crate::rpc::{self, Mirror, RpcObserver, Server};
-use crate::runtime::{Signalled, watch_signals};
-use crate::session::{Kind, Session};
-use crate::tools::{CancelToken, Tool, ToolContext, ToolName};
+use pi_agent::agent::setup::{self, PromptError};
+use pi_agent::agent::store::{self, FileStore};
+use pi_agent::agent::{
+    AgentSession, Config, Credentials, Message, Observer, Outcome, ToolExecution,
+};
+use pi_agent::extensions::config::HookSet;
+use pi_agent::extensions::hooks::{ProgramHooks, Runner};
+use pi_agent::runtime::{Signalled, watch_signals};
+use pi_ai::config::{self, Settings as LlmSettings};
+use pi_ai::models::Registry;
+use pi_ai::value::Value;
+use pi_ai::{Client, Options, Target, ToolChoice};
+use pi_prompt::resources::{self, Resources};
+use pi_session::{Kind, Session};
+use pi_tools::project::Project;
+use pi_tools::{CancelToken, Tool, ToolContext, ToolName};
 
 pub const EXIT_STATUS: &str = "\
 Exit status:
@@ -170,7 +172,7 @@ fn read_prompt(args: &RunArgs) -> anyhow::Result<Option<String>> {
         .read_to_end(&mut buf)
         .context("cannot read the prompt from stdin")?;
     let text = String::from_utf8_lossy(&buf);
-    let text = crate::js::trim(&text);
+    let text = pi_base::js::trim(&text);
     Ok((!text.is_empty()).then(|| text.to_owned()))
 }
 
@@ -196,7 +198,7 @@ fn tool_choice(arg: &str, tools: &[Tool]) -> anyhow::Result<ToolChoice> {
     })
 }
 
-fn select_tools(args: &RunArgs, programs: &[Arc<dyn crate::tools::CustomTool>]) -> Vec<Tool> {
+fn select_tools(args: &RunArgs, programs: &[Arc<dyn pi_tools::CustomTool>]) -> Vec<Tool> {
     if let Some(list) = &args.tools {
         for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
             if ToolName::from_name(name).is_none()
@@ -211,7 +213,7 @@ fn select_tools(args: &RunArgs, programs: &[Arc<dyn crate::tools::CustomTool>]) 
             }
         }
     }
-    crate::tools::select_active(
+    pi_tools::select_active(
         args.tools.as_deref(),
         args.no_tools,
         args.no_builtin_tools,
@@ -227,7 +229,7 @@ struct RunSettings {
     cwd: PathBuf,
     registry: Registry,
     llm: LlmSettings,
-    agent: crate::agent::settings::Settings,
+    agent: pi_agent::agent::settings::Settings,
     resources: Arc<Resources>,
     hooks: HookSet,
     /// What the run may use of the project's extensions (trust, environment policy).
@@ -250,18 +252,18 @@ struct RunSettings {
 impl RunSettings {
     fn resolve(args: &RunArgs, ctx: &Ctx) -> anyhow::Result<RunSettings> {
         let custom_prompt = args.system_prompt.custom(&ctx.cwd)?;
-        crate::extensions::config::check_flags(&args.hook).map_err(crate::error::usage)?;
+        pi_agent::extensions::config::check_flags(&args.hook).map_err(crate::error::usage)?;
         let existing = existing_session(args, ctx)?;
         let cwd = work_dir(existing.as_deref(), ctx)?;
         let agent_dir = &ctx.dirs.agent_dir;
         let registry = Registry::load(agent_dir);
         let llm = LlmSettings::load(agent_dir, &cwd);
-        let (agent, mut warnings) = crate::agent::settings::Settings::load(agent_dir, &cwd);
+        let (agent, mut warnings) = pi_agent::agent::settings::Settings::load(agent_dir, &cwd);
         warnings.extend(registry.warnings.iter().cloned());
         let resources = resources::load(&resources::Options {
             cwd: cwd.clone(),
             agent_dir: agent_dir.clone(),
-            home: crate::config::expand_tilde("~"),
+            home: pi_base::config::expand_tilde("~"),
             prompt_paths: Vec::new(),
             skill_paths: Vec::new(),
             no_prompts: false,
@@ -303,7 +305,7 @@ impl RunSettings {
         )?;
         // pi's rule for a reserve that does not fit the model's window (the agent applies
         // it whenever it judges the context; said once, here).
-        let fitted = crate::context::tokens::Reserves {
+        let fitted = pi_agent::context::tokens::Reserves {
             reserve_tokens: agent.reserve_tokens,
             keep_recent_tokens: agent.keep_recent_tokens,
         }
@@ -324,7 +326,7 @@ impl RunSettings {
             &target.details,
         );
         let prompt_tools: Vec<_> = tools.iter().map(Tool::prompt).collect();
-        let assembled = crate::prompt::system::Sources {
+        let assembled = pi_prompt::system::Sources {
             cwd: &cwd,
             agent_dir,
             launch_dir: &ctx.cwd,
@@ -333,7 +335,7 @@ impl RunSettings {
             context_files: !args.system_prompt.no_context_files,
             tools: &prompt_tools,
             skills: &resources.skills,
-            now_ms: crate::clock::now_ms(),
+            now_ms: pi_base::clock::now_ms(),
         }
         .assemble();
         for w in &assembled.warnings {
@@ -375,15 +377,11 @@ fn extensions(
     let project = Project::load(agent_dir, cwd);
     warnings.extend(project.warnings.iter().cloned());
     warnings.extend(project.refused.clone());
-    let programs = crate::extensions::tools::discover(
-        agent_dir,
-        &project,
-        &ctx.cwd,
-        &args.tool,
-        &mut warnings,
-    )
-    .map_err(crate::error::usage)?;
-    let (hooks, hook_warnings) = crate::extensions::config::load(agent_dir, &project, &args.hook);
+    let programs =
+        pi_tools::program::discover(agent_dir, &project, &ctx.cwd, &args.tool, &mut warnings)
+            .map_err(crate::error::usage)?;
+    let (hooks, hook_warnings) =
+        pi_agent::extensions::config::load(agent_dir, &project, &args.hook);
     warnings.extend(hook_warnings);
     for w in &warnings {
         crate::error::warn(w);
@@ -405,7 +403,7 @@ fn work_dir(existing: Option<&std::path::Path>, ctx: &Ctx) -> anyhow::Result<Pat
     let Some(p) = existing else {
         return Ok(ctx.cwd.clone());
     };
-    let h = crate::session::find::read_header(p)
+    let h = pi_session::find::read_header(p)
         .ok_or_else(|| crate::error::usage(format!("{} is not a session file", p.display())))?;
     let cwd = PathBuf::from(h.cwd);
     if !cwd.is_dir() {
@@ -450,7 +448,7 @@ fn check_prompt(prompt: &str, resources: &Resources) -> anyhow::Result<()> {
 }
 
 pub fn run(args: RunArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
-    let started = crate::clock::Stopwatch::start();
+    let started = pi_base::clock::Stopwatch::start();
     let settings = RunSettings::resolve(&args, ctx)?;
     launch(settings, &args, ctx, started)
 }
@@ -461,14 +459,14 @@ fn launch(
     mut rs: RunSettings,
     args: &RunArgs,
     ctx: &Ctx,
-    started: crate::clock::Stopwatch,
+    started: pi_base::clock::Stopwatch,
 ) -> anyhow::Result<ExitStatus> {
     let agent_dir = ctx.dirs.agent_dir.clone();
     let header = start_session(&mut rs, args, ctx)?;
     let tool_ctx = tool_context(&rs, &agent_dir);
     let session_id = header
         .as_deref()
-        .and_then(|h| crate::json::get_str(h, "id"))
+        .and_then(|h| pi_base::json::get_str(h, "id"))
         .map(|s| s.into_owned());
     let session_file = tool_ctx.session_file.clone();
     // Full-output files of `bash` that the session does not name are removed at the end.
@@ -497,13 +495,13 @@ fn launch(
         tool_choice: rs.tool_choice,
     };
     let client = Client::new()?;
-    let rt = crate::runtime::build()?;
+    let rt = pi_agent::runtime::build()?;
     let cancel = CancelToken::new();
     let signalled = Signalled::default();
     let mut runner = Runner::new(rs.hooks, rs.cwd.clone(), session_file.clone());
     runner.policy = rs.project.policy.clone();
     let mut hooks = ProgramHooks::new(runner, crate::error::warn);
-    if let Some(e) = crate::extensions::refusal(&rs.project) {
+    if let Some(e) = pi_agent::extensions::refusal(&rs.project) {
         hooks.report(e);
     }
     let run = Run {
@@ -555,7 +553,7 @@ fn launch(
     // On a terminal, the run's last line: what it used, how long it took, and where it is.
     if std::io::stderr().is_terminal() {
         let id = session_id.filter(|_| recorded).map(|id| {
-            crate::session::find::ShortIds::of_all(&ctx.dirs)
+            pi_session::find::ShortIds::of_all(&ctx.dirs)
                 .get(&id)
                 .to_owned()
         });
@@ -571,7 +569,9 @@ fn tool_context(rs: &RunSettings, agent_dir: &std::path::Path) -> ToolContext {
     let shell = if rs.project.trusted {
         rs.agent.clone()
     } else {
-        crate::agent::settings::Settings::from_map(&crate::config::global_settings(agent_dir).0)
+        pi_agent::agent::settings::Settings::from_map(
+            &pi_base::config::global_settings(agent_dir).0,
+        )
     };
     tool_ctx.shell_path = shell.shell_path;
     tool_ctx.shell_command_prefix = shell.shell_command_prefix;
@@ -584,7 +584,7 @@ fn tool_context(rs: &RunSettings, agent_dir: &std::path::Path) -> ToolContext {
 }
 
 /// The thinking level the session records in its context, if any.
-fn recorded_thinking(info: Option<&crate::context::Info>) -> Option<String> {
+fn recorded_thinking(info: Option<&pi_agent::context::Info>) -> Option<String> {
     info?
         .thinking_level
         .as_ref()
@@ -596,7 +596,7 @@ fn recorded_thinking(info: Option<&crate::context::Info>) -> Option<String> {
 /// named; `None` for a new session.
 fn existing_session(args: &RunArgs, ctx: &Ctx) -> anyhow::Result<Option<PathBuf>> {
     if args.continue_recent {
-        let recent = crate::session::find::most_recent(&ctx.dirs.session_dir_for(&ctx.cwd_str()));
+        let recent = pi_session::find::most_recent(&ctx.dirs.session_dir_for(&ctx.cwd_str()));
         if recent.is_none() && args.leaf.is_some() {
             return Err(crate::error::usage(format!(
                 "--leaf: there is no session to continue in {}",
@@ -616,14 +616,14 @@ struct RemoveLogs(Option<PathBuf>);
 
 impl Drop for RemoveLogs {
     fn drop(&mut self) {
-        crate::tools::bash::remove_unreferenced_logs(self.0.as_deref());
+        pi_tools::bash::remove_unreferenced_logs(self.0.as_deref());
     }
 }
 
 /// The exit status of a finished run (and its last word on stderr).
 fn finish(
     outcome: Outcome,
-    signal: Option<crate::runtime::Signal>,
+    signal: Option<pi_agent::runtime::Signal>,
     args: &RunArgs,
 ) -> anyhow::Result<ExitStatus> {
     if let Some(s) = signal {
@@ -688,7 +688,7 @@ fn start_session(
 }
 
 /// Expands templates and skills in the prompts of a run.
-fn expander(res: &Arc<Resources>) -> crate::agent::session::Expander {
+fn expander(res: &Arc<Resources>) -> pi_agent::agent::session::Expander {
     let res = res.clone();
     Box::new(move |text: &str| {
         setup::expand_prompt(text, &res)
@@ -724,8 +724,10 @@ impl Opened {
 
     /// The context of the path: its messages, what it says, and when it was last compacted.
     #[allow(clippy::type_complexity)]
-    fn context(&self) -> anyhow::Result<(Vec<Message>, Option<crate::context::Info>, Option<i64>)> {
-        let c = crate::context::build(&self.session, self.leaf)
+    fn context(
+        &self,
+    ) -> anyhow::Result<(Vec<Message>, Option<pi_agent::context::Info>, Option<i64>)> {
+        let c = pi_agent::context::build(&self.session, self.leaf)
             .with_context(|| format!("cannot read {}", self.session.path.display()))?;
         for w in &c.info.warnings {
             crate::error::warn(&format!("{}: {w}", self.session.path.display()));
@@ -756,7 +758,7 @@ struct Run<'a> {
     file: Option<FileStore>,
     last_compaction: Option<i64>,
     hooks: ProgramHooks,
-    expander: crate::agent::session::Expander,
+    expander: pi_agent::agent::session::Expander,
     cancel: &'a CancelToken,
     signalled: &'a Signalled,
 }
@@ -803,7 +805,7 @@ impl<'a> Run<'a> {
     /// Serves RPC commands from stdin until its end or a signal.
     fn rpc(
         self,
-        expand: crate::agent::session::Expander,
+        expand: pi_agent::agent::session::Expander,
         info: rpc::Info,
         commands: serde_json::Value,
     ) -> anyhow::Result<rpc::Stop> {

@@ -7,7 +7,7 @@ use serde_json::{Value as Json, json};
 
 use crate::cmd::Ctx;
 use crate::error::ExitStatus;
-use crate::extensions::trust::{Status, Store, TrustError};
+use pi_tools::trust::{Status, Store, TrustError};
 
 pub const EXIT_STATUS: &str = "\
 Exit status:
@@ -61,7 +61,7 @@ pub fn run(args: TrustArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
         return Ok(ExitStatus::Success);
     }
     let record = store
-        .trust(&dir, &crate::clock::format_iso(crate::clock::now_ms()))
+        .trust(&dir, &pi_base::clock::format_iso(pi_base::clock::now_ms()))
         .map_err(error)?;
     let files: Vec<&String> = record.files.keys().collect();
     let rec: Json = json!({

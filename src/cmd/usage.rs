@@ -7,7 +7,7 @@ use crate::cmd::Ctx;
 use crate::cmd::args::{RangeArgs, ScopeArgs};
 use crate::error::ExitStatus;
 use crate::output::{Style, escape};
-use crate::usage::{self, By, FileUsage, Range, Row, Tokens};
+use pi_session::usage::{self, By, FileUsage, Range, Row, Tokens};
 
 #[derive(Debug, Args)]
 pub struct UsageArgs {
@@ -59,21 +59,22 @@ pub enum UsageFormat {
 }
 
 pub fn run(args: UsageArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
-    let tz = crate::dates::zone(args.timezone.as_deref()).map_err(crate::error::usage)?;
+    let tz =
+        pi_session::usage::dates::zone(args.timezone.as_deref()).map_err(crate::error::usage)?;
     let mut files: Vec<std::path::PathBuf> = args
         .scope
         .dirs(ctx)?
         .iter()
-        .flat_map(|d| crate::session::find::jsonl_files(d))
+        .flat_map(|d| pi_session::find::jsonl_files(d))
         .collect();
     files.sort_by(|a, b| a.file_name().cmp(&b.file_name()).then_with(|| a.cmp(b)));
     let mut read: Vec<FileUsage> = Vec::with_capacity(files.len());
     let mut failed = None;
     let cache = usage::Cache::new(&ctx.dirs.agent_dir);
     let mut seen = usage::Seen::default();
-    crate::par::ordered(
+    pi_base::par::ordered(
         files.len(),
-        crate::par::threads(),
+        pi_base::par::threads(),
         |i, _| cache.read(&files[i]),
         |i, r| {
             match r {
@@ -93,7 +94,7 @@ pub fn run(args: UsageArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
     let range = Range {
         since: args.range.since,
         until: args.range.until,
-        now_ms: crate::clock::now_ms(),
+        now_ms: pi_base::clock::now_ms(),
     };
     let format = if args.json {
         UsageFormat::Json

@@ -5,10 +5,10 @@
 
 use std::sync::Mutex;
 
-use crate::compact::job::Watch;
-use crate::llm::Event;
 use crate::output::escape;
 use crate::progress::{Bar, Spinner};
+use pi_agent::compact::job::Watch;
+use pi_ai::Event;
 
 /// Shows a job's progress on stderr: for one session a spinner while the model writes; for
 /// one session of many (`pi compact --all`) the characters written on the bar's line, and

@@ -21,8 +21,8 @@ use std::io;
 
 use serde_json::Value;
 
-use crate::clock;
-use crate::session::Session;
+use pi_base::clock;
+use pi_session::Session;
 use redact::Redactor;
 
 /// What every item carries besides its content.
@@ -286,7 +286,6 @@ pub enum Body {
     Compaction {
         summary: String,
         tokens_before: f64,
-        first_kept: String,
     },
     BranchSummary {
         summary: String,
@@ -328,12 +327,6 @@ fn bool_of(v: &Value, k: &str) -> bool {
 }
 
 impl Item {
-    /// Parses an entry line; `None` when it is not a JSON object.
-    pub fn parse(index: u32, line: &[u8]) -> Option<Item> {
-        let v: Value = serde_json::from_slice(line).ok()?;
-        Item::from_value(index, &v)
-    }
-
     /// The item of an entry value; `None` when it is not an object.
     pub fn from_value(index: u32, v: &Value) -> Option<Item> {
         v.as_object()?;
@@ -358,7 +351,6 @@ impl Item {
             "compaction" => Body::Compaction {
                 summary: string_of(v, "summary"),
                 tokens_before: v.get("tokensBefore").and_then(Value::as_f64).unwrap_or(0.0),
-                first_kept: string_of(v, "firstKeptEntryId"),
             },
             "branch_summary" => Body::BranchSummary {
                 summary: string_of(v, "summary"),
@@ -385,30 +377,6 @@ impl Item {
             other => Body::Other(other.to_owned()),
         };
         Some(Item { meta, body })
-    }
-
-    /// Whether the item is a user message (the start of a turn).
-    pub fn is_user(&self) -> bool {
-        matches!(self.body, Body::User(_))
-    }
-
-    /// The kind of item, as a short word (`user`, `assistant`, `toolResult`, `compaction`, …).
-    pub fn kind(&self) -> &'static str {
-        match &self.body {
-            Body::User(_) => "user",
-            Body::Assistant(_) => "assistant",
-            Body::ToolResult(_) => "toolResult",
-            Body::Bash(_) => "bash",
-            Body::CustomMessage { .. } => "custom_message",
-            Body::Compaction { .. } => "compaction",
-            Body::BranchSummary { .. } => "branch_summary",
-            Body::ModelChange { .. } => "model_change",
-            Body::ThinkingLevel(_) => "thinking_level_change",
-            Body::Label { .. } => "label",
-            Body::SessionInfo(_) => "session_info",
-            Body::Custom(_) => "custom",
-            Body::Other(_) => "other",
-        }
     }
 
     /// A one-line description (for the tree of the HTML page and for search).
@@ -550,7 +518,6 @@ fn message_body(m: &Value) -> Body {
         "compactionSummary" => Body::Compaction {
             summary: string_of(m, "summary"),
             tokens_before: m.get("tokensBefore").and_then(Value::as_f64).unwrap_or(0.0),
-            first_kept: String::new(),
         },
         other => Body::Other(if other.is_empty() {
             "message".to_owned()
@@ -733,7 +700,7 @@ pub fn summary_of(s: &Session, redactor: Option<&mut Redactor>) -> Summary {
 /// `leaf` first, then, for every other leaf of the tree in file order, the part of its path
 /// not shown yet, with the entry it branches from. Each element is (branch point, entries).
 pub fn branches(s: &Session, leaf: Option<u32>) -> Vec<(Option<u32>, Vec<u32>)> {
-    let tree = crate::session::tree::Tree::build(s, &[]);
+    let tree = pi_session::tree::Tree::build(s, &[]);
     let n = s.entries.len();
     let mut shown = vec![false; n];
     let mut out = Vec::new();
@@ -857,7 +824,7 @@ mod tests {
     use super::*;
 
     fn item(i: u32, line: &str) -> Item {
-        Item::parse(i, line.as_bytes()).unwrap()
+        Item::from_value(i, &serde_json::from_str(line).unwrap()).unwrap()
     }
 
     #[test]
@@ -873,7 +840,7 @@ mod tests {
         assert!(a.usage.is_none());
         assert_eq!(a.tool_calls().next().unwrap().key_arg(), "ls -l");
         assert!(it.meta.time.is_none());
-        assert!(Item::parse(0, b"[1]").is_none());
+        assert!(Item::from_value(0, &serde_json::json!([1])).is_none());
         assert!(matches!(item(0, "{}").body, Body::Other(_)));
     }
 

@@ -149,7 +149,7 @@ impl Redactor {
         let mut out = text.to_owned();
         if !self.secrets.is_empty() {
             let before = out.matches(MARK).count();
-            let cut = crate::llm::auth::redact(&out, &self.secrets);
+            let cut = pi_ai::auth::redact(&out, &self.secrets);
             let n = cut.matches(MARK).count().saturating_sub(before);
             if n > 0 {
                 *self.counts.entry("known-key").or_default() += n;
@@ -248,11 +248,6 @@ impl Redactor {
         for (k, n) in other.counts {
             *self.counts.entry(k).or_default() += n;
         }
-    }
-
-    /// Counts of replacements by kind.
-    pub fn counts(&self) -> &BTreeMap<&'static str, usize> {
-        &self.counts
     }
 
     /// `3 secrets redacted: 1 github-token, 2 known-key`, or `nothing redacted`.
@@ -395,7 +390,7 @@ mod tests {
             "{t}"
         );
         assert!(!t.contains("my-own") && !t.contains("acct-42"), "{t}");
-        let c = r.counts();
+        let c = &r.counts;
         assert_eq!(c["anthropic-key"], 1);
         assert_eq!(c["openai-key"], 1);
         assert_eq!(c["known-key"], 1);

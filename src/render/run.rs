@@ -5,11 +5,11 @@
 use std::borrow::Cow;
 use std::io::{IsTerminal, Write};
 
-use crate::llm;
 use crate::output::{escape, escape_text};
 use crate::progress::Spinner;
 use pi_agent::agent::Observer;
 use pi_agent::agent::event::Event;
+use pi_ai;
 
 /// JSON mode: every event as a line. A closed output stops the printing, not the run.
 pub struct JsonLines<W: Write> {
@@ -144,12 +144,12 @@ impl Observer for Human {
                 self.status(Some(format!("waiting for {}", self.model)));
             }
             Event::MessageUpdate { event, .. } => match event {
-                llm::Event::TextDelta { delta, .. } => {
+                pi_ai::Event::TextDelta { delta, .. } => {
                     self.status(None);
                     self.out(delta);
                 }
-                llm::Event::ThinkingStart { .. } => self.status(Some("thinking".into())),
-                llm::Event::ToolCallStart { .. } => {
+                pi_ai::Event::ThinkingStart { .. } => self.status(Some("thinking".into())),
+                pi_ai::Event::ToolCallStart { .. } => {
                     self.status(Some("preparing a tool call".into()));
                 }
                 _ => {}
@@ -194,7 +194,7 @@ impl Observer for Human {
                 if let Some(r) = result {
                     self.note(&format!(
                         "compacted: {} tokens before; kept from entry {}",
-                        crate::js::number(r.tokens_before),
+                        pi_base::js::number(r.tokens_before),
                         escape(&r.first_kept_entry_id)
                     ));
                 } else if let Some(e) = error_message {
@@ -252,8 +252,8 @@ impl Totals {
         let Some(u) = message.get("usage") else {
             return;
         };
-        let n = |v: Option<&crate::context::value::Value>| {
-            v.and_then(crate::context::value::Value::as_f64)
+        let n = |v: Option<&pi_ai::value::Value>| {
+            v.and_then(pi_ai::value::Value::as_f64)
                 .filter(|n| n.is_finite() && *n > 0.0)
                 .unwrap_or(0.0)
         };
@@ -342,7 +342,7 @@ mod tests {
     #[test]
     fn totals_and_their_line() {
         let mut t = Totals::default();
-        let m = |s: &str| crate::context::value::Value::parse(s.as_bytes()).unwrap_or_default();
+        let m = |s: &str| pi_ai::value::Value::parse(s.as_bytes()).unwrap_or_default();
         t.add(&m(
             r#"{"role":"assistant","usage":{"input":1200,"output":30,"cacheRead":1000,"cacheWrite":34,"cost":{"total":0.0123}}}"#,
         ));

@@ -21,17 +21,17 @@ use std::rc::Rc;
 use serde_json::{Map, Value as Json, json};
 use tokio::sync::mpsc;
 
-use crate::context::value::Value;
-use crate::llm::{Target, auth};
-use crate::models::{self, THINKING_LEVELS};
 use crate::render::run::JsonLines;
-use crate::session::entry::jstr;
-use crate::tools::CancelToken;
 use pi_agent::agent::event::Event;
 use pi_agent::agent::hooks::{Hooks, Mode, Queue};
 use pi_agent::agent::session::{AgentSession, Expander, user_message_with};
 use pi_agent::agent::store::role;
 use pi_agent::agent::{Message, Observer};
+use pi_ai::models::{self, THINKING_LEVELS};
+use pi_ai::value::Value;
+use pi_ai::{Target, auth};
+use pi_session::entry::jstr;
+use pi_tools::CancelToken;
 
 mod ops;
 pub use ops::commands_json;
@@ -72,7 +72,7 @@ impl RpcObserver {
 }
 
 fn write(out: &Out, v: &Json) {
-    out.borrow_mut().line(&crate::js::stringify(v));
+    out.borrow_mut().line(&pi_base::js::stringify(v));
 }
 
 /// The text blocks of a message, concatenated.
@@ -346,7 +346,7 @@ fn stats(messages: &[Message], info: &Info, snap: &Snapshot) -> Json {
                         .is_some_and(|r| r.is_str("error") || r.is_str("aborted"));
                     if !failed {
                         let ts = m.get("timestamp").and_then(Value::as_f64).unwrap_or(0.0) as i64;
-                        let size = crate::context::tokens::context_tokens(u).0;
+                        let size = pi_agent::context::tokens::context_tokens(u).0;
                         reported_since =
                             Some(snap.last_compaction_ms.is_none_or(|t| ts > t) && size > 0.0);
                     }
@@ -375,7 +375,7 @@ fn stats(messages: &[Message], info: &Info, snap: &Snapshot) -> Json {
         o["contextUsage"] = if unknown {
             json!({"tokens": null, "contextWindow": snap.context_window, "percent": null})
         } else {
-            let t = crate::context::tokens::estimate_context(messages).tokens;
+            let t = pi_agent::context::tokens::estimate_context(messages).tokens;
             json!({"tokens": t, "contextWindow": snap.context_window,
                    "percent": t / snap.context_window as f64 * 100.0})
         };
@@ -473,7 +473,7 @@ struct Busy<'b> {
     /// What `get_commands` lists.
     commands: &'b Json,
     /// For a `bash` command during a run.
-    tool_ctx: std::sync::Arc<crate::tools::ToolContext>,
+    tool_ctx: std::sync::Arc<pi_tools::ToolContext>,
     /// Stops the `bash` command running beside a run (`abort_bash`).
     bash_cancel: RefCell<Option<CancelToken>>,
 }
@@ -666,7 +666,7 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
         let models = reg
             .models
             .iter()
-            .filter(|m| crate::llm::Wire::for_api(&m.api).is_some())
+            .filter(|m| pi_ai::Wire::for_api(&m.api).is_some())
             .filter(|m| auth::source(&c.credentials.agent_dir, reg, &m.provider).is_some())
             .map(|m| models::model_json(m, &reg.details_of(&m.provider, &m.id)))
             .collect();
@@ -688,7 +688,7 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
         let stop = self.serve_commands(&mut input).await;
         // Full-output files the current session does not name go (the first session's are
         // checked when the session changes).
-        crate::tools::bash::remove_unreferenced_logs(self.info.session_file.as_deref());
+        pi_tools::bash::remove_unreferenced_logs(self.info.session_file.as_deref());
         stop
     }
 

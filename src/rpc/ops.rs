@@ -14,13 +14,13 @@ use serde_json::{Map, Value as Json, json};
 use tokio::sync::mpsc;
 
 use super::{Command, Info, Reply, Server, Snapshot, Stop, Work, respond, text_field, write};
-use crate::agent::Message;
-use crate::agent::hooks::Hooks;
-use crate::agent::store::{FileStore, compaction_time};
-use crate::context::value::{Obj, Value};
-use crate::models;
-use crate::session::{Kind, Session, fork};
-use crate::tools::{CancelToken, Tool, ToolContext, ToolError};
+use pi_agent::agent::Message;
+use pi_agent::agent::hooks::Hooks;
+use pi_agent::agent::store::{FileStore, compaction_time};
+use pi_ai::models;
+use pi_ai::value::{Obj, Value};
+use pi_session::{Kind, Session, fork};
+use pi_tools::{CancelToken, Tool, ToolContext, ToolError};
 
 /// How long a change of session waits for another writer's short append.
 const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
@@ -66,7 +66,7 @@ pub(super) fn fork_messages(file: Option<&Path>) -> Json {
 /// `sourceInfo` (`path`, `source`, `scope`, `origin`, `baseDir`).
 /// Program tools of the project (under `<cwd>/.pi/`) have scope `project`, the others `user`.
 pub fn commands_json(
-    resources: &crate::prompt::resources::Resources,
+    resources: &pi_prompt::resources::Resources,
     tools: &[Tool],
     cwd: &Path,
 ) -> Json {
@@ -117,7 +117,7 @@ pub fn commands_json(
 }
 
 /// A `bashExecution` message (upstream's record of a user's shell command).
-pub(super) fn bash_message(command: &str, r: &crate::tools::bash::Execution) -> Message {
+pub(super) fn bash_message(command: &str, r: &pi_tools::bash::Execution) -> Message {
     let mut m = Obj::new();
     m.set("role", Value::str("bashExecution"));
     m.set("command", Value::str(command));
@@ -132,12 +132,12 @@ pub(super) fn bash_message(command: &str, r: &crate::tools::bash::Execution) -> 
     if let Some(p) = &r.full_output_path {
         m.set("fullOutputPath", Value::str(&p.to_string_lossy()));
     }
-    m.set("timestamp", Value::Num(crate::clock::now_ms() as f64));
+    m.set("timestamp", Value::Num(pi_base::clock::now_ms() as f64));
     Value::Obj(m)
 }
 
 /// The response data of `bash` (upstream's `BashResult`).
-pub(super) fn bash_result(r: &crate::tools::bash::Execution) -> Json {
+pub(super) fn bash_result(r: &pi_tools::bash::Execution) -> Json {
     let mut o = json!({
         "output": r.output,
         "exitCode": r.exit_code,
@@ -181,7 +181,7 @@ fn load(path: &Path, agent_dir: &Path) -> anyhow::Result<Loaded> {
             path.display()
         );
     }
-    let c = crate::context::build(&s, s.leaf())
+    let c = pi_agent::context::build(&s, s.leaf())
         .with_context(|| format!("cannot read {}", path.display()))?;
     let last_compaction = c.info.compaction.and_then(|i| compaction_time(&s, i));
     let store = FileStore::open(path, agent_dir, LOCK_WAIT)?;
@@ -230,7 +230,7 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
         }
         self.info = info;
         // Full-output files the old session does not name go now.
-        crate::tools::bash::remove_unreferenced_logs(old.as_deref());
+        pi_tools::bash::remove_unreferenced_logs(old.as_deref());
     }
 
     fn cwd(&self) -> PathBuf {
@@ -262,13 +262,13 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
                 let c = &self.session.config;
                 store.append_model_change(&c.target.model.provider, &c.target.model.id)?;
                 store.append_thinking_level(&c.thinking_level)?;
-                let id = crate::json::get_str(&header, "id")
+                let id = pi_base::json::get_str(&header, "id")
                     .map(|s| s.into_owned())
                     .unwrap_or_default();
                 (Some(store), id, Some(path))
             }
             // Without a session file (--no-session) the new session is in memory too.
-            None => (None, crate::agent::store::new_header(&cwd_text).0, None),
+            None => (None, pi_agent::agent::store::new_header(&cwd_text).0, None),
         };
         let info = Info {
             session_id: id,
@@ -351,10 +351,10 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
         let Some(m) = reg.find(provider, id) else {
             return;
         };
-        if crate::llm::auth::source(&c.credentials.agent_dir, reg, provider).is_none() {
+        if pi_ai::auth::source(&c.credentials.agent_dir, reg, provider).is_none() {
             return;
         }
-        let Some(target) = crate::llm::Target::new(m.clone(), reg.details_of(provider, id)) else {
+        let Some(target) = pi_ai::Target::new(m.clone(), reg.details_of(provider, id)) else {
             return;
         };
         let accepts = target.model.accepts_images();
@@ -422,7 +422,7 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
                 _ => String::new(),
             };
             let parent = s.entries[k as usize].parent;
-            let end = (parent != crate::session::store::NONE).then_some(parent);
+            let end = (parent != pi_session::store::NONE).then_some(parent);
             (end, Some(text))
         };
         let cwd = s
@@ -537,7 +537,7 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
 
 /// A `bash` command running: streams its output as `bash_output` events.
 pub(super) type BashFuture = std::pin::Pin<
-    Box<dyn std::future::Future<Output = Result<crate::tools::bash::Execution, ToolError>>>,
+    Box<dyn std::future::Future<Output = Result<pi_tools::bash::Execution, ToolError>>>,
 >;
 
 pub(super) fn bash_future(
@@ -553,7 +553,7 @@ pub(super) fn bash_future(
             let mut chunk = move |t: &str| {
                 let _ = tx.send(t.to_owned());
             };
-            crate::tools::bash::execute(&ctx, &command, &cancel, &mut chunk).await
+            pi_tools::bash::execute(&ctx, &command, &cancel, &mut chunk).await
         };
         let pump = async {
             while let Some(t) = rx.recv().await {
@@ -581,7 +581,7 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
 fn write_html(src: &Path, dest: &Path) -> anyhow::Result<()> {
     if dest.exists() {
         let same = std::fs::canonicalize(dest).ok() == std::fs::canonicalize(src).ok();
-        let is_session = crate::session::find::read_header(dest).is_some();
+        let is_session = pi_session::find::read_header(dest).is_some();
         if same || is_session {
             anyhow::bail!(
                 "{} is a session file; a session file is never overwritten",

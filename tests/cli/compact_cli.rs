@@ -6,8 +6,8 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use pi::compact::text;
-use pi::session::append::Appender;
+use pi_agent::compact::text;
+use pi_session::append::Appender;
 use serde_json::{Value, json};
 
 use crate::common::model_server::{ModelServer, Reply};

@@ -10,8 +10,8 @@
 
 use std::path::{Path, PathBuf};
 
-use pi::compact::{self, Budget, NoPlan};
-use pi::session::Session;
+use pi_agent::compact::{self, Budget, NoPlan};
+use pi_session::Session;
 use serde_json::Value;
 
 fn fnv64(b: &[u8]) -> String {

@@ -11,9 +11,9 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use base64::Engine;
-use pi::context::value::Value as Js;
-use pi::llm::{AssistantMessage, Client, Event, Options, Request, Target, Tool, ToolChoice};
-use pi::models::Registry;
+use pi_ai::models::Registry;
+use pi_ai::value::Value as Js;
+use pi_ai::{AssistantMessage, Client, Event, Options, Request, Target, Tool, ToolChoice};
 use serde_json::{Value, json};
 
 use crate::common::model_server::{ModelServer, Recorded, Reply, Step};
@@ -429,7 +429,7 @@ fn bedrock_signatures_match_the_reference() {
         let Some(id) = env["AWS_ACCESS_KEY_ID"].as_str() else {
             continue;
         };
-        let creds = pi::llm::bedrock::Credentials {
+        let creds = pi_ai::providers::bedrock::Credentials {
             access_key_id: id.to_owned(),
             secret_access_key: env["AWS_SECRET_ACCESS_KEY"].as_str().unwrap().to_owned(),
             session_token: env["AWS_SESSION_TOKEN"].as_str().map(str::to_owned),
@@ -463,9 +463,15 @@ fn bedrock_signatures_match_the_reference() {
                 ("content-length".to_owned(), h("content-length")),
                 ("host".to_owned(), h("host")),
             ];
-            let out =
-                pi::llm::bedrock::sign(&url, &signed, body, &creds, region, NOW.parse().unwrap())
-                    .unwrap();
+            let out = pi_ai::providers::bedrock::sign(
+                &url,
+                &signed,
+                body,
+                &creds,
+                region,
+                NOW.parse().unwrap(),
+            )
+            .unwrap();
             let auth = out
                 .iter()
                 .find(|(k, _)| k == "authorization")
@@ -515,7 +521,7 @@ fn sigv4_matches_the_aws_test_suite() {
             .find(|(k, _)| k.eq_ignore_ascii_case("host"))
             .unwrap()
             .1;
-        let creds = pi::llm::bedrock::Credentials {
+        let creds = pi_ai::providers::bedrock::Credentials {
             access_key_id: ctx["credentials"]["access_key_id"].as_str().unwrap().into(),
             secret_access_key: ctx["credentials"]["secret_access_key"]
                 .as_str()
@@ -526,15 +532,16 @@ fn sigv4_matches_the_aws_test_suite() {
         let now = chrono::DateTime::parse_from_rfc3339(ctx["timestamp"].as_str().unwrap())
             .unwrap()
             .timestamp_millis();
-        let scope = pi::llm::bedrock::Scope {
+        let scope = pi_ai::providers::bedrock::Scope {
             region: ctx["region"].as_str().unwrap(),
             service: ctx["service"].as_str().unwrap(),
             now_ms: now,
             content_sha256: ctx["sign_body"] == true,
         };
         let url = format!("https://{host}{path}");
-        let got = pi::llm::bedrock::sign_v4(&method, &url, &headers, &body, &creds, &scope)
-            .unwrap_or_else(|e| panic!("{}: {}", dir.display(), e.message));
+        let got =
+            pi_ai::providers::bedrock::sign_v4(&method, &url, &headers, &body, &creds, &scope)
+                .unwrap_or_else(|e| panic!("{}: {}", dir.display(), e.message));
         let lower = |v: &[(String, String)]| -> BTreeMap<String, String> {
             v.iter()
                 .map(|(k, v)| (k.to_lowercase(), v.clone()))
@@ -560,7 +567,7 @@ fn overflow_and_retryable_errors_are_recognized() {
             let Some(err) = case["message"]["errorMessage"].as_str() else {
                 continue;
             };
-            let overflow = pi::llm::overflow::is_overflow_message(err);
+            let overflow = pi_ai::overflow::is_overflow_message(err);
             let expected = matches!(cname, "overflow" | "stream-validation");
             assert_eq!(overflow, expected, "{name}/{cname}: {err}");
             seen += usize::from(expected);

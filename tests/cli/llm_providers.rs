@@ -1,15 +1,15 @@
-//! The provider clients (`pi::llm`) against the scripted model server, both wire formats:
+//! The provider clients (`pi_ai`) against the scripted model server, both wire formats:
 //! the event stream (text, thinking, tool-call argument deltas, usage, stop reasons), tool
 //! definitions in requests, chunks split mid-line, retries and errors. `pi run` (issue 6)
 //! builds on these calls.
 
 use std::time::Duration;
 
-use pi::context::value::Value as Js;
-use pi::llm::{
+use pi_ai::models::Registry;
+use pi_ai::value::Value as Js;
+use pi_ai::{
     AssistantMessage, Client, Event, Options, Request, StopReason, Target, Tool, ToolChoice,
 };
-use pi::models::Registry;
 use serde_json::{Value, json};
 
 use crate::common::model_server::{ModelServer, Reply};
@@ -235,7 +235,7 @@ fn errors_are_messages_with_the_providers_wording() {
         e,
         r#"400 {"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 213462 tokens > 200000 maximum"}}"#
     );
-    assert!(pi::llm::overflow::is_context_overflow(&m, 200_000));
+    assert!(pi_ai::overflow::is_context_overflow(&m, 200_000));
     assert_eq!(events, vec![Event::Error]);
     // An error event inside the stream, after some text: the text is kept.
     server.push(Reply::anthropic_events(&[
@@ -252,7 +252,7 @@ fn errors_are_messages_with_the_providers_wording() {
     let mut dead = t.clone();
     dead.model.base_url = "http://127.0.0.1:9".into();
     let o = Options {
-        retry: pi::llm::RetryPolicy {
+        retry: pi_ai::RetryPolicy {
             max_retries: 1,
             ..Default::default()
         },

@@ -8,9 +8,9 @@
 
 use std::sync::OnceLock;
 
-use pi::context::value::Value as Js;
-use pi::llm::{AssistantMessage, Client, Event, Options, Request, RetryPolicy, Target, Tool};
-use pi::models::Registry;
+use pi_ai::models::Registry;
+use pi_ai::value::Value as Js;
+use pi_ai::{AssistantMessage, Client, Event, Options, Request, RetryPolicy, Target, Tool};
 use serde_json::{Value, json};
 
 use crate::common::model_server::{ModelServer, Reply};

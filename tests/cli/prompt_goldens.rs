@@ -131,7 +131,7 @@ fn substitution_matches_upstream() {
             None => upstream,
         };
         assert_eq!(
-            pi::prompt::args::substitute_args(content, &args),
+            pi_prompt::args::substitute_args(content, &args),
             expected,
             "substitute_args({content:?}, {args:?})"
         );
@@ -164,7 +164,7 @@ fn argument_splitting_is_posix_where_documented() {
     for c in cases(&g) {
         let input = c["input"].as_str().unwrap();
         let upstream = strs(&c["upstream"]);
-        let (ours, _) = pi::prompt::args::split_args(input);
+        let (ours, _) = pi_prompt::args::split_args(input);
         match c.get("posix") {
             Some(p) => {
                 deviations += 1;
@@ -219,8 +219,8 @@ fn template_expansion_matches_upstream() {
     assert_eq!(deviations, 2);
 }
 
-fn yaml_json(y: &pi::prompt::frontmatter::Yaml) -> Value {
-    use pi::prompt::frontmatter::Yaml;
+fn yaml_json(y: &pi_prompt::frontmatter::Yaml) -> Value {
+    use pi_prompt::frontmatter::Yaml;
     match y {
         Yaml::Null => Value::Null,
         Yaml::Bool(b) => json!(b),
@@ -259,7 +259,7 @@ fn frontmatter_matches_upstream() {
             deviations += 1;
             up = o;
         }
-        let ours = pi::prompt::frontmatter::parse(input);
+        let ours = pi_prompt::frontmatter::parse(input);
         if up.get("error").is_some() {
             match ours {
                 Err(e) if e.0.contains("line") => {}
@@ -359,8 +359,8 @@ fn skill_loading_matches_upstream() {
 
 #[test]
 fn skills_index_matches_upstream() {
-    use pi::prompt::skills::{Skill, format_index};
-    use pi::prompt::{Scope, SourceInfo};
+    use pi_prompt::skills::{Skill, format_index};
+    use pi_prompt::{Scope, SourceInfo};
     let g = golden("index.json");
     for c in cases(&g) {
         let skills: Vec<Skill> = c["skills"]
@@ -635,7 +635,7 @@ fn system_prompt_matches_upstream() {
             assert_eq!(text, with_our_index_intro(p), "{name}");
         } else {
             let (names, guidelines, tail) =
-                default_prompt_shape(text, pi::prompt::system::DOCS_LAST_LINE);
+                default_prompt_shape(text, pi_prompt::system::DOCS_LAST_LINE);
             assert_eq!(names, strs(&up["toolNames"]), "{name}: tools");
             assert_eq!(
                 guidelines as u64, up["guidelineCount"],

@@ -2,10 +2,10 @@
 
 use std::path::Path;
 
-use pi::session::append::{Appender, NewEntry, Parent};
-use pi::session::scan::NoVisit;
-use pi::session::store::{NONE, ProblemKind, Session};
-use pi::session::tree::{self, Tree};
+use pi_session::append::{Appender, NewEntry, Parent};
+use pi_session::scan::NoVisit;
+use pi_session::store::{NONE, ProblemKind, Session};
+use pi_session::tree::{self, Tree};
 use proptest::prelude::*;
 
 use crate::common::*;
@@ -416,7 +416,7 @@ proptest! {
     /// when not decoding strings), and never panics.
     #[test]
     fn json_scanner_agrees_with_serde_json(b in jsonish()) {
-        let ours = pi::json::validate(&b).is_ok();
+        let ours = pi_base::json::validate(&b).is_ok();
         let theirs = serde_json::from_slice::<serde::de::IgnoredAny>(&b).is_ok();
         prop_assert_eq!(ours, theirs, "{:?}", String::from_utf8_lossy(&b));
     }

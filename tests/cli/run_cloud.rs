@@ -348,7 +348,7 @@ fn compact_with_gemini_vertex_and_bedrock() {
     let r = &server.requests()[0];
     assert_eq!(
         r.json()["systemInstruction"]["parts"][0]["text"],
-        pi::compact::text::SYSTEM_PROMPT
+        pi_agent::compact::text::SYSTEM_PROMPT
     );
 
     server.push(google_text("## Goal\nVertex summary"));
@@ -388,7 +388,7 @@ fn compact_with_gemini_vertex_and_bedrock() {
     );
     assert_eq!(
         r.json()["system"][0]["text"],
-        pi::compact::text::SYSTEM_PROMPT
+        pi_agent::compact::text::SYSTEM_PROMPT
     );
 }
 

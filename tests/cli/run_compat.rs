@@ -230,9 +230,9 @@ cat >/dev/null; echo 'added to the list'
 fn normalized(w: &World, f: &Path) -> String {
     let text = std::fs::read_to_string(f).unwrap();
     let mut proj = Vec::new();
-    pi::json::write_str(&mut proj, w.proj().to_str().unwrap());
+    pi_base::json::write_str(&mut proj, w.proj().to_str().unwrap());
     let mut cwd = Vec::new();
-    pi::json::write_str(&mut cwd, CWD);
+    pi_base::json::write_str(&mut cwd, CWD);
     text.replace(
         std::str::from_utf8(&proj).unwrap(),
         std::str::from_utf8(&cwd).unwrap(),

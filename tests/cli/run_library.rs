@@ -7,25 +7,27 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use pi::agent::hooks::{self, Hooks, Queue};
-use pi::agent::session::user_message;
-use pi::agent::settings::Settings;
-use pi::agent::store::FileStore;
-use pi::agent::{AgentSession, Config, Credentials, Message, Outcome, Recorder, ToolExecution};
-use pi::context::value::Value as JsValue;
-use pi::llm::{Client, Options, RetryPolicy};
-use pi::tools::{CancelToken, ToolContext, ToolName, ToolResult};
+use pi_agent::agent::hooks::{self, Hooks, Queue};
+use pi_agent::agent::session::user_message;
+use pi_agent::agent::settings::Settings;
+use pi_agent::agent::store::FileStore;
+use pi_agent::agent::{
+    AgentSession, Config, Credentials, Message, Outcome, Recorder, ToolExecution,
+};
+use pi_ai::value::Value as JsValue;
+use pi_ai::{Client, Options, RetryPolicy};
+use pi_tools::{CancelToken, ToolContext, ToolName, ToolResult};
 
 use crate::common::model_server::{ModelServer, Reply};
 use crate::common::*;
 use crate::run_support::*;
 
 fn config(w: &World) -> Config {
-    let registry = pi::models::Registry::load(&w.agent());
-    let llm = pi::llm::config::Settings::load(&w.agent(), &w.proj());
+    let registry = pi_ai::models::Registry::load(&w.agent());
+    let llm = pi_ai::config::Settings::load(&w.agent(), &w.proj());
     let flag = ("mock".to_owned(), "m1".to_owned());
     let (target, _) =
-        pi::llm::config::select(&registry, &w.agent(), &llm, Some(&flag), None).unwrap();
+        pi_ai::config::select(&registry, &w.agent(), &llm, Some(&flag), None).unwrap();
     Config {
         target,
         thinking_level: "off".into(),
@@ -70,7 +72,7 @@ struct Typist {
     typed: bool,
 }
 
-impl pi::compact::BeforeCompact for Typist {}
+impl pi_agent::compact::BeforeCompact for Typist {}
 
 impl Hooks for Typist {
     async fn tool_call(&mut self, _id: &str, _name: &str, _args: &Value) -> hooks::ToolCall {
@@ -188,7 +190,7 @@ fn roles_of(f: &std::path::Path) -> Vec<String> {
 /// every prompt.
 struct Guard;
 
-impl pi::compact::BeforeCompact for Guard {}
+impl pi_agent::compact::BeforeCompact for Guard {}
 
 impl Hooks for Guard {
     async fn before_agent_start(

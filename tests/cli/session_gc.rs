@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use pi::session::append::Appender;
+use pi_session::append::Appender;
 use serde_json::Value;
 
 use crate::common::sessions::{Sessions, populate, session_dir};
@@ -48,7 +48,7 @@ fn name(p: &Path) -> String {
 fn archived(w: &World, cwd: &Path, file: &Path) -> PathBuf {
     w.agent()
         .join("archive")
-        .join(pi::config::encode_cwd(&cwd.to_string_lossy()))
+        .join(pi_base::config::encode_cwd(&cwd.to_string_lossy()))
         .join(file.file_name().unwrap())
 }
 
@@ -286,7 +286,7 @@ fn delete_unlinks_and_archive_dir_is_taken() {
         .parent()
         .unwrap()
         .join("attic")
-        .join(pi::config::encode_cwd(&s.other_cwd.to_string_lossy()))
+        .join(pi_base::config::encode_cwd(&s.other_cwd.to_string_lossy()))
         .join(s.old.file_name().unwrap());
     assert_eq!(recs[0]["to"], to.to_str().unwrap());
     assert!(to.is_file() && !s.old.exists());

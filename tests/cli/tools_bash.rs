@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use pi::tools::{self, CancelToken, ToolName};
+use pi_tools::{self as tools, CancelToken, ToolName};
 
 use crate::tools_support::{Tree, call, call_with_updates, runtime, text};
 
@@ -56,7 +56,7 @@ fn progress_updates_start_empty_and_stream_the_tail() {
     let texts: Vec<String> = updates[1..]
         .iter()
         .map(|u| match &u.content[..] {
-            [pi::tools::Content::Text { text }] => text.clone(),
+            [pi_tools::Content::Text { text }] => text.clone(),
             other => panic!("{other:?}"),
         })
         .collect();

@@ -4,8 +4,8 @@
 
 use serde_json::json;
 
-use pi::tools::path::{expand_path, resolve_read_path, resolve_to_cwd};
-use pi::tools::{Content, ToolResult};
+use pi_tools::path::{expand_path, resolve_read_path, resolve_to_cwd};
+use pi_tools::{Content, ToolResult};
 
 use crate::tools_support::{Tree, call, ctx_in, numbered, text};
 

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use pi::tools::{self, CancelToken, Content, ToolName, ToolResult};
+use pi_tools::{self as tools, CancelToken, Content, ToolName, ToolResult};
 
 use crate::tools_support::{Tree, numbered, runtime, text};
 
@@ -252,7 +252,7 @@ fn endless_files_do_not_hang_or_exhaust_memory() {
 
 #[test]
 fn tool_selection_follows_the_flags() {
-    use pi::tools::select_tools;
+    use pi_tools::select_tools;
     let names = |v: Vec<ToolName>| v.into_iter().map(ToolName::as_str).collect::<Vec<_>>();
     assert_eq!(
         names(select_tools(None, false, false)),

@@ -1,7 +1,7 @@
 //! Differential tests of the built-in tools against the reference implementation:
 //! tests/fixtures/tools/goldens.json was recorded by scripts/goldens/tools.mjs from
 //! @mariozechner/pi-coding-agent (the tools called the way its agent loop calls them). Every
-//! case is replayed here through `pi::tools` on the same file tree, and the result — content
+//! case is replayed here through `pi_tools` on the same file tree, and the result — content
 //! blocks, details and the error flag — must be identical (and the files after the call),
 //! except where the case is compared as a set or by count (see the script) or is listed in
 //! `DEVIATIONS` with the reason.
@@ -278,7 +278,7 @@ fn schemas_match_the_reference() {
     let schemas = golden["schemas"].as_object().unwrap();
     assert_eq!(schemas.len(), 7);
     for (name, want) in schemas {
-        let tool = pi::tools::ToolName::from_name(name).unwrap();
+        let tool = pi_tools::ToolName::from_name(name).unwrap();
         let ours = tool.parameters();
         assert_eq!(&strip(&ours), want, "{name}");
         // Every property is described.

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use pi::tools::{self, CancelToken, OnUpdate, ToolContext, ToolOutput, ToolResult};
+use pi_tools::{self as tools, CancelToken, OnUpdate, ToolContext, ToolOutput, ToolResult};
 use serde_json::Value;
 
 pub struct Tree {

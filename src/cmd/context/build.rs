@@ -10,11 +10,11 @@ use clap::{Args, ValueEnum};
 use super::{open, registry, unknown_model};
 use crate::cmd::Ctx;
 use crate::cmd::args::{ModelRef, READ_SESSION_HELP, SessionArg};
-use crate::context::settings::Settings;
-use crate::context::value::{Obj, Value};
-use crate::context::{anthropic, llm, openai};
 use crate::error::usage;
-use crate::session::find::STDIN_ARG;
+use pi_agent::context::settings::Settings;
+use pi_agent::context::{anthropic, llm, openai};
+use pi_ai::value::{Obj, Value};
+use pi_session::find::STDIN_ARG;
 
 /// What to print.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -110,7 +110,11 @@ fn check(args: &BuildArgs, wire: bool) -> anyhow::Result<()> {
 
 /// The model a request form is for: `--model`, else the path's; its rules from the
 /// registry, or defaults for a model not in it.
-fn request_model(args: &BuildArgs, ctx: &Ctx, info: &crate::context::Info) -> crate::models::Model {
+fn request_model(
+    args: &BuildArgs,
+    ctx: &Ctx,
+    info: &pi_agent::context::Info,
+) -> pi_ai::models::Model {
     let api = if args.format == BuildFormat::Openai {
         "openai-completions"
     } else {

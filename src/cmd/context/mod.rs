@@ -10,10 +10,10 @@ use clap::{Args, Subcommand};
 
 use super::Ctx;
 use crate::cli::EXIT_STATUS;
-use crate::context::{Message, Plan};
-use crate::models::{Model, Registry, Source};
-use crate::session::Session;
-use crate::session::scan::NoVisit;
+use pi_agent::context::{Message, Plan};
+use pi_ai::models::{Model, Registry, Source};
+use pi_session::Session;
+use pi_session::scan::NoVisit;
 
 #[derive(Debug, Args)]
 #[command(subcommand_required = true, arg_required_else_help = true)]

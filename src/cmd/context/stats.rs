@@ -5,11 +5,11 @@ use clap::Args;
 use super::{Opened, open, registry};
 use crate::cmd::Ctx;
 use crate::cmd::args::{FormatArgs, ModelRef, READ_SESSION_HELP, SessionArg, positive};
-use crate::context::settings::{DEFAULT_RESERVE_TOKENS, Settings};
-use crate::context::tokens::{self, Need};
-use crate::context::value::{Obj, Value};
 use crate::error::{Exit, ExitStatus};
 use crate::output::{Style, escape};
+use pi_agent::context::settings::{DEFAULT_RESERVE_TOKENS, Settings};
+use pi_agent::context::tokens::{self, Need};
+use pi_ai::value::{Obj, Value};
 
 #[derive(Debug, Args)]
 #[command(mut_arg("session", |a| a.help(READ_SESSION_HELP)))]

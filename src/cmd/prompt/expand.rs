@@ -6,13 +6,13 @@ use clap::Args;
 use serde_json::json;
 
 use super::DiscoveryArgs;
-use crate::clock;
 use crate::cmd::Ctx;
 use crate::error::{Exit, ExitStatus, failed};
-use crate::js;
 use crate::output::escape;
-use crate::prompt::skills::{self, ExpandError};
-use crate::prompt::templates::{self, Refusal};
+use pi_base::clock;
+use pi_base::js;
+use pi_prompt::skills::{self, ExpandError};
+use pi_prompt::templates::{self, Refusal};
 
 #[derive(Debug, Args)]
 pub struct ExpandArgs {

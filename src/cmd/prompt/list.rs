@@ -8,8 +8,8 @@ use super::DiscoveryArgs;
 use crate::cmd::Ctx;
 use crate::cmd::args::FormatArgs;
 use crate::output::{Style, escape, term_width};
-use crate::prompt::{Diagnostic, DiagnosticType, ResourceKind, Scope};
 use pi_base::text::truncate;
+use pi_prompt::{Diagnostic, DiagnosticType, ResourceKind, Scope};
 
 #[derive(Debug, Args)]
 pub struct ListArgs {
@@ -76,7 +76,7 @@ pub fn run(args: ListArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
         }))
         .map(|(cmd, desc, scope)| {
             // Names come from file names, the rest from the files: shown escaped.
-            let desc = crate::prompt::text::one_line(desc);
+            let desc = pi_prompt::text::one_line(desc);
             (escape(&cmd).into_owned(), escape(&desc).into_owned(), scope)
         })
         .collect();
@@ -128,7 +128,7 @@ pub fn run(args: ListArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
 
 /// The machine output: one record per template, skill and diagnostic.
 fn json_records(
-    res: &crate::prompt::resources::Resources,
+    res: &pi_prompt::resources::Resources,
     diagnostics: &[(ResourceKind, &Diagnostic)],
     ctx: &mut Ctx,
 ) -> anyhow::Result<()> {

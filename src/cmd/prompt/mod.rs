@@ -13,8 +13,8 @@ use clap::{Args, Subcommand};
 use super::Ctx;
 use crate::cli::EXIT_STATUS;
 use crate::error::usage;
-use crate::prompt::resources::{self, Resources};
-use crate::prompt::{Diagnostic, DiagnosticType};
+use pi_prompt::resources::{self, Resources};
+use pi_prompt::{Diagnostic, DiagnosticType};
 
 #[derive(Debug, Args)]
 #[command(subcommand_required = true, arg_required_else_help = true)]
@@ -83,7 +83,7 @@ impl DiscoveryArgs {
     /// Finds templates and skills; settings problems are reported on stderr.
     pub fn load(&self, ctx: &Ctx) -> anyhow::Result<(PathBuf, Resources)> {
         let cwd = self.cwd(ctx)?;
-        let home = crate::config::expand_tilde("~");
+        let home = pi_base::config::expand_tilde("~");
         let opts = resources::Options {
             cwd: cwd.clone(),
             agent_dir: ctx.dirs.agent_dir.clone(),

@@ -7,10 +7,10 @@ use clap::Args;
 use serde_json::json;
 
 use super::DiscoveryArgs;
-use crate::clock;
 use crate::cmd::Ctx;
 use crate::cmd::args::SystemPromptArgs;
-use crate::prompt::system::{self, DEFAULT_TOOLS, Tool};
+use pi_base::clock;
+use pi_prompt::system::{self, DEFAULT_TOOLS, Tool};
 
 #[derive(Debug, Args)]
 pub struct SystemArgs {
@@ -56,7 +56,7 @@ fn split_def(def: &str, flag: &str) -> anyhow::Result<(String, String)> {
 /// The active tools: built-ins and custom tools, filtered and ordered by --tools.
 fn active_tools(
     args: &SystemArgs,
-    programs: &[std::sync::Arc<dyn crate::tools::CustomTool>],
+    programs: &[std::sync::Arc<dyn pi_tools::CustomTool>],
 ) -> anyhow::Result<Vec<Tool>> {
     let mut registry = system::builtin_tools();
     let builtin_count = registry.len();
@@ -143,10 +143,10 @@ pub fn run(args: SystemArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
     let (cwd, res) = args.discovery.load(ctx)?;
     super::warn_missing_paths(&res);
     let agent_dir = ctx.dirs.agent_dir.clone();
-    let project = crate::extensions::Project::load(&agent_dir, &cwd);
+    let project = pi_tools::project::Project::load(&agent_dir, &cwd);
     let mut tool_warnings = project.warnings.clone();
     tool_warnings.extend(project.refused.clone());
-    let programs = crate::extensions::tools::discover(
+    let programs = pi_tools::program::discover(
         &agent_dir,
         &project,
         &ctx.cwd,

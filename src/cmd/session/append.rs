@@ -6,12 +6,12 @@ use std::io::{IsTerminal, Read};
 use anyhow::Context;
 use clap::Args;
 
-use crate::clock;
 use crate::cmd::Ctx;
 use crate::cmd::args::SessionArg;
 use crate::error::{Exit, ExitStatus, usage};
-use crate::session::append::{Appender, NewEntry, Parent};
-use crate::session::entry;
+use pi_base::clock;
+use pi_session::append::{Appender, NewEntry, Parent};
+use pi_session::entry;
 
 #[derive(Debug, Args)]
 pub struct AppendArgs {

@@ -10,12 +10,14 @@ use clap::Args;
 use crate::cmd::Ctx;
 use crate::cmd::args::{ModelArgs, SessionArg};
 use crate::cmd::watch::Progress;
-use crate::compact::branch::{self, BranchSummary, Moved};
-use crate::extensions::config::{HookEvent, check_flags_for};
-use crate::extensions::hooks::{Tree, before_tree, effect_entries, for_session, tree_preparation};
-use crate::llm::config::Settings as LlmSettings;
-use crate::models::Registry;
-use crate::session::append::{Appender, NewEntry, Parent};
+use pi_agent::compact::branch::{self, BranchSummary, Moved};
+use pi_agent::extensions::config::{HookEvent, check_flags_for};
+use pi_agent::extensions::hooks::{
+    Tree, before_tree, effect_entries, for_session, tree_preparation,
+};
+use pi_ai::config::Settings as LlmSettings;
+use pi_ai::models::Registry;
+use pi_session::append::{Appender, NewEntry, Parent};
 
 #[derive(Debug, Args)]
 #[command(
@@ -99,7 +101,7 @@ fn run_hooks(args: &BranchArgs, ctx: &Ctx, path: &Path) -> anyhow::Result<Option
     let preparation = tree_preparation(&s, target, wants)
         .with_context(|| format!("cannot read {}", path.display()))?;
     drop(s);
-    let rt = crate::runtime::build()?;
+    let rt = pi_agent::runtime::build()?;
     let decision = rt.block_on(before_tree(&mut ph, preparation));
     let extra = effect_entries(&ph.take());
     match decision {
@@ -138,7 +140,7 @@ fn summarize(
         llm: LlmSettings::load(&ctx.dirs.agent_dir, &ctx.cwd),
         model: args.model.pair(),
         instructions: args.instructions.clone(),
-        rt: crate::runtime::Lazy::new(),
+        rt: pi_agent::runtime::Lazy::new(),
     };
     match job.run(path, &args.entry, extra, &Progress::default())? {
         Moved::Interrupted => {
@@ -213,7 +215,7 @@ pub fn run(mut args: BranchArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
             parent,
             target.as_deref().unwrap_or("root"),
             &text,
-            details.as_ref().map(crate::js::stringify),
+            details.as_ref().map(pi_base::js::stringify),
             details.is_some(),
         ),
         None => branch::move_entry(parent, ap.leaf.as_ref().map(|l| l.as_str())),

@@ -7,7 +7,7 @@ use serde::Serialize;
 use crate::cmd::Ctx;
 use crate::cmd::args::{FormatArgs, READ_SESSION_HELP, SessionArg};
 use crate::output::{Style, escape};
-use crate::session::store::Severity;
+use pi_session::store::Severity;
 
 pub const EXIT_STATUS: &str = "\
 Exit status:
@@ -38,7 +38,7 @@ struct Record<'a> {
 pub fn run(args: CheckArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
     let source = ctx.session_source(args.session.get()?)?;
     let path = source.name().to_owned();
-    let report = crate::session::check::check_source(source)?;
+    let report = pi_session::check::check_source(source)?;
     let s = report.session;
     let problems = report.problems;
     let count = |sev: Severity| problems.iter().filter(|p| p.kind.severity() == sev).count();

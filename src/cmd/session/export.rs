@@ -12,9 +12,9 @@ use crate::error::{ExitStatus, usage};
 use crate::render::markdown::MarkdownView;
 use crate::render::redact::{self, Redactor};
 use crate::render::{self, Pairer};
-use crate::session::Session;
-use crate::session::scan::NoVisit;
-use crate::session::store::Source;
+use pi_session::Session;
+use pi_session::scan::NoVisit;
+use pi_session::store::Source;
 
 #[derive(Debug, Args)]
 #[command(mut_arg("session", |a| a.help(READ_SESSION_HELP)))]

@@ -7,7 +7,7 @@ use clap::Args;
 
 use crate::cmd::Ctx;
 use crate::cmd::args::SessionArg;
-use crate::session::fork;
+use pi_session::fork;
 
 #[derive(Debug, Args)]
 pub struct ForkArgs {

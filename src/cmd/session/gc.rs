@@ -9,7 +9,7 @@ use crate::cmd::Ctx;
 use crate::cmd::args::{FormatArgs, ScopeArgs};
 use crate::error::ExitStatus;
 use crate::output::{Style, escape};
-use crate::session::gc::{self, Candidate, Criteria, Disposal, Keep};
+use pi_session::gc::{self, Candidate, Criteria, Disposal, Keep};
 
 pub const EXIT_STATUS: &str = "\
 Exit status:
@@ -57,7 +57,7 @@ pub struct Limit {
 }
 
 fn age(s: &str) -> Result<Limit, String> {
-    match crate::dates::parse_age(s.trim()) {
+    match pi_session::usage::dates::parse_age(s.trim()) {
         Some(ms) => Ok(Limit {
             value: ms.unsigned_abs(),
             text: s.trim().to_owned(),
@@ -84,7 +84,7 @@ pub fn run(args: GcArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
             .map(|l| (i64::try_from(l.value).unwrap_or(i64::MAX), l.text.clone())),
         larger_than: args.larger_than.as_ref().map(|l| (l.value, l.text.clone())),
         empty: args.empty,
-        now_ms: crate::clock::now_ms(),
+        now_ms: pi_base::clock::now_ms(),
     };
     let disposal = if args.delete {
         Disposal::Delete
@@ -101,15 +101,15 @@ pub fn run(args: GcArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
         .scope
         .dirs(ctx)?
         .iter()
-        .flat_map(|d| crate::session::find::jsonl_files(d))
+        .flat_map(|d| pi_session::find::jsonl_files(d))
         .collect();
-    let mut live: Vec<PathBuf> = crate::session::find::all_session_dirs(&ctx.dirs)
+    let mut live: Vec<PathBuf> = pi_session::find::all_session_dirs(&ctx.dirs)
         .iter()
-        .flat_map(|d| crate::session::find::jsonl_files(d))
+        .flat_map(|d| pi_session::find::jsonl_files(d))
         .collect();
     live.extend(in_scope.iter().cloned());
     let children = gc::children(&live);
-    let summaries = crate::session::summary::Cache::read_only(&ctx.dirs.agent_dir);
+    let summaries = pi_session::summary::Cache::read_only(&ctx.dirs.agent_dir);
     let mut cands = gc::select(&in_scope, &criteria, &summaries);
     gc::run(
         &mut cands,
@@ -188,7 +188,7 @@ fn report(
     for c in cands {
         let mut rec = json!({
             "path": c.path, "id": c.id, "bytes": c.bytes,
-            "modified": crate::clock::format_iso(c.modified_ms),
+            "modified": pi_base::clock::format_iso(c.modified_ms),
             "reason": reason(c), "action": action(c, disposal),
         });
         if let (None, Some(to)) = (&c.keep, &c.to) {
@@ -216,7 +216,7 @@ fn human(
     let st = Style {
         on: ctx.out.color(),
     };
-    let now = crate::clock::now_ms();
+    let now = pi_base::clock::now_ms();
     for c in cands {
         let act = action(c, disposal);
         let act = match act {
@@ -227,7 +227,7 @@ fn human(
         let line = format!(
             "{act}  {:>8}  {:>10}  {}\n         {}",
             size,
-            crate::clock::age(now, c.modified_ms),
+            pi_base::clock::age(now, c.modified_ms),
             escape(&c.path.to_string_lossy()),
             st.dim(&escape(&reason(c)))
         );

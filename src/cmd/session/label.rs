@@ -6,8 +6,8 @@ use clap::Args;
 use crate::cmd::Ctx;
 use crate::cmd::args::SessionArg;
 use crate::error::usage;
-use crate::session::append::{Appender, NewEntry, Parent};
-use crate::session::entry::jstr;
+use pi_session::append::{Appender, NewEntry, Parent};
+use pi_session::entry::jstr;
 
 // SESSION may be left out before ENTRY, which clap cannot tell from the optional LABEL after
 // it: the values are sorted out in `run`, and the usage is written out.

@@ -5,13 +5,13 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::clock;
 use crate::cmd::Ctx;
 use crate::cmd::args::{DateRangeArgs, FormatArgs};
 use crate::output::{Style, escape, term_width};
-use crate::session::summary::Cache;
-use crate::session::{find, info};
+use pi_base::clock;
 use pi_base::text::truncate;
+use pi_session::summary::Cache;
+use pi_session::{find, info};
 
 #[derive(Debug, Args)]
 pub struct ListArgs {
@@ -83,7 +83,7 @@ pub fn run(args: ListArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
     );
     ctx.out.line(st.bold(&head).as_bytes())?;
     for (i, id) in infos.iter().zip(&ids) {
-        let first = crate::session::preview::normalize(&i.first_message);
+        let first = pi_session::preview::normalize(&i.first_message);
         let what = match &i.name {
             Some(n) => format!("{} — {}", escape(n), escape(&first)),
             None => escape(&first).into_owned(),

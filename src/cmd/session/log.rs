@@ -8,9 +8,9 @@ use crate::cmd::Ctx;
 use crate::cmd::args::{READ_SESSION_HELP, SessionArg};
 use crate::error::usage;
 use crate::jq;
-use crate::json;
-use crate::session::scan::NoVisit;
-use crate::session::{Kind, Session};
+use pi_base::json;
+use pi_session::scan::NoVisit;
+use pi_session::{Kind, Session};
 
 #[derive(Debug, Args)]
 #[command(mut_arg("session", |a| a.help(READ_SESSION_HELP)))]

@@ -14,7 +14,7 @@ pub struct MigrateArgs {
 
 pub fn run(args: MigrateArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
     let path = ctx.session_path(args.session.get()?)?;
-    let outcome = crate::session::migrate::rewrite(&path)?;
+    let outcome = pi_session::migrate::rewrite(&path)?;
     for w in &outcome.warnings {
         crate::error::warn(w);
     }

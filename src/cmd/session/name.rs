@@ -5,8 +5,8 @@ use clap::Args;
 
 use crate::cmd::Ctx;
 use crate::cmd::args::SessionArg;
-use crate::session::append::{Appender, NewEntry, Parent};
-use crate::session::entry::jstr;
+use pi_session::append::{Appender, NewEntry, Parent};
+use pi_session::entry::jstr;
 
 #[derive(Debug, Args)]
 #[command(allow_missing_positional = true)]

@@ -9,8 +9,8 @@ use clap::Args;
 
 use crate::cmd::Ctx;
 use crate::error::usage;
-use crate::session::{entry, find};
-use crate::{clock, json, rng};
+use pi_base::{clock, ids as rng, json};
+use pi_session::{entry, find};
 
 #[derive(Debug, Args)]
 pub struct NewArgs {
@@ -91,7 +91,7 @@ pub fn run(args: NewArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
         ));
     }
     let path = dir.join(format!("{}_{id}.jsonl", clock::file_stamp(now)));
-    let _private = crate::private::PrivateUmask::set(); // 0600 (new folders 0700)
+    let _private = pi_base::fs::PrivateUmask::set(); // 0600 (new folders 0700)
     pi_base::fs::write_with(&path, false, |w| {
         for l in &lines {
             w.write_all(l)?;

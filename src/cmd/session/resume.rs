@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use crate::cmd::Ctx;
-use crate::session::find;
+use pi_session::find;
 
 pub const EXIT_STATUS: &str = "\
 Exit status:

@@ -9,7 +9,7 @@ use crate::cmd::Ctx;
 use crate::cmd::args::{FormatArgs, RangeArgs, ScopeArgs, newest_first};
 use crate::error::ExitStatus;
 use crate::output::{Style, escape};
-use crate::session::search::{self, Hit, Query, Role};
+use pi_session::search::{self, Hit, Query, Role};
 
 pub const EXIT_STATUS: &str = "\
 Exit status:
@@ -92,9 +92,9 @@ pub fn run(args: SearchArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
     let mut failed: Option<anyhow::Error> = None;
     let mut last_session = None;
     let mut write_err = None;
-    crate::par::ordered(
+    pi_base::par::ordered(
         files.len(),
-        crate::par::threads(),
+        pi_base::par::threads(),
         |i, stop| {
             let mut found = Found {
                 hits: Vec::new(),
@@ -181,8 +181,8 @@ fn query(args: &SearchArgs) -> anyhow::Result<Query> {
         })
         .collect();
     q.types = args.types.clone();
-    let tz = crate::dates::zone(None).map_err(crate::error::usage)?;
-    let now = crate::clock::now_ms();
+    let tz = pi_session::usage::dates::zone(None).map_err(crate::error::usage)?;
+    let now = pi_base::clock::now_ms();
     q.since_ms = args.range.since.map(|d| d.start_ms(&tz, now));
     q.until_ms = args.range.until.map(|d| d.end_ms(&tz, now));
     Ok(q)
@@ -196,7 +196,7 @@ fn session_record(
     human: bool,
     st: Style,
 ) -> std::io::Result<()> {
-    let session = crate::session::find::read_header(path)
+    let session = pi_session::find::read_header(path)
         .map(|h| h.id)
         .unwrap_or_default();
     if human {

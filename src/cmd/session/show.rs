@@ -10,7 +10,7 @@ use crate::pager::Pager;
 use crate::render::markdown::MarkdownView;
 use crate::render::text::{Terminal, TextView};
 use crate::render::{self, Pairer};
-use crate::session::scan::NoVisit;
+use pi_session::scan::NoVisit;
 
 #[derive(Debug, Args)]
 #[command(mut_arg("session", |a| a.help(READ_SESSION_HELP)))]

@@ -3,22 +3,22 @@
 use crate::error::ExitStatus;
 use clap::Args;
 
-use crate::clock;
 use crate::cmd::Ctx;
 use crate::cmd::args::{FormatArgs, READ_SESSION_HELP, SessionArg};
-use crate::json::{self, RawStr};
+use pi_base::clock;
+use pi_base::json::{self, RawStr};
 use std::borrow::Cow;
 use std::io::Write;
 
 use crate::output::{Style, escape, term_width};
 use crate::pager::Pager;
-use crate::session::id::IdMap;
-use crate::session::rows;
-use crate::session::scan::Visit;
-use crate::session::store::NONE;
-use crate::session::tree::{self, Cycle, Tree};
-use crate::session::{Session, preview};
 use pi_base::text::truncate;
+use pi_session::id::IdMap;
+use pi_session::rows;
+use pi_session::scan::Visit;
+use pi_session::store::NONE;
+use pi_session::tree::{self, Cycle, Tree};
+use pi_session::{Session, preview};
 
 #[derive(Debug, Args)]
 #[command(mut_arg("session", |a| a.help(READ_SESSION_HELP)))]
@@ -667,7 +667,7 @@ pub fn run(args: TreeArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
 fn run_shaped(
     args: TreeArgs,
     ctx: &mut Ctx,
-    source: crate::session::store::Source,
+    source: pi_session::store::Source,
 ) -> anyhow::Result<ExitStatus> {
     let (s, x) = ctx.open_source(
         source,

@@ -25,9 +25,9 @@ use super::redact::Redactor;
 use super::{
     Block, Body, Content, Item, Meta, Pairer, Summary, ToolCall, ToolResult, datetime, highlight,
 };
-use crate::clock;
-use crate::session::Session;
-use crate::session::tree::Tree;
+use pi_base::clock;
+use pi_session::Session;
+use pi_session::tree::Tree;
 
 const CSS: &str = include_str!("page.css");
 const JS: &str = include_str!("page.js");
@@ -486,13 +486,6 @@ impl Article<'_> {
     }
 }
 
-/// The inner HTML of an item's article.
-pub fn article(item: &Item) -> String {
-    let mut out = String::with_capacity(1024);
-    Article { out: &mut out }.item(item);
-    out
-}
-
 /// One-letter kinds for the page's index.
 fn kind_code(item: &Item) -> char {
     match &item.body {
@@ -517,7 +510,6 @@ fn kind_code(item: &Item) -> char {
 /// Facts about a written page.
 #[derive(Debug, Default, Clone)]
 pub struct Written {
-    pub entries: usize,
     pub articles: usize,
     pub bytes: u64,
 }
@@ -588,7 +580,6 @@ pub fn write_page(
     let mut times: Vec<i64> = vec![0; n];
     let mut show: Vec<i64> = vec![-1; n];
     let mut written = Written {
-        entries: n,
         ..Written::default()
     };
     let mut pairer = Pairer::default();

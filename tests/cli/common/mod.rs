@@ -168,12 +168,12 @@ impl World {
         let sessions = self
             .agent()
             .join("sessions")
-            .join(pi::config::encode_cwd(&proj))
+            .join(pi_base::config::encode_cwd(&proj))
             .to_string_lossy()
             .into_owned();
         let mut text = text.replace(&sessions, "[SESSIONS]");
         // The session directory of another directory under the root.
-        let encoded = pi::config::encode_cwd(&canonical);
+        let encoded = pi_base::config::encode_cwd(&canonical);
         text = text.replace(encoded.trim_end_matches('-'), "--[ROOT]");
         for (dir, name) in [("agent", "[AGENT]"), ("proj", "[PROJ]"), ("home", "[HOME]")] {
             for base in [&canonical, &root] {

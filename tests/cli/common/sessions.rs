@@ -29,7 +29,7 @@ pub fn session_dir(world: &World, cwd: &Path) -> PathBuf {
     world
         .agent()
         .join("sessions")
-        .join(pi::config::encode_cwd(&cwd.to_string_lossy()))
+        .join(pi_base::config::encode_cwd(&cwd.to_string_lossy()))
 }
 
 /// Writes a session file named after `stamp` with the given entries; its modification time
@@ -61,7 +61,7 @@ pub fn write(
 }
 
 pub fn set_mtime(path: &Path, iso: &str) {
-    let ms = pi::clock::parse_iso(iso).unwrap();
+    let ms = pi_base::clock::parse_iso(iso).unwrap();
     let t = std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms as u64);
     std::fs::File::options()
         .write(true)
