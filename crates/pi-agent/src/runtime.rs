@@ -44,7 +44,9 @@ impl Lazy {
     }
 
     /// The runtime and the HTTP client (both made now if needed).
-    pub fn with_client(&mut self) -> Result<(&tokio::runtime::Runtime, &Client), SetupError> {
+    pub(crate) fn with_client(
+        &mut self,
+    ) -> Result<(&tokio::runtime::Runtime, &Client), SetupError> {
         self.runtime()?;
         if self.client.is_none() {
             self.client = Some(Client::new()?);
@@ -56,7 +58,7 @@ impl Lazy {
     }
 
     /// Runs `fut` to its end, or until Ctrl-C (`None`; the future is dropped).
-    pub fn interruptible<T>(
+    pub(crate) fn interruptible<T>(
         &mut self,
         fut: impl Future<Output = T>,
     ) -> Result<Option<T>, SetupError> {
@@ -73,7 +75,10 @@ pub fn build() -> Result<tokio::runtime::Runtime, SetupError> {
 }
 
 /// Runs `fut` on `rt`; `None` when Ctrl-C came first (the future is dropped).
-pub fn interruptible<T>(rt: &tokio::runtime::Runtime, fut: impl Future<Output = T>) -> Option<T> {
+pub(crate) fn interruptible<T>(
+    rt: &tokio::runtime::Runtime,
+    fut: impl Future<Output = T>,
+) -> Option<T> {
     rt.block_on(async {
         tokio::select! {
             r = fut => Some(r),

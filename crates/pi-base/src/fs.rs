@@ -45,20 +45,6 @@ pub fn create_dir_all(dir: &Path) -> io::Result<()> {
         .create(dir)
 }
 
-/// Creates (or truncates) a file only its owner may read and write: 0600 even when it was
-/// there with other permissions.
-pub fn write_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    use std::io::Write;
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(path)?;
-    f.set_permissions(std::fs::Permissions::from_mode(0o600))?;
-    f.write_all(bytes)
-}
-
 /// Creates a new file (failing when one is there) only its owner may read and write.
 pub fn create_new(path: &Path) -> io::Result<File> {
     let f = std::fs::OpenOptions::new()
@@ -150,7 +136,7 @@ impl AtomicFile {
 
     /// As [`AtomicFile::commit`], but fails with `AlreadyExists` instead of replacing a
     /// destination that exists (a hard link, then the temporary name removed).
-    pub fn commit_new(self) -> io::Result<()> {
+    pub(crate) fn commit_new(self) -> io::Result<()> {
         self.finish(false)
     }
 
@@ -242,7 +228,7 @@ mod tests {
         let g = t.path().join("g");
         std::fs::write(&g, "x").unwrap();
         std::fs::set_permissions(&g, std::fs::Permissions::from_mode(0o666)).unwrap();
-        write_file(&g, b"y").unwrap();
+        write_atomic(&g, b"y").unwrap();
         assert_eq!(std::fs::metadata(&g).unwrap().mode() & 0o777, 0o600);
     }
 

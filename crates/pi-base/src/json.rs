@@ -152,7 +152,7 @@ pub fn scan_string(b: &[u8], i: usize) -> Result<(usize, bool)> {
 
 /// Whether `b` contains a byte below 0x20 (the control characters, which JSON allows only as
 /// whitespace between tokens). When it does not, strings can be scanned for just `"` and `\`.
-pub fn has_control(b: &[u8]) -> bool {
+pub(crate) fn has_control(b: &[u8]) -> bool {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGHS: u64 = 0x8080_8080_8080_8080;
     let mut chunks = b.chunks_exact(32);
@@ -1300,27 +1300,6 @@ pub fn scan_object_valid<'a>(
     f: impl FnMut(Member<'a>),
 ) -> Result<(usize, usize)> {
     scan_obj::<VALID>(b, i, f, None)
-}
-
-/// [`for_each_element`] for an array already validated as part of a larger text.
-pub fn for_each_element_valid<'a>(value: &'a [u8], mut f: impl FnMut(&'a [u8])) -> Result<()> {
-    if value.first() != Some(&b'[') {
-        return err(0, "a JSON array");
-    }
-    let mut j = skip_ws(value, 1);
-    if value.get(j) == Some(&b']') {
-        return Ok(());
-    }
-    loop {
-        let (end, _) = scan_val::<VALID>(value, j)?;
-        f(&value[j..end]);
-        j = skip_ws(value, end);
-        match value.get(j) {
-            Some(b',') => j = skip_ws(value, j + 1),
-            Some(b']') => return Ok(()),
-            _ => return err(j, "',' or ']'"),
-        }
-    }
 }
 
 /// For each element of the array `value`, already validated as part of a larger text: its

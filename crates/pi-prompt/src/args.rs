@@ -57,7 +57,7 @@ pub fn substitute_args(content: &str, args: &[String]) -> String {
 /// The highest of `$1`..`$9` that `content` uses, as the first pass of [`substitute_args`]
 /// reads it (`$10` is the tenth argument, not `$1`); 0 when it uses none. A template that
 /// uses `$2` needs two arguments.
-pub fn positional_needed(content: &str) -> usize {
+pub(crate) fn positional_needed(content: &str) -> usize {
     let b = content.as_bytes();
     let mut needed = 0;
     let mut i = 0;

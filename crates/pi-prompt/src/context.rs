@@ -30,7 +30,7 @@ fn from_dir(dir: &Path, warnings: &mut Vec<String>) -> Option<ContextFile> {
 
 /// The context files in prompt order: the agent directory's, then the ancestors of `cwd`
 /// from the root-most down to `cwd` itself (each path once).
-pub fn load(cwd: &Path, agent_dir: &Path, warnings: &mut Vec<String>) -> Vec<ContextFile> {
+pub(crate) fn load(cwd: &Path, agent_dir: &Path, warnings: &mut Vec<String>) -> Vec<ContextFile> {
     let mut out = Vec::new();
     let mut seen = HashSet::new();
     if let Some(f) = from_dir(agent_dir, warnings) {

@@ -42,7 +42,7 @@ impl Yaml {
 
     /// A scalar written as text (numbers as JavaScript prints them); `None` for collections
     /// and null.
-    pub fn scalar_text(&self) -> Option<String> {
+    pub(crate) fn scalar_text(&self) -> Option<String> {
         match self {
             Yaml::Str(s) => Some(s.clone()),
             Yaml::Bool(b) => Some(b.to_string()),

@@ -5,7 +5,7 @@
 //! pattern spells the dot).
 
 /// Matches one path segment against one pattern segment (`*`, `?`, `[...]`, `\x`).
-pub fn segment_match(pat: &[char], s: &[char]) -> bool {
+pub(crate) fn segment_match(pat: &[char], s: &[char]) -> bool {
     // Iterative wildcard matching with backtracking to the last `*`.
     let (mut p, mut i) = (0, 0);
     let mut star: Option<(usize, usize)> = None;
@@ -103,7 +103,7 @@ fn class_match(pat: &[char], p: usize, c: char) -> Option<(bool, usize)> {
 }
 
 /// Expands `{a,b}` alternatives (nested allowed; unbalanced braces are literal).
-pub fn expand_braces(pat: &str) -> Vec<String> {
+pub(crate) fn expand_braces(pat: &str) -> Vec<String> {
     let chars: Vec<char> = pat.chars().collect();
     let mut depth = 0;
     let mut open = None;
@@ -181,7 +181,7 @@ fn segments(s: &str) -> Vec<Vec<char>> {
 }
 
 /// minimatch(`path`, `pattern`) with its default options.
-pub fn minimatch(path: &str, pattern: &str) -> bool {
+pub(crate) fn minimatch(path: &str, pattern: &str) -> bool {
     let path = segments(path);
     expand_braces(pattern)
         .iter()
@@ -191,7 +191,7 @@ pub fn minimatch(path: &str, pattern: &str) -> bool {
 /// Matches a `.gitignore` glob (already without `!` and trailing `/`) against a relative
 /// path: anchored at the root when the pattern contains a `/`, otherwise against the last
 /// segment.
-pub fn gitignore_match(pattern: &str, path: &str) -> bool {
+pub(crate) fn gitignore_match(pattern: &str, path: &str) -> bool {
     let path_segs = segments(path);
     if pattern.contains('/') {
         path_match(&segments(pattern), &path_segs, true)

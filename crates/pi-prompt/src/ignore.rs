@@ -19,13 +19,13 @@ struct Rule {
 
 /// The accumulated rules of one walk.
 #[derive(Debug, Clone, Default)]
-pub struct Ignore {
+pub(crate) struct Ignore {
     rules: Vec<Rule>,
 }
 
 impl Ignore {
     /// Reads the ignore files in `dir` (a directory at or below `root`).
-    pub fn add_dir(&mut self, dir: &Path, root: &Path) {
+    pub(crate) fn add_dir(&mut self, dir: &Path, root: &Path) {
         let prefix = match dir.strip_prefix(root) {
             Ok(rel) if !rel.as_os_str().is_empty() => {
                 format!("{}/", rel.to_string_lossy().replace('\\', "/"))
@@ -91,7 +91,7 @@ impl Ignore {
 
     /// Whether `rel` (relative to the root, `/`-separated, with a trailing `/` for a
     /// directory) is ignored, itself or through one of its parent directories.
-    pub fn ignores(&self, rel: &str) -> bool {
+    pub(crate) fn ignores(&self, rel: &str) -> bool {
         if self.rules.is_empty() {
             return false;
         }
@@ -111,7 +111,7 @@ impl Ignore {
 /// and `node_modules` are skipped, symlink loops are not entered. `file(entry, at_root)` is
 /// called for each file that is not ignored. With `claim`, a directory holding a file of
 /// that name that is not ignored reports that file alone and is not searched further.
-pub fn walk(root: &Path, claim: Option<&str>, file: &mut dyn FnMut(&Entry, bool)) {
+pub(crate) fn walk(root: &Path, claim: Option<&str>, file: &mut dyn FnMut(&Entry, bool)) {
     walk_dir(root, root, claim, &mut Ignore::default(), file);
 }
 

@@ -8,10 +8,10 @@
 //! - [`context`] finds `AGENTS.md`/`CLAUDE.md`; [`system`] assembles the system prompt.
 
 pub mod args;
-pub mod context;
+mod context;
 pub mod frontmatter;
-pub mod glob;
-pub mod ignore;
+mod glob;
+mod ignore;
 pub mod resources;
 pub mod skills;
 pub mod system;
@@ -142,7 +142,7 @@ pub fn read_text(path: &Path) -> std::io::Result<String> {
 pub(crate) mod fsx {
     use std::path::{Path, PathBuf};
 
-    pub struct Entry {
+    pub(crate) struct Entry {
         pub name: String,
         pub path: PathBuf,
         pub is_dir: bool,

@@ -307,7 +307,7 @@ fn collect_resource_files(dir: &Path, kind: Kind) -> Vec<PathBuf> {
 
 /// `<dir>/.agents/skills` for the cwd and each ancestor up to the git root (the first
 /// ancestor holding `.git`), or to the file system root outside a repository.
-pub fn ancestor_agents_skill_dirs(cwd: &Path) -> Vec<PathBuf> {
+pub(crate) fn ancestor_agents_skill_dirs(cwd: &Path) -> Vec<PathBuf> {
     let git_root = cwd.ancestors().find(|d| d.join(".git").exists());
     let mut out = Vec::new();
     for d in cwd.ancestors() {

@@ -58,7 +58,7 @@ fn name_problems(name: &str, parent: &str) -> Vec<String> {
 
 /// Loads and validates one skill file. Every problem is a warning; the skill is still loaded
 /// unless its description is missing or blank, or the file cannot be read or parsed.
-pub fn load_file(
+pub(crate) fn load_file(
     path: &Path,
     source_of: &dyn Fn(&Path, &Path) -> SourceInfo,
 ) -> (Option<Skill>, Vec<Diagnostic>) {
@@ -141,7 +141,7 @@ pub fn load_file(
 /// alone; otherwise its `*.md` files and, in sub-directories (recursively), `SKILL.md` files,
 /// where again a directory with a `SKILL.md` is not searched further. Dot-names,
 /// `node_modules` and ignored paths are skipped.
-pub fn load_dir(
+pub(crate) fn load_dir(
     dir: &Path,
     source_of: &dyn Fn(&Path, &Path) -> SourceInfo,
 ) -> (Vec<Skill>, Vec<Diagnostic>) {
@@ -166,7 +166,7 @@ pub enum Mode {
 
 /// The skill files auto-discovery collects in `dir` (see [`Mode`]); a directory with a
 /// `SKILL.md` contributes that file only.
-pub fn collect_files(dir: &Path, mode: Mode) -> Vec<PathBuf> {
+pub(crate) fn collect_files(dir: &Path, mode: Mode) -> Vec<PathBuf> {
     let mut out = Vec::new();
     ignore::walk(dir, Some("SKILL.md"), &mut |e, at_root| {
         // A file named SKILL.md only gets here as the one its directory is claimed by.
@@ -179,7 +179,7 @@ pub fn collect_files(dir: &Path, mode: Mode) -> Vec<PathBuf> {
 
 /// Skills accepted so far: first name wins, the same real file is taken once.
 #[derive(Debug, Default)]
-pub struct SkillSet {
+pub(crate) struct SkillSet {
     pub skills: Vec<Skill>,
     pub diagnostics: Vec<Diagnostic>,
     pub collisions: Vec<Diagnostic>,
@@ -187,7 +187,7 @@ pub struct SkillSet {
 }
 
 impl SkillSet {
-    pub fn add(&mut self, skills: Vec<Skill>, diags: Vec<Diagnostic>) {
+    pub(crate) fn add(&mut self, skills: Vec<Skill>, diags: Vec<Diagnostic>) {
         self.diagnostics.extend(diags);
         for s in skills {
             let real = fsx::canonical(&s.path);
@@ -209,7 +209,7 @@ impl SkillSet {
     }
 
     /// Skills, then loading diagnostics followed by collisions.
-    pub fn finish(self) -> (Vec<Skill>, Vec<Diagnostic>) {
+    pub(crate) fn finish(self) -> (Vec<Skill>, Vec<Diagnostic>) {
         let mut d = self.diagnostics;
         d.extend(self.collisions);
         (self.skills, d)
@@ -219,7 +219,7 @@ impl SkillSet {
 /// Loads skills from explicit paths (files or directories, already resolved), classifying
 /// each by where it lies: under `user_dir` → user, under `project_dir` → project, else a
 /// temporary path.
-pub fn load_paths(
+pub(crate) fn load_paths(
     paths: &[PathBuf],
     user_dir: &Path,
     project_dir: &Path,

@@ -23,7 +23,7 @@ pub struct Template {
 
 /// Loads one template file; `None` if it cannot be read or its frontmatter is invalid (upstream
 /// skips such files without a diagnostic).
-pub fn load_file(path: &Path, source: SourceInfo) -> Option<Template> {
+pub(crate) fn load_file(path: &Path, source: SourceInfo) -> Option<Template> {
     let raw = super::read_text(path).ok()?;
     let parsed = frontmatter::parse(&raw).ok()?;
     let file_name = path.file_name()?.to_string_lossy();
@@ -59,7 +59,7 @@ pub fn load_file(path: &Path, source: SourceInfo) -> Option<Template> {
 }
 
 /// The direct `*.md` children of `dir` (symlinks followed), in name order.
-pub fn load_dir(dir: &Path, source_of: &dyn Fn(&Path) -> SourceInfo) -> Vec<Template> {
+pub(crate) fn load_dir(dir: &Path, source_of: &dyn Fn(&Path) -> SourceInfo) -> Vec<Template> {
     let Some(entries) = fsx::list(dir) else {
         return Vec::new();
     };
@@ -82,7 +82,7 @@ pub struct Expansion<'a> {
 
 /// The template name of a `/name args` text and the argument string after the first space.
 /// `None` when the text does not start with `/`.
-pub fn parse_invocation(text: &str) -> Option<(&str, &str)> {
+pub(crate) fn parse_invocation(text: &str) -> Option<(&str, &str)> {
     let rest = text.strip_prefix('/')?;
     Some(match rest.find(' ') {
         Some(i) => (&rest[..i], &rest[i + 1..]),

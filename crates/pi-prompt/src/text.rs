@@ -20,7 +20,7 @@ pub fn one_line(s: &str) -> String {
 }
 
 /// The XML escaping upstream applies inside the skills index.
-pub fn escape_xml(s: &str) -> String {
+pub(crate) fn escape_xml(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {

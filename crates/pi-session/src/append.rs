@@ -291,7 +291,7 @@ impl Appender {
     /// is trusted for what it finds, which is checked against the file, but not for what it
     /// misses: the file may have been edited in place). Whether it did.
     fn reindex(&mut self) -> io::Result<bool> {
-        if !self.ids.as_ref().is_some_and(IdIndex::from_cache) {
+        if !self.ids.as_ref().is_some_and(IdIndex::loaded_from_cache) {
             return Ok(false);
         }
         let idx = IdIndex::rebuild(&self.file, &self.path, self.len, self.cache.as_deref())?;
@@ -392,7 +392,7 @@ impl Appender {
     }
 
     /// A new entry id, unique among the ids in the file and `taken`.
-    pub fn new_id(&mut self, taken: &IdSet) -> io::Result<String> {
+    pub(crate) fn new_id(&mut self, taken: &IdSet) -> io::Result<String> {
         self.index()?;
         for _ in 0..100 {
             let id = self.rng.short_id();

@@ -106,7 +106,7 @@ impl InputRecord {
             .map(|(_, v)| v.as_slice())
     }
 
-    pub fn set_field(&mut self, key: &str, value: Vec<u8>) {
+    pub(crate) fn set_field(&mut self, key: &str, value: Vec<u8>) {
         if let Some(f) = self.fields.iter_mut().rev().find(|(k, _)| k == key) {
             f.1 = value;
         } else {
@@ -116,7 +116,7 @@ impl InputRecord {
 }
 
 /// Reference fields that name other entries: (entry type, field, must exist).
-pub const REFERENCES: [(&str, &str, bool); 3] = [
+pub(crate) const REFERENCES: [(&str, &str, bool); 3] = [
     ("compaction", "firstKeptEntryId", true),
     ("label", "targetId", true),
     ("branch_summary", "fromId", false),

@@ -202,13 +202,13 @@ pub fn most_recent(dir: &Path) -> Option<PathBuf> {
 
 /// Whether an argument names a file rather than an id: it contains a path separator or
 /// ends with `.jsonl` (upstream's rule).
-pub fn looks_like_path(arg: &str) -> bool {
+pub(crate) fn looks_like_path(arg: &str) -> bool {
     arg.contains('/') || arg.contains('\\') || arg.ends_with(".jsonl")
 }
 
 /// Whether the session id `id` starts with `prefix`; a prefix without dashes may also leave
 /// out the dashes of the id (`01a231e61b2` for `01a231e6-1b2…`).
-pub fn id_has_prefix(id: &str, prefix: &str) -> bool {
+pub(crate) fn id_has_prefix(id: &str, prefix: &str) -> bool {
     if id.starts_with(prefix) {
         return true;
     }

@@ -140,7 +140,7 @@ fn mtime_ms(meta: &std::fs::Metadata) -> i64 {
 }
 
 /// Whether the session has at least one `message` entry (reading stops at the first).
-pub fn has_message(path: &Path) -> io::Result<bool> {
+pub(crate) fn has_message(path: &Path) -> io::Result<bool> {
     let file = File::open(path)?;
     let mut found = false;
     super::lines::each_line(&file, None, |line| {
@@ -216,7 +216,7 @@ pub fn prune_caches(agent_dir: &Path, live: &[PathBuf]) -> usize {
 }
 
 /// Whether a writer holds the session's lock.
-pub fn is_locked(path: &Path) -> io::Result<bool> {
+pub(crate) fn is_locked(path: &Path) -> io::Result<bool> {
     let file = File::open(path)?;
     match file.try_lock() {
         Ok(()) => {

@@ -119,13 +119,13 @@ impl FxHasher {
     }
 }
 
-pub type FxBuild = BuildHasherDefault<FxHasher>;
+pub(crate) type FxBuild = BuildHasherDefault<FxHasher>;
 pub type IdMap<V> = std::collections::HashMap<Id, V, FxBuild>;
-pub type IdSet = std::collections::HashSet<Id, FxBuild>;
+pub(crate) type IdSet = std::collections::HashSet<Id, FxBuild>;
 
 /// The hash of an id, as the maps above compute it.
 #[inline]
-pub fn hash_id(id: &Id) -> u64 {
+pub(crate) fn hash_id(id: &Id) -> u64 {
     use std::hash::BuildHasher;
     FxBuild::default().hash_one(id)
 }
@@ -135,12 +135,12 @@ pub fn hash_id(id: &Id) -> u64 {
 /// makes it quick to build for a million entries (building a map of ids was mostly cache
 /// misses). The entries themselves answer which id a number stands for (`id_of`).
 #[derive(Default)]
-pub struct IdIndex {
+pub(crate) struct IdIndex {
     table: hashbrown::HashTable<u32>,
 }
 
 impl IdIndex {
-    pub fn with_capacity(n: usize) -> IdIndex {
+    pub(crate) fn with_capacity(n: usize) -> IdIndex {
         IdIndex {
             table: hashbrown::HashTable::with_capacity(n),
         }
@@ -148,7 +148,7 @@ impl IdIndex {
 
     /// Records that entry `i` has the id `id_of(i)`. Returns the entry that had it before
     /// (which the id no longer finds).
-    pub fn insert<'a>(&mut self, id_of: impl Fn(u32) -> &'a Id, i: u32) -> Option<u32> {
+    pub(crate) fn insert<'a>(&mut self, id_of: impl Fn(u32) -> &'a Id, i: u32) -> Option<u32> {
         let id = id_of(i);
         match self
             .table
@@ -165,12 +165,12 @@ impl IdIndex {
     }
 
     /// The (last) entry with the id `id`.
-    pub fn get<'a>(&self, id_of: impl Fn(u32) -> &'a Id, id: &Id) -> Option<u32> {
+    pub(crate) fn get<'a>(&self, id_of: impl Fn(u32) -> &'a Id, id: &Id) -> Option<u32> {
         self.table.find(hash_id(id), |&k| id_of(k) == id).copied()
     }
 
     /// Every entry the index finds, in no particular order.
-    pub fn entries(&self) -> impl Iterator<Item = u32> + '_ {
+    pub(crate) fn entries(&self) -> impl Iterator<Item = u32> + '_ {
         self.table.iter().copied()
     }
 }

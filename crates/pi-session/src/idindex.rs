@@ -36,7 +36,7 @@ const MAX_UNSORTED: usize = 1 << 16;
 type Pair = (u32, u64);
 
 /// `xxxxxxxx` (8 lowercase hex digits) as a number.
-pub fn short_key(s: &str) -> Option<u32> {
+pub(crate) fn short_key(s: &str) -> Option<u32> {
     let b = s.as_bytes();
     if b.len() != 8
         || !b
@@ -68,7 +68,7 @@ fn fingerprint(file: &File, len: u64) -> io::Result<u64> {
 
 /// Calls `f(value, offset)` for every `"id"` key with a string value in `file[from..to]`
 /// (`value` with its quotes, `offset` where it starts): a raw byte search, no JSON parsing.
-pub fn for_each_id_value(
+pub(crate) fn for_each_id_value(
     file: &File,
     from: u64,
     to: u64,
@@ -199,7 +199,7 @@ impl Sorted {
     }
 }
 
-pub struct IdIndex {
+pub(crate) struct IdIndex {
     sorted: Sorted,
     /// Records not in the sorted part: the cache's unsorted ones, then new ones.
     extra: Vec<Pair>,
@@ -226,7 +226,7 @@ fn cache_path(agent_dir: &Path, session: &Path) -> PathBuf {
 impl IdIndex {
     /// The index of `file[..len]`, from the cache where it is valid (`cache` is the agent
     /// directory, or `None` to scan the whole file).
-    pub fn load(
+    pub(crate) fn load(
         file: &File,
         session: &Path,
         len: u64,
@@ -262,7 +262,7 @@ impl IdIndex {
 
     /// The index of `file[..len]` built from the file alone; it replaces the cache at the
     /// next save.
-    pub fn rebuild(
+    pub(crate) fn rebuild(
         file: &File,
         session: &Path,
         len: u64,
@@ -283,11 +283,11 @@ impl IdIndex {
     }
 
     /// Whether the index came from the cache (and may miss ids edited into the file).
-    pub fn from_cache(&self) -> bool {
+    pub(crate) fn loaded_from_cache(&self) -> bool {
         self.from_cache
     }
 
-    pub fn contains(&self, k: u32) -> io::Result<bool> {
+    pub(crate) fn contains(&self, k: u32) -> io::Result<bool> {
         if self.extra.iter().any(|p| p.0 == k) {
             return Ok(true);
         }
@@ -296,7 +296,7 @@ impl IdIndex {
     }
 
     /// Offsets where the id occurs as an `"id"` value.
-    pub fn offsets(&self, k: u32) -> io::Result<Vec<u64>> {
+    pub(crate) fn offsets(&self, k: u32) -> io::Result<Vec<u64>> {
         let mut v: Vec<u64> = self
             .sorted
             .range(u64::from(k), u64::from(k) + 1)?
@@ -310,7 +310,7 @@ impl IdIndex {
     }
 
     /// Ids (as strings) that start with `prefix` (hex digits only).
-    pub fn with_prefix(&self, prefix: &str) -> io::Result<Vec<String>> {
+    pub(crate) fn with_prefix(&self, prefix: &str) -> io::Result<Vec<String>> {
         if prefix.is_empty()
             || prefix.len() > 8
             || !prefix
@@ -344,7 +344,7 @@ impl IdIndex {
 
     /// Adds the ids in `file[from..to]` (bytes just appended) and updates the cache (best
     /// effort: a failure only costs speed later).
-    pub fn extend_and_save(&mut self, file: &File, from: u64, to: u64) -> io::Result<()> {
+    pub(crate) fn extend_and_save(&mut self, file: &File, from: u64, to: u64) -> io::Result<()> {
         scan(file, from, to, &mut self.extra)?;
         self.covered = to;
         if let Some(path) = self.cache.clone() {

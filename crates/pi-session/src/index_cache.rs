@@ -32,12 +32,12 @@ use super::summary::{self, Fresh, Stamp};
 
 const MAGIC: &[u8] = b"pi-session-index/1\n";
 /// Files smaller than this are not recorded.
-pub const MIN_LEN: u64 = 64 << 20;
+pub(crate) const MIN_LEN: u64 = 64 << 20;
 const REC: usize = 22;
 
 /// What an open needs from its pass over the file, besides the visitor.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Indexed {
+pub(crate) struct Indexed {
     pub header: Header,
     pub entries: Vec<Rec>,
     pub labels: Vec<LabelRec>,
@@ -72,7 +72,7 @@ fn record_path(dir: &Path, meta: &std::fs::Metadata) -> PathBuf {
 
 /// The recorded index of `file` (of `len` bytes read), when there is one that still
 /// describes it exactly.
-pub fn load(dir: &Path, file: &File, len: u64) -> Option<Indexed> {
+pub(crate) fn load(dir: &Path, file: &File, len: u64) -> Option<Indexed> {
     let meta = file.metadata().ok()?;
     if meta.len() != len {
         return None;
@@ -86,7 +86,7 @@ pub fn load(dir: &Path, file: &File, len: u64) -> Option<Indexed> {
 }
 
 /// What [`save`] records: the parts of an [`Indexed`], borrowed.
-pub struct Parts<'a> {
+pub(crate) struct Parts<'a> {
     pub header: &'a Header,
     pub entries: &'a [Rec],
     pub labels: &'a [LabelRec],
@@ -96,7 +96,7 @@ pub struct Parts<'a> {
 }
 
 /// Records `ix`, the index of all `len` bytes of `file` (best effort).
-pub fn save(dir: &Path, file: &File, len: u64, ix: &Parts<'_>) {
+pub(crate) fn save(dir: &Path, file: &File, len: u64, ix: &Parts<'_>) {
     let Ok(meta) = file.metadata() else { return };
     if meta.len() != len {
         return;

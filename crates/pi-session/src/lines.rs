@@ -15,7 +15,7 @@ const FIRST: usize = 64 << 10;
 /// Calls `f` with every line of `file` (without its `\n`; a last line without one too), or,
 /// with `only`, with every line in which `only` matches (each such line once). Stops when `f`
 /// breaks.
-pub fn each_line(
+pub(crate) fn each_line(
     mut file: &File,
     only: Option<&regex::bytes::Regex>,
     mut f: impl FnMut(&[u8]) -> ControlFlow<()>,

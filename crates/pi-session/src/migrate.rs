@@ -233,7 +233,7 @@ fn is_zero(n: &usize) -> bool {
 }
 
 /// `<path>.v<version>.bak`, or with `.1`, `.2`, … when that exists.
-pub fn backup_path(path: &std::path::Path, version: u32) -> std::path::PathBuf {
+pub(crate) fn backup_path(path: &std::path::Path, version: u32) -> std::path::PathBuf {
     let base = format!("{}.v{version}.bak", path.to_string_lossy());
     let mut candidate = std::path::PathBuf::from(&base);
     let mut n = 1;

@@ -32,7 +32,7 @@ use serde::{Deserialize, Serialize};
 use pi_base::json;
 
 /// The `customType` of the entry that records a recovered batch.
-pub const CUSTOM_TYPE: &str = "interrupted-append";
+pub(crate) const CUSTOM_TYPE: &str = "interrupted-append";
 
 /// What a writer records before writing a batch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -63,7 +63,7 @@ impl Marker {
     /// Whether the marker is about this file, as it is now (`len` bytes long): a marker for
     /// another file (one renamed over the session since) or for bytes the file no longer
     /// has is stale.
-    pub fn is_for(&self, meta: &Metadata, len: u64) -> bool {
+    pub(crate) fn is_for(&self, meta: &Metadata, len: u64) -> bool {
         self.dev == meta.dev() && self.ino == meta.ino() && self.start <= len
     }
 }
@@ -80,7 +80,7 @@ pub enum Found {
 
 /// The marker's path: `<file>.pending` next to the file itself (symbolic links resolved,
 /// so every name of the file finds the same marker).
-pub fn marker_path(session: &Path) -> PathBuf {
+pub(crate) fn marker_path(session: &Path) -> PathBuf {
     let real = std::fs::canonicalize(session).unwrap_or_else(|_| session.to_owned());
     let mut name: OsString = real.file_name().map(OsString::from).unwrap_or_default();
     name.push(".pending");
@@ -90,7 +90,7 @@ pub fn marker_path(session: &Path) -> PathBuf {
 /// Whether a marker is next to `session`, as [`read`] of [`marker_path`] tells, for readers
 /// that check many files: a file that is not itself a symbolic link has its marker beside
 /// it under any name of its directory, so only a link needs its path resolved.
-pub fn read_for(session: &Path) -> io::Result<Found> {
+pub(crate) fn read_for(session: &Path) -> io::Result<Found> {
     match (std::fs::symlink_metadata(session), session.file_name()) {
         (Ok(m), Some(name)) if !m.file_type().is_symlink() => {
             let mut name = OsString::from(name);
@@ -167,7 +167,7 @@ pub fn data(from: Option<&str>, start: u64, end: u64, entries: u64) -> Vec<u8> {
 }
 
 /// The byte range (`start`, `end`) recorded in a recovery entry's `data`.
-pub fn recorded_range(data: &[u8]) -> Option<(u64, u64)> {
+pub(crate) fn recorded_range(data: &[u8]) -> Option<(u64, u64)> {
     let start = json::skip_ws(data, 0);
     let body = &data[start..];
     let members = json::members(body).ok()?;

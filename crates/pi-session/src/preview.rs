@@ -267,7 +267,7 @@ fn run_end(b: &[u8], mut i: usize, stop: usize) -> usize {
 }
 
 /// The text of a content value: a string, or the `text` blocks joined with `sep`.
-pub fn content_text(content: &[u8], sep: &str, limit: usize) -> String {
+pub(crate) fn content_text(content: &[u8], sep: &str, limit: usize) -> String {
     match JsonKind::of(content) {
         Some(JsonKind::String) => string_prefix(content, limit.saturating_mul(4)),
         Some(JsonKind::Array) => {
@@ -677,12 +677,6 @@ pub fn render_cow(base: &[u8], recipe: &[u32]) -> (String, Option<Cow<'static, s
     (text, role)
 }
 
-/// [`preview`] of a `message` entry from its `message` value, and the message's role.
-pub fn message_preview(msg: &[u8]) -> (String, Option<String>) {
-    let (text, role) = message_text(msg);
-    (pi_base::text::truncate(&text, MAX), role)
-}
-
 /// A one-line description of an entry: `user: …`, `assistant: …`, `[compaction: 12k tokens]`.
 pub fn preview(ty: &str, line: &[u8], members: &[Member<'_>]) -> String {
     preview_and_role(ty, line, members).0
@@ -916,6 +910,12 @@ mod tests {
         ];
         (role, content.clone(), extra, content)
             .prop_map(|(r, c, e, c2)| format!(r#"{{"role":{r},"content":{c2},"content":{c}{e}}}"#))
+    }
+
+    /// [`preview`] of a `message` entry from its `message` value, and the message's role.
+    fn message_preview(msg: &[u8]) -> (String, Option<String>) {
+        let (text, role) = message_text(msg);
+        (pi_base::text::truncate(&text, MAX), role)
     }
 
     proptest::proptest! {

@@ -13,7 +13,7 @@ use super::store::{Header, Kind, LabelRec, NONE, Problem, ProblemKind, Rec};
 use pi_base::json::{self, Member, RawStr};
 
 /// At most this many problems are kept; the rest are only counted.
-pub const MAX_PROBLEMS: usize = 10_000;
+pub(crate) const MAX_PROBLEMS: usize = 10_000;
 
 /// The first look for the header reads this much, the second (when the first was not
 /// enough) this much.
@@ -253,7 +253,7 @@ impl<V: Visit> Acc<V> {
     /// rather than a search. `Some(length of the line)` when the line was valid and taken
     /// in, `None` when it must go through [`Acc::line`] instead (nothing was taken in).
     #[inline]
-    pub fn try_line(&mut self, offset: u64, line_no: u32, rest: &[u8]) -> Option<usize> {
+    pub(crate) fn try_line(&mut self, offset: u64, line_no: u32, rest: &[u8]) -> Option<usize> {
         if rest.first() != Some(&b'{') {
             return None;
         }
@@ -615,7 +615,7 @@ pub(crate) fn header_from(
 
 /// Calls `f(offset, line_number, line, terminated)` for every line of `file[start..end]`
 /// (lines numbered from 1 within the range). Returns whether the range ends with `\n`.
-pub fn for_each_line_in(
+pub(crate) fn for_each_line_in(
     file: &File,
     start: u64,
     end: u64,
@@ -786,7 +786,7 @@ fn recycle_below<'b>(mut v: Vec<(usize, Member<'_>)>) -> Vec<(usize, Member<'b>)
 }
 
 /// Scans `file[..len]`. Returns the accumulator and whether the file ends with `\n`.
-pub fn scan_file<V: Visit>(file: &File, len: u64, visitor: V) -> io::Result<(Acc<V>, bool)> {
+pub(crate) fn scan_file<V: Visit>(file: &File, len: u64, visitor: V) -> io::Result<(Acc<V>, bool)> {
     // The header comes first: find it with a sequential look at the start of the file, a
     // small read first (most headers are one short line) and a larger one when that did
     // not settle where the header is.

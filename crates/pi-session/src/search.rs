@@ -208,7 +208,7 @@ fn strings<'a>(v: &'a Value, path: String, out: &mut Vec<(String, &'a str)>) {
 
 /// The snippet around the matches of `re` in `text`, or `None` when it does not match.
 /// A snippet, the matches in it (characters), and whether text was cut before / after it.
-pub type Snippet = (String, Vec<[usize; 2]>, (bool, bool));
+pub(crate) type Snippet = (String, Vec<[usize; 2]>, (bool, bool));
 
 pub fn snippet(re: &Regex, text: &str) -> Option<Snippet> {
     let found: Vec<(usize, usize)> = re

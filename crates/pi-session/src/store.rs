@@ -44,7 +44,7 @@ impl Kind {
         Kind::SessionInfo,
     ];
 
-    pub fn from_type(t: &[u8]) -> Kind {
+    pub(crate) fn from_type(t: &[u8]) -> Kind {
         match t {
             b"message" => Kind::Message,
             b"thinking_level_change" => Kind::ThinkingLevelChange,
@@ -358,7 +358,10 @@ impl Session {
     }
 
     /// [`Session::scan`] for a session file or a spooled copy.
-    pub fn scan_source<V: Visit>(source: Source, visitor: V) -> Result<(Session, V), OpenError> {
+    pub(crate) fn scan_source<V: Visit>(
+        source: Source,
+        visitor: V,
+    ) -> Result<(Session, V), OpenError> {
         match source {
             Source::File(path) => Self::scan(&path, visitor),
             Source::Spooled { file, name } => Self::read_spooled(file, name, visitor),
@@ -909,7 +912,11 @@ impl Session {
     /// Writes the lines of the entries in `order`, each with a newline, as [`Session::line`]
     /// gives them. Without a migration, runs of lines that follow each other in the file are
     /// copied as byte ranges, by the kernel when they are large.
-    pub fn copy_lines(&self, order: &[u32], out: &mut io::BufWriter<File>) -> io::Result<()> {
+    pub(crate) fn copy_lines(
+        &self,
+        order: &[u32],
+        out: &mut io::BufWriter<File>,
+    ) -> io::Result<()> {
         const SMALL: u64 = 64 << 10;
         if self.migration.is_some() {
             return self.for_each_line(order, |_, line| {
@@ -947,45 +954,6 @@ impl Session {
                 }
             }
             out.write_all(b"\n")?;
-        }
-        Ok(())
-    }
-
-    /// Calls `f(k, line)` for each entry `idxs[k]`, in that order, with its line as the file
-    /// holds it (not migrated). Lines near each other in the file are read together, so a
-    /// list in (mostly) file order costs a few large reads.
-    pub fn raw_lines(&self, idxs: &[u32], mut f: impl FnMut(usize, &[u8])) -> io::Result<()> {
-        const GAP: u64 = 16 << 10;
-        const RUN: u64 = 8 << 20;
-        let mut by_offset: Vec<u32> = (0..idxs.len() as u32).collect();
-        by_offset.sort_unstable_by_key(|&k| self.entries[idxs[k as usize] as usize].offset);
-        let mut buf = Vec::new();
-        // (start in buf, length) of each requested line, by its position in `idxs`.
-        let mut spans = vec![(0usize, 0usize); idxs.len()];
-        let mut k = 0;
-        while k < by_offset.len() {
-            let first = &self.entries[idxs[by_offset[k] as usize] as usize];
-            let (run_start, mut run_end) = (first.offset, first.offset + u64::from(first.len));
-            let mut m = k + 1;
-            while m < by_offset.len() {
-                let r = &self.entries[idxs[by_offset[m] as usize] as usize];
-                if r.offset > run_end + GAP || r.offset + u64::from(r.len) - run_start > RUN {
-                    break;
-                }
-                run_end = run_end.max(r.offset + u64::from(r.len));
-                m += 1;
-            }
-            let at = buf.len();
-            buf.resize(at + (run_end - run_start) as usize, 0);
-            self.file.read_exact_at(&mut buf[at..], run_start)?;
-            for &p in &by_offset[k..m] {
-                let r = &self.entries[idxs[p as usize] as usize];
-                spans[p as usize] = (at + (r.offset - run_start) as usize, r.len as usize);
-            }
-            k = m;
-        }
-        for (k, &(start, len)) in spans.iter().enumerate() {
-            f(k, &buf[start..start + len]);
         }
         Ok(())
     }
@@ -1078,12 +1046,6 @@ impl Session {
         Ok(())
     }
 
-    pub fn has_errors(&self) -> bool {
-        self.problems
-            .iter()
-            .any(|p| p.kind.severity() == Severity::Error)
-    }
-
     /// Warnings about the problems readers skip over (unreadable lines): the first three,
     /// then how many more.
     pub fn skipped_warnings(&self) -> Vec<String> {
@@ -1136,7 +1098,7 @@ pub enum EntryLookupError {
 
 /// Every string value of an `"id"` key in a file, found by a raw byte scan (no JSON
 /// parsing): a superset of the entry ids.
-pub fn scan_ids(file: &File, len: u64) -> io::Result<IdSet> {
+pub(crate) fn scan_ids(file: &File, len: u64) -> io::Result<IdSet> {
     let mut ids = IdSet::default();
     super::idindex::for_each_id_value(file, 0, len, |v, _| {
         ids.insert(Id::new(&json::decode_str(&v[1..v.len() - 1])));

@@ -56,7 +56,7 @@ const SAMPLES: u64 = 16;
 /// equal size and times mean equal bytes (a change within the same tick of the file
 /// system's clock keeps the times): 100 ms where times have sub-second parts, 2 s where
 /// they are whole seconds (or FAT's even seconds).
-pub const RACY: std::time::Duration = std::time::Duration::from_millis(100);
+pub(crate) const RACY: std::time::Duration = std::time::Duration::from_millis(100);
 const RACY_COARSE: std::time::Duration = std::time::Duration::from_secs(2);
 /// Files this large are summarized one at a time (each with several threads).
 const BIG: u64 = 64 << 20;
@@ -147,7 +147,7 @@ impl Summary {
     }
 
     /// Creation time (ms) from the header.
-    pub fn created_ms(&self) -> Option<i64> {
+    pub(crate) fn created_ms(&self) -> Option<i64> {
         self.header.timestamp.as_deref().and_then(clock::parse_iso)
     }
 

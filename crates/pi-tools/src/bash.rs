@@ -164,7 +164,7 @@ pub fn remove_unreferenced_logs(session: Option<&Path>) {
 // Output
 
 /// Streamed output with bounded memory (upstream's output accumulator).
-pub struct Accumulator {
+pub(crate) struct Accumulator {
     limits: Limits,
     max_rolling: usize,
     decoder: Utf8Decoder,
@@ -188,7 +188,7 @@ pub struct Snapshot {
 }
 
 impl Accumulator {
-    pub fn new(temp_dir: &Path) -> Accumulator {
+    pub(crate) fn new(temp_dir: &Path) -> Accumulator {
         let limits = Limits::default();
         Accumulator {
             limits,
@@ -206,7 +206,7 @@ impl Accumulator {
         }
     }
 
-    pub fn append(&mut self, data: &[u8]) {
+    pub(crate) fn append(&mut self, data: &[u8]) {
         self.total_raw += data.len();
         let mut text = String::new();
         self.decoder.decode(data, &mut text);
@@ -219,7 +219,7 @@ impl Accumulator {
         }
     }
 
-    pub fn finish(&mut self) {
+    pub(crate) fn finish(&mut self) {
         let mut text = String::new();
         self.decoder.finish(&mut text);
         self.append_text(&text);
@@ -232,7 +232,7 @@ impl Accumulator {
     }
 
     /// Bytes of the last line of the whole output (after the last newline).
-    pub fn last_line_bytes(&self) -> usize {
+    pub(crate) fn last_line_bytes(&self) -> usize {
         self.last_line_bytes
     }
 
@@ -321,7 +321,7 @@ impl Accumulator {
 
     /// The tail cut to the limits, with counts for the whole output. With `persist`, a
     /// truncated output gets its temp file now.
-    pub fn snapshot(&mut self, persist: bool) -> Snapshot {
+    pub(crate) fn snapshot(&mut self, persist: bool) -> Snapshot {
         let t = truncate_tail(self.snapshot_text(), self.limits);
         let truncated =
             self.total_lines > self.limits.max_lines || self.total_bytes > self.limits.max_bytes;

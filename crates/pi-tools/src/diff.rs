@@ -11,7 +11,7 @@
 
 /// One run of the line diff.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Part {
+pub(crate) struct Part {
     pub value: String,
     pub added: bool,
     pub removed: bool,
@@ -40,7 +40,7 @@ fn tokenize(s: &str) -> Vec<&str> {
 }
 
 /// Upstream's `diffLines(old, new)`.
-pub fn diff_lines(old: &str, new: &str) -> Vec<Part> {
+pub(crate) fn diff_lines(old: &str, new: &str) -> Vec<Part> {
     let o = tokenize(old);
     let n = tokenize(new);
     match myers(&o, &n) {
@@ -255,7 +255,7 @@ fn fallback(old: &[&str], new: &[&str]) -> Vec<Part> {
 }
 
 /// The rendered diff and the first changed line (numbered in the new text).
-pub fn render(old: &str, new: &str, context: usize) -> (String, Option<usize>) {
+pub(crate) fn render(old: &str, new: &str, context: usize) -> (String, Option<usize>) {
     let parts = diff_lines(old, new);
     let max_line = old.split('\n').count().max(new.split('\n').count());
     let width = max_line.to_string().len();

@@ -30,13 +30,13 @@ pub struct Replacement {
     pub new_text: String,
 }
 
-pub const EMPTY_EDITS: &str =
+pub(crate) const EMPTY_EDITS: &str =
     "Edit tool input is invalid. edits must contain at least one replacement.";
 
 /// Context lines around each change in the stored diff.
 const DIFF_CONTEXT: usize = 4;
 
-pub fn run(ctx: &ToolContext, args: &EditArgs) -> Result<ToolOutput, ToolError> {
+pub(crate) fn run(ctx: &ToolContext, args: &EditArgs) -> Result<ToolOutput, ToolError> {
     if args.edits.is_empty() {
         return Err(ToolError::new(EMPTY_EDITS));
     }
@@ -89,7 +89,7 @@ pub fn run(ctx: &ToolContext, args: &EditArgs) -> Result<ToolOutput, ToolError> 
 }
 
 /// Whether the text's first line break is `\r\n`.
-pub fn detect_crlf(content: &str) -> bool {
+pub(crate) fn detect_crlf(content: &str) -> bool {
     match (content.find("\r\n"), content.find('\n')) {
         (Some(crlf), Some(lf)) => crlf < lf,
         _ => false,
@@ -97,12 +97,12 @@ pub fn detect_crlf(content: &str) -> bool {
 }
 
 /// `\r\n` and lone `\r` become `\n`.
-pub fn normalize_to_lf(text: &str) -> String {
+pub(crate) fn normalize_to_lf(text: &str) -> String {
     text.replace("\r\n", "\n").replace('\r', "\n")
 }
 
 /// The loose form used when the exact text is not found.
-pub fn normalize_for_fuzzy_match(text: &str) -> String {
+pub(crate) fn normalize_for_fuzzy_match(text: &str) -> String {
     let nfkc: String = text.nfkc().collect();
     let trimmed: Vec<&str> = nfkc
         .split('\n')
@@ -181,7 +181,7 @@ fn duplicate(path: &str, i: usize, total: usize, n: i64) -> ToolError {
 
 /// Applies the edits to LF-normalized `content`: `(base, new)` where `base` is the text the
 /// edits were matched in (the loose form when any edit needed it).
-pub fn apply_edits(
+pub(crate) fn apply_edits(
     content: &str,
     edits: &[Replacement],
     path: &str,

@@ -35,15 +35,15 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 /// The variables `inherit: "core"` keeps (Codex's list).
-pub const CORE: [&str; 9] = [
+pub(crate) const CORE: [&str; 9] = [
     "HOME", "LOGNAME", "PATH", "SHELL", "USER", "USERNAME", "TMPDIR", "TEMP", "TMP",
 ];
 
 /// Names that look like secrets, removed unless `ignoreDefaultExcludes` is true.
-pub const DEFAULT_EXCLUDES: [&str; 4] = ["*KEY*", "*SECRET*", "*TOKEN*", "*PASSWORD*"];
+pub(crate) const DEFAULT_EXCLUDES: [&str; 4] = ["*KEY*", "*SECRET*", "*TOKEN*", "*PASSWORD*"];
 
 /// The settings key.
-pub const SETTING: &str = "shellEnvironmentPolicy";
+pub(crate) const SETTING: &str = "shellEnvironmentPolicy";
 
 /// Where the environment starts from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -198,7 +198,7 @@ impl Policy {
 
     /// The environment made from `vars` (names that are not UTF-8 are matched as their
     /// lossy text).
-    pub fn environment_from(
+    pub(crate) fn environment_from(
         &self,
         vars: impl IntoIterator<Item = (OsString, OsString)>,
     ) -> Vec<(OsString, OsString)> {

@@ -15,7 +15,7 @@ use super::path::search_root;
 use super::{CancelToken, ToolContext, ToolError, ToolOutput};
 use pi_base::js;
 
-pub const DEFAULT_LIMIT: usize = 1000;
+pub(crate) const DEFAULT_LIMIT: usize = 1000;
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct FindArgs {
@@ -43,7 +43,7 @@ fn max_results(limit: f64) -> Result<usize, ToolError> {
     })
 }
 
-pub fn run(
+pub(crate) fn run(
     ctx: &ToolContext,
     args: &FindArgs,
     cancel: &CancelToken,

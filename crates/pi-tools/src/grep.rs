@@ -23,7 +23,7 @@ use super::path;
 use super::truncate::{GREP_MAX_LINE_LENGTH, truncate_line};
 use super::{CancelToken, ToolContext, ToolError, ToolOutput, js_int};
 
-pub const DEFAULT_LIMIT: usize = 100;
+pub(crate) const DEFAULT_LIMIT: usize = 100;
 
 /// The most memory one line may take while searching (a file without line breaks, or a
 /// device, is not read into memory whole); longer lines end that file's search.
@@ -95,7 +95,7 @@ fn regex_error(e: &grep_regex::Error) -> String {
     }
 }
 
-pub fn run(
+pub(crate) fn run(
     ctx: &ToolContext,
     args: &GrepArgs,
     cancel: &CancelToken,

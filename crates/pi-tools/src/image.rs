@@ -3,10 +3,10 @@
 //! headers so that oversized ones can be reported without decoding them.
 
 /// How many leading bytes the sniffing looks at.
-pub const SNIFF_BYTES: usize = 4100;
+pub(crate) const SNIFF_BYTES: usize = 4100;
 
 /// The MIME type of a supported image, from the first bytes of a file.
-pub fn sniff_mime(head: &[u8]) -> Option<&'static str> {
+pub(crate) fn sniff_mime(head: &[u8]) -> Option<&'static str> {
     if head.starts_with(b"GIF") {
         return Some("image/gif");
     }
@@ -59,7 +59,7 @@ fn png_kind(head: &[u8]) -> Option<&'static str> {
 }
 
 /// Width and height from the image's header, if it can be read.
-pub fn dimensions(data: &[u8], mime: &str) -> Option<(u32, u32)> {
+pub(crate) fn dimensions(data: &[u8], mime: &str) -> Option<(u32, u32)> {
     match mime {
         "image/png" => {
             let w = be32(data.get(16..20)?);

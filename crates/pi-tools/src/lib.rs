@@ -26,24 +26,24 @@
 
 pub mod bash;
 mod cancel;
-pub mod diff;
-pub mod edit;
+mod diff;
+mod edit;
 pub mod env;
-pub mod find;
-pub mod grep;
-pub mod image;
-pub mod ls;
+mod find;
+mod grep;
+mod image;
+mod ls;
 pub mod path;
 pub mod process;
 pub mod program;
 pub mod project;
 mod queue;
-pub mod read;
-pub mod text;
-pub mod truncate;
+mod read;
+mod text;
+mod truncate;
 pub mod trust;
-pub mod validate;
-pub mod write;
+mod validate;
+mod write;
 
 use std::fmt;
 use std::future::Future;
@@ -539,7 +539,7 @@ pub fn prepare(name: &str, args: &Value) -> Result<Prepared, ToolResult> {
 }
 
 /// [`prepare`] for a known tool.
-pub fn prepare_tool(tool: ToolName, args: &Value) -> Result<Prepared, ToolResult> {
+pub(crate) fn prepare_tool(tool: ToolName, args: &Value) -> Result<Prepared, ToolResult> {
     let prepared = prepare_arguments(tool, args);
     let converted = validate::validate_arguments(tool.as_str(), &tool.parameters(), &prepared)
         .map_err(ToolResult::error)?;
@@ -634,7 +634,7 @@ async fn run_blocking(
 }
 
 /// Runs a non-`bash` call synchronously.
-pub fn run_call(
+pub(crate) fn run_call(
     call: &Call,
     ctx: &ToolContext,
     cancel: &CancelToken,

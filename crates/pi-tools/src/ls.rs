@@ -12,7 +12,7 @@ use unicode_normalization::char::is_combining_mark;
 use super::path::{self, io_message};
 use super::{ToolContext, ToolError, ToolOutput};
 
-pub const DEFAULT_LIMIT: usize = 500;
+pub(crate) const DEFAULT_LIMIT: usize = 500;
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct LsArgs {
@@ -22,7 +22,7 @@ pub struct LsArgs {
     pub limit: Option<f64>,
 }
 
-pub fn run(ctx: &ToolContext, args: &LsArgs) -> Result<ToolOutput, ToolError> {
+pub(crate) fn run(ctx: &ToolContext, args: &LsArgs) -> Result<ToolOutput, ToolError> {
     let dir = path::search_root(args.path.as_deref(), &ctx.cwd);
     let limit = args.limit.unwrap_or(DEFAULT_LIMIT as f64);
     if !path::metadata(&dir)?.is_dir() {
@@ -125,7 +125,7 @@ fn elements(s: &str) -> Vec<Element> {
 
 /// Compares lower-cased names: primary letters first, then accents, then width/compatibility
 /// forms, then code points.
-pub fn collate(a: &str, b: &str) -> Ordering {
+pub(crate) fn collate(a: &str, b: &str) -> Ordering {
     let (ea, eb) = (elements(a), elements(b));
     let prim = |e: &[Element]| e.iter().map(|x| x.primary).collect::<Vec<_>>();
     prim(&ea)

@@ -61,7 +61,7 @@ pub fn resolve_to_cwd(path: &str, cwd: &Path) -> PathBuf {
 
 /// The directory a listing tool (find, grep, ls) works in: `path` resolved against `cwd`,
 /// or `cwd` itself when `path` is missing or empty.
-pub fn search_root(path: Option<&str>, cwd: &Path) -> PathBuf {
+pub(crate) fn search_root(path: Option<&str>, cwd: &Path) -> PathBuf {
     resolve_to_cwd(path.filter(|p| !p.is_empty()).unwrap_or("."), cwd)
 }
 
@@ -171,7 +171,7 @@ pub(crate) fn errno_name(errno: i32) -> Option<(&'static str, &'static str)> {
 
 /// `CODE: description, syscall 'path'` (Node's form), or the error's own text when it has
 /// no error number we know.
-pub fn io_message(err: &std::io::Error, syscall: &str, path: &Path) -> String {
+pub(crate) fn io_message(err: &std::io::Error, syscall: &str, path: &Path) -> String {
     match err.raw_os_error().and_then(errno_name) {
         Some((code, text)) => format!("{code}: {text}, {syscall} '{}'", path.display()),
         None => err.to_string(),
@@ -179,7 +179,7 @@ pub fn io_message(err: &std::io::Error, syscall: &str, path: &Path) -> String {
 }
 
 /// `CODE: description, syscall`: Node's form for calls on an open file (no path).
-pub fn io_message_no_path(err: &std::io::Error, syscall: &str) -> String {
+pub(crate) fn io_message_no_path(err: &std::io::Error, syscall: &str) -> String {
     match err.raw_os_error().and_then(errno_name) {
         Some((code, text)) => format!("{code}: {text}, {syscall}"),
         None => err.to_string(),
@@ -187,7 +187,7 @@ pub fn io_message_no_path(err: &std::io::Error, syscall: &str) -> String {
 }
 
 /// The POSIX code of an I/O error (`ENOENT`), if it has one we know.
-pub fn io_code(err: &std::io::Error) -> Option<&'static str> {
+pub(crate) fn io_code(err: &std::io::Error) -> Option<&'static str> {
     err.raw_os_error().and_then(errno_name).map(|(c, _)| c)
 }
 

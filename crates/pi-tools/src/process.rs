@@ -15,7 +15,7 @@ use super::env::Policy;
 use crate::CancelToken;
 
 /// The most an extension may print on stdout (and on stderr, when captured).
-pub const MAX_OUTPUT: u64 = 64 * 1024 * 1024;
+pub(crate) const MAX_OUTPUT: u64 = 64 * 1024 * 1024;
 
 /// What to run.
 #[derive(Debug, Clone)]
@@ -60,7 +60,7 @@ pub enum RunError {
 }
 
 /// Seconds as a person writes them: `10`, `0.5`.
-pub fn format_secs(d: Duration) -> String {
+pub(crate) fn format_secs(d: Duration) -> String {
     let s = d.as_secs_f64();
     if s.fract() == 0.0 {
         format!("{s:.0}")
@@ -226,7 +226,7 @@ pub async fn run(spec: &Spec, cancel: Option<&CancelToken>) -> Result<Finished, 
 }
 
 /// [`run`] from synchronous code (a runtime of its own).
-pub fn run_blocking(spec: &Spec) -> Result<Finished, RunError> {
+pub(crate) fn run_blocking(spec: &Spec) -> Result<Finished, RunError> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

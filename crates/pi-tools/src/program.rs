@@ -33,7 +33,7 @@ use crate::truncate::{self, Limits};
 use crate::{CancelToken, Content, CustomTool, ToolContext, ToolDefinition, ToolResult};
 
 /// How long `--describe` may take.
-pub const DESCRIBE_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const DESCRIBE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// A program tool, described.
 #[derive(Debug, Clone)]
@@ -54,7 +54,7 @@ fn valid_name(name: &str) -> bool {
 }
 
 /// Reads what `--describe` printed.
-pub fn parse_description(path: &Path, stdout: &[u8]) -> Result<ProgramTool, String> {
+pub(crate) fn parse_description(path: &Path, stdout: &[u8]) -> Result<ProgramTool, String> {
     let v: Value = serde_json::from_slice(stdout)
         .map_err(|e| format!("`--describe` did not print a JSON object: {e}"))?;
     let o = v
@@ -261,7 +261,12 @@ fn cut(text: String) -> (String, Option<Value>) {
 }
 
 /// The result of a call from what the program printed.
-pub fn result_of(stdout: &[u8], stderr: &[u8], status: Option<i32>, signal: bool) -> ToolResult {
+pub(crate) fn result_of(
+    stdout: &[u8],
+    stderr: &[u8],
+    status: Option<i32>,
+    signal: bool,
+) -> ToolResult {
     let text = String::from_utf8_lossy(stdout).into_owned();
     let parsed = match serde_json::from_str::<Value>(text.trim_start()) {
         Ok(Value::Object(o)) if o.contains_key("content") => Some(o),

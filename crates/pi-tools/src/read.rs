@@ -38,7 +38,7 @@ const OMITTED_NOTE: &str =
     "[Image omitted: could not be resized below the inline image size limit.]";
 
 /// Reads the file. `cancel` stops a read that would not end by itself (a device or pipe).
-pub fn run(
+pub(crate) fn run(
     ctx: &ToolContext,
     args: &ReadArgs,
     cancel: &CancelToken,

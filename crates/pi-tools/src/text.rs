@@ -4,17 +4,17 @@
 /// A streaming UTF-8 decoder: a sequence split between two chunks is completed by the next
 /// one; [`Utf8Decoder::finish`] replaces a sequence left incomplete at the end.
 #[derive(Debug, Default)]
-pub struct Utf8Decoder {
+pub(crate) struct Utf8Decoder {
     pending: Vec<u8>,
 }
 
 impl Utf8Decoder {
-    pub fn new() -> Utf8Decoder {
+    pub(crate) fn new() -> Utf8Decoder {
         Utf8Decoder::default()
     }
 
     /// Decodes `chunk`, appending the text to `out`.
-    pub fn decode(&mut self, chunk: &[u8], out: &mut String) {
+    pub(crate) fn decode(&mut self, chunk: &[u8], out: &mut String) {
         if self.pending.is_empty() {
             let rest = decode_into(chunk, out);
             self.pending.extend_from_slice(rest);
@@ -27,7 +27,7 @@ impl Utf8Decoder {
     }
 
     /// Flushes an incomplete sequence as U+FFFD.
-    pub fn finish(&mut self, out: &mut String) {
+    pub(crate) fn finish(&mut self, out: &mut String) {
         if !self.pending.is_empty() {
             out.push_str(&String::from_utf8_lossy(&self.pending));
             self.pending.clear();
@@ -59,15 +59,6 @@ fn decode_into<'a>(mut bytes: &'a [u8], out: &mut String) -> &'a [u8] {
     }
 }
 
-/// The decoded length in bytes of `bytes` (each invalid subsequence counts as the three
-/// bytes of U+FFFD).
-pub fn lossy_len(bytes: &[u8]) -> usize {
-    match std::str::from_utf8(bytes) {
-        Ok(s) => s.len(),
-        Err(_) => String::from_utf8_lossy(bytes).len(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -96,6 +87,6 @@ mod tests {
         }
         d.finish(&mut out);
         assert_eq!(out, whole);
-        assert_eq!(lossy_len(bytes), whole.len());
+        assert_eq!(String::from_utf8_lossy(bytes).len(), whole.len());
     }
 }

@@ -12,10 +12,10 @@ use serde::Serialize;
 
 use pi_base::js;
 
-pub const DEFAULT_MAX_LINES: usize = 2000;
-pub const DEFAULT_MAX_BYTES: usize = 50 * 1024;
+pub(crate) const DEFAULT_MAX_LINES: usize = 2000;
+pub(crate) const DEFAULT_MAX_BYTES: usize = 50 * 1024;
 /// Longest line (in UTF-16 code units, as upstream counts) that grep shows whole.
-pub const GREP_MAX_LINE_LENGTH: usize = 500;
+pub(crate) const GREP_MAX_LINE_LENGTH: usize = 500;
 
 /// Which limit cut the text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -51,7 +51,7 @@ impl Truncation {
 
 /// The limits of one cut.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Limits {
+pub(crate) struct Limits {
     pub max_lines: usize,
     pub max_bytes: usize,
 }
@@ -68,7 +68,7 @@ impl Default for Limits {
 impl Limits {
     /// Only the byte limit (listings, whose entry count is already capped). The line limit
     /// is JavaScript's largest safe integer, as upstream records it.
-    pub fn bytes_only() -> Limits {
+    pub(crate) fn bytes_only() -> Limits {
         Limits {
             max_lines: 9_007_199_254_740_991,
             max_bytes: DEFAULT_MAX_BYTES,
@@ -78,7 +78,7 @@ impl Limits {
 
 /// `1023B`, `50.0KB`, `1.5MB`: one decimal, halves rounded up (as JavaScript's `toFixed`
 /// does for these exact binary fractions).
-pub fn format_size(bytes: usize) -> String {
+pub(crate) fn format_size(bytes: usize) -> String {
     let b = bytes as u128;
     if b < 1024 {
         format!("{b}B")
@@ -117,7 +117,7 @@ fn record(
 
 /// Keeps the first lines that fit both limits; never a partial line. When the first line
 /// alone is over the byte limit the content is empty and `first_line_exceeds_limit` is set.
-pub fn truncate_head(content: &str, limits: Limits) -> Truncation {
+pub(crate) fn truncate_head(content: &str, limits: Limits) -> Truncation {
     let total = (content.split('\n').count(), content.len());
     if total.0 <= limits.max_lines && total.1 <= limits.max_bytes {
         return record(content, total.0, total, None, limits);
@@ -138,7 +138,7 @@ pub fn truncate_head(content: &str, limits: Limits) -> Truncation {
 /// Keeps the last lines that fit both limits. When the last line alone is over the byte
 /// limit, its last `max_bytes` bytes are kept (from a character boundary) and
 /// `last_line_partial` is set.
-pub fn truncate_tail(content: &str, limits: Limits) -> Truncation {
+pub(crate) fn truncate_tail(content: &str, limits: Limits) -> Truncation {
     let total = (content.split('\n').count(), content.len());
     if total.0 <= limits.max_lines && total.1 <= limits.max_bytes {
         return record(content, total.0, total, None, limits);
@@ -198,7 +198,7 @@ fn tail_bytes(s: &str, max: usize) -> &str {
 /// A grep line longer than `max` UTF-16 code units becomes its first `max` units plus
 /// `... [truncated]`; the flag says whether that happened. (A surrogate pair that the cut
 /// would split is dropped whole.)
-pub fn truncate_line(line: &str, max: usize) -> (String, bool) {
+pub(crate) fn truncate_line(line: &str, max: usize) -> (String, bool) {
     let head = js::utf16_prefix(line, max);
     if head.len() == line.len() {
         return (line.to_owned(), false);

@@ -36,7 +36,7 @@ use serde_json::{Map, Value, json};
 pub const FILE: &str = "trust.json";
 
 /// The folders of `.pi/` whose files are bound, besides `.pi/settings.json`.
-pub const FOLDERS: [&str; 2] = ["tools", "hooks"];
+pub(crate) const FOLDERS: [&str; 2] = ["tools", "hooks"];
 
 /// Why the store could not be used.
 #[derive(Debug, thiserror::Error)]
@@ -342,7 +342,7 @@ impl Store {
     }
 
     /// [`Store::status`] for a project whose files were just hashed (`fp`).
-    pub fn status_of(&self, dir: &Path, fp: &Fingerprint) -> Result<Status, TrustError> {
+    pub(crate) fn status_of(&self, dir: &Path, fp: &Fingerprint) -> Result<Status, TrustError> {
         let k = key(dir);
         let records = self.read()?;
         Ok(status_of(&k, records.get(&*k.to_string_lossy()), Some(fp)))

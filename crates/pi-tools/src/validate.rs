@@ -17,7 +17,11 @@ use pi_base::js;
 
 /// Converts and checks `args` against `schema`. `Ok` holds the converted arguments; `Err`
 /// the full error text.
-pub fn validate_arguments(tool: &str, schema: &Value, args: &Value) -> Result<Value, String> {
+pub(crate) fn validate_arguments(
+    tool: &str,
+    schema: &Value,
+    args: &Value,
+) -> Result<Value, String> {
     let mut converted = args.clone();
     convert(&mut converted, schema);
     let mut errors = Vec::new();

@@ -14,7 +14,7 @@ pub struct WriteArgs {
 
 /// The result says `Successfully wrote <n> bytes to <path>` with upstream's count (UTF-16
 /// code units of the content) and the path as the model gave it.
-pub fn run(ctx: &ToolContext, args: &WriteArgs) -> Result<ToolOutput, ToolError> {
+pub(crate) fn run(ctx: &ToolContext, args: &WriteArgs) -> Result<ToolOutput, ToolError> {
     let abs = resolve_to_cwd(&args.path, &ctx.cwd);
     if let Some(dir) = abs.parent() {
         std::fs::create_dir_all(dir).map_err(|e| ToolError(io_message(&e, "mkdir", dir)))?;

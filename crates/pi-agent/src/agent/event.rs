@@ -193,7 +193,7 @@ fn stream_event(
 }
 
 /// An assistant message as an agent message.
-pub fn assistant_value(m: &AssistantMessage) -> Message {
+pub(crate) fn assistant_value(m: &AssistantMessage) -> Message {
     let bytes = serde_json::to_vec(&m.to_json()).unwrap_or_default();
     Value::parse(&bytes).unwrap_or_default()
 }

@@ -173,14 +173,6 @@ pub trait Hooks: BeforeCompact {
     }
 }
 
-/// No hooks.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct NoHooks;
-
-impl Hooks for NoHooks {}
-
-impl BeforeCompact for NoHooks {}
-
 /// How a queue hands out its messages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Mode {
@@ -254,12 +246,12 @@ impl Queue {
     }
 
     /// The steering messages to deliver now.
-    pub fn take_steering(&self) -> Vec<Message> {
+    pub(crate) fn take_steering(&self) -> Vec<Message> {
         self.with(|q| Self::take(&mut q.steering, q.steering_mode))
     }
 
     /// The follow-up messages to deliver now.
-    pub fn take_follow_up(&self) -> Vec<Message> {
+    pub(crate) fn take_follow_up(&self) -> Vec<Message> {
         self.with(|q| Self::take(&mut q.follow_up, q.follow_up_mode))
     }
 
@@ -273,7 +265,7 @@ impl Queue {
         self.with(|q| (q.steering_mode, q.follow_up_mode))
     }
 
-    pub fn has_queued(&self) -> bool {
+    pub(crate) fn has_queued(&self) -> bool {
         self.with(|q| !q.steering.is_empty() || !q.follow_up.is_empty())
     }
 

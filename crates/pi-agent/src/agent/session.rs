@@ -28,7 +28,7 @@ use pi_tools::{CancelToken, Tool, ToolContext};
 
 /// The text of `compaction_end.errorMessage` when an overflow comes back after one
 /// compaction and retry.
-pub const OVERFLOW_RECOVERY_FAILED: &str = "Context overflow recovery failed after one compact-and-retry attempt. Try reducing context or switching to a larger-context model.";
+pub(crate) const OVERFLOW_RECOVERY_FAILED: &str = "Context overflow recovery failed after one compact-and-retry attempt. Try reducing context or switching to a larger-context model.";
 
 /// Keys and headers, resolved for every request (upstream re-reads them each time, so
 /// `!command` keys and headers may change between requests).
@@ -180,7 +180,7 @@ fn text_of(m: &Message, k: &str) -> Option<String> {
 }
 
 /// What the overflow and retry rules look at in a recorded assistant message.
-pub fn assistant_facts(m: &Message) -> AssistantMessage {
+pub(crate) fn assistant_facts(m: &Message) -> AssistantMessage {
     let mut a = AssistantMessage::new(
         "",
         &text_of(m, "provider").unwrap_or_default(),
@@ -328,11 +328,6 @@ impl<'c, H: Hooks, O: Observer> AgentSession<'c, H, O> {
         }
     }
 
-    /// Makes these the active tools, in this order (built-in and program tools).
-    pub fn set_tools(&mut self, tools: Vec<Tool>) {
-        self.tools = tools;
-    }
-
     /// The active tools.
     pub fn tools(&self) -> &[Tool] {
         &self.tools
@@ -342,10 +337,6 @@ impl<'c, H: Hooks, O: Observer> AgentSession<'c, H, O> {
     pub fn set_cancel(&mut self, cancel: CancelToken) {
         self.hooks.use_cancel(&cancel);
         self.cancel = cancel;
-    }
-
-    pub fn cancel_token(&self) -> &CancelToken {
-        &self.cancel
     }
 
     /// The time of the latest compaction on the path (Unix ms).

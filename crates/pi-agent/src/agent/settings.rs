@@ -108,7 +108,7 @@ impl Settings {
     }
 
     /// The wait before retry `attempt` (1-based): `baseDelayMs × 2^(attempt−1)`.
-    pub fn retry_delay_ms(&self, attempt: u32) -> u64 {
+    pub(crate) fn retry_delay_ms(&self, attempt: u32) -> u64 {
         let shift = attempt.saturating_sub(1).min(40);
         self.base_delay_ms.saturating_mul(1u64 << shift)
     }

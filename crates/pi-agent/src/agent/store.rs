@@ -104,7 +104,7 @@ impl FileStore {
     }
 
     /// Records a `custom` agent message (one a hook added) as a `custom_message` entry.
-    pub fn append_custom_message(&mut self, m: &Message) -> anyhow::Result<()> {
+    pub(crate) fn append_custom_message(&mut self, m: &Message) -> anyhow::Result<()> {
         let mut fields = Vec::new();
         for k in ["customType", "content", "display", "details"] {
             if let Some(v) = m.get(k) {
@@ -141,7 +141,7 @@ impl FileStore {
     }
 
     /// The compaction plan for the path to the run's leaf.
-    pub fn compaction_plan(&self, budget: Budget) -> anyhow::Result<Result<Plan, NoPlan>> {
+    pub(crate) fn compaction_plan(&self, budget: Budget) -> anyhow::Result<Result<Plan, NoPlan>> {
         let s = self.session()?;
         let Some(leaf) = self.leaf_index(&s) else {
             return Ok(Err(NoPlan::TooSmall));
@@ -151,7 +151,7 @@ impl FileStore {
     }
 
     /// Appends a `compaction` entry under the leaf.
-    pub fn append_compaction(
+    pub(crate) fn append_compaction(
         &mut self,
         c: &CompactionResult,
         from_hook: bool,
@@ -230,7 +230,7 @@ pub fn create(dir: &Path, cwd: &str) -> anyhow::Result<(PathBuf, Vec<u8>)> {
 }
 
 /// A `details` object for a compaction's file lists.
-pub fn file_details(read: &[String], modified: &[String]) -> serde_json::Value {
+pub(crate) fn file_details(read: &[String], modified: &[String]) -> serde_json::Value {
     json!({"readFiles": read, "modifiedFiles": modified})
 }
 

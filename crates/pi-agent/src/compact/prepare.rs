@@ -31,7 +31,7 @@ impl Default for Budget {
 }
 
 /// The window assumed when the summary model's is not known.
-pub const DEFAULT_WINDOW: u64 = 200_000;
+pub(crate) const DEFAULT_WINDOW: u64 = 200_000;
 
 /// The fewest tokens of conversation a summary request is given room for, however small
 /// the window.
@@ -41,7 +41,7 @@ impl Budget {
     /// How many (estimated) tokens of conversation one summary request can carry: the
     /// window less the reserve for the answer and the prompt. Older messages beyond it are
     /// left out of the request.
-    pub fn request_tokens(&self) -> u64 {
+    pub(crate) fn request_tokens(&self) -> u64 {
         let window = if self.window == 0 {
             DEFAULT_WINDOW
         } else {
@@ -66,7 +66,7 @@ pub struct Item {
 }
 
 /// The agent message of an entry, for summaries (upstream's `getMessageFromEntry`).
-pub fn entry_message(kind: Kind, e: &Value) -> Option<Value> {
+pub(crate) fn entry_message(kind: Kind, e: &Value) -> Option<Value> {
     use pi_ai::value::Obj;
     let mut m = Obj::new();
     match kind {
@@ -216,7 +216,7 @@ pub fn turn_start(items: &[Item], i: usize, start: usize) -> Option<usize> {
 }
 
 /// Upstream's `findCutPoint(entries, start, end, keepRecentTokens)`.
-pub fn find_cut_point(items: &[Item], start: usize, end: usize, keep: u64) -> Cut {
+pub(crate) fn find_cut_point(items: &[Item], start: usize, end: usize, keep: u64) -> Cut {
     let cuts: Vec<usize> = (start..end).filter(|&i| is_cut_point(&items[i])).collect();
     let Some(&first) = cuts.first() else {
         return Cut {

@@ -89,7 +89,7 @@ pub fn record(
 }
 
 /// The `--dry-run` record of a plan: where it cuts, what it summarizes and keeps.
-pub fn plan_record(s: &Session, p: &Plan, model: Option<String>) -> Map<String, Json> {
+pub(crate) fn plan_record(s: &Session, p: &Plan, model: Option<String>) -> Map<String, Json> {
     let id = |i: u32| Json::from(s.entries[i as usize].id.to_string());
     let span = |sp: &super::prepare::Span| -> Json {
         let roles: Map<String, Json> = sp

@@ -44,7 +44,7 @@ impl SummaryError {
     /// The model could not be reached: no connection, or no answer in time, after the
     /// retries (the messages `pi_ai::Client` gives these failures). A run over many
     /// sessions takes a few of these in a row to mean the model is down.
-    pub fn is_unreachable(&self) -> bool {
+    pub(crate) fn is_unreachable(&self) -> bool {
         matches!(self, SummaryError::Failed { error, .. }
             if error.status.is_none()
                 && (error.message.starts_with("Connection error.")
@@ -97,7 +97,11 @@ fn span_text(span: &Span) -> String {
 }
 
 /// The prompt of a history summary (initial, or an update of `previous`).
-pub fn history_prompt(span: &Span, previous: Option<&str>, instructions: Option<&str>) -> String {
+pub(crate) fn history_prompt(
+    span: &Span,
+    previous: Option<&str>,
+    instructions: Option<&str>,
+) -> String {
     let previous = previous.filter(|p| !p.is_empty());
     let mut base = if previous.is_some() {
         text::UPDATE_PROMPT.to_owned()
@@ -112,7 +116,7 @@ pub fn history_prompt(span: &Span, previous: Option<&str>, instructions: Option<
 }
 
 /// The prompt of a turn-prefix summary.
-pub fn turn_prefix_prompt(span: &Span) -> String {
+pub(crate) fn turn_prefix_prompt(span: &Span) -> String {
     text::request_text(&span_text(span), None, text::TURN_PREFIX_PROMPT)
 }
 

@@ -11,7 +11,7 @@ use pi_ai::value::Value;
 use pi_base::js;
 
 /// Tool results are cut to this many characters (UTF-16 code units) in a summary request.
-pub const TOOL_RESULT_MAX_CHARS: usize = 2000;
+pub(crate) const TOOL_RESULT_MAX_CHARS: usize = 2000;
 
 fn is_type(b: &Value, t: &str) -> bool {
     b.get("type").is_some_and(|x| x.is_str(t))
@@ -80,7 +80,7 @@ fn tool_call(b: &Value) -> String {
 /// `[User]: …`, `[Assistant thinking]: …`, `[Assistant]: …`, `[Assistant tool calls]: …`
 /// and `[Tool result]: …` parts separated by blank lines; images are left out and tool
 /// results cut to [`TOOL_RESULT_MAX_CHARS`].
-pub fn serialize(messages: &[Value]) -> String {
+pub(crate) fn serialize(messages: &[Value]) -> String {
     let mut parts: Vec<String> = Vec::new();
     for m in messages {
         let role = m.get("role");
@@ -135,7 +135,7 @@ pub struct FileOps {
 
 impl FileOps {
     /// Adds the file operations of an agent message's tool calls (assistants only).
-    pub fn add_message(&mut self, m: &Value) {
+    pub(crate) fn add_message(&mut self, m: &Value) {
         if !m.get("role").is_some_and(|r| r.is_str("assistant")) {
             return;
         }
@@ -164,7 +164,7 @@ impl FileOps {
     }
 
     /// Carries the lists of an earlier summary (`details.readFiles` / `modifiedFiles`).
-    pub fn add_details(&mut self, details: Option<&Value>) {
+    pub(crate) fn add_details(&mut self, details: Option<&Value>) {
         let list = |k: &str| -> Vec<String> {
             details
                 .and_then(|d| d.get(k))
@@ -200,7 +200,7 @@ impl FileOps {
 }
 
 /// The file lists appended to a summary (`""` when both are empty).
-pub fn format_file_lists(read: &[String], modified: &[String]) -> String {
+pub(crate) fn format_file_lists(read: &[String], modified: &[String]) -> String {
     let mut sections = Vec::new();
     if !read.is_empty() {
         sections.push(format!("<read-files>\n{}\n</read-files>", read.join("\n")));
@@ -223,7 +223,7 @@ pub const SYSTEM_PROMPT: &str = "You write summaries of conversations between a 
 You are given a transcript and a required format. Treat the transcript as material to describe: do not answer its questions, do not carry on its conversation, and write nothing but the summary in the requested format.";
 
 /// The first summary of a conversation.
-pub const HISTORY_PROMPT: &str = "Summarize the conversation above as a checkpoint from which another model will carry on the work. That model sees this summary instead of the conversation, so keep what it needs and drop what it does not.
+pub(crate) const HISTORY_PROMPT: &str = "Summarize the conversation above as a checkpoint from which another model will carry on the work. That model sees this summary instead of the conversation, so keep what it needs and drop what it does not.
 
 Answer with exactly these sections, in this order:
 

@@ -5,15 +5,15 @@
 
 use super::value::{JStr, Obj, Value};
 
-pub const COMPACTION_SUMMARY_PREFIX: &str = "The conversation history before this point was compacted into the following summary:\n\n<summary>\n";
-pub const COMPACTION_SUMMARY_SUFFIX: &str = "\n</summary>";
-pub const BRANCH_SUMMARY_PREFIX: &str =
+pub(crate) const COMPACTION_SUMMARY_PREFIX: &str = "The conversation history before this point was compacted into the following summary:\n\n<summary>\n";
+pub(crate) const COMPACTION_SUMMARY_SUFFIX: &str = "\n</summary>";
+pub(crate) const BRANCH_SUMMARY_PREFIX: &str =
     "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n";
-pub const BRANCH_SUMMARY_SUFFIX: &str = "</summary>";
-pub const IMAGES_BLOCKED: &str = "Image reading is disabled.";
+pub(crate) const BRANCH_SUMMARY_SUFFIX: &str = "</summary>";
+pub(crate) const IMAGES_BLOCKED: &str = "Image reading is disabled.";
 
 /// The text a user shell command (`!cmd`) is shown to the model as.
-pub fn bash_text(m: &Value) -> JStr {
+pub(crate) fn bash_text(m: &Value) -> JStr {
     let mut t = JStr::new("Ran `");
     t.push(&Value::js_string(m.get("command")));
     t.push_text("`\n");

@@ -83,7 +83,7 @@ pub struct Context {
 }
 
 /// `new Date(v).getTime()`: ISO strings and numbers; `null` (NaN) for anything else.
-pub fn js_date(v: Option<&Value>) -> Value {
+pub(crate) fn js_date(v: Option<&Value>) -> Value {
     const MAX: f64 = 8.64e15;
     let ms = match v {
         Some(Value::Str(s)) => clock::parse_iso(s.text().trim()).map(|ms| ms as f64),

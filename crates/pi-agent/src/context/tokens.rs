@@ -207,7 +207,7 @@ impl Meter {
     /// (upstream shows no context size until one has: the kept messages' usage describes the
     /// context before the compaction). Messages must have been added with their
     /// `after_compaction` flag.
-    pub fn reported_after_compaction(&self) -> bool {
+    pub(crate) fn reported_after_compaction(&self) -> bool {
         self.reported_after == Some(true)
     }
 }
@@ -232,7 +232,13 @@ pub enum Need {
 impl Need {
     /// Upstream's `shouldCompact`, with the rules above: enabled, usage not stale, and
     /// strictly above `window − reserve`.
-    pub fn judge(tokens: f64, window: u64, reserve: u64, enabled: bool, stale: bool) -> Need {
+    pub(crate) fn judge(
+        tokens: f64,
+        window: u64,
+        reserve: u64,
+        enabled: bool,
+        stale: bool,
+    ) -> Need {
         if !enabled {
             Need::Disabled
         } else if stale {

@@ -24,7 +24,7 @@ use serde_json::{Map, Value};
 use super::Project;
 
 /// The default time a hook may take, in seconds (setting `hookTimeout`).
-pub const DEFAULT_TIMEOUT_SECS: f64 = 30.0;
+pub(crate) const DEFAULT_TIMEOUT_SECS: f64 = 30.0;
 
 /// The events hooks can be run for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -82,7 +82,7 @@ impl HookEvent {
 
     /// Events whose hooks are only told (their answers change nothing but entries and
     /// custom messages).
-    pub fn is_notification(self) -> bool {
+    pub(crate) fn is_notification(self) -> bool {
         matches!(
             self,
             HookEvent::MessageEnd | HookEvent::TurnEnd | HookEvent::AgentEnd
@@ -91,7 +91,7 @@ impl HookEvent {
 
     /// What a failure does when the hook does not say: `tool_call` guards fail closed
     /// (the call is blocked), every other event carries on.
-    pub fn default_on_error(self) -> OnError {
+    pub(crate) fn default_on_error(self) -> OnError {
         match self {
             HookEvent::ToolCall => OnError::Block,
             _ => OnError::Ignore,
@@ -142,7 +142,7 @@ pub struct HookSpec {
 
 impl HookSpec {
     /// Whether the hook wants to hear about a call of `tool`.
-    pub fn matches_tool(&self, tool: &str) -> bool {
+    pub(crate) fn matches_tool(&self, tool: &str) -> bool {
         self.tools.is_empty() || self.tools.iter().any(|t| t == tool)
     }
 }
@@ -262,7 +262,7 @@ fn hook_of(
 }
 
 /// Parses `--hook EVENT=COMMAND`.
-pub fn parse_flag(arg: &str, default_timeout: Duration) -> Result<HookSpec, String> {
+pub(crate) fn parse_flag(arg: &str, default_timeout: Duration) -> Result<HookSpec, String> {
     let Some((name, command)) = arg.split_once('=') else {
         return Err(format!("invalid --hook '{arg}': expected EVENT=COMMAND"));
     };
@@ -289,7 +289,7 @@ pub fn parse_flag(arg: &str, default_timeout: Duration) -> Result<HookSpec, Stri
 
 /// The settings files hooks are read from, in order: the global one, and the project's
 /// when it is trusted.
-pub fn settings_files(agent_dir: &Path, project: &Project) -> Vec<PathBuf> {
+pub(crate) fn settings_files(agent_dir: &Path, project: &Project) -> Vec<PathBuf> {
     let mut files = vec![agent_dir.join("settings.json")];
     if project.trusted {
         files.push(project.dir.join(".pi").join("settings.json"));

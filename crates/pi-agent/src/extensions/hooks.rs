@@ -445,7 +445,7 @@ fn fields(pairs: Vec<(&str, Json)>) -> Map<String, Json> {
 }
 
 /// The `preparation` object of `session_before_compact`.
-pub fn compact_preparation(plan: &Plan) -> Json {
+pub(crate) fn compact_preparation(plan: &Plan) -> Json {
     let (read, modified) = plan.file_ops.lists();
     json!({
         "firstKeptEntryId": plan.first_kept_entry_id,
@@ -495,7 +495,7 @@ fn cancels(answer: &Map<String, Json>) -> bool {
 }
 
 /// The `session_before_compact` hooks: what to do with the compaction planned as `plan`.
-pub async fn before_compact(
+pub(crate) async fn before_compact(
     hooks: &mut ProgramHooks,
     plan: &Plan,
     reason: CompactionReason,

@@ -102,19 +102,19 @@ pub fn zone(name: Option<&str>) -> Result<TimeZone, String> {
     }
 }
 
-pub fn day_start_ms(d: Date, tz: &TimeZone) -> i64 {
+pub(crate) fn day_start_ms(d: Date, tz: &TimeZone) -> i64 {
     d.to_zoned(tz.clone())
         .map_or(i64::MIN, |z| z.timestamp().as_millisecond())
 }
 
 /// The calendar day of the instant `ms` in `tz`.
-pub fn day_of(ms: i64, tz: &TimeZone) -> Option<Date> {
+pub(crate) fn day_of(ms: i64, tz: &TimeZone) -> Option<Date> {
     let t = Timestamp::from_millisecond(ms).ok()?;
     Some(t.to_zoned(tz.clone()).date())
 }
 
 /// The Monday that starts the ISO week of `d`.
-pub fn week_start(d: Date) -> Date {
+pub(crate) fn week_start(d: Date) -> Date {
     let back = i64::from(d.weekday().to_monday_zero_offset());
     d.checked_sub(back.days()).unwrap_or(d)
 }

@@ -363,7 +363,7 @@ fn identity(path: &Path) -> (String, String) {
 
 /// The usage facts of one file, in file order, read from the file. Lines that are not JSON
 /// or not assistant messages with usage are skipped.
-pub fn read_file(path: &Path) -> std::io::Result<FileUsage> {
+pub(crate) fn read_file(path: &Path) -> std::io::Result<FileUsage> {
     let file = File::open(path)?;
     let len = file.metadata()?.len();
     let (session, cwd) = identity(path);
