@@ -129,7 +129,7 @@ pub fn answer() -> Option<u8> {
 
 /// The clap tree with the completers of the values that depend on the machine.
 pub fn command() -> clap::Command {
-    with_completers(crate::cli::command())
+    with_completers(crate::cmd::command())
 }
 
 fn with_completers(cmd: clap::Command) -> clap::Command {
@@ -167,7 +167,7 @@ fn with_completers(cmd: clap::Command) -> clap::Command {
 /// The command line before the word being completed, parsed as far as it goes.
 fn parsed() -> Option<clap::ArgMatches> {
     let words = WORDS.get()?;
-    crate::cli::command()
+    crate::cmd::command()
         .ignore_errors(true)
         .try_get_matches_from(words)
         .ok()

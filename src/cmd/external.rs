@@ -13,7 +13,7 @@ pub fn run(args: Vec<OsString>) -> anyhow::Result<ExitStatus> {
     let name = name.to_string_lossy();
     let program = format!("pi-{name}");
     let Some(path) = help::find_in_path(&program) else {
-        let mut top = crate::cli::command();
+        let mut top = crate::cmd::command();
         top.build();
         let builtin = help::command_names(&top);
         let extensions = help::extensions_on_path();

@@ -46,7 +46,7 @@ fn section_of(name: &str, commands: &[String]) -> Option<u8> {
 /// copy of the tree) are left out, and a `help` command described for its page stands in
 /// for the top one.
 pub fn documented() -> clap::Command {
-    let top = crate::cli::command().disable_help_subcommand(true);
+    let top = crate::cmd::command().disable_help_subcommand(true);
     let help = help_command(&top);
     let mut cmd = top.subcommand(help);
     cmd.build();
@@ -80,7 +80,7 @@ fn help_command(top: &clap::Command) -> clap::Command {
                 .num_args(0..)
                 .help("The command, with its group: `session log`, `prompt expand`"),
         )
-        .after_long_help(crate::cli::EXIT_STATUS)
+        .after_long_help(crate::cmd::EXIT_STATUS)
 }
 
 /// Every command with a page, parents first: `pi`, `pi-session`, `pi-session-new`, ….
@@ -185,7 +185,7 @@ pub fn pages() -> anyhow::Result<Vec<(PathBuf, Vec<u8>)>> {
             man_page(c, &names)?,
         ));
     }
-    let version = crate::cli::command()
+    let version = crate::cmd::command()
         .get_version()
         .unwrap_or_default()
         .to_owned();

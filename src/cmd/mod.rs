@@ -1,4 +1,5 @@
-//! Commands: one module per leaf command (its arguments, then `run`), one folder per group.
+//! Commands: the clap command tree ([`Cli`], [`Command`]) and its dispatch ([`run`]); one
+//! module per leaf command (its arguments, then `run`), one folder per group.
 //! Besides the commands: [`args`] holds the option groups several commands flatten into
 //! theirs, and [`watch`] what a summarizing command shows on stderr. No command module
 //! imports another.
@@ -19,17 +20,153 @@ pub mod trust;
 pub mod usage;
 pub mod watch;
 
+use std::ffi::OsString;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
+use clap::{Parser, Subcommand};
 
-use crate::output::Out;
+use crate::error::ExitStatus;
+use crate::output::{ColorWhen, Out};
 use pi_base::config::{self, Dirs};
 use pi_session::Session;
 use pi_session::find::{self, Named};
 use pi_session::scan::Visit;
 use pi_session::store::{self, Source};
+
+pub const EXIT_STATUS: &str = "\
+Exit status:
+  0  success
+  1  the operation failed (I/O error, nothing found where something was required)
+  2  usage error or invalid input (nothing was written)";
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "pi",
+    version,
+    about = "Scriptable memory for coding agents",
+    long_about = "Scriptable memory for coding agents.\n\n\
+        A session is an append-only JSONL file whose entries form a tree (id/parentId): \
+        branches without copies, summaries instead of deletions. Every pi command reads \
+        and writes JSONL on stdin/stdout, so sessions can be scripted with pipes, jq and \
+        cron. The files are those of the pi coding agent (@mariozechner/pi-coding-agent): \
+        each opens in the other.\n\n\
+        `pi foo` runs `pi-foo` from PATH when foo is not a built-in command. \
+        `pi help COMMAND` and `man pi-COMMAND` describe a command; `pi completions SHELL` \
+        prints a completion script, `pi man --out DIR` installs the manual pages.",
+    after_long_help = EXIT_STATUS,
+    propagate_version = true,
+    max_term_width = 100
+)]
+pub struct Cli {
+    /// Keep sessions in DIR instead of the per-project directory under the agent directory
+    ///
+    /// Also set by PI_CODING_AGENT_SESSION_DIR or the `sessionDir` setting. The agent
+    /// directory is PI_CODING_AGENT_DIR, or ~/.pi/agent.
+    #[arg(long, global = true, value_name = "DIR")]
+    pub session_dir: Option<PathBuf>,
+
+    /// When human output is colored: auto (on a terminal, unless NO_COLOR is set), always
+    /// (also into pipes and files), never
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        value_name = "WHEN",
+        default_value_t = ColorWhen::Auto,
+        hide_possible_values = true
+    )]
+    pub color: ColorWhen,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Create, read, extend and check session files
+    #[command(after_long_help = EXIT_STATUS)]
+    Session(session::SessionArgs),
+    /// Expand prompt templates and skills, list them, and assemble the system prompt
+    #[command(after_long_help = EXIT_STATUS)]
+    Prompt(prompt::PromptArgs),
+    /// Build the context a model sees from a session, and measure it
+    #[command(after_long_help = EXIT_STATUS)]
+    Context(context::ContextArgs),
+    /// Summarize older entries of a session with a model, from the shell or cron
+    #[command(after_long_help = compact::EXIT_STATUS)]
+    Compact(compact::CompactArgs),
+    /// Tokens and cost of every assistant message, by day, week, month, session, model or project
+    #[command(after_long_help = EXIT_STATUS)]
+    Usage(usage::UsageArgs),
+    /// List the configured models
+    #[command(after_long_help = EXIT_STATUS)]
+    Models(models::ModelsArgs),
+    /// Run the agent: send a prompt, let the model use tools, and record it all in a session
+    #[command(after_long_help = run::EXIT_STATUS)]
+    Run(run::RunArgs),
+    /// Let a project's own hooks and tools (its .pi/) run, list trusted projects, revoke
+    ///
+    /// Hooks in a project's .pi/settings.json, its program tools (.pi/tools/) and its
+    /// shellEnvironmentPolicy are used only after `pi trust DIR`, and only while
+    /// .pi/settings.json and the files under .pi/tools/ and .pi/hooks/ are those that were
+    /// trusted. Global hooks and tools, and those given with --hook and --tool, always run.
+    /// Trusted projects are kept in <agent dir>/trust.json.
+    #[command(after_long_help = trust::EXIT_STATUS)]
+    Trust(trust::TrustArgs),
+    /// Print the completion script of a shell: bash, zsh, fish, elvish or powershell
+    ///
+    /// The script completes commands and options, and the values that depend on the
+    /// machine: session ids (and paths), the entry ids of the session on the command line
+    /// (--leaf, branch, label, fork), models (--model), entry types (--type), template and
+    /// skill names (`pi prompt expand /`), hook events (--hook). At every TAB the shell
+    /// asks the `pi` on PATH (with PI_COMPLETE set), which only reads.
+    #[command(after_long_help = EXIT_STATUS)]
+    Completions(completions::CompletionsArgs),
+    /// Write the manual pages into a directory: DIR/man1/pi.1, DIR/man1/pi-session.1, …
+    #[command(after_long_help = EXIT_STATUS)]
+    Man(man::ManArgs),
+    /// Write the man pages and shell completions (for packagers and the repository)
+    #[command(hide = true)]
+    Generate(generate::GenerateArgs),
+    #[command(external_subcommand)]
+    External(Vec<OsString>),
+}
+
+pub fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
+    let dir = cli.session_dir.as_deref();
+    match cli.command {
+        Command::External(args) => external::run(args),
+        Command::Generate(args) => generate::run(args),
+        Command::Completions(args) => completions::run(args, &mut std::io::stdout().lock()),
+        Command::Man(args) => man::run(args),
+        Command::Session(args) => with_ctx(dir, |ctx| session::run(args, ctx)),
+        Command::Prompt(args) => with_ctx(dir, |ctx| prompt::run(args, ctx)),
+        Command::Context(args) => with_ctx(dir, |ctx| context::run(args, ctx)),
+        Command::Compact(args) => with_ctx(dir, |ctx| compact::run(args, ctx)),
+        Command::Run(args) => with_ctx(dir, |ctx| run::run(args, ctx)),
+        Command::Models(args) => with_ctx(dir, |ctx| models::run(args, ctx)),
+        Command::Usage(args) => with_ctx(dir, |ctx| usage::run(args, ctx)),
+        Command::Trust(args) => with_ctx(dir, |ctx| trust::run(args, ctx)),
+    }
+}
+
+/// Runs a command with the directories, working directory and stdout it works with.
+fn with_ctx(
+    session_dir: Option<&std::path::Path>,
+    f: impl FnOnce(&mut Ctx) -> anyhow::Result<ExitStatus>,
+) -> anyhow::Result<ExitStatus> {
+    let mut ctx = Ctx::new(session_dir)?;
+    let status = f(&mut ctx)?;
+    ctx.out.flush()?;
+    Ok(status)
+}
+
+/// The clap command tree (for man pages, completions and tests).
+pub fn command() -> clap::Command {
+    <Cli as clap::CommandFactory>::command()
+}
 
 /// What every command gets: resolved directories, the working directory and stdout.
 pub struct Ctx {
@@ -133,5 +270,13 @@ impl Ctx {
             crate::error::warn(&w);
         }
         Ok((s, v))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn verify_cli() {
+        super::command().debug_assert();
     }
 }

@@ -17,8 +17,8 @@ use std::path::{Path, PathBuf};
 
 use super::id::{Id, IdSet};
 use super::idindex::{IdIndex, short_key};
+use super::index::Header;
 use super::pending::{self, Found, Recovery};
-use super::store::Header;
 use pi_base::ids::Rng;
 use pi_base::json::{self, RawStr};
 
@@ -31,7 +31,7 @@ pub enum AppendError {
         source: io::Error,
     },
     #[error(transparent)]
-    NotASession(#[from] super::store::NotASession),
+    NotASession(#[from] super::index::NotASession),
     #[error(
         "{path} is a version {version} session file; it must be migrated before it can be appended to"
     )]
@@ -126,7 +126,7 @@ impl Appender {
         };
         let len = file.metadata().map_err(io_err)?.len();
         let header = read_header(&file, len).map_err(io_err)?.map_err(|reason| {
-            super::store::NotASession {
+            super::index::NotASession {
                 path: path.to_owned(),
                 reason,
             }
@@ -343,8 +343,8 @@ impl Appender {
     }
 
     /// Resolves an entry id or a unique id prefix.
-    pub fn resolve_entry(&mut self, arg: &str) -> Result<String, super::store::EntryLookupError> {
-        use super::store::EntryLookupError;
+    pub fn resolve_entry(&mut self, arg: &str) -> Result<String, super::index::EntryLookupError> {
+        use super::index::EntryLookupError;
         match self.resolve_once(arg) {
             // Not found with an index from the cache: look in the file before saying so.
             Err(EntryLookupError::NotFound(_)) if self.reindex().unwrap_or(false) => {
@@ -354,8 +354,8 @@ impl Appender {
         }
     }
 
-    fn resolve_once(&mut self, arg: &str) -> Result<String, super::store::EntryLookupError> {
-        use super::store::EntryLookupError;
+    fn resolve_once(&mut self, arg: &str) -> Result<String, super::index::EntryLookupError> {
+        use super::index::EntryLookupError;
         let io = |e: io::Error| EntryLookupError::NotFound(format!("{arg} ({e})"));
         if !arg.is_empty() && self.contains(arg).map_err(io)? {
             return Ok(arg.to_owned());
@@ -366,7 +366,7 @@ impl Appender {
         let mut candidates = self.index().map_err(io)?.with_prefix(arg).map_err(io)?;
         if short_key(&format!("{arg:0<8}")).is_none() {
             // Not a hex prefix: look at every id.
-            candidates = super::store::scan_ids(&self.file, self.len)
+            candidates = super::index::scan_ids(&self.file, self.len)
                 .map_err(io)?
                 .iter()
                 .filter(|k| k.as_str().starts_with(arg))

@@ -6,8 +6,9 @@
 use std::path::Path;
 
 use super::Session;
+use super::index::{NONE, Problem, ProblemKind};
 use super::scan::Visit;
-use super::store::{NONE, OpenError, Problem, ProblemKind, Source};
+use super::store::{OpenError, Source};
 use pi_base::json::{self, RawStr};
 
 /// What a check found.

@@ -806,7 +806,7 @@ fn message_has_timestamp(msg: &[u8]) -> bool {
 }
 
 fn add_timestamp(msg: &[u8], now_ms: i64) -> Vec<u8> {
-    super::migrate::splice(msg, &[("timestamp", Some(now_ms.to_string().into_bytes()))])
+    super::upgrade::splice(msg, &[("timestamp", Some(now_ms.to_string().into_bytes()))])
 }
 
 /// Replaces references to ids given in the input with the ids the records were written

@@ -9,7 +9,7 @@
 //! recovered. A record is used only when the file is exactly as recorded: the same device
 //! and inode, size, modification and change times (not written within the clock tick of
 //! the file's last change), and the same first and last 4 KiB (see
-//! [`super::summary::fresh`]). A file that grew or changed in any other way is read whole
+//! [`super::stamp::fresh`]). A file that grew or changed in any other way is read whole
 //! again and its record replaced. The structural checks (duplicate ids, dangling parents,
 //! cycles) are not recorded: they are made again from the entries on every open. The cache
 //! is only a shortcut: deleting it costs time, never correctness; a record that cannot be
@@ -27,8 +27,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::id::Id;
-use super::store::{Header, Kind, LabelRec, Rec};
-use super::summary::{self, Fresh, Stamp};
+use super::index::{Header, Kind, LabelRec, Rec};
+use super::stamp::{self, Fresh, Stamp};
 
 const MAGIC: &[u8] = b"pi-session-index/1\n";
 /// Files smaller than this are not recorded.
@@ -79,7 +79,7 @@ pub(crate) fn load(dir: &Path, file: &File, len: u64) -> Option<Indexed> {
     }
     let bytes = std::fs::read(record_path(dir, &meta)).ok()?;
     let (m, recs, blob) = split(&bytes)?;
-    if m.stamp.covered != len || summary::fresh(file, &meta, &m.stamp)? != Fresh::Same {
+    if m.stamp.covered != len || stamp::fresh(file, &meta, &m.stamp)? != Fresh::Same {
         return None;
     }
     decode(m, recs, blob)
@@ -101,11 +101,11 @@ pub(crate) fn save(dir: &Path, file: &File, len: u64, ix: &Parts<'_>) {
     if meta.len() != len {
         return;
     }
-    let Ok(stamp) = summary::stamp_of(file, &meta, len) else {
+    let Ok(stamp) = stamp::stamp_of(file, &meta, len) else {
         return;
     };
     if let Some(bytes) = encode(stamp, ix) {
-        summary::write_record(&record_path(dir, &meta), &bytes);
+        stamp::write_record(&record_path(dir, &meta), &bytes);
     }
 }
 
@@ -193,7 +193,7 @@ fn decode(m: Meta, recs: &[u8], blob: &[u8]) -> Option<Indexed> {
             kind: kind_of(kind)?,
             id,
             parent_id: (has_parent != 0).then(|| Id::new(parent)),
-            parent: super::store::NONE,
+            parent: super::index::NONE,
         });
     }
     if at != blob.len() {
@@ -435,7 +435,7 @@ mod tests {
         let path = tmp.path().join("s.jsonl");
         std::fs::write(&path, session(60)).unwrap();
         let s = Session::open(&path).unwrap();
-        let stamp = summary::stamp_of(s.file(), &s.file().metadata().unwrap(), s.len).unwrap();
+        let stamp = stamp::stamp_of(s.file(), &s.file().metadata().unwrap(), s.len).unwrap();
         let header = s.header.clone().unwrap();
         let parts = Parts {
             header: &header,

@@ -8,8 +8,8 @@ use std::io;
 use std::os::unix::fs::FileExt;
 
 use super::id::Id;
-use super::migrate;
-use super::store::{Header, Kind, LabelRec, NONE, Problem, ProblemKind, Rec};
+use super::index::{Header, Kind, LabelRec, NONE, Problem, ProblemKind, Rec};
+use super::upgrade;
 use pi_base::json::{self, Member, RawStr};
 
 /// At most this many problems are kept; the rest are only counted.
@@ -532,9 +532,9 @@ impl<V: Visit> Acc<V> {
     }
 
     /// The migration plan for a v1/v2 file.
-    pub fn plan(&self) -> Option<migrate::Plan> {
+    pub fn plan(&self) -> Option<upgrade::Plan> {
         let h = self.header.as_ref()?;
-        (h.version < 3).then(|| migrate::Plan::new(h.version, &h.id))
+        (h.version < 3).then(|| upgrade::Plan::new(h.version, &h.id))
     }
 }
 

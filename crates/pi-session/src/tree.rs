@@ -5,7 +5,8 @@
 use std::io::{self, Write};
 use std::rc::Rc;
 
-use super::store::{NONE, Session};
+use super::index::NONE;
+use super::store::Session;
 
 pub struct Tree {
     /// Roots in file order: parentless entries, entries whose parent is missing or

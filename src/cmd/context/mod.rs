@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand};
 
 use super::Ctx;
-use crate::cli::EXIT_STATUS;
+use crate::cmd::EXIT_STATUS;
 use pi_agent::context::{Message, Plan};
 use pi_ai::models::{Model, Registry, Source};
 use pi_session::Session;

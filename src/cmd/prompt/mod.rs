@@ -11,7 +11,7 @@ use anyhow::Context;
 use clap::{Args, Subcommand};
 
 use super::Ctx;
-use crate::cli::EXIT_STATUS;
+use crate::cmd::EXIT_STATUS;
 use crate::error::usage;
 use pi_prompt::resources::{self, Resources};
 use pi_prompt::{Diagnostic, DiagnosticType};

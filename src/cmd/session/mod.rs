@@ -21,7 +21,7 @@ use crate::error::ExitStatus;
 use clap::{Args, Subcommand};
 
 use super::Ctx;
-use crate::cli::EXIT_STATUS;
+use crate::cmd::EXIT_STATUS;
 
 #[derive(Debug, Args)]
 #[command(subcommand_required = true, arg_required_else_help = true)]

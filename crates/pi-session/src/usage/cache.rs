@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::{Fact, FileUsage, Model, Tokens, Ts};
-use crate::summary::{self, Fresh, Stamp};
+use crate::stamp::{self, Fresh, Stamp};
 
 const MAGIC: &[u8] = b"pi-usage-facts/1\n";
 /// Bytes of one fact: timestamp (length and 31 bytes), ms, model, stop reason, entry id
@@ -72,7 +72,7 @@ impl Cache {
         let meta = file.metadata()?;
         let record = dir.join(format!("{:x}-{:x}.bin", meta.dev(), meta.ino()));
         let stored = read_reusing(&record, |b| decode(b?, path))
-            .and_then(|(stamp, u)| Some((summary::fresh(&file, &meta, &stamp)?, stamp, u)));
+            .and_then(|(stamp, u)| Some((stamp::fresh(&file, &meta, &stamp)?, stamp, u)));
         let (mut usage, covered, save) = match stored {
             Some((Fresh::Same, stamp, u)) => (u, stamp.covered, false),
             Some((Fresh::Grown, stamp, u)) => (u, stamp.covered, true),
@@ -88,8 +88,8 @@ impl Cache {
             }
         };
         let (complete, recorded) = super::add_facts(&file, covered, meta.len(), &mut usage)?;
-        if save && let Ok(stamp) = summary::stamp_of(&file, &meta, complete) {
-            summary::write_record(&record, &encode(&stamp, &usage, recorded));
+        if save && let Ok(stamp) = stamp::stamp_of(&file, &meta, complete) {
+            stamp::write_record(&record, &encode(&stamp, &usage, recorded));
         }
         Ok(usage)
     }
