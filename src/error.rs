@@ -131,6 +131,11 @@ fn classify(e: &(dyn std::error::Error + 'static)) -> Option<(ExitStatus, Option
     if let Some(OpenError::NotASession(_)) = e.downcast_ref::<OpenError>() {
         return Some((ExitStatus::Usage, None));
     }
+    if let Some(pi_session::migrate::MigrateError::Open(o)) =
+        e.downcast_ref::<pi_session::migrate::MigrateError>()
+    {
+        return classify(o);
+    }
     if let Some(a) = e.downcast_ref::<AppendError>() {
         return match a {
             AppendError::NotASession(_) => Some((ExitStatus::Usage, None)),

@@ -798,7 +798,7 @@ impl<'a> Run<'a> {
                 None => session.resume().await,
             };
             watcher.abort();
-            r
+            Ok(r?)
         })
     }
 

@@ -56,6 +56,30 @@ pub fn create_new(path: &Path) -> io::Result<File> {
     Ok(f)
 }
 
+/// What went wrong with a file, and what pi was doing with it: "cannot create PATH", with
+/// the I/O error as its cause.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot {action} {}", path.display())]
+pub struct FileError {
+    /// What pi was doing, as a verb phrase: `create`, `write`, `lock`, `create the backup`.
+    pub action: &'static str,
+    pub path: PathBuf,
+    #[source]
+    pub source: io::Error,
+}
+
+impl FileError {
+    /// The error of `action` on `path`, for `map_err`.
+    pub fn of(action: &'static str, path: &Path) -> impl FnOnce(io::Error) -> FileError {
+        let path = path.to_owned();
+        move |source| FileError {
+            action,
+            path,
+            source,
+        }
+    }
+}
+
 /// Takes an exclusive advisory lock on `f`, waiting for it (released when `f` is closed).
 pub fn lock(f: &File) -> io::Result<()> {
     loop {

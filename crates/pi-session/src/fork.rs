@@ -7,7 +7,7 @@ use std::io::Write;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
-use anyhow::Context as _;
+use pi_base::fs::FileError;
 
 use super::id::{Id, IdSet};
 use super::{Kind, Session, entry};
@@ -36,7 +36,7 @@ fn files_in(dir: &Path) -> u64 {
 
 /// Writes `lines` as a new private (0600) session file in `dir`, named
 /// `<stamp>_<id>.jsonl`; returns its path.
-fn write_new(dir: &Path, id: &str, now: i64, lines: &[&[u8]]) -> anyhow::Result<PathBuf> {
+fn write_new(dir: &Path, id: &str, now: i64, lines: &[&[u8]]) -> Result<PathBuf, FileError> {
     let path = dir.join(format!("{}_{id}.jsonl", clock::file_stamp(now)));
     let _private = pi_base::fs::PrivateUmask::set(); // 0600 (new folders 0700)
     pi_base::fs::write_with(&path, false, |w| {
@@ -46,7 +46,7 @@ fn write_new(dir: &Path, id: &str, now: i64, lines: &[&[u8]]) -> anyhow::Result<
         }
         Ok(())
     })
-    .with_context(|| format!("cannot create {}", path.display()))?;
+    .map_err(FileError::of("create", &path))?;
     Ok(path)
 }
 
@@ -56,7 +56,7 @@ pub fn create_empty(
     dir: &Path,
     cwd: &str,
     parent: Option<&str>,
-) -> anyhow::Result<(PathBuf, Vec<u8>)> {
+) -> Result<(PathBuf, Vec<u8>), FileError> {
     let now = clock::now_ms();
     let id = rng::Rng::new(|| now as u64 ^ files_in(dir).rotate_left(17)).uuid_v7(now);
     let h = header(&id, now, cwd, parent);
@@ -73,7 +73,7 @@ pub fn write_fork(
     end: Option<u32>,
     cwd: &str,
     dir: &Path,
-) -> anyhow::Result<PathBuf> {
+) -> Result<PathBuf, FileError> {
     let path: Vec<u32> = end
         .map(|e| s.path_to(e))
         .unwrap_or_default()
@@ -139,7 +139,7 @@ pub fn write_fork(
         }
         Ok(())
     })
-    .with_context(|| format!("cannot write {}", out_path.display()))?;
+    .map_err(FileError::of("write", &out_path))?;
     Ok(out_path)
 }
 

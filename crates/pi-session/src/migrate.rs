@@ -3,6 +3,21 @@
 
 use std::io::Write;
 
+use pi_base::fs::FileError;
+
+use crate::store::OpenError;
+
+/// Why a file could not be migrated.
+#[derive(Debug, thiserror::Error)]
+pub enum MigrateError {
+    /// It could not be read as a session.
+    #[error(transparent)]
+    Open(#[from] OpenError),
+    /// It could not be locked, backed up or written.
+    #[error(transparent)]
+    File(#[from] FileError),
+}
+
 /// What `rewrite` did.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -41,15 +56,13 @@ pub(crate) fn backup_path(path: &std::path::Path, version: u32) -> std::path::Pa
 /// Rewrites a version 1 or 2 session file as version 3, under the writers' lock: the
 /// original is kept as a backup (a hard link), the new file is written to a temporary
 /// file, synced and renamed into place. A version 3 file is left alone.
-pub fn rewrite(path: &std::path::Path) -> anyhow::Result<Outcome> {
-    use anyhow::Context;
+pub fn rewrite(path: &std::path::Path) -> Result<Outcome, MigrateError> {
     let lock = std::fs::OpenOptions::new()
         .read(true)
         .append(true)
         .open(path)
-        .with_context(|| format!("cannot open {}", path.display()))?;
-    lock.lock()
-        .with_context(|| format!("cannot lock {}", path.display()))?;
+        .map_err(FileError::of("open", path))?;
+    pi_base::fs::lock(&lock).map_err(FileError::of("lock", path))?;
     let s = super::Session::open(path)?;
     let warnings = s.skipped_warnings();
     let from = s.version();
@@ -76,8 +89,7 @@ pub fn rewrite(path: &std::path::Path) -> anyhow::Result<Outcome> {
         })
         .count();
     let backup = backup_path(path, from);
-    std::fs::hard_link(path, &backup)
-        .with_context(|| format!("cannot create the backup {}", backup.display()))?;
+    std::fs::hard_link(path, &backup).map_err(FileError::of("create the backup", &backup))?;
     let written = pi_base::fs::write_with(path, true, |w| {
         w.write_all(&header)?;
         w.write_all(b"\n")?;
@@ -88,7 +100,7 @@ pub fn rewrite(path: &std::path::Path) -> anyhow::Result<Outcome> {
     });
     if let Err(e) = written {
         let _ = std::fs::remove_file(&backup);
-        return Err(e).with_context(|| format!("cannot rewrite {}", path.display()));
+        return Err(FileError::of("rewrite", path)(e).into());
     }
     drop(lock);
     Ok(Outcome {

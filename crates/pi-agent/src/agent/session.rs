@@ -136,6 +136,26 @@ enum Unmade {
     Failed(String),
 }
 
+/// Why a prompt was refused or a run could not go on.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// A hook refused the prompt; its reason.
+    #[error("{0}")]
+    Refused(String),
+    /// The prompt's template or skill could not be expanded.
+    #[error("{0}")]
+    Expand(String),
+    /// `continue` with an empty context.
+    #[error("Cannot continue: no messages in context")]
+    NothingToContinue,
+    /// `continue` when the context ends with an answer.
+    #[error("Cannot continue from message role: assistant")]
+    EndsWithAnswer,
+    /// The session could not be read or recorded to.
+    #[error(transparent)]
+    Store(#[from] super::store::StoreError),
+}
+
 /// A run's state: upstream's `AgentSession` around the loop of [`super::turns`].
 pub struct AgentSession<'c, H: Hooks, O: Observer> {
     pub config: Config,
@@ -360,7 +380,7 @@ impl<'c, H: Hooks, O: Observer> AgentSession<'c, H, O> {
     }
 
     /// Sends a prompt and runs until the model stops (with retries and compaction).
-    pub async fn prompt(&mut self, text: &str) -> anyhow::Result<Outcome> {
+    pub async fn prompt(&mut self, text: &str) -> Result<Outcome, RunError> {
         match self.accept(text).await? {
             Accepted::Handled => Ok(Outcome::Handled),
             Accepted::Prompt(p) => self.start(p, Vec::new()).await,
@@ -370,11 +390,11 @@ impl<'c, H: Hooks, O: Observer> AgentSession<'c, H, O> {
     /// The preflight of a prompt: the `input` hook, template and skill expansion, then the
     /// `before_agent_start` hook. An error refuses the prompt (nothing was sent or
     /// recorded, except what hooks asked for).
-    pub async fn accept(&mut self, text: &str) -> anyhow::Result<Accepted> {
+    pub async fn accept(&mut self, text: &str) -> Result<Accepted, RunError> {
         let input = self.hooks.input(text.to_owned()).await;
         if let Some(stop) = self.apply_effects()? {
             self.flush_custom(None)?;
-            anyhow::bail!(stop);
+            return Err(RunError::Refused(stop));
         }
         let text = match input {
             hooks::Input::Continue(t) => t,
@@ -383,7 +403,7 @@ impl<'c, H: Hooks, O: Observer> AgentSession<'c, H, O> {
                 return Ok(Accepted::Handled);
             }
         };
-        let text = self.expand(&text).map_err(|e| anyhow::anyhow!(e))?;
+        let text = self.expand(&text).map_err(RunError::Expand)?;
         let mut system_prompt = self.config.system_prompt.clone();
         let mut extra = Vec::new();
         self.hooks
@@ -391,7 +411,7 @@ impl<'c, H: Hooks, O: Observer> AgentSession<'c, H, O> {
             .await;
         if let Some(stop) = self.apply_effects()? {
             self.flush_custom(None)?;
-            anyhow::bail!(stop);
+            return Err(RunError::Refused(stop));
         }
         Ok(Accepted::Prompt(Prepared {
             text,
@@ -402,13 +422,17 @@ impl<'c, H: Hooks, O: Observer> AgentSession<'c, H, O> {
 
     /// Runs an accepted prompt (with images: content blocks after the text) until the model
     /// stops, with retries and compaction.
-    pub async fn start(&mut self, p: Prepared, images: Vec<Message>) -> anyhow::Result<Outcome> {
+    pub async fn start(&mut self, p: Prepared, images: Vec<Message>) -> Result<Outcome, RunError> {
         let outcome = self.start_inner(p, images).await;
         self.flush_custom(None)?;
         outcome
     }
 
-    async fn start_inner(&mut self, p: Prepared, images: Vec<Message>) -> anyhow::Result<Outcome> {
+    async fn start_inner(
+        &mut self,
+        p: Prepared,
+        images: Vec<Message>,
+    ) -> Result<Outcome, RunError> {
         // Compact first when the last answer (aborted ones included) passed the threshold.
         if let Some(last) = self
             .messages
@@ -429,11 +453,11 @@ impl<'c, H: Hooks, O: Observer> AgentSession<'c, H, O> {
 
     /// Continues from the context as it is (its last message must be a user message or
     /// tool results: an interrupted run), upstream's `continue()`.
-    pub async fn resume(&mut self) -> anyhow::Result<Outcome> {
+    pub async fn resume(&mut self) -> Result<Outcome, RunError> {
         match self.messages.last() {
-            None => anyhow::bail!("Cannot continue: no messages in context"),
+            None => return Err(RunError::NothingToContinue),
             Some(m) if is_assistant(m) => {
-                anyhow::bail!("Cannot continue from message role: assistant")
+                return Err(RunError::EndsWithAnswer);
             }
             Some(_) => {}
         }
@@ -444,7 +468,7 @@ impl<'c, H: Hooks, O: Observer> AgentSession<'c, H, O> {
     }
 
     /// Runs the loop, then retries and compacts as upstream does after `agent_end`.
-    async fn run(&mut self, prompts: Option<Vec<Message>>) -> anyhow::Result<Outcome> {
+    async fn run(&mut self, prompts: Option<Vec<Message>>) -> Result<Outcome, RunError> {
         let mut next = prompts;
         loop {
             self.last_assistant = None;
@@ -570,7 +594,7 @@ impl<'c, H: Hooks, O: Observer> AgentSession<'c, H, O> {
         &mut self,
         msg: &Message,
         skip_aborted: bool,
-    ) -> anyhow::Result<bool> {
+    ) -> Result<bool, RunError> {
         let settings = &self.config.settings;
         if !settings.compaction_enabled {
             return Ok(false);
@@ -666,7 +690,7 @@ impl<'c, H: Hooks, O: Observer> AgentSession<'c, H, O> {
         &mut self,
         reason: CompactionReason,
         will_retry: bool,
-    ) -> anyhow::Result<bool> {
+    ) -> Result<bool, RunError> {
         self.emit(Event::CompactionStart { reason });
         let failed = |e: &str| match reason {
             CompactionReason::Overflow => format!("Context overflow recovery failed: {e}"),
@@ -708,7 +732,7 @@ impl<'c, H: Hooks, O: Observer> AgentSession<'c, H, O> {
     pub async fn compact_manual(
         &mut self,
         instructions: Option<&str>,
-    ) -> anyhow::Result<Result<CompactionResult, String>> {
+    ) -> Result<Result<CompactionResult, String>, RunError> {
         let reason = CompactionReason::Manual;
         self.emit(Event::CompactionStart { reason });
         let error = match self.make_compaction(reason, instructions).await? {
@@ -739,7 +763,7 @@ impl<'c, H: Hooks, O: Observer> AgentSession<'c, H, O> {
         &mut self,
         reason: CompactionReason,
         instructions: Option<&str>,
-    ) -> anyhow::Result<Result<CompactionResult, Unmade>> {
+    ) -> Result<Result<CompactionResult, Unmade>, RunError> {
         let Some(store) = self.store.as_ref() else {
             return Ok(Err(Unmade::NoStore));
         };
@@ -815,7 +839,7 @@ impl<'c, H: Hooks, O: Observer> AgentSession<'c, H, O> {
     /// Takes what hooks asked for: failures are reported (`extension_error`), `custom`
     /// entries recorded, custom messages kept for the next point where they may be added.
     /// Returns why a failed hook stops what it guards, if one does.
-    pub(super) fn apply_effects(&mut self) -> anyhow::Result<Option<String>> {
+    pub(super) fn apply_effects(&mut self) -> Result<Option<String>, RunError> {
         let fx = self.hooks.take_effects();
         if fx.is_empty() {
             return Ok(None);
@@ -844,7 +868,7 @@ impl<'c, H: Hooks, O: Observer> AgentSession<'c, H, O> {
     pub(super) fn flush_custom(
         &mut self,
         mut produced: Option<&mut Vec<Message>>,
-    ) -> anyhow::Result<()> {
+    ) -> Result<(), RunError> {
         for m in std::mem::take(&mut self.pending_custom) {
             self.emit(Event::MessageStart { message: &m });
             if let Some(store) = self.store.as_mut() {
@@ -882,7 +906,7 @@ impl<'c, H: Hooks, O: Observer> AgentSession<'c, H, O> {
     }
 
     /// Records a finished message (user, assistant, tool result) and tells observers.
-    pub(super) async fn finish_message(&mut self, m: Message) -> anyhow::Result<Message> {
+    pub(super) async fn finish_message(&mut self, m: Message) -> Result<Message, RunError> {
         let m = self.hooks.message_end(m).await;
         if let Some(store) = self.store.as_mut() {
             // Other roles (summaries, shell commands) are recorded by what makes them.

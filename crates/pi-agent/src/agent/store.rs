@@ -15,7 +15,6 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use anyhow::Context as _;
 use serde_json::json;
 
 use super::Message;
@@ -34,6 +33,35 @@ pub enum OpenError {
     Busy(PathBuf),
     #[error(transparent)]
     Append(#[from] AppendError),
+}
+
+/// Why recording a run or reading its session failed.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// An entry could not be appended.
+    #[error("cannot record the run in {}", path.display())]
+    Record {
+        path: PathBuf,
+        #[source]
+        source: AppendError,
+    },
+    /// The session could not be opened again to read it.
+    #[error("cannot read {}", path.display())]
+    Open {
+        path: PathBuf,
+        #[source]
+        source: pi_session::store::OpenError,
+    },
+    /// Its entries could not be read.
+    #[error("cannot read {}", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A new session file could not be created.
+    #[error(transparent)]
+    Create(#[from] pi_base::fs::FileError),
 }
 
 /// The session file a run writes to, locked while the run lasts.
@@ -81,7 +109,11 @@ impl FileStore {
     }
 
     /// Appends one entry under the leaf, which it becomes; returns the line written.
-    pub fn append(&mut self, ty: &str, fields: Vec<(&str, Vec<u8>)>) -> anyhow::Result<Vec<u8>> {
+    pub fn append(
+        &mut self,
+        ty: &str,
+        fields: Vec<(&str, Vec<u8>)>,
+    ) -> Result<Vec<u8>, StoreError> {
         let parent = match &self.leaf {
             Some(l) => Parent::Id(l.clone()),
             None => Parent::Root,
@@ -93,18 +125,21 @@ impl FileStore {
         let mut lines = self
             .appender
             .append(&[e])
-            .with_context(|| format!("cannot record the run in {}", self.path.display()))?;
+            .map_err(|source| StoreError::Record {
+                path: self.path.clone(),
+                source,
+            })?;
         self.leaf = self.appender.leaf.as_ref().map(|l| l.as_str().to_owned());
         Ok(lines.pop().unwrap_or_default())
     }
 
-    pub fn append_message(&mut self, m: &Message) -> anyhow::Result<()> {
+    pub fn append_message(&mut self, m: &Message) -> Result<(), StoreError> {
         self.append("message", vec![("message", m.to_json())])
             .map(drop)
     }
 
     /// Records a `custom` agent message (one a hook added) as a `custom_message` entry.
-    pub(crate) fn append_custom_message(&mut self, m: &Message) -> anyhow::Result<()> {
+    pub(crate) fn append_custom_message(&mut self, m: &Message) -> Result<(), StoreError> {
         let mut fields = Vec::new();
         for k in ["customType", "content", "display", "details"] {
             if let Some(v) = m.get(k) {
@@ -114,7 +149,11 @@ impl FileStore {
         self.append("custom_message", fields).map(drop)
     }
 
-    pub fn append_model_change(&mut self, provider: &str, model_id: &str) -> anyhow::Result<()> {
+    pub fn append_model_change(
+        &mut self,
+        provider: &str,
+        model_id: &str,
+    ) -> Result<(), StoreError> {
         self.append(
             "model_change",
             vec![("provider", jstr(provider)), ("modelId", jstr(model_id))],
@@ -122,7 +161,7 @@ impl FileStore {
         .map(drop)
     }
 
-    pub fn append_thinking_level(&mut self, level: &str) -> anyhow::Result<()> {
+    pub fn append_thinking_level(&mut self, level: &str) -> Result<(), StoreError> {
         self.append(
             "thinking_level_change",
             vec![("thinkingLevel", jstr(level))],
@@ -131,8 +170,11 @@ impl FileStore {
     }
 
     /// The session as it is on disk now.
-    fn session(&self) -> anyhow::Result<Session> {
-        Session::open(&self.path).with_context(|| format!("cannot read {}", self.path.display()))
+    fn session(&self) -> Result<Session, StoreError> {
+        Session::open(&self.path).map_err(|source| StoreError::Open {
+            path: self.path.clone(),
+            source,
+        })
     }
 
     /// The index of the run's leaf in `s`.
@@ -141,13 +183,18 @@ impl FileStore {
     }
 
     /// The compaction plan for the path to the run's leaf.
-    pub(crate) fn compaction_plan(&self, budget: Budget) -> anyhow::Result<Result<Plan, NoPlan>> {
+    pub(crate) fn compaction_plan(
+        &self,
+        budget: Budget,
+    ) -> Result<Result<Plan, NoPlan>, StoreError> {
         let s = self.session()?;
         let Some(leaf) = self.leaf_index(&s) else {
             return Ok(Err(NoPlan::TooSmall));
         };
-        compact::prepare(&s, leaf, budget)
-            .with_context(|| format!("cannot read {}", self.path.display()))
+        compact::prepare(&s, leaf, budget).map_err(|source| StoreError::Read {
+            path: self.path.clone(),
+            source,
+        })
     }
 
     /// Appends a `compaction` entry under the leaf.
@@ -155,7 +202,7 @@ impl FileStore {
         &mut self,
         c: &CompactionResult,
         from_hook: bool,
-    ) -> anyhow::Result<()> {
+    ) -> Result<(), StoreError> {
         self.append(
             "compaction",
             vec![
@@ -178,11 +225,13 @@ impl FileStore {
 
     /// The agent messages of the path to the leaf (after a compaction), and the time of the
     /// latest compaction on it.
-    pub fn context(&self) -> anyhow::Result<(Vec<Message>, Option<i64>)> {
+    pub fn context(&self) -> Result<(Vec<Message>, Option<i64>), StoreError> {
         let s = self.session()?;
         let leaf = self.leaf_index(&s);
-        let c = crate::context::build(&s, leaf)
-            .with_context(|| format!("cannot read {}", self.path.display()))?;
+        let c = crate::context::build(&s, leaf).map_err(|source| StoreError::Read {
+            path: self.path.clone(),
+            source,
+        })?;
         let t = c.info.compaction.and_then(|i| compaction_time(&s, i));
         Ok((c.messages, t))
     }
@@ -217,7 +266,7 @@ pub fn new_header(cwd: &str) -> (String, Vec<u8>, i64) {
 
 /// Creates a new session file of `cwd` in `dir` (the header only, written at once) and
 /// returns its path and header line.
-pub fn create(dir: &Path, cwd: &str) -> anyhow::Result<(PathBuf, Vec<u8>)> {
+pub fn create(dir: &Path, cwd: &str) -> Result<(PathBuf, Vec<u8>), StoreError> {
     let (id, header, now) = new_header(cwd);
     let path = dir.join(format!("{}_{id}.jsonl", clock::file_stamp(now)));
     let _private = pi_base::fs::PrivateUmask::set(); // 0600 (new folders 0700)
@@ -225,7 +274,7 @@ pub fn create(dir: &Path, cwd: &str) -> anyhow::Result<(PathBuf, Vec<u8>)> {
         w.write_all(&header)?;
         w.write_all(b"\n")
     })
-    .with_context(|| format!("cannot create {}", path.display()))?;
+    .map_err(pi_base::fs::FileError::of("create", &path))?;
     Ok((path, header))
 }
 

@@ -12,7 +12,7 @@ use tokio::sync::mpsc;
 
 use super::event::{Event, assistant_value};
 use super::hooks::{self, Hooks};
-use super::session::{AgentSession, ToolExecution};
+use super::session::{AgentSession, RunError, ToolExecution};
 use super::{Message, Observer};
 use crate::context::llm as llm_messages;
 use pi_ai::value::Value;
@@ -24,11 +24,11 @@ pub(super) enum Stop {
     /// The run threw before producing an answer (upstream's `handleRunFailure`).
     Thrown(String),
     /// Recording failed: the run cannot go on.
-    Fatal(anyhow::Error),
+    Fatal(RunError),
 }
 
-impl From<anyhow::Error> for Stop {
-    fn from(e: anyhow::Error) -> Stop {
+impl From<RunError> for Stop {
+    fn from(e: RunError) -> Stop {
         Stop::Fatal(e)
     }
 }
@@ -74,7 +74,7 @@ enum Report {
 impl<H: Hooks, O: Observer> AgentSession<'_, H, O> {
     /// One run of the loop: `agent_start` … `agent_end`. `prompts` (empty: a continuation)
     /// are emitted and recorded first.
-    pub(super) async fn agent_loop(&mut self, prompts: Vec<Message>) -> anyhow::Result<()> {
+    pub(super) async fn agent_loop(&mut self, prompts: Vec<Message>) -> Result<(), RunError> {
         let mut produced: Vec<Message> = Vec::new();
         self.emit(Event::AgentStart);
         self.emit(Event::TurnStart);
@@ -359,7 +359,7 @@ impl<H: Hooks, O: Observer> AgentSession<'_, H, O> {
         if ready.is_empty() {
             return Ok(results);
         }
-        let mut fatal: Option<anyhow::Error> = None;
+        let mut fatal: Option<RunError> = None;
         let (tx, mut rx) = mpsc::unbounded_channel::<Report>();
         let started: Vec<usize> = ready.iter().map(|(i, _)| *i).collect();
         // Started in call order: edits and writes of one file queue in that order.
