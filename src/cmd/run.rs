@@ -566,6 +566,10 @@ fn launch(
 /// project is trusted.
 fn tool_context(rs: &RunSettings, agent_dir: &std::path::Path) -> ToolContext {
     let mut tool_ctx = ToolContext::new(&rs.cwd);
+    tool_ctx.diagnostics = |bytes| {
+        use std::io::Write;
+        let _ = std::io::stderr().write_all(bytes);
+    };
     let shell = if rs.project.trusted {
         rs.agent.clone()
     } else {

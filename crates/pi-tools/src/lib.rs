@@ -304,6 +304,9 @@ pub struct ToolContext {
     /// What `bash` and program tools get of pi's environment (settings
     /// `shellEnvironmentPolicy`; by default all but secret-looking variables).
     pub env_policy: std::sync::Arc<crate::env::Policy>,
+    /// Where what a program tool wrote to stderr goes when the tool succeeded (the caller
+    /// shows it; by default it is dropped).
+    pub diagnostics: fn(&[u8]),
 }
 
 impl ToolContext {
@@ -320,6 +323,7 @@ impl ToolContext {
             temp_dir: std::env::temp_dir(),
             session_file: None,
             env_policy: std::sync::Arc::default(),
+            diagnostics: |_| {},
         }
     }
 }

@@ -370,6 +370,7 @@ impl CustomTool for ProgramTool {
         }
         let mut stdin = serde_json::to_vec(&args).unwrap_or_else(|_| b"{}".to_vec());
         stdin.push(b'\n');
+        let diagnostics = ctx.diagnostics;
         let spec = Spec {
             argv: vec![self.path.clone().into_os_string()],
             cwd: ctx.cwd.clone(),
@@ -393,8 +394,7 @@ impl CustomTool for ProgramTool {
                         done.status.signal().is_some(),
                     );
                     if !r.is_error && !done.stderr.is_empty() {
-                        use std::io::Write;
-                        let _ = std::io::stderr().write_all(&done.stderr);
+                        (diagnostics)(&done.stderr);
                     }
                     r
                 }
