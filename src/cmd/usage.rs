@@ -207,7 +207,7 @@ fn facts(
     ctx: &mut Ctx,
     files: &[FileUsage],
     range: &Range,
-    tz: &jiff::tz::TimeZone,
+    tz: &pi_session::usage::dates::TimeZone,
 ) -> std::io::Result<()> {
     let mut days = usage::Days::new(tz);
     for f in files {

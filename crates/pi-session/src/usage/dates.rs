@@ -1,9 +1,27 @@
 //! Dates given on the command line (`--since`, `--until`) and the calendar of reports:
 //! days, ISO weeks and months in a time zone (the system's, or one named with `--timezone`).
 
-use jiff::civil::Date;
-use jiff::tz::TimeZone;
-use jiff::{Timestamp, ToSpan};
+use chrono::{DateTime, Datelike, Days, LocalResult, NaiveDate, NaiveTime};
+
+/// A calendar day.
+pub type Date = NaiveDate;
+
+/// The time zone of a report: the system's (`TZ`, else `/etc/localtime`) or one named.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum TimeZone {
+    Local,
+    Named(chrono_tz::Tz),
+}
+
+impl TimeZone {
+    /// Coordinated Universal Time.
+    pub const UTC: TimeZone = TimeZone::Named(chrono_tz::UTC);
+
+    /// The zone named `name` (IANA, such as `Europe/Berlin`, or `UTC`).
+    pub fn get(name: &str) -> Option<TimeZone> {
+        name.parse::<chrono_tz::Tz>().ok().map(TimeZone::Named)
+    }
+}
 
 /// A `--since`/`--until` value: a calendar day, an instant, or a time before now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,8 +56,7 @@ impl DateArg {
             None
         };
         if let Some(day) = day {
-            return day
-                .parse::<Date>()
+            return NaiveDate::parse_from_str(&day, "%Y-%m-%d")
                 .map(DateArg::Day)
                 .map_err(|_| expected());
         }
@@ -61,7 +78,7 @@ impl DateArg {
     pub fn end_ms(self, tz: &TimeZone, now_ms: i64) -> i64 {
         match self {
             DateArg::Day(d) => d
-                .tomorrow()
+                .succ_opt()
                 .map_or(i64::MAX, |n| day_start_ms(n, tz).saturating_sub(1)),
             DateArg::Instant(ms) => ms,
             DateArg::Ago(ago) => now_ms.saturating_sub(ago),
@@ -97,26 +114,52 @@ pub fn parse_age(s: &str) -> Option<i64> {
 /// (`TZ`, else `/etc/localtime`) when `None`.
 pub fn zone(name: Option<&str>) -> Result<TimeZone, String> {
     match name {
-        None => Ok(TimeZone::try_system().unwrap_or(TimeZone::UTC)),
-        Some(n) => TimeZone::get(n).map_err(|_| format!("unknown time zone '{n}'")),
+        None => Ok(TimeZone::Local),
+        Some(n) => TimeZone::get(n).ok_or_else(|| format!("unknown time zone '{n}'")),
     }
 }
 
-pub(crate) fn day_start_ms(d: Date, tz: &TimeZone) -> i64 {
-    d.to_zoned(tz.clone())
-        .map_or(i64::MIN, |z| z.timestamp().as_millisecond())
+/// The first instant of the day `d` in `tz` (in milliseconds): its midnight, or where
+/// midnight falls in a gap (a clock moved forward over it), the end of the gap.
+pub fn day_start_ms(d: Date, tz: &TimeZone) -> i64 {
+    fn first<Z: chrono::TimeZone>(z: &Z, d: Date) -> i64 {
+        // A gap is at most a day long; the first minute after it is its end.
+        for minute in 0..24 * 60 {
+            let t = NaiveTime::from_num_seconds_from_midnight_opt(minute * 60, 0)
+                .unwrap_or(NaiveTime::MIN);
+            match z.from_local_datetime(&d.and_time(t)) {
+                LocalResult::Single(x) | LocalResult::Ambiguous(x, _) => {
+                    return x.timestamp_millis();
+                }
+                LocalResult::None => {}
+            }
+        }
+        i64::MIN
+    }
+    match tz {
+        TimeZone::Local => first(&chrono::Local, d),
+        TimeZone::Named(z) => first(z, d),
+    }
 }
 
 /// The calendar day of the instant `ms` in `tz`.
-pub(crate) fn day_of(ms: i64, tz: &TimeZone) -> Option<Date> {
-    let t = Timestamp::from_millisecond(ms).ok()?;
-    Some(t.to_zoned(tz.clone()).date())
+pub fn day_of(ms: i64, tz: &TimeZone) -> Option<Date> {
+    let t = DateTime::from_timestamp_millis(ms)?;
+    Some(match tz {
+        TimeZone::Local => t.with_timezone(&chrono::Local).date_naive(),
+        TimeZone::Named(z) => t.with_timezone(z).date_naive(),
+    })
 }
 
 /// The Monday that starts the ISO week of `d`.
-pub(crate) fn week_start(d: Date) -> Date {
-    let back = i64::from(d.weekday().to_monday_zero_offset());
-    d.checked_sub(back.days()).unwrap_or(d)
+pub fn week_start(d: Date) -> Date {
+    let back = u64::from(d.weekday().num_days_from_monday());
+    d.checked_sub_days(Days::new(back)).unwrap_or(d)
+}
+
+/// The first day of the month of `d`.
+pub fn month_start(d: Date) -> Date {
+    d.with_day(1).unwrap_or(d)
 }
 
 #[cfg(test)]
@@ -142,5 +185,26 @@ mod tests {
     fn weeks_start_on_monday() {
         let d: Date = "2026-01-04".parse().unwrap(); // a Sunday
         assert_eq!(week_start(d).to_string(), "2025-12-29");
+    }
+
+    #[test]
+    fn a_day_whose_midnight_is_skipped_starts_after_the_gap() {
+        // São Paulo moved its clocks from 00:00 to 01:00 on 2018-11-04 (UTC-3 to UTC-2).
+        let tz = TimeZone::get("America/Sao_Paulo").unwrap();
+        let d: Date = "2018-11-04".parse().unwrap();
+        let start = day_start_ms(d, &tz);
+        assert_eq!(
+            start,
+            DateTime::parse_from_rfc3339("2018-11-04T03:00:00Z")
+                .unwrap()
+                .timestamp_millis()
+        );
+        assert_eq!(day_of(start, &tz), Some(d));
+        assert_eq!(day_of(start - 1, &tz), d.pred_opt());
+        assert!(TimeZone::get("Mars/Base").is_none());
+        assert_eq!(
+            zone(Some("Mars/Base")).unwrap_err(),
+            "unknown time zone 'Mars/Base'"
+        );
     }
 }

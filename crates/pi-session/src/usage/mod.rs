@@ -13,11 +13,9 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::LazyLock;
 
-use jiff::civil::Date;
-use jiff::tz::TimeZone;
 use serde::Deserialize;
 
-use dates::DateArg;
+use dates::{Date, DateArg, TimeZone};
 
 mod cache;
 pub mod dates;
@@ -518,7 +516,7 @@ impl<'a> Days<'a> {
         let d = dates::day_of(ms, self.tz)?;
         let start = dates::day_start_ms(d, self.tz);
         let end = d
-            .tomorrow()
+            .succ_opt()
             .map_or(i64::MIN, |n| dates::day_start_ms(n, self.tz));
         // Only a span that holds the instant is remembered (odd zones stay exact).
         self.last = (start..end).contains(&ms).then_some((start, end, d));
@@ -565,7 +563,7 @@ pub fn report(files: &[FileUsage], by: By, tz: &TimeZone, range: &Range) -> Vec<
             let group = match by {
                 By::Daily => day.map_or(Group::None, Group::Day),
                 By::Weekly => day.map_or(Group::None, |d| Group::Day(dates::week_start(d))),
-                By::Monthly => day.map_or(Group::None, |d| Group::Day(d.first_of_month())),
+                By::Monthly => day.map_or(Group::None, |d| Group::Day(dates::month_start(d))),
                 By::Session | By::Project => Group::File(fi),
                 By::Model => Group::Model(fi, x.model),
             };
