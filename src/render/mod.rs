@@ -12,6 +12,7 @@ pub mod highlight;
 pub mod html;
 pub mod markdown;
 pub mod redact;
+pub mod roff;
 pub mod run;
 pub mod text;
 pub mod wrap;
