@@ -115,6 +115,34 @@ pub enum Block {
 }
 
 impl Block {
+    /// An empty text block.
+    pub(crate) fn text() -> Block {
+        Block::Text {
+            text: String::new(),
+            signature: None,
+        }
+    }
+
+    /// An empty thinking block.
+    pub(crate) fn thinking(signature: Option<String>) -> Block {
+        Block::Thinking {
+            thinking: String::new(),
+            signature,
+            redacted: false,
+        }
+    }
+
+    /// A tool call whose arguments have not streamed yet.
+    pub(crate) fn tool_call(id: String, name: String) -> Block {
+        Block::ToolCall {
+            id,
+            name,
+            arguments: Value::Object(Map::new()),
+            partial: String::new(),
+            thought_signature: None,
+        }
+    }
+
     pub fn to_json(&self) -> Value {
         match self {
             Block::Text { text, signature } => {

@@ -8,6 +8,12 @@
 //! colon; several `data` lines are joined with `\n`; lines starting with `:` are comments;
 //! other fields (`id`, `retry`) are ignored. An event still open when the stream ends is
 //! delivered by [`Parser::finish`].
+//!
+//! Providers that stream in this format read their answers through a [`Reader`]: it cuts
+//! the body into events and hands them to the provider's [`Events`].
+
+use crate::message::{AssistantMessage, LlmError, Sink};
+use crate::providers;
 
 /// One event: its `event` field (if any) and its data lines joined with `\n`.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -120,6 +126,63 @@ impl Parser {
             _ => {}
         }
         None
+    }
+}
+
+/// A provider's reading of the events of its answer.
+pub(crate) trait Events {
+    /// The message as it stands.
+    fn message(&self) -> &AssistantMessage;
+
+    fn into_message(self) -> AssistantMessage;
+
+    /// Handles one event; `Ok(true)` when the response is complete.
+    fn event(&mut self, ev: &Event, sink: Sink) -> Result<bool, LlmError>;
+
+    /// The response is over: ends what is left open and checks that it was complete.
+    fn finish(&mut self, sink: Sink) -> Result<(), LlmError>;
+}
+
+/// The [`providers::Parser`] of an answer streamed as server-sent events: the events go to
+/// `E` as the chunks complete them.
+pub(crate) struct Reader<E> {
+    lines: Parser,
+    events: E,
+}
+
+impl<E: Events> Reader<E> {
+    pub(crate) fn new(events: E) -> Reader<E> {
+        Reader {
+            lines: Parser::new(),
+            events,
+        }
+    }
+}
+
+impl<E: Events> providers::Parser for Reader<E> {
+    fn message(&self) -> &AssistantMessage {
+        self.events.message()
+    }
+
+    fn into_message(self) -> AssistantMessage {
+        self.events.into_message()
+    }
+
+    fn feed(&mut self, chunk: Option<&[u8]>, sink: Sink) -> Result<bool, LlmError> {
+        let events = match chunk {
+            Some(bytes) => self.lines.feed(bytes),
+            None => self.lines.finish().into_iter().collect(),
+        };
+        for ev in &events {
+            if self.events.event(ev, sink)? {
+                return Ok(true);
+            }
+        }
+        Ok(chunk.is_none())
+    }
+
+    fn finish(&mut self, sink: Sink) -> Result<(), LlmError> {
+        self.events.finish(sink)
     }
 }
 

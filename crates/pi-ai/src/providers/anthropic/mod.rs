@@ -12,7 +12,10 @@ use crate::json_partial;
 use crate::message::{AssistantMessage, Block, Event, LlmError, Sink, StopReason};
 use crate::models::{Model, clamp_thinking_level};
 use crate::providers::anthropic::messages as wire_messages;
+use crate::providers::blocks::Assembler;
+use crate::providers::{Call, ErrorResponse, Prepared, Provider};
 use crate::request::{Options, Request, Target, ToolChoice};
+use crate::sse;
 use crate::value::{Obj, Value as Js};
 
 const FINE_GRAINED_TOOL_STREAMING: &str = "fine-grained-tool-streaming-2025-05-14";
@@ -330,22 +333,79 @@ pub fn http_error(status: u16, body: &str) -> String {
     crate::message::status_message(status, &msg)
 }
 
+/// The Anthropic Messages API (`anthropic-messages`).
+pub(crate) struct Messages;
+
+impl Provider for Messages {
+    type Parser = sse::Reader<Stream>;
+
+    async fn request(call: &Call<'_>) -> Result<Prepared, LlmError> {
+        let (target, req, opts) = (call.target, call.req, call.opts);
+        let body = body(target, req, opts, is_oauth(call.key));
+        let headers = headers(target, req, call.key);
+        Ok(Prepared::json(opts, url(&target.model), headers, body))
+    }
+
+    fn http_error(_call: &Call<'_>, response: &ErrorResponse) -> String {
+        http_error(response.status, &response.body)
+    }
+
+    fn parser(call: &Call<'_>) -> Self::Parser {
+        let s = Stream::new(call.target, call.req, is_oauth(call.key), call.now_ms);
+        sse::Reader::new(s)
+    }
+}
+
 /// The state of one streamed response.
 pub struct Stream {
-    pub msg: AssistantMessage,
+    out: Assembler,
     /// The event's block `index` → position in the content.
     blocks: HashMap<i64, usize>,
     prices: crate::models::Prices,
     started: bool,
-    pub stopped: bool,
+    stopped: bool,
     oauth: bool,
     tool_names: Vec<String>,
+}
+
+/// A token count of the stream.
+fn count(v: Option<&Value>) -> Option<u64> {
+    v.and_then(Value::as_f64).map(|f| f.max(0.0) as u64)
+}
+
+impl sse::Events for Stream {
+    fn message(&self) -> &AssistantMessage {
+        &self.out.msg
+    }
+
+    fn into_message(self) -> AssistantMessage {
+        self.out.msg
+    }
+
+    fn event(&mut self, ev: &sse::Event, sink: Sink) -> Result<bool, LlmError> {
+        self.on_event(ev.event.as_deref(), &ev.data, sink)
+            .map(|()| self.stopped)
+    }
+
+    /// The stream must have been complete and successful (blocks left open stay so).
+    fn finish(&mut self, _sink: Sink) -> Result<(), LlmError> {
+        if !self.started {
+            return Err("Anthropic stream ended before message_start".into());
+        }
+        if !self.stopped {
+            return Err("Anthropic stream ended before message_stop".into());
+        }
+        if self.out.msg.stop_reason.is_failure() {
+            return Err("An unknown error occurred".into());
+        }
+        Ok(())
+    }
 }
 
 impl Stream {
     pub fn new(target: &Target, req: &Request, oauth: bool, timestamp: i64) -> Stream {
         Stream {
-            msg: AssistantMessage::for_target(target, timestamp),
+            out: Assembler::new(AssistantMessage::for_target(target, timestamp)),
             blocks: HashMap::new(),
             prices: target.details.prices,
             started: false,
@@ -356,12 +416,12 @@ impl Stream {
     }
 
     fn settle_usage(&mut self, sink: Sink) {
-        self.msg.usage.settle(&self.prices);
-        sink(&Event::Usage, &self.msg);
+        self.out.msg.usage.settle(&self.prices);
+        self.out.emit(&Event::Usage, sink);
     }
 
     /// Handles one SSE event.
-    pub fn event(&mut self, name: Option<&str>, data: &str, sink: Sink) -> Result<(), LlmError> {
+    fn on_event(&mut self, name: Option<&str>, data: &str, sink: Sink) -> Result<(), LlmError> {
         let name = name.unwrap_or("");
         if name == "error" {
             return Err(data.into());
@@ -384,206 +444,128 @@ impl Stream {
                     "Could not parse Anthropic SSE event {name}: {e}; data={data}"
                 ))
             })?;
-        let n = |v: Option<&Value>| v.and_then(Value::as_f64).map(|f| f.max(0.0) as u64);
+        let index = || ev.get("index").and_then(Value::as_i64).unwrap_or(-1);
         match ev.get("type").and_then(Value::as_str).unwrap_or(name) {
-            "message_start" => {
-                self.started = true;
-                let m = ev.get("message");
-                if let Some(id) = m.and_then(|m| m.get("id")).and_then(Value::as_str) {
-                    self.msg.response_id = Some(id.to_owned());
-                }
-                let u = m.and_then(|m| m.get("usage"));
-                let get = |k: &str| n(u.and_then(|u| u.get(k))).unwrap_or(0);
-                self.msg.usage.input = get("input_tokens");
-                self.msg.usage.output = get("output_tokens");
-                self.msg.usage.cache_read = get("cache_read_input_tokens");
-                self.msg.usage.cache_write = get("cache_creation_input_tokens");
-                self.settle_usage(sink);
-            }
-            "content_block_start" => {
-                let index = ev.get("index").and_then(Value::as_i64).unwrap_or(-1);
-                let cb = ev.get("content_block").cloned().unwrap_or(Value::Null);
-                let (block, start) = match cb.get("type").and_then(Value::as_str) {
-                    Some("text") => (
-                        Block::Text {
-                            text: String::new(),
-                            signature: None,
-                        },
-                        0,
-                    ),
-                    Some("thinking") => (
-                        Block::Thinking {
-                            thinking: String::new(),
-                            signature: Some(String::new()),
-                            redacted: false,
-                        },
-                        1,
-                    ),
-                    Some("redacted_thinking") => (
-                        Block::Thinking {
-                            thinking: "[Reasoning redacted]".into(),
-                            signature: cb.get("data").and_then(Value::as_str).map(str::to_owned),
-                            redacted: true,
-                        },
-                        1,
-                    ),
-                    Some("tool_use") => {
-                        let name = cb.get("name").and_then(Value::as_str).unwrap_or_default();
-                        let name = if self.oauth {
-                            self.tool_names
-                                .iter()
-                                .find(|t| t.eq_ignore_ascii_case(name))
-                                .cloned()
-                                .unwrap_or_else(|| name.to_owned())
-                        } else {
-                            name.to_owned()
-                        };
-                        (
-                            Block::ToolCall {
-                                id: cb
-                                    .get("id")
-                                    .and_then(Value::as_str)
-                                    .unwrap_or_default()
-                                    .to_owned(),
-                                name,
-                                arguments: match cb.get("input") {
-                                    Some(v) if !v.is_null() => v.clone(),
-                                    _ => Value::Object(serde_json::Map::new()),
-                                },
-                                partial: String::new(),
-                                thought_signature: None,
-                            },
-                            2,
-                        )
-                    }
-                    _ => return Ok(()),
-                };
-                self.msg.content.push(block);
-                let i = self.msg.content.len() - 1;
-                self.blocks.insert(index, i);
-                let e = match start {
-                    0 => Event::TextStart { index: i },
-                    1 => Event::ThinkingStart { index: i },
-                    _ => Event::ToolCallStart { index: i },
-                };
-                sink(&e, &self.msg);
-            }
-            "content_block_delta" => {
-                let index = ev.get("index").and_then(Value::as_i64).unwrap_or(-1);
-                let Some(&i) = self.blocks.get(&index) else {
-                    return Ok(());
-                };
-                let d = ev.get("delta").cloned().unwrap_or(Value::Null);
-                let s = |k: &str| {
-                    d.get(k)
-                        .and_then(Value::as_str)
-                        .unwrap_or_default()
-                        .to_owned()
-                };
-                let e = match (
-                    d.get("type").and_then(Value::as_str),
-                    &mut self.msg.content[i],
-                ) {
-                    (Some("text_delta"), Block::Text { text, .. }) => {
-                        let delta = s("text");
-                        text.push_str(&delta);
-                        Some(Event::TextDelta { index: i, delta })
-                    }
-                    (Some("thinking_delta"), Block::Thinking { thinking, .. }) => {
-                        let delta = s("thinking");
-                        thinking.push_str(&delta);
-                        Some(Event::ThinkingDelta { index: i, delta })
-                    }
-                    (
-                        Some("input_json_delta"),
-                        Block::ToolCall {
-                            arguments, partial, ..
-                        },
-                    ) => {
-                        let delta = s("partial_json");
-                        partial.push_str(&delta);
-                        *arguments = json_partial::parse(partial);
-                        Some(Event::ToolCallDelta { index: i, delta })
-                    }
-                    (Some("signature_delta"), Block::Thinking { signature, .. }) => {
-                        signature
-                            .get_or_insert_with(String::new)
-                            .push_str(&s("signature"));
-                        None
-                    }
-                    _ => None,
-                };
-                if let Some(e) = e {
-                    sink(&e, &self.msg);
-                }
-            }
+            "message_start" => self.message_start(ev.get("message"), sink),
+            "content_block_start" => self.block_start(index(), ev.get("content_block"), sink),
+            "content_block_delta" => self.block_delta(index(), ev.get("delta"), sink),
             "content_block_stop" => {
-                let index = ev.get("index").and_then(Value::as_i64).unwrap_or(-1);
-                let Some(i) = self.blocks.remove(&index) else {
-                    return Ok(());
-                };
-                let e = match &mut self.msg.content[i] {
-                    Block::Text { .. } => Event::TextEnd { index: i },
-                    Block::Thinking { .. } => Event::ThinkingEnd { index: i },
-                    Block::ToolCall {
-                        arguments, partial, ..
-                    } => {
-                        if !partial.is_empty() {
-                            *arguments = json_partial::parse(partial);
-                        }
-                        partial.clear();
-                        Event::ToolCallEnd { index: i }
-                    }
-                };
-                sink(&e, &self.msg);
+                if let Some(i) = self.blocks.remove(&index()) {
+                    self.out.close(i, sink);
+                }
             }
-            "message_delta" => {
-                if let Some(r) = ev
-                    .get("delta")
-                    .and_then(|d| d.get("stop_reason"))
-                    .and_then(Value::as_str)
-                {
-                    self.msg.stop_reason = match r {
-                        "end_turn" | "pause_turn" | "stop_sequence" => StopReason::Stop,
-                        "max_tokens" => StopReason::Length,
-                        "tool_use" => StopReason::ToolUse,
-                        "refusal" | "sensitive" => StopReason::Error,
-                        other => return Err(format!("Unhandled stop reason: {other}").into()),
-                    };
-                }
-                let u = ev.get("usage");
-                let get = |k: &str| n(u.and_then(|u| u.get(k)));
-                if let Some(v) = get("input_tokens") {
-                    self.msg.usage.input = v;
-                }
-                if let Some(v) = get("output_tokens") {
-                    self.msg.usage.output = v;
-                }
-                if let Some(v) = get("cache_read_input_tokens") {
-                    self.msg.usage.cache_read = v;
-                }
-                if let Some(v) = get("cache_creation_input_tokens") {
-                    self.msg.usage.cache_write = v;
-                }
-                self.settle_usage(sink);
-            }
+            "message_delta" => self.message_delta(&ev, sink)?,
             "message_stop" => self.stopped = true,
             _ => {}
         }
         Ok(())
     }
 
-    /// Ends the stream: it must have been complete and successful.
-    pub fn finish(&mut self) -> Result<(), LlmError> {
-        if !self.started {
-            return Err("Anthropic stream ended before message_start".into());
+    fn message_start(&mut self, m: Option<&Value>, sink: Sink) {
+        self.started = true;
+        if let Some(id) = m.and_then(|m| m.get("id")).and_then(Value::as_str) {
+            self.out.msg.response_id = Some(id.to_owned());
         }
-        if !self.stopped {
-            return Err("Anthropic stream ended before message_stop".into());
+        let u = m.and_then(|m| m.get("usage"));
+        let get = |k: &str| count(u.and_then(|u| u.get(k))).unwrap_or(0);
+        let usage = &mut self.out.msg.usage;
+        usage.input = get("input_tokens");
+        usage.output = get("output_tokens");
+        usage.cache_read = get("cache_read_input_tokens");
+        usage.cache_write = get("cache_creation_input_tokens");
+        self.settle_usage(sink);
+    }
+
+    /// The block a `content_block_start` opens (none for a type pi does not know).
+    fn new_block(&self, cb: &Value) -> Option<Block> {
+        let text = |k: &str| cb.get(k).and_then(Value::as_str).unwrap_or_default();
+        Some(match text("type") {
+            "text" => Block::text(),
+            "thinking" => Block::thinking(Some(String::new())),
+            "redacted_thinking" => Block::Thinking {
+                thinking: "[Reasoning redacted]".into(),
+                signature: cb.get("data").and_then(Value::as_str).map(str::to_owned),
+                redacted: true,
+            },
+            "tool_use" => {
+                let name = text("name");
+                // An OAuth request renamed the tools as Claude Code's: back to the caller's.
+                let name = match self
+                    .tool_names
+                    .iter()
+                    .find(|t| t.eq_ignore_ascii_case(name))
+                {
+                    Some(t) if self.oauth => t.clone(),
+                    _ => name.to_owned(),
+                };
+                let mut block = Block::tool_call(text("id").to_owned(), name);
+                if let (Block::ToolCall { arguments, .. }, Some(input)) =
+                    (&mut block, cb.get("input").filter(|v| !v.is_null()))
+                {
+                    *arguments = input.clone();
+                }
+                block
+            }
+            _ => return None,
+        })
+    }
+
+    fn block_start(&mut self, index: i64, cb: Option<&Value>, sink: Sink) {
+        if let Some(block) = self.new_block(cb.unwrap_or(&Value::Null)) {
+            let i = self.out.open(block, sink);
+            self.blocks.insert(index, i);
         }
-        if self.msg.stop_reason.is_failure() {
-            return Err("An unknown error occurred".into());
+    }
+
+    fn block_delta(&mut self, index: i64, d: Option<&Value>, sink: Sink) {
+        let Some(&i) = self.blocks.get(&index) else {
+            return;
+        };
+        let d = d.unwrap_or(&Value::Null);
+        let s = |k: &str| d.get(k).and_then(Value::as_str).unwrap_or_default();
+        match d.get("type").and_then(Value::as_str) {
+            Some("text_delta") => self.out.append_text(i, s("text"), sink),
+            Some("thinking_delta") => self.out.append_thinking(i, s("thinking"), sink),
+            Some("input_json_delta") => self.out.append_arguments(i, s("partial_json"), sink),
+            Some("signature_delta") => {
+                if let Some(Block::Thinking { signature, .. }) = self.out.msg.content.get_mut(i) {
+                    signature
+                        .get_or_insert_with(String::new)
+                        .push_str(s("signature"));
+                }
+            }
+            _ => {}
         }
+    }
+
+    fn message_delta(&mut self, ev: &Value, sink: Sink) -> Result<(), LlmError> {
+        if let Some(r) = ev
+            .get("delta")
+            .and_then(|d| d.get("stop_reason"))
+            .and_then(Value::as_str)
+        {
+            self.out.msg.stop_reason = match r {
+                "end_turn" | "pause_turn" | "stop_sequence" => StopReason::Stop,
+                "max_tokens" => StopReason::Length,
+                "tool_use" => StopReason::ToolUse,
+                "refusal" | "sensitive" => StopReason::Error,
+                other => return Err(format!("Unhandled stop reason: {other}").into()),
+            };
+        }
+        let u = ev.get("usage");
+        let get = |k: &str| count(u.and_then(|u| u.get(k)));
+        let usage = &mut self.out.msg.usage;
+        for (k, field) in [
+            ("input_tokens", &mut usage.input),
+            ("output_tokens", &mut usage.output),
+            ("cache_read_input_tokens", &mut usage.cache_read),
+            ("cache_creation_input_tokens", &mut usage.cache_write),
+        ] {
+            if let Some(v) = get(k) {
+                *field = v;
+            }
+        }
+        self.settle_usage(sink);
         Ok(())
     }
 }
@@ -592,6 +574,7 @@ impl Stream {
 mod tests {
     use super::*;
     use crate::models::Registry;
+    use crate::sse::Events as _;
     use serde_json::json;
 
     fn target(provider: &str, id: &str) -> Target {
@@ -666,10 +649,10 @@ mod tests {
             ("message_stop", r#"{"type":"message_stop"}"#),
         ];
         for (name, data) in script {
-            s.event(Some(name), data, &mut sink).unwrap();
+            s.on_event(Some(name), data, &mut sink).unwrap();
         }
-        assert_eq!(s.finish(), Ok(()));
-        let m = s.msg;
+        assert_eq!(s.finish(&mut sink), Ok(()));
+        let m = s.out.msg;
         assert_eq!(m.stop_reason, StopReason::ToolUse);
         assert_eq!(m.response_id.as_deref(), Some("msg_1"));
         assert_eq!(
@@ -700,17 +683,17 @@ mod tests {
         let t = target("anthropic", "claude-sonnet-4-5");
         let mut s = Stream::new(&t, &Request::default(), false, 7);
         let mut sink = |_: &Event, _: &AssistantMessage| {};
-        s.event(
+        s.on_event(
             Some("message_start"),
             r#"{"type":"message_start","message":{"id":"m","usage":{}}}"#,
             &mut sink,
         )
         .unwrap();
         assert_eq!(
-            s.finish(),
+            s.finish(&mut sink),
             Err("Anthropic stream ended before message_stop".into())
         );
-        let err = s.event(
+        let err = s.on_event(
             Some("error"),
             r#"{"type":"error","error":{"type":"overloaded_error"}}"#,
             &mut sink,
@@ -719,7 +702,7 @@ mod tests {
             err,
             Err(r#"{"type":"error","error":{"type":"overloaded_error"}}"#.into())
         );
-        let bad = s.event(
+        let bad = s.on_event(
             Some("message_delta"),
             r#"{"type":"message_delta","delta":{"stop_reason":"weird"},"usage":{}}"#,
             &mut sink,

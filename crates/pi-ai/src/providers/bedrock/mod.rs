@@ -31,11 +31,11 @@ use aws_smithy_eventstream::frame::{DecodedFrame, MessageFrameDecoder};
 use aws_smithy_types::event_stream::{HeaderValue, Message};
 use serde_json::Value;
 
-use crate::json_partial;
 use crate::message::{AssistantMessage, Block, Event, LlmError, Sink, StopReason};
 use crate::models::{Model, clamp_thinking_level};
 use crate::providers::bedrock::messages as wire_messages;
-use crate::providers::google::vertex::Env;
+use crate::providers::blocks::Assembler;
+use crate::providers::{Call, Env, ErrorResponse, Parser, Prepared, Provider};
 use crate::request::{Options, Request, Target, ToolChoice};
 use crate::value::{Obj, Value as Js};
 
@@ -658,15 +658,6 @@ pub fn host_of(url: &str) -> Option<String> {
     })
 }
 
-/// A call ready to send: URL, headers (signed), body, and the values to cut out of
-/// messages.
-pub struct Prepared {
-    pub url: String,
-    pub headers: Vec<(String, String)>,
-    pub body: Vec<u8>,
-    pub secrets: Vec<String>,
-}
-
 /// Resolves region, endpoint and credentials, and writes and signs the request.
 pub async fn prepare(
     http: &reqwest::Client,
@@ -679,8 +670,7 @@ pub async fn prepare(
     let (region, endpoint) = region_and_endpoint(&target.model, env)?;
     let body = body(target, req, opts, &region)?;
     let url = url(&endpoint, &target.model.id);
-    let timeout = Duration::from_millis(opts.retry.timeout_ms.max(1));
-    let auth = auth(http, env, timeout).await?;
+    let auth = auth(http, env, crate::client::timeout(opts)).await?;
     let secrets = auth.secrets();
     let mut headers = vec![("content-type".to_owned(), "application/json".to_owned())];
     match &auth {
@@ -746,15 +736,49 @@ pub fn http_error(status: u16, error_type: Option<&str>, body: &str) -> String {
     }
 }
 
+/// Amazon Bedrock's Converse Stream API (`bedrock-converse-stream`).
+pub(crate) struct ConverseStream;
+
+impl Provider for ConverseStream {
+    type Parser = Stream;
+
+    /// AWS credentials, not a key.
+    fn needs_key(_wire: crate::request::Wire) -> bool {
+        false
+    }
+
+    /// Signed as a whole: no other headers are added (the reference sends none).
+    async fn request(call: &Call<'_>) -> Result<Prepared, LlmError> {
+        prepare(
+            call.http,
+            call.target,
+            call.req,
+            call.opts,
+            call.env,
+            call.now_ms,
+        )
+        .await
+    }
+
+    fn http_error(_call: &Call<'_>, response: &ErrorResponse) -> String {
+        let error_type = response.header("x-amzn-errortype");
+        http_error(response.status, error_type, &response.body)
+    }
+
+    fn parser(call: &Call<'_>) -> Self::Parser {
+        Stream::new(call.target, call.now_ms)
+    }
+}
+
 /// The state of one streamed response.
 pub struct Stream {
-    pub msg: AssistantMessage,
+    out: Assembler,
     /// The stream's content-block index of blocks still open → position in the content.
     open: HashMap<i64, usize>,
     prices: crate::models::Prices,
     decoder: MessageFrameDecoder,
     buf: bytes::BytesMut,
-    pub stopped: bool,
+    stopped: bool,
 }
 
 fn header<'a>(m: &'a Message, name: &str) -> Option<&'a str> {
@@ -767,10 +791,81 @@ fn header<'a>(m: &'a Message, name: &str) -> Option<&'a str> {
         })
 }
 
+/// The error of an `exception` or `error` message, as the reference words it.
+fn frame_error(m: &Message, payload: &Value) -> Option<LlmError> {
+    match header(m, ":message-type") {
+        Some("exception") => {
+            let kind = header(m, ":exception-type").unwrap_or("UnknownError");
+            let message = payload
+                .get("message")
+                .or_else(|| payload.get("Message"))
+                .and_then(Value::as_str)
+                .map_or_else(
+                    || String::from_utf8_lossy(m.payload()).into_owned(),
+                    str::to_owned,
+                );
+            let mut name = kind.to_owned();
+            if let Some(first) = name.get_mut(..1) {
+                first.make_ascii_uppercase();
+            }
+            Some(format!("{}: {message}", error_prefix(&name)).into())
+        }
+        Some("error") => {
+            let message = header(m, ":error-message")
+                .or_else(|| header(m, ":error-code"))
+                .unwrap_or("Bedrock stream error");
+            Some(message.into())
+        }
+        _ => None,
+    }
+}
+
+impl Parser for Stream {
+    fn message(&self) -> &AssistantMessage {
+        &self.out.msg
+    }
+
+    fn into_message(self) -> AssistantMessage {
+        self.out.msg
+    }
+
+    /// `Start` comes with the stream's `messageStart`, as the reference sends it.
+    fn start(&mut self, _sink: Sink) {}
+
+    fn feed(&mut self, chunk: Option<&[u8]>, sink: Sink) -> Result<bool, LlmError> {
+        match chunk {
+            Some(c) => self.feed_bytes(c, sink).map(|()| false),
+            None => Ok(true),
+        }
+    }
+
+    /// The body ended: it must have ended in `messageStop`, with a stop reason that is not
+    /// an error; blocks left open are closed.
+    fn finish(&mut self, sink: Sink) -> Result<(), LlmError> {
+        let mut open: Vec<usize> = self.open.drain().map(|(_, i)| i).collect();
+        open.sort_unstable();
+        for i in open {
+            self.out.close(i, sink);
+        }
+        if !self.buf.is_empty() {
+            return Err(
+                "terminated: the Bedrock event stream ended in the middle of a frame".into(),
+            );
+        }
+        if !self.stopped {
+            return Err("terminated: the Bedrock event stream ended without messageStop".into());
+        }
+        if self.out.msg.stop_reason.is_failure() {
+            return Err("An unknown error occurred".into());
+        }
+        Ok(())
+    }
+}
+
 impl Stream {
     pub fn new(target: &Target, timestamp: i64) -> Stream {
         Stream {
-            msg: AssistantMessage::for_target(target, timestamp),
+            out: Assembler::new(AssistantMessage::for_target(target, timestamp)),
             open: HashMap::new(),
             prices: target.details.prices,
             decoder: MessageFrameDecoder::new(),
@@ -780,7 +875,7 @@ impl Stream {
     }
 
     /// Feeds bytes of the body; handles the frames they complete.
-    pub fn feed(&mut self, chunk: &[u8], sink: Sink) -> Result<(), LlmError> {
+    fn feed_bytes(&mut self, chunk: &[u8], sink: Sink) -> Result<(), LlmError> {
         self.buf.extend_from_slice(chunk);
         loop {
             match self.decoder.decode_frame(&mut self.buf) {
@@ -796,32 +891,10 @@ impl Stream {
     }
 
     /// Handles one event-stream message.
-    pub fn frame(&mut self, m: &Message, sink: Sink) -> Result<(), LlmError> {
+    fn frame(&mut self, m: &Message, sink: Sink) -> Result<(), LlmError> {
         let payload: Value = serde_json::from_slice(m.payload()).unwrap_or(Value::Null);
-        match header(m, ":message-type") {
-            Some("exception") => {
-                let kind = header(m, ":exception-type").unwrap_or("UnknownError");
-                let message = payload
-                    .get("message")
-                    .or_else(|| payload.get("Message"))
-                    .and_then(Value::as_str)
-                    .map_or_else(
-                        || String::from_utf8_lossy(m.payload()).into_owned(),
-                        str::to_owned,
-                    );
-                let mut name = kind.to_owned();
-                if let Some(first) = name.get_mut(..1) {
-                    first.make_ascii_uppercase();
-                }
-                return Err(format!("{}: {message}", error_prefix(&name)).into());
-            }
-            Some("error") => {
-                let message = header(m, ":error-message")
-                    .or_else(|| header(m, ":error-code"))
-                    .unwrap_or("Bedrock stream error");
-                return Err(message.into());
-            }
-            _ => {}
+        if let Some(e) = frame_error(m, &payload) {
+            return Err(e);
         }
         let index = payload
             .get("contentBlockIndex")
@@ -835,49 +908,25 @@ impl Stream {
                             .into(),
                     );
                 }
-                sink(&Event::Start, &self.msg);
+                self.out.emit(&Event::Start, sink);
             }
             Some("contentBlockStart") => {
                 if let Some(t) = payload.get("start").and_then(|s| s.get("toolUse")) {
-                    let s = |k: &str| {
-                        t.get(k)
-                            .and_then(Value::as_str)
-                            .unwrap_or_default()
-                            .to_owned()
-                    };
-                    self.msg.content.push(Block::ToolCall {
-                        id: s("toolUseId"),
-                        name: s("name"),
-                        arguments: Value::Object(serde_json::Map::new()),
-                        partial: String::new(),
-                        thought_signature: None,
-                    });
-                    let i = self.msg.content.len() - 1;
+                    let s = |k: &str| t.get(k).and_then(Value::as_str).unwrap_or_default();
+                    let block = Block::tool_call(s("toolUseId").to_owned(), s("name").to_owned());
+                    let i = self.out.open(block, sink);
                     self.open.insert(index, i);
-                    sink(&Event::ToolCallStart { index: i }, &self.msg);
                 }
             }
             Some("contentBlockDelta") => self.delta(index, payload.get("delta"), sink),
             Some("contentBlockStop") => {
-                let Some(i) = self.open.remove(&index) else {
-                    return Ok(());
-                };
-                let e = match &mut self.msg.content[i] {
-                    Block::Text { .. } => Event::TextEnd { index: i },
-                    Block::Thinking { .. } => Event::ThinkingEnd { index: i },
-                    Block::ToolCall {
-                        arguments, partial, ..
-                    } => {
-                        *arguments = json_partial::parse(partial);
-                        partial.clear();
-                        Event::ToolCallEnd { index: i }
-                    }
-                };
-                sink(&e, &self.msg);
+                if let Some(i) = self.open.remove(&index) {
+                    self.out.close(i, sink);
+                }
             }
             Some("messageStop") => {
                 self.stopped = true;
-                self.msg.stop_reason = match payload.get("stopReason").and_then(Value::as_str) {
+                self.out.msg.stop_reason = match payload.get("stopReason").and_then(Value::as_str) {
                     Some("end_turn" | "stop_sequence") => StopReason::Stop,
                     Some("max_tokens" | "model_context_window_exceeded") => StopReason::Length,
                     Some("tool_use") => StopReason::ToolUse,
@@ -886,23 +935,7 @@ impl Stream {
             }
             Some("metadata") => {
                 if let Some(u) = payload.get("usage").filter(|u| u.is_object()) {
-                    let n = |k: &str| {
-                        u.get(k)
-                            .and_then(Value::as_f64)
-                            .filter(|f| f.is_finite() && *f > 0.0)
-                            .map_or(0, |f| f as u64)
-                    };
-                    let usage = &mut self.msg.usage;
-                    usage.input = n("inputTokens");
-                    usage.output = n("outputTokens");
-                    usage.cache_read = n("cacheReadInputTokens");
-                    usage.cache_write = n("cacheWriteInputTokens");
-                    usage.settle(&self.prices);
-                    usage.total_tokens = match n("totalTokens") {
-                        0 => usage.input + usage.output,
-                        t => t,
-                    };
-                    sink(&Event::Usage, &self.msg);
+                    self.usage(u, sink);
                 }
             }
             _ => {}
@@ -910,134 +943,62 @@ impl Stream {
         Ok(())
     }
 
+    fn usage(&mut self, u: &Value, sink: Sink) {
+        let n = |k: &str| {
+            u.get(k)
+                .and_then(Value::as_f64)
+                .filter(|f| f.is_finite() && *f > 0.0)
+                .map_or(0, |f| f as u64)
+        };
+        let usage = &mut self.out.msg.usage;
+        usage.input = n("inputTokens");
+        usage.output = n("outputTokens");
+        usage.cache_read = n("cacheReadInputTokens");
+        usage.cache_write = n("cacheWriteInputTokens");
+        usage.settle(&self.prices);
+        usage.total_tokens = match n("totalTokens") {
+            0 => usage.input + usage.output,
+            t => t,
+        };
+        self.out.emit(&Event::Usage, sink);
+    }
+
+    /// The block open at the stream's `index`, or a new one of that kind.
+    fn block_at(&mut self, index: i64, new: fn() -> Block, sink: Sink) -> usize {
+        if let Some(&i) = self.open.get(&index) {
+            return i;
+        }
+        let i = self.out.open(new(), sink);
+        self.open.insert(index, i);
+        i
+    }
+
     fn delta(&mut self, index: i64, delta: Option<&Value>, sink: Sink) {
         let Some(d) = delta else { return };
-        let found = self.open.get(&index).copied();
         if let Some(text) = d.get("text").filter(|t| !t.is_null()) {
             let text = text
                 .as_str()
                 .map_or_else(|| text.to_string(), str::to_owned);
-            let i = match found {
-                Some(i) => i,
-                None => {
-                    self.msg.content.push(Block::Text {
-                        text: String::new(),
-                        signature: None,
-                    });
-                    let i = self.msg.content.len() - 1;
-                    self.open.insert(index, i);
-                    sink(&Event::TextStart { index: i }, &self.msg);
-                    i
-                }
-            };
-            if let Some(Block::Text { text: t, .. }) = self.msg.content.get_mut(i) {
-                t.push_str(&text);
-                sink(
-                    &Event::TextDelta {
-                        index: i,
-                        delta: text,
-                    },
-                    &self.msg,
-                );
-            }
+            let i = self.block_at(index, Block::text, sink);
+            self.out.append_text(i, &text, sink);
         } else if let Some(tu) = d.get("toolUse") {
-            let Some(i) = found else { return };
-            if let Some(Block::ToolCall {
-                arguments, partial, ..
-            }) = self.msg.content.get_mut(i)
-            {
-                let input = tu
-                    .get("input")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_owned();
-                partial.push_str(&input);
-                *arguments = json_partial::parse(partial);
-                sink(
-                    &Event::ToolCallDelta {
-                        index: i,
-                        delta: input,
-                    },
-                    &self.msg,
-                );
-            }
+            let Some(&i) = self.open.get(&index) else {
+                return;
+            };
+            let input = tu.get("input").and_then(Value::as_str).unwrap_or_default();
+            self.out.append_arguments(i, input, sink);
         } else if let Some(rc) = d.get("reasoningContent") {
-            let i = match found {
-                Some(i) => i,
-                None => {
-                    self.msg.content.push(Block::Thinking {
-                        thinking: String::new(),
-                        signature: Some(String::new()),
-                        redacted: false,
-                    });
-                    let i = self.msg.content.len() - 1;
-                    self.open.insert(index, i);
-                    sink(&Event::ThinkingStart { index: i }, &self.msg);
-                    i
-                }
-            };
-            let text = rc
-                .get("text")
-                .and_then(Value::as_str)
-                .filter(|s| !s.is_empty());
-            let sig = rc
-                .get("signature")
-                .and_then(Value::as_str)
-                .filter(|s| !s.is_empty());
-            if let Some(Block::Thinking {
-                thinking,
-                signature,
-                ..
-            }) = self.msg.content.get_mut(i)
+            let i = self.block_at(index, || Block::thinking(Some(String::new())), sink);
+            let text = |k: &str| rc.get(k).and_then(Value::as_str).filter(|s| !s.is_empty());
+            if let Some(s) = text("signature")
+                && let Some(Block::Thinking { signature, .. }) = self.out.msg.content.get_mut(i)
             {
-                if let Some(s) = sig {
-                    signature.get_or_insert_with(String::new).push_str(s);
-                }
-                if let Some(t) = text {
-                    thinking.push_str(t);
-                    sink(
-                        &Event::ThinkingDelta {
-                            index: i,
-                            delta: t.to_owned(),
-                        },
-                        &self.msg,
-                    );
-                }
+                signature.get_or_insert_with(String::new).push_str(s);
+            }
+            if let Some(t) = text("text") {
+                self.out.append_thinking(i, t, sink);
             }
         }
-    }
-
-    /// The body ended: it must have ended in `messageStop`, with a stop reason that is not an
-    /// error; blocks left open are closed.
-    pub fn finish(&mut self, sink: Sink) -> Result<(), LlmError> {
-        let mut open: Vec<usize> = self.open.drain().map(|(_, i)| i).collect();
-        open.sort_unstable();
-        for i in open {
-            let e = match &mut self.msg.content[i] {
-                Block::Text { .. } => Event::TextEnd { index: i },
-                Block::Thinking { .. } => Event::ThinkingEnd { index: i },
-                Block::ToolCall {
-                    arguments, partial, ..
-                } => {
-                    *arguments = json_partial::parse(partial);
-                    partial.clear();
-                    Event::ToolCallEnd { index: i }
-                }
-            };
-            sink(&e, &self.msg);
-        }
-        if !self.buf.is_empty() {
-            return Err(
-                "terminated: the Bedrock event stream ended in the middle of a frame".into(),
-            );
-        }
-        if !self.stopped {
-            return Err("terminated: the Bedrock event stream ended without messageStop".into());
-        }
-        if self.msg.stop_reason.is_failure() {
-            return Err("An unknown error occurred".into());
-        }
-        Ok(())
     }
 }
 

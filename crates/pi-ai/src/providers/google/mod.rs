@@ -12,8 +12,11 @@ use serde_json::Value;
 
 use crate::message::{AssistantMessage, Block, Event, LlmError, Sink, StopReason};
 use crate::models::{Model, clamp_thinking_level};
+use crate::providers::blocks::Assembler;
 use crate::providers::google::contents as wire_contents;
-use crate::request::{Options, Request, Target, ToolChoice};
+use crate::providers::{Call, ErrorResponse, Prepared, Provider};
+use crate::request::{Options, Request, Target, ToolChoice, Wire};
+use crate::sse;
 use crate::value::{Obj, Value as Js};
 
 /// The Gemini API's host, when a model has no `baseUrl`.
@@ -252,113 +255,148 @@ pub fn http_error(status: u16, content_type: &str, body: &str) -> String {
     String::from_utf8_lossy(&Js::Obj(o).to_json()).into_owned()
 }
 
+/// Google's Gemini APIs: `google-generative-ai` (an API key) and `google-vertex` (an API key
+/// or application-default credentials, see [`vertex`]).
+pub(crate) struct Gemini;
+
+impl Provider for Gemini {
+    type Parser = sse::Reader<Stream>;
+
+    fn needs_key(wire: Wire) -> bool {
+        wire != Wire::GoogleVertex
+    }
+
+    async fn request(call: &Call<'_>) -> Result<Prepared, LlmError> {
+        let (target, opts) = (call.target, call.opts);
+        let vertex = target.wire == Wire::GoogleVertex;
+        let (url, headers, secrets) = if vertex {
+            let key = (!call.key.is_empty()).then_some(call.key);
+            let timeout = crate::client::timeout(opts);
+            vertex::prepare(
+                call.http,
+                &target.model,
+                key,
+                call.env,
+                timeout,
+                call.now_ms,
+            )
+            .await?
+        } else {
+            let key = ("x-goog-api-key".to_owned(), call.key.to_owned());
+            (url(&target.model), vec![key], Vec::new())
+        };
+        let body = body(target, call.req, opts, vertex);
+        let mut prepared = Prepared::json(opts, url, headers, body);
+        prepared.secrets = secrets;
+        Ok(prepared)
+    }
+
+    fn http_error(_call: &Call<'_>, response: &ErrorResponse) -> String {
+        let content_type = response.header("content-type").unwrap_or_default();
+        http_error(response.status, content_type, &response.body)
+    }
+
+    /// Google's SDK sends a request once (the agent's own retries still apply).
+    fn max_retries(_call: &Call<'_>) -> u32 {
+        0
+    }
+
+    fn parser(call: &Call<'_>) -> Self::Parser {
+        sse::Reader::new(Stream::new(call.target, call.now_ms))
+    }
+}
+
 /// Tool calls without an id (or with one already used) get `{name}_{ms}_{n}`.
 static TOOL_CALLS: AtomicU64 = AtomicU64::new(0);
 
 /// The state of one streamed response.
 pub struct Stream {
-    pub msg: AssistantMessage,
-    /// The text or thinking block being streamed.
-    current: Option<usize>,
+    out: Assembler,
     prices: crate::models::Prices,
+}
+
+/// A part's thought signature, if it has one.
+fn thought_signature(part: &Value) -> Option<&str> {
+    part.get("thoughtSignature")
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+}
+
+/// Why a candidate finished, as a stop reason.
+fn stop_reason(reason: &str) -> Result<StopReason, LlmError> {
+    Ok(match reason {
+        "STOP" => StopReason::Stop,
+        "MAX_TOKENS" => StopReason::Length,
+        "BLOCKLIST"
+        | "PROHIBITED_CONTENT"
+        | "SPII"
+        | "SAFETY"
+        | "IMAGE_SAFETY"
+        | "IMAGE_PROHIBITED_CONTENT"
+        | "IMAGE_RECITATION"
+        | "IMAGE_OTHER"
+        | "RECITATION"
+        | "FINISH_REASON_UNSPECIFIED"
+        | "OTHER"
+        | "LANGUAGE"
+        | "MALFORMED_FUNCTION_CALL"
+        | "UNEXPECTED_TOOL_CALL"
+        | "NO_IMAGE" => StopReason::Error,
+        other => return Err(format!("Unhandled stop reason: {other}").into()),
+    })
+}
+
+impl sse::Events for Stream {
+    fn message(&self) -> &AssistantMessage {
+        &self.out.msg
+    }
+
+    fn into_message(self) -> AssistantMessage {
+        self.out.msg
+    }
+
+    /// The stream is complete when the body ends.
+    fn event(&mut self, ev: &sse::Event, sink: Sink) -> Result<bool, LlmError> {
+        self.data(&ev.data, sink).map(|()| false)
+    }
+
+    /// Closes the open block; a stop reason that is an error fails.
+    fn finish(&mut self, sink: Sink) -> Result<(), LlmError> {
+        self.out.close_current(sink);
+        if self.out.msg.stop_reason.is_failure() {
+            return Err("An unknown error occurred".into());
+        }
+        Ok(())
+    }
 }
 
 impl Stream {
     pub fn new(target: &Target, timestamp: i64) -> Stream {
         Stream {
-            msg: AssistantMessage::for_target(target, timestamp),
-            current: None,
+            out: Assembler::new(AssistantMessage::for_target(target, timestamp)),
             prices: target.details.prices,
-        }
-    }
-
-    fn end_current(&mut self, sink: Sink) {
-        if let Some(i) = self.current.take() {
-            let e = match self.msg.content.get(i) {
-                Some(Block::Thinking { .. }) => Event::ThinkingEnd { index: i },
-                _ => Event::TextEnd { index: i },
-            };
-            sink(&e, &self.msg);
         }
     }
 
     fn text_part(&mut self, part: &Value, text: &str, sink: Sink) {
         let thought = part.get("thought") == Some(&Value::Bool(true));
-        let signature = part
-            .get("thoughtSignature")
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty());
-        let fits = match self.current.and_then(|i| self.msg.content.get(i)) {
-            Some(Block::Thinking { .. }) => thought,
-            Some(Block::Text { .. }) => !thought,
-            _ => false,
-        };
-        if !fits {
-            self.end_current(sink);
-            let (block, start) = if thought {
-                (
-                    Block::Thinking {
-                        thinking: String::new(),
-                        signature: None,
-                        redacted: false,
-                    },
-                    true,
-                )
-            } else {
-                (
-                    Block::Text {
-                        text: String::new(),
-                        signature: None,
-                    },
-                    false,
-                )
-            };
-            self.msg.content.push(block);
-            let i = self.msg.content.len() - 1;
-            self.current = Some(i);
-            let e = if start {
-                Event::ThinkingStart { index: i }
-            } else {
-                Event::TextStart { index: i }
-            };
-            sink(&e, &self.msg);
+        let index = self.out.current(thought, sink);
+        if let Some(s) = thought_signature(part)
+            && let Some(Block::Thinking { signature, .. } | Block::Text { signature, .. }) =
+                self.out.msg.content.get_mut(index)
+        {
+            *signature = Some(s.to_owned());
         }
-        let Some(i) = self.current else { return };
-        let e = match self.msg.content.get_mut(i) {
-            Some(Block::Thinking {
-                thinking,
-                signature: sig,
-                ..
-            }) => {
-                thinking.push_str(text);
-                if let Some(s) = signature {
-                    *sig = Some(s.to_owned());
-                }
-                Event::ThinkingDelta {
-                    index: i,
-                    delta: text.to_owned(),
-                }
-            }
-            Some(Block::Text {
-                text: t,
-                signature: sig,
-            }) => {
-                t.push_str(text);
-                if let Some(s) = signature {
-                    *sig = Some(s.to_owned());
-                }
-                Event::TextDelta {
-                    index: i,
-                    delta: text.to_owned(),
-                }
-            }
-            _ => return,
-        };
-        sink(&e, &self.msg);
+        if thought {
+            self.out.append_thinking(index, text, sink);
+        } else {
+            self.out.append_text(index, text, sink);
+        }
     }
 
+    /// A call comes whole: it starts, gets its arguments and ends at once.
     fn function_call(&mut self, part: &Value, call: &Value, sink: Sink) {
-        self.end_current(sink);
+        self.out.close_current(sink);
         let name = call
             .get("name")
             .and_then(Value::as_str)
@@ -369,7 +407,8 @@ impl Stream {
             .and_then(Value::as_str)
             .filter(|s| !s.is_empty());
         let taken = |id: &str| {
-            self.msg
+            self.out
+                .msg
                 .content
                 .iter()
                 .any(|b| matches!(b, Block::ToolCall { id: x, .. } if x == id))
@@ -378,7 +417,7 @@ impl Stream {
             Some(id) if !taken(id) => id.to_owned(),
             _ => format!(
                 "{name}_{}_{}",
-                self.msg.timestamp,
+                self.out.msg.timestamp,
                 TOOL_CALLS.fetch_add(1, Ordering::Relaxed) + 1
             ),
         };
@@ -387,25 +426,20 @@ impl Stream {
             _ => Value::Object(serde_json::Map::new()),
         };
         let delta = arguments.to_string();
-        self.msg.content.push(Block::ToolCall {
+        let block = Block::ToolCall {
             id,
             name,
             arguments,
             partial: String::new(),
-            thought_signature: part
-                .get("thoughtSignature")
-                .and_then(Value::as_str)
-                .filter(|s| !s.is_empty())
-                .map(str::to_owned),
-        });
-        let i = self.msg.content.len() - 1;
-        sink(&Event::ToolCallStart { index: i }, &self.msg);
-        sink(&Event::ToolCallDelta { index: i, delta }, &self.msg);
-        sink(&Event::ToolCallEnd { index: i }, &self.msg);
+            thought_signature: thought_signature(part).map(str::to_owned),
+        };
+        let index = self.out.open(block, sink);
+        self.out.emit(&Event::ToolCallDelta { index, delta }, sink);
+        self.out.close(index, sink);
     }
 
     /// Handles the data of one SSE event (a `GenerateContentResponse`).
-    pub fn data(&mut self, data: &str, sink: Sink) -> Result<(), LlmError> {
+    fn data(&mut self, data: &str, sink: Sink) -> Result<(), LlmError> {
         let data = data.trim();
         if data.is_empty() {
             return Ok(());
@@ -423,20 +457,31 @@ impl Stream {
                 .and_then(|c| u16::try_from(c).ok());
             return Err(err);
         }
-        if self.msg.response_id.is_none()
+        if self.out.msg.response_id.is_none()
             && let Some(id) = chunk
                 .get("responseId")
                 .and_then(Value::as_str)
                 .filter(|s| !s.is_empty())
         {
-            self.msg.response_id = Some(id.to_owned());
+            self.out.msg.response_id = Some(id.to_owned());
         }
         let candidate = chunk
             .get("candidates")
             .and_then(Value::as_array)
             .and_then(|c| c.first());
+        if let Some(candidate) = candidate {
+            self.candidate(candidate, sink)?;
+        }
+        if let Some(u) = chunk.get("usageMetadata").filter(|u| u.is_object()) {
+            self.usage(u, sink);
+        }
+        Ok(())
+    }
+
+    /// The parts of the first candidate, and why it finished.
+    fn candidate(&mut self, candidate: &Value, sink: Sink) -> Result<(), LlmError> {
         if let Some(parts) = candidate
-            .and_then(|c| c.get("content"))
+            .get("content")
             .and_then(|c| c.get("parts"))
             .and_then(Value::as_array)
         {
@@ -454,66 +499,34 @@ impl Stream {
             }
         }
         if let Some(reason) = candidate
-            .and_then(|c| c.get("finishReason"))
+            .get("finishReason")
             .and_then(Value::as_str)
             .filter(|s| !s.is_empty())
         {
-            self.msg.stop_reason = match reason {
-                "STOP" => StopReason::Stop,
-                "MAX_TOKENS" => StopReason::Length,
-                "BLOCKLIST"
-                | "PROHIBITED_CONTENT"
-                | "SPII"
-                | "SAFETY"
-                | "IMAGE_SAFETY"
-                | "IMAGE_PROHIBITED_CONTENT"
-                | "IMAGE_RECITATION"
-                | "IMAGE_OTHER"
-                | "RECITATION"
-                | "FINISH_REASON_UNSPECIFIED"
-                | "OTHER"
-                | "LANGUAGE"
-                | "MALFORMED_FUNCTION_CALL"
-                | "UNEXPECTED_TOOL_CALL"
-                | "NO_IMAGE" => StopReason::Error,
-                other => return Err(format!("Unhandled stop reason: {other}").into()),
-            };
-            if self
-                .msg
-                .content
-                .iter()
-                .any(|b| matches!(b, Block::ToolCall { .. }))
-            {
-                self.msg.stop_reason = StopReason::ToolUse;
+            self.out.msg.stop_reason = stop_reason(reason)?;
+            if self.out.has_tool_calls() {
+                self.out.msg.stop_reason = StopReason::ToolUse;
             }
-        }
-        if let Some(u) = chunk.get("usageMetadata").filter(|u| u.is_object()) {
-            let n = |k: &str| {
-                u.get(k)
-                    .and_then(Value::as_f64)
-                    .filter(|f| f.is_finite())
-                    .unwrap_or(0.0)
-            };
-            let cached = n("cachedContentTokenCount");
-            let usage = &mut self.msg.usage;
-            usage.input = (n("promptTokenCount") - cached).max(0.0) as u64;
-            usage.output = (n("candidatesTokenCount") + n("thoughtsTokenCount")).max(0.0) as u64;
-            usage.cache_read = cached.max(0.0) as u64;
-            usage.cache_write = 0;
-            usage.settle(&self.prices);
-            usage.total_tokens = n("totalTokenCount").max(0.0) as u64;
-            sink(&Event::Usage, &self.msg);
         }
         Ok(())
     }
 
-    /// The body ended: closes the open block; a stop reason that is an error fails.
-    pub fn finish(&mut self, sink: Sink) -> Result<(), LlmError> {
-        self.end_current(sink);
-        if self.msg.stop_reason.is_failure() {
-            return Err("An unknown error occurred".into());
-        }
-        Ok(())
+    fn usage(&mut self, u: &Value, sink: Sink) {
+        let n = |k: &str| {
+            u.get(k)
+                .and_then(Value::as_f64)
+                .filter(|f| f.is_finite())
+                .unwrap_or(0.0)
+        };
+        let cached = n("cachedContentTokenCount");
+        let usage = &mut self.out.msg.usage;
+        usage.input = (n("promptTokenCount") - cached).max(0.0) as u64;
+        usage.output = (n("candidatesTokenCount") + n("thoughtsTokenCount")).max(0.0) as u64;
+        usage.cache_read = cached.max(0.0) as u64;
+        usage.cache_write = 0;
+        usage.settle(&self.prices);
+        usage.total_tokens = n("totalTokenCount").max(0.0) as u64;
+        self.out.emit(&Event::Usage, sink);
     }
 }
 

@@ -29,15 +29,13 @@ use serde_json::Value;
 
 use crate::message::LlmError;
 use crate::models::Model;
+use crate::providers::Env;
 
 const CLOUD_PLATFORM: &str = "https://www.googleapis.com/auth/cloud-platform";
 /// Google's token endpoint (the JWT audience, and where tokens come from when the file names
 /// no `token_uri`).
 pub const TOKEN_URL: &str = "https://oauth2.googleapis.com/token";
 const PLACEHOLDER: &str = "gcp-vertex-credentials";
-
-/// Reads an environment variable (a function, so tests pass their own environment).
-pub type Env<'a> = &'a dyn Fn(&str) -> Option<String>;
 
 /// The process environment (empty values count as unset).
 pub fn process_env(name: &str) -> Option<String> {

@@ -11,12 +11,12 @@ pub mod messages;
 
 use serde_json::Value;
 
-use crate::auth::set_header;
-use crate::json_partial;
 use crate::message::{AssistantMessage, Block, Event, LlmError, Sink, StopReason};
+use crate::providers::blocks::Assembler;
 use crate::providers::mistral::messages as wire_messages;
-use crate::providers::responses::Prepared;
+use crate::providers::{Call, ErrorResponse, Prepared, Provider, openai, with_caller};
 use crate::request::{Options, Request, Target, ToolChoice};
+use crate::sse;
 use crate::value::{Obj, Value as Js};
 
 /// How long an error body may be in a message (UTF-16 units, as the reference counts).
@@ -103,14 +103,12 @@ pub fn request(target: &Target, req: &Request, opts: &Options, key: &str) -> Pre
             b.set("prompt_mode", Js::str("reasoning"));
         }
     }
-    let mut h = vec![
+    let h = vec![
         ("accept".to_owned(), "text/event-stream".to_owned()),
         ("authorization".to_owned(), format!("Bearer {key}")),
         ("content-type".to_owned(), "application/json".to_owned()),
     ];
-    for (k, v) in &opts.headers {
-        set_header(&mut h, k, v.clone());
-    }
+    let mut h = with_caller(h, opts);
     if let Some(s) = &opts.session_id
         && !h.iter().any(|(k, _)| k.eq_ignore_ascii_case("x-affinity"))
     {
@@ -123,6 +121,7 @@ pub fn request(target: &Target, req: &Request, opts: &Options, key: &str) -> Pre
         ),
         headers: h,
         body: Js::Obj(b).to_json(),
+        secrets: Vec::new(),
     }
 }
 
@@ -145,149 +144,116 @@ pub fn http_error(status: u16, body: &str) -> String {
     format!("Mistral API error ({status}): {text}")
 }
 
+/// Mistral's chat API (`mistral-conversations`).
+pub(crate) struct Conversations;
+
+impl Provider for Conversations {
+    type Parser = sse::Reader<Stream>;
+
+    async fn request(call: &Call<'_>) -> Result<Prepared, LlmError> {
+        Ok(request(call.target, call.req, call.opts, call.key))
+    }
+
+    fn http_error(_call: &Call<'_>, response: &ErrorResponse) -> String {
+        http_error(response.status, &response.body)
+    }
+
+    fn parser(call: &Call<'_>) -> Self::Parser {
+        sse::Reader::new(Stream::new(call.target, call.now_ms))
+    }
+}
+
 /// The state of one streamed response.
 pub struct Stream {
-    pub msg: AssistantMessage,
+    out: Assembler,
     prices: crate::models::Prices,
-    /// The text or thinking block being streamed.
-    current: Option<usize>,
     /// Tool calls by `id:index`, in the order they started.
     tools: Vec<(String, usize)>,
     /// `data: [DONE]` arrived.
-    pub done: bool,
+    done: bool,
     finish_seen: bool,
+}
+
+/// The error object of a chunk, if it is one or has one.
+fn error_of(chunk: &Value) -> Option<&Value> {
+    let error = chunk.get("error").filter(|e| !e.is_null());
+    if chunk.get("object").and_then(Value::as_str) == Some("error") {
+        return Some(error.unwrap_or(chunk));
+    }
+    error
+}
+
+impl sse::Events for Stream {
+    fn message(&self) -> &AssistantMessage {
+        &self.out.msg
+    }
+
+    fn into_message(self) -> AssistantMessage {
+        self.out.msg
+    }
+
+    fn event(&mut self, ev: &sse::Event, sink: Sink) -> Result<bool, LlmError> {
+        self.data(&ev.data, sink).map(|()| self.done)
+    }
+
+    /// Closes the blocks and checks that the response is complete.
+    fn finish(&mut self, sink: Sink) -> Result<(), LlmError> {
+        self.out.close_current(sink);
+        for (_, index) in std::mem::take(&mut self.tools) {
+            self.out.close(index, sink);
+        }
+        if !self.done && !self.finish_seen {
+            return Err(openai::INCOMPLETE.into());
+        }
+        if self.out.msg.stop_reason.is_failure() {
+            return Err("An unknown error occurred".into());
+        }
+        Ok(())
+    }
 }
 
 impl Stream {
     pub fn new(target: &Target, timestamp: i64) -> Stream {
         Stream {
-            msg: AssistantMessage::for_target(target, timestamp),
+            out: Assembler::new(AssistantMessage::for_target(target, timestamp)),
             prices: target.details.prices,
-            current: None,
             tools: Vec::new(),
             done: false,
             finish_seen: false,
         }
     }
 
-    /// Ends the text or thinking block being streamed.
-    fn close(&mut self, sink: Sink) {
-        if let Some(index) = self.current.take() {
-            let ev = match self.msg.content.get(index) {
-                Some(Block::Thinking { .. }) => Event::ThinkingEnd { index },
-                _ => Event::TextEnd { index },
-            };
-            sink(&ev, &self.msg);
-        }
-    }
-
     /// Appends to the open block of that kind, starting one if needed.
     fn append(&mut self, thinking: bool, delta: &str, sink: Sink) {
-        let open = self.current.filter(|i| {
-            matches!(
-                (self.msg.content.get(*i), thinking),
-                (Some(Block::Thinking { .. }), true) | (Some(Block::Text { .. }), false)
-            )
-        });
-        let index = match open {
-            Some(i) => i,
-            None => {
-                self.close(sink);
-                self.msg.content.push(if thinking {
-                    Block::Thinking {
-                        thinking: String::new(),
-                        signature: None,
-                        redacted: false,
-                    }
-                } else {
-                    Block::Text {
-                        text: String::new(),
-                        signature: None,
-                    }
-                });
-                let i = self.msg.content.len() - 1;
-                self.current = Some(i);
-                sink(
-                    &if thinking {
-                        Event::ThinkingStart { index: i }
-                    } else {
-                        Event::TextStart { index: i }
-                    },
-                    &self.msg,
-                );
-                i
-            }
-        };
-        match self.msg.content.get_mut(index) {
-            Some(Block::Thinking { thinking: t, .. }) => t.push_str(delta),
-            Some(Block::Text { text, .. }) => text.push_str(delta),
-            _ => {}
+        let index = self.out.current(thinking, sink);
+        if thinking {
+            self.out.append_thinking(index, delta, sink);
+        } else {
+            self.out.append_text(index, delta, sink);
         }
-        let delta = delta.to_owned();
-        sink(
-            &if thinking {
-                Event::ThinkingDelta { index, delta }
-            } else {
-                Event::TextDelta { index, delta }
-            },
-            &self.msg,
-        );
     }
 
     /// Handles the data of one SSE event.
-    pub fn data(&mut self, data: &str, sink: Sink) -> Result<(), LlmError> {
+    fn data(&mut self, data: &str, sink: Sink) -> Result<(), LlmError> {
         let data = data.trim();
         if data == "[DONE]" {
             self.done = true;
             return Ok(());
         }
-        let chunk: Value = serde_json::from_str(data)
-            .map_err(|e| LlmError::new(format!("could not parse a stream chunk: {e}")))?;
-        if chunk.get("object").and_then(Value::as_str) == Some("error")
-            || chunk.get("error").is_some_and(|e| !e.is_null())
-        {
-            let e = chunk
-                .get("error")
-                .filter(|e| !e.is_null())
-                .unwrap_or(&chunk);
-            let m = match e.get("message").and_then(Value::as_str) {
-                Some(s) if !s.is_empty() => s.to_owned(),
-                _ => e.to_string(),
-            };
-            return Err(m.into());
+        let chunk = openai::parse_chunk(data)?;
+        if let Some(e) = error_of(&chunk) {
+            return Err(openai::stream_error(e));
         }
-        if self.msg.response_id.is_none()
-            && let Some(id) = chunk.get("id").and_then(Value::as_str)
-            && !id.is_empty()
-        {
-            self.msg.response_id = Some(id.to_owned());
-        }
+        openai::note_response_id(&mut self.out.msg, &chunk);
         if let Some(u) = chunk.get("usage").filter(|u| u.is_object()) {
-            let n = |k: &str| u.get(k).and_then(Value::as_f64).unwrap_or(0.0).max(0.0) as u64;
-            let usage = &mut self.msg.usage;
-            usage.input = n("prompt_tokens");
-            usage.output = n("completion_tokens");
-            usage.cache_read = 0;
-            usage.cache_write = 0;
-            usage.settle(&self.prices);
-            let total = n("total_tokens");
-            usage.total_tokens = if total > 0 {
-                total
-            } else {
-                usage.input + usage.output
-            };
-            sink(&Event::Usage, &self.msg);
+            self.usage(u, sink);
         }
-        let Some(choice) = chunk
-            .get("choices")
-            .and_then(Value::as_array)
-            .and_then(|c| c.first())
-        else {
+        let Some(choice) = openai::first_choice(&chunk) else {
             return Ok(());
         };
         if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
             self.finish_seen = true;
-            self.msg.stop_reason = match reason {
+            self.out.msg.stop_reason = match reason {
                 "length" | "model_length" => StopReason::Length,
                 "tool_calls" => StopReason::ToolUse,
                 "error" => StopReason::Error,
@@ -297,108 +263,91 @@ impl Stream {
         let Some(delta) = choice.get("delta") else {
             return Ok(());
         };
-        let items: Vec<Value> = match delta.get("content") {
-            None | Some(Value::Null) => Vec::new(),
-            Some(Value::Array(a)) => a.clone(),
-            Some(other) => vec![other.clone()],
-        };
-        for item in &items {
-            if let Some(s) = item.as_str() {
-                self.append(false, s, sink);
-                continue;
-            }
-            match item.get("type").and_then(Value::as_str) {
-                Some("thinking") => {
-                    let text: String = item
-                        .get("thinking")
-                        .and_then(Value::as_array)
-                        .unwrap_or(&Vec::new())
-                        .iter()
-                        .filter_map(|p| p.get("text").and_then(Value::as_str))
-                        .collect();
-                    if !text.is_empty() {
-                        self.append(true, &text, sink);
-                    }
-                }
-                Some("text") => {
-                    let text = item.get("text").and_then(Value::as_str).unwrap_or_default();
-                    self.append(false, text, sink);
-                }
-                _ => {}
-            }
+        match delta.get("content") {
+            None | Some(Value::Null) => {}
+            Some(Value::Array(items)) => items.iter().for_each(|i| self.content(i, sink)),
+            Some(item) => self.content(item, sink),
         }
         for call in delta
             .get("tool_calls")
             .and_then(Value::as_array)
             .unwrap_or(&Vec::new())
         {
-            self.close(sink);
-            let at = call.get("index").and_then(Value::as_i64).unwrap_or(0);
-            let id = match call.get("id").and_then(Value::as_str) {
-                Some(id) if !id.is_empty() && id != "null" => id.to_owned(),
-                _ => wire_messages::derive_id(&format!("toolcall:{at}"), 0),
-            };
-            let key = format!("{id}:{at}");
-            let index = match self.tools.iter().find(|(k, _)| *k == key) {
-                Some((_, i)) => *i,
-                None => {
-                    let name = call
-                        .get("function")
-                        .and_then(|f| f.get("name"))
-                        .and_then(Value::as_str)
-                        .unwrap_or_default();
-                    self.msg.content.push(Block::ToolCall {
-                        id,
-                        name: name.to_owned(),
-                        arguments: Value::Object(serde_json::Map::new()),
-                        partial: String::new(),
-                        thought_signature: None,
-                    });
-                    let i = self.msg.content.len() - 1;
-                    self.tools.push((key, i));
-                    sink(&Event::ToolCallStart { index: i }, &self.msg);
-                    i
-                }
-            };
-            let delta = match call.get("function").and_then(|f| f.get("arguments")) {
-                Some(Value::String(s)) => s.clone(),
-                Some(v) if !v.is_null() && v != &Value::Bool(false) => v.to_string(),
-                _ => "{}".to_owned(),
-            };
-            if let Some(Block::ToolCall {
-                arguments, partial, ..
-            }) = self.msg.content.get_mut(index)
-            {
-                partial.push_str(&delta);
-                *arguments = json_partial::parse(partial);
-            }
-            sink(&Event::ToolCallDelta { index, delta }, &self.msg);
+            self.tool_call(call, sink);
         }
         Ok(())
     }
 
-    /// Ends the stream: closes the blocks and checks that the response is complete.
-    pub fn finish(&mut self, sink: Sink) -> Result<(), LlmError> {
-        self.close(sink);
-        for (_, index) in std::mem::take(&mut self.tools) {
-            if let Some(Block::ToolCall {
-                arguments, partial, ..
-            }) = self.msg.content.get_mut(index)
-            {
-                *arguments = json_partial::parse(partial);
-                partial.clear();
+    fn usage(&mut self, u: &Value, sink: Sink) {
+        let n = |k: &str| u.get(k).and_then(Value::as_f64).unwrap_or(0.0).max(0.0) as u64;
+        let usage = &mut self.out.msg.usage;
+        usage.input = n("prompt_tokens");
+        usage.output = n("completion_tokens");
+        usage.cache_read = 0;
+        usage.cache_write = 0;
+        usage.settle(&self.prices);
+        let total = n("total_tokens");
+        usage.total_tokens = if total > 0 {
+            total
+        } else {
+            usage.input + usage.output
+        };
+        self.out.emit(&Event::Usage, sink);
+    }
+
+    /// One content chunk: text (a string or a `text` chunk) or a `thinking` chunk.
+    fn content(&mut self, item: &Value, sink: Sink) {
+        if let Some(s) = item.as_str() {
+            self.append(false, s, sink);
+            return;
+        }
+        match item.get("type").and_then(Value::as_str) {
+            Some("thinking") => {
+                let text: String = item
+                    .get("thinking")
+                    .and_then(Value::as_array)
+                    .unwrap_or(&Vec::new())
+                    .iter()
+                    .filter_map(|p| p.get("text").and_then(Value::as_str))
+                    .collect();
+                if !text.is_empty() {
+                    self.append(true, &text, sink);
+                }
             }
-            sink(&Event::ToolCallEnd { index }, &self.msg);
+            Some("text") => {
+                let text = item.get("text").and_then(Value::as_str).unwrap_or_default();
+                self.append(false, text, sink);
+            }
+            _ => {}
         }
-        if !self.done && !self.finish_seen {
-            return Err(
-                "the stream ended before the response was complete (no finish_reason, no [DONE])"
-                    .into(),
-            );
-        }
-        if self.msg.stop_reason.is_failure() {
-            return Err("An unknown error occurred".into());
-        }
-        Ok(())
+    }
+
+    fn tool_call(&mut self, call: &Value, sink: Sink) {
+        self.out.close_current(sink);
+        let at = call.get("index").and_then(Value::as_i64).unwrap_or(0);
+        let id = match call.get("id").and_then(Value::as_str) {
+            Some(id) if !id.is_empty() && id != "null" => id.to_owned(),
+            _ => wire_messages::derive_id(&format!("toolcall:{at}"), 0),
+        };
+        let key = format!("{id}:{at}");
+        let function = call.get("function");
+        let index = match self.tools.iter().find(|(k, _)| *k == key) {
+            Some((_, i)) => *i,
+            None => {
+                let name = function
+                    .and_then(|f| f.get("name"))
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                let i = self.out.open(Block::tool_call(id, name.to_owned()), sink);
+                self.tools.push((key, i));
+                i
+            }
+        };
+        let delta = match function.and_then(|f| f.get("arguments")) {
+            Some(Value::String(s)) => s.clone(),
+            Some(v) if !v.is_null() && v != &Value::Bool(false) => v.to_string(),
+            _ => "{}".to_owned(),
+        };
+        self.out.append_arguments(index, &delta, sink);
     }
 }

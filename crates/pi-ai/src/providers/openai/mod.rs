@@ -9,11 +9,13 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use crate::json_partial;
 use crate::message::{AssistantMessage, Block, Event, LlmError, Sink, StopReason};
 use crate::models::{Model, clamp_thinking_level};
+use crate::providers::blocks::Assembler;
 use crate::providers::openai::messages as wire_messages;
+use crate::providers::{Call, ErrorResponse, Prepared, Provider};
 use crate::request::{Options, Request, Target, ToolChoice};
+use crate::sse;
 use crate::value::{JStr, Obj, Value as Js};
 
 /// The compatibility flags that shape the request (beyond those of the messages, in
@@ -317,17 +319,85 @@ pub fn http_error(status: u16, body: &str) -> String {
     crate::message::status_message(status, &msg)
 }
 
+/// The OpenAI Chat Completions API (`openai-completions`).
+pub(crate) struct Completions;
+
+impl Provider for Completions {
+    type Parser = sse::Reader<Stream>;
+
+    async fn request(call: &Call<'_>) -> Result<Prepared, LlmError> {
+        let headers = vec![
+            ("accept".to_owned(), "application/json".to_owned()),
+            ("authorization".to_owned(), format!("Bearer {}", call.key)),
+        ];
+        let body = body(call.target, call.req, call.opts);
+        Ok(Prepared::json(
+            call.opts,
+            url(&call.target.model),
+            headers,
+            body,
+        ))
+    }
+
+    fn http_error(_call: &Call<'_>, response: &ErrorResponse) -> String {
+        http_error(response.status, &response.body)
+    }
+
+    fn parser(call: &Call<'_>) -> Self::Parser {
+        sse::Reader::new(Stream::new(call.target, call.now_ms))
+    }
+}
+
+/// A stream of chat completion chunks that ended with neither a finish reason nor `[DONE]`.
+pub(crate) const INCOMPLETE: &str =
+    "the stream ended before the response was complete (no finish_reason, no [DONE])";
+
+/// A chunk of the stream (Mistral's too).
+pub(crate) fn parse_chunk(data: &str) -> Result<Value, LlmError> {
+    serde_json::from_str(data)
+        .map_err(|e| LlmError::new(format!("could not parse a stream chunk: {e}")))
+}
+
+/// The error of an error object in the stream: its message, else its JSON.
+pub(crate) fn stream_error(e: &Value) -> LlmError {
+    match e.get("message").and_then(Value::as_str) {
+        Some(s) if !s.is_empty() => s.into(),
+        _ => e.to_string().into(),
+    }
+}
+
+/// Records the first non-empty chunk `id` as the response id.
+pub(crate) fn note_response_id(msg: &mut AssistantMessage, chunk: &Value) {
+    if msg.response_id.is_none()
+        && let Some(id) = chunk.get("id").and_then(Value::as_str)
+        && !id.is_empty()
+    {
+        msg.response_id = Some(id.to_owned());
+    }
+}
+
+/// The first choice of a chunk.
+pub(crate) fn first_choice(chunk: &Value) -> Option<&Value> {
+    chunk
+        .get("choices")
+        .and_then(Value::as_array)
+        .and_then(|c| c.first())
+}
+
 /// The state of one streamed response.
 pub struct Stream {
-    pub msg: AssistantMessage,
+    out: Assembler,
+    /// The text block (one per answer, however the deltas interleave).
     text: Option<usize>,
+    /// The thinking block (one per answer).
     thinking: Option<usize>,
+    /// Tool calls by the stream's `index`, and by their `id`.
     by_index: HashMap<i64, usize>,
     by_id: HashMap<String, usize>,
     prices: crate::models::Prices,
     model_id: String,
     /// `data: [DONE]` arrived.
-    pub done: bool,
+    done: bool,
     finish_seen: bool,
 }
 
@@ -356,10 +426,65 @@ fn usage_from(raw: &Value, prices: &crate::models::Prices) -> crate::message::Us
     u
 }
 
+/// The reasoning text of a delta, and the field it came in.
+fn reasoning(delta: &Value) -> Option<(&'static str, &str)> {
+    ["reasoning_content", "reasoning", "reasoning_text"]
+        .iter()
+        .find_map(|f| {
+            delta
+                .get(*f)
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+                .map(|s| (*f, s))
+        })
+}
+
+/// Sets a field of a tool call that is still empty.
+fn fill(field: &mut String, value: Option<&str>) {
+    if field.is_empty()
+        && let Some(v) = value
+    {
+        *field = v.to_owned();
+    }
+}
+
+impl sse::Events for Stream {
+    fn message(&self) -> &AssistantMessage {
+        &self.out.msg
+    }
+
+    fn into_message(self) -> AssistantMessage {
+        self.out.msg
+    }
+
+    fn event(&mut self, ev: &sse::Event, sink: Sink) -> Result<bool, LlmError> {
+        self.data(&ev.data, sink).map(|()| self.done)
+    }
+
+    /// Closes the blocks and checks that the response is complete.
+    fn finish(&mut self, sink: Sink) -> Result<(), LlmError> {
+        self.out.close_all(sink);
+        if !self.done && !self.finish_seen {
+            return Err(INCOMPLETE.into());
+        }
+        match self.out.msg.stop_reason {
+            StopReason::Error => Err(self
+                .out
+                .msg
+                .error_message
+                .clone()
+                .unwrap_or_else(|| "Provider returned an error stop reason".into())
+                .into()),
+            StopReason::Aborted => Err("Request was aborted".into()),
+            _ => Ok(()),
+        }
+    }
+}
+
 impl Stream {
     pub fn new(target: &Target, timestamp: i64) -> Stream {
         Stream {
-            msg: AssistantMessage::for_target(target, timestamp),
+            out: Assembler::new(AssistantMessage::for_target(target, timestamp)),
             text: None,
             thinking: None,
             by_index: HashMap::new(),
@@ -372,138 +497,84 @@ impl Stream {
     }
 
     /// Handles the data of one SSE event.
-    pub fn data(&mut self, data: &str, sink: Sink) -> Result<(), LlmError> {
+    fn data(&mut self, data: &str, sink: Sink) -> Result<(), LlmError> {
         if data.trim() == "[DONE]" {
             self.done = true;
             return Ok(());
         }
-        let chunk: Value = match serde_json::from_str(data) {
-            Ok(v) => v,
-            Err(e) => return Err(format!("could not parse a stream chunk: {e}").into()),
-        };
+        let chunk = parse_chunk(data)?;
         if !chunk.is_object() {
             return Ok(());
         }
         if let Some(e) = chunk.get("error").filter(|e| !e.is_null()) {
-            let m = match e.get("message").and_then(Value::as_str) {
-                Some(s) if !s.is_empty() => s.to_owned(),
-                _ => e.to_string(),
-            };
-            return Err(m.into());
+            return Err(stream_error(e));
         }
-        if self.msg.response_id.is_none()
-            && let Some(id) = chunk.get("id").and_then(Value::as_str)
-            && !id.is_empty()
-        {
-            self.msg.response_id = Some(id.to_owned());
-        }
-        if self.msg.response_model.is_none()
+        note_response_id(&mut self.out.msg, &chunk);
+        if self.out.msg.response_model.is_none()
             && let Some(m) = chunk.get("model").and_then(Value::as_str)
             && !m.is_empty()
             && m != self.model_id
         {
-            self.msg.response_model = Some(m.to_owned());
+            self.out.msg.response_model = Some(m.to_owned());
         }
         let usage = chunk.get("usage").filter(|u| u.is_object());
         if let Some(u) = usage {
-            self.msg.usage = usage_from(u, &self.prices);
-            sink(&Event::Usage, &self.msg);
+            self.usage(u, sink);
         }
-        let Some(choice) = chunk
-            .get("choices")
-            .and_then(Value::as_array)
-            .and_then(|c| c.first())
-        else {
+        let Some(choice) = first_choice(&chunk) else {
             return Ok(());
         };
         if usage.is_none()
             && let Some(u) = choice.get("usage").filter(|u| u.is_object())
         {
-            self.msg.usage = usage_from(u, &self.prices);
-            sink(&Event::Usage, &self.msg);
+            self.usage(u, sink);
         }
         if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str)
             && !reason.is_empty()
         {
-            self.finish_seen = true;
-            let (stop, err) = match reason {
-                "stop" | "end" => (StopReason::Stop, None),
-                "length" => (StopReason::Length, None),
-                "function_call" | "tool_calls" => (StopReason::ToolUse, None),
-                other => (
-                    StopReason::Error,
-                    Some(format!("Provider finish_reason: {other}")),
-                ),
-            };
-            self.msg.stop_reason = stop;
-            if err.is_some() {
-                self.msg.error_message = err;
-            }
+            self.finish_reason(reason);
         }
-        let Some(delta) = choice.get("delta").filter(|d| d.is_object()) else {
-            return Ok(());
+        if let Some(delta) = choice.get("delta").filter(|d| d.is_object()) {
+            self.delta(delta, sink);
+        }
+        Ok(())
+    }
+
+    fn usage(&mut self, raw: &Value, sink: Sink) {
+        self.out.msg.usage = usage_from(raw, &self.prices);
+        self.out.emit(&Event::Usage, sink);
+    }
+
+    fn finish_reason(&mut self, reason: &str) {
+        self.finish_seen = true;
+        self.out.msg.stop_reason = match reason {
+            "stop" | "end" => StopReason::Stop,
+            "length" => StopReason::Length,
+            "function_call" | "tool_calls" => StopReason::ToolUse,
+            other => {
+                self.out.msg.error_message = Some(format!("Provider finish_reason: {other}"));
+                StopReason::Error
+            }
         };
+    }
+
+    /// The text, reasoning and tool calls of a choice's delta.
+    fn delta(&mut self, delta: &Value, sink: Sink) {
         if let Some(text) = delta.get("content").and_then(Value::as_str)
             && !text.is_empty()
         {
-            let index = match self.text {
-                Some(i) => i,
-                None => {
-                    self.msg.content.push(Block::Text {
-                        text: String::new(),
-                        signature: None,
-                    });
-                    let i = self.msg.content.len() - 1;
-                    self.text = Some(i);
-                    sink(&Event::TextStart { index: i }, &self.msg);
-                    i
-                }
-            };
-            if let Some(Block::Text { text: t, .. }) = self.msg.content.get_mut(index) {
-                t.push_str(text);
-            }
-            sink(
-                &Event::TextDelta {
-                    index,
-                    delta: text.to_owned(),
-                },
-                &self.msg,
-            );
+            let out = &mut self.out;
+            let index = *self
+                .text
+                .get_or_insert_with(|| out.open(Block::text(), sink));
+            self.out.append_text(index, text, sink);
         }
-        let reasoning = ["reasoning_content", "reasoning", "reasoning_text"]
-            .iter()
-            .find_map(|f| {
-                delta
-                    .get(*f)
-                    .and_then(Value::as_str)
-                    .filter(|s| !s.is_empty())
-                    .map(|s| (*f, s))
-            });
-        if let Some((field, text)) = reasoning {
-            let index = match self.thinking {
-                Some(i) => i,
-                None => {
-                    self.msg.content.push(Block::Thinking {
-                        thinking: String::new(),
-                        signature: Some(field.to_owned()),
-                        redacted: false,
-                    });
-                    let i = self.msg.content.len() - 1;
-                    self.thinking = Some(i);
-                    sink(&Event::ThinkingStart { index: i }, &self.msg);
-                    i
-                }
-            };
-            if let Some(Block::Thinking { thinking, .. }) = self.msg.content.get_mut(index) {
-                thinking.push_str(text);
-            }
-            sink(
-                &Event::ThinkingDelta {
-                    index,
-                    delta: text.to_owned(),
-                },
-                &self.msg,
-            );
+        if let Some((field, text)) = reasoning(delta) {
+            let out = &mut self.out;
+            let index = *self
+                .thinking
+                .get_or_insert_with(|| out.open(Block::thinking(Some(field.to_owned())), sink));
+            self.out.append_thinking(index, text, sink);
         }
         if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
             for call in calls {
@@ -511,29 +582,8 @@ impl Stream {
             }
         }
         if let Some(details) = delta.get("reasoning_details").and_then(Value::as_array) {
-            for d in details {
-                if d.get("type").and_then(Value::as_str) != Some("reasoning.encrypted")
-                    || d.get("data").is_none_or(|x| x.is_null())
-                {
-                    continue;
-                }
-                let Some(id) = d.get("id").and_then(Value::as_str) else {
-                    continue;
-                };
-                for b in &mut self.msg.content {
-                    if let Block::ToolCall {
-                        id: cid,
-                        thought_signature,
-                        ..
-                    } = b
-                        && cid == id
-                    {
-                        *thought_signature = Some(d.to_string());
-                    }
-                }
-            }
+            self.reasoning_details(details);
         }
-        Ok(())
     }
 
     fn tool_call_delta(&mut self, call: &Value, sink: Sink) {
@@ -542,30 +592,22 @@ impl Stream {
             .get("id")
             .and_then(Value::as_str)
             .filter(|s| !s.is_empty());
-        let name = call
-            .get("function")
+        let function = call.get("function");
+        let name = function
             .and_then(|f| f.get("name"))
             .and_then(Value::as_str)
             .filter(|s| !s.is_empty());
-        let mut index = stream_index.and_then(|k| self.by_index.get(&k).copied());
-        if index.is_none()
-            && let Some(id) = id
-        {
-            index = self.by_id.get(id).copied();
-        }
-        let index = match index {
+        let known = stream_index
+            .and_then(|k| self.by_index.get(&k).copied())
+            .or_else(|| id.and_then(|id| self.by_id.get(id).copied()));
+        let index = match known {
             Some(i) => i,
             None => {
-                self.msg.content.push(Block::ToolCall {
-                    id: id.unwrap_or_default().to_owned(),
-                    name: name.unwrap_or_default().to_owned(),
-                    arguments: Value::Object(serde_json::Map::new()),
-                    partial: String::new(),
-                    thought_signature: None,
-                });
-                let i = self.msg.content.len() - 1;
-                sink(&Event::ToolCallStart { index: i }, &self.msg);
-                i
+                let block = Block::tool_call(
+                    id.unwrap_or_default().to_owned(),
+                    name.unwrap_or_default().to_owned(),
+                );
+                self.out.open(block, sink)
             }
         };
         if let Some(k) = stream_index {
@@ -574,70 +616,44 @@ impl Stream {
         if let Some(id) = id {
             self.by_id.insert(id.to_owned(), index);
         }
-        let mut delta = String::new();
         if let Some(Block::ToolCall {
             id: bid,
             name: bname,
-            arguments,
-            partial,
             ..
-        }) = self.msg.content.get_mut(index)
+        }) = self.out.msg.content.get_mut(index)
         {
-            if bid.is_empty()
-                && let Some(id) = id
-            {
-                *bid = id.to_owned();
-            }
-            if bname.is_empty()
-                && let Some(n) = name
-            {
-                *bname = n.to_owned();
-            }
-            if let Some(a) = call
-                .get("function")
-                .and_then(|f| f.get("arguments"))
-                .and_then(Value::as_str)
-                .filter(|a| !a.is_empty())
-            {
-                delta = a.to_owned();
-                partial.push_str(a);
-                *arguments = json_partial::parse(partial);
-            }
+            fill(bid, id);
+            fill(bname, name);
         }
-        sink(&Event::ToolCallDelta { index, delta }, &self.msg);
+        let arguments = function
+            .and_then(|f| f.get("arguments"))
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        self.out.append_arguments(index, arguments, sink);
     }
 
-    /// Ends the stream: closes the blocks and checks that the response is complete.
-    pub fn finish(&mut self, sink: Sink) -> Result<(), LlmError> {
-        for i in 0..self.msg.content.len() {
-            let ev = match &mut self.msg.content[i] {
-                Block::Text { .. } => Event::TextEnd { index: i },
-                Block::Thinking { .. } => Event::ThinkingEnd { index: i },
-                Block::ToolCall {
-                    arguments, partial, ..
-                } => {
-                    *arguments = json_partial::parse(partial);
-                    partial.clear();
-                    Event::ToolCallEnd { index: i }
-                }
+    /// OpenRouter's encrypted reasoning: kept as the signature of the tool call it names.
+    fn reasoning_details(&mut self, details: &[Value]) {
+        for d in details {
+            if d.get("type").and_then(Value::as_str) != Some("reasoning.encrypted")
+                || d.get("data").is_none_or(|x| x.is_null())
+            {
+                continue;
+            }
+            let Some(id) = d.get("id").and_then(Value::as_str) else {
+                continue;
             };
-            sink(&ev, &self.msg);
-        }
-        if !self.done && !self.finish_seen {
-            return Err(
-                "the stream ended before the response was complete (no finish_reason, no [DONE])"
-                    .into(),
-            );
-        }
-        match self.msg.stop_reason {
-            StopReason::Error => Err(self
-                .msg
-                .error_message
-                .clone()
-                .unwrap_or_else(|| "Provider returned an error stop reason".into())
-                .into()),
-            StopReason::Aborted => Err("Request was aborted".into()),
-            _ => Ok(()),
+            for b in &mut self.out.msg.content {
+                if let Block::ToolCall {
+                    id: cid,
+                    thought_signature,
+                    ..
+                } = b
+                    && cid == id
+                {
+                    *thought_signature = Some(d.to_string());
+                }
+            }
         }
     }
 }
@@ -651,6 +667,7 @@ pub fn text_of(v: &Js) -> Option<String> {
 mod tests {
     use super::*;
     use crate::models::{Details, Registry};
+    use crate::sse::Events as _;
     use serde_json::json;
 
     fn target(provider: &str, id: &str) -> Target {
@@ -675,7 +692,7 @@ mod tests {
         if res.is_ok() {
             res = s.finish(&mut sink);
         }
-        (s.msg, events, res)
+        (s.out.msg, events, res)
     }
 
     #[test]
