@@ -13,7 +13,8 @@
 //! the body into events and hands them to the provider's [`Events`].
 
 use crate::message::{AssistantMessage, LlmError, Sink};
-use crate::providers;
+use crate::providers::blocks::{Assembler, Draft};
+use crate::providers::{self, Call};
 
 /// One event: its `event` field (if any) and its data lines joined with `\n`.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -129,31 +130,30 @@ impl Parser {
     }
 }
 
-/// A provider's reading of the events of its answer.
+/// A provider's reading of the events of its answer into the message `out` builds.
 pub(crate) trait Events {
-    /// The message as it stands.
-    fn message(&self) -> &AssistantMessage;
-
-    fn into_message(self) -> AssistantMessage;
-
     /// Handles one event; `Ok(true)` when the response is complete.
-    fn event(&mut self, ev: &Event, sink: Sink) -> Result<bool, LlmError>;
+    fn event(&mut self, out: &mut Assembler, ev: &Event) -> Result<bool, LlmError>;
 
     /// The response is over: ends what is left open and checks that it was complete.
-    fn finish(&mut self, sink: Sink) -> Result<(), LlmError>;
+    fn finish(&mut self, out: &mut Assembler) -> Result<(), LlmError>;
 }
 
 /// The [`providers::Parser`] of an answer streamed as server-sent events: the events go to
-/// `E` as the chunks complete them.
+/// `E` as the chunks complete them, and `E` builds the message with `out`.
 pub(crate) struct Reader<E> {
     lines: Parser,
+    draft: Draft,
     events: E,
 }
 
 impl<E: Events> Reader<E> {
-    pub(crate) fn new(events: E) -> Reader<E> {
+    /// The reader of the answer to `call`.
+    pub(crate) fn new(call: &Call<'_>, events: E) -> Reader<E> {
+        let msg = AssistantMessage::for_target(call.target, call.now_ms);
         Reader {
             lines: Parser::new(),
+            draft: Draft::new(msg),
             events,
         }
     }
@@ -161,11 +161,11 @@ impl<E: Events> Reader<E> {
 
 impl<E: Events> providers::Parser for Reader<E> {
     fn message(&self) -> &AssistantMessage {
-        self.events.message()
+        self.draft.message()
     }
 
     fn into_message(self) -> AssistantMessage {
-        self.events.into_message()
+        self.draft.into_message()
     }
 
     fn feed(&mut self, chunk: Option<&[u8]>, sink: Sink) -> Result<bool, LlmError> {
@@ -173,8 +173,9 @@ impl<E: Events> providers::Parser for Reader<E> {
             Some(bytes) => self.lines.feed(bytes),
             None => self.lines.finish().into_iter().collect(),
         };
+        let mut out = self.draft.assembler(sink);
         for ev in &events {
-            if self.events.event(ev, sink)? {
+            if self.events.event(&mut out, ev)? {
                 return Ok(true);
             }
         }
@@ -182,7 +183,7 @@ impl<E: Events> providers::Parser for Reader<E> {
     }
 
     fn finish(&mut self, sink: Sink) -> Result<(), LlmError> {
-        self.events.finish(sink)
+        self.events.finish(&mut self.draft.assembler(sink))
     }
 }
 

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use crate::json_partial;
-use crate::message::{AssistantMessage, Block, Event, LlmError, Sink, StopReason};
+use crate::message::{Block, Event, LlmError, StopReason};
 use crate::models::{Model, clamp_thinking_level};
 use crate::providers::anthropic::messages as wire_messages;
 use crate::providers::blocks::Assembler;
@@ -351,14 +351,13 @@ impl Provider for Messages {
     }
 
     fn parser(call: &Call<'_>) -> Self::Parser {
-        let s = Stream::new(call.target, call.req, is_oauth(call.key), call.now_ms);
-        sse::Reader::new(s)
+        let s = Stream::new(call.target, call.req, is_oauth(call.key));
+        sse::Reader::new(call, s)
     }
 }
 
 /// The state of one streamed response.
 pub struct Stream {
-    out: Assembler,
     /// The event's block `index` → position in the content.
     blocks: HashMap<i64, usize>,
     prices: crate::models::Prices,
@@ -374,38 +373,26 @@ fn count(v: Option<&Value>) -> Option<u64> {
 }
 
 impl sse::Events for Stream {
-    fn message(&self) -> &AssistantMessage {
-        &self.out.msg
-    }
-
-    fn into_message(self) -> AssistantMessage {
-        self.out.msg
-    }
-
-    fn event(&mut self, ev: &sse::Event, sink: Sink) -> Result<bool, LlmError> {
-        self.on_event(ev.event.as_deref(), &ev.data, sink)
+    fn event(&mut self, out: &mut Assembler, ev: &sse::Event) -> Result<bool, LlmError> {
+        self.on_event(out, ev.event.as_deref(), &ev.data)
             .map(|()| self.stopped)
     }
 
     /// The stream must have been complete and successful (blocks left open stay so).
-    fn finish(&mut self, _sink: Sink) -> Result<(), LlmError> {
+    fn finish(&mut self, out: &mut Assembler) -> Result<(), LlmError> {
         if !self.started {
             return Err("Anthropic stream ended before message_start".into());
         }
         if !self.stopped {
             return Err("Anthropic stream ended before message_stop".into());
         }
-        if self.out.msg.stop_reason.is_failure() {
-            return Err("An unknown error occurred".into());
-        }
-        Ok(())
+        out.outcome()
     }
 }
 
 impl Stream {
-    pub fn new(target: &Target, req: &Request, oauth: bool, timestamp: i64) -> Stream {
+    pub fn new(target: &Target, req: &Request, oauth: bool) -> Stream {
         Stream {
-            out: Assembler::new(AssistantMessage::for_target(target, timestamp)),
             blocks: HashMap::new(),
             prices: target.details.prices,
             started: false,
@@ -415,13 +402,18 @@ impl Stream {
         }
     }
 
-    fn settle_usage(&mut self, sink: Sink) {
-        self.out.msg.usage.settle(&self.prices);
-        self.out.emit(&Event::Usage, sink);
+    fn settle_usage(&mut self, out: &mut Assembler) {
+        out.msg.usage.settle(&self.prices);
+        out.emit(&Event::Usage);
     }
 
     /// Handles one SSE event.
-    fn on_event(&mut self, name: Option<&str>, data: &str, sink: Sink) -> Result<(), LlmError> {
+    fn on_event(
+        &mut self,
+        out: &mut Assembler,
+        name: Option<&str>,
+        data: &str,
+    ) -> Result<(), LlmError> {
         let name = name.unwrap_or("");
         if name == "error" {
             return Err(data.into());
@@ -446,34 +438,34 @@ impl Stream {
             })?;
         let index = || ev.get("index").and_then(Value::as_i64).unwrap_or(-1);
         match ev.get("type").and_then(Value::as_str).unwrap_or(name) {
-            "message_start" => self.message_start(ev.get("message"), sink),
-            "content_block_start" => self.block_start(index(), ev.get("content_block"), sink),
-            "content_block_delta" => self.block_delta(index(), ev.get("delta"), sink),
+            "message_start" => self.message_start(out, ev.get("message")),
+            "content_block_start" => self.block_start(out, index(), ev.get("content_block")),
+            "content_block_delta" => self.block_delta(out, index(), ev.get("delta")),
             "content_block_stop" => {
                 if let Some(i) = self.blocks.remove(&index()) {
-                    self.out.close(i, sink);
+                    out.close(i);
                 }
             }
-            "message_delta" => self.message_delta(&ev, sink)?,
+            "message_delta" => self.message_delta(out, &ev)?,
             "message_stop" => self.stopped = true,
             _ => {}
         }
         Ok(())
     }
 
-    fn message_start(&mut self, m: Option<&Value>, sink: Sink) {
+    fn message_start(&mut self, out: &mut Assembler, m: Option<&Value>) {
         self.started = true;
         if let Some(id) = m.and_then(|m| m.get("id")).and_then(Value::as_str) {
-            self.out.msg.response_id = Some(id.to_owned());
+            out.msg.response_id = Some(id.to_owned());
         }
         let u = m.and_then(|m| m.get("usage"));
         let get = |k: &str| count(u.and_then(|u| u.get(k))).unwrap_or(0);
-        let usage = &mut self.out.msg.usage;
+        let usage = &mut out.msg.usage;
         usage.input = get("input_tokens");
         usage.output = get("output_tokens");
         usage.cache_read = get("cache_read_input_tokens");
         usage.cache_write = get("cache_creation_input_tokens");
-        self.settle_usage(sink);
+        self.settle_usage(out);
     }
 
     /// The block a `content_block_start` opens (none for a type pi does not know).
@@ -510,25 +502,25 @@ impl Stream {
         })
     }
 
-    fn block_start(&mut self, index: i64, cb: Option<&Value>, sink: Sink) {
+    fn block_start(&mut self, out: &mut Assembler, index: i64, cb: Option<&Value>) {
         if let Some(block) = self.new_block(cb.unwrap_or(&Value::Null)) {
-            let i = self.out.open(block, sink);
+            let i = out.open(block);
             self.blocks.insert(index, i);
         }
     }
 
-    fn block_delta(&mut self, index: i64, d: Option<&Value>, sink: Sink) {
+    fn block_delta(&mut self, out: &mut Assembler, index: i64, d: Option<&Value>) {
         let Some(&i) = self.blocks.get(&index) else {
             return;
         };
         let d = d.unwrap_or(&Value::Null);
         let s = |k: &str| d.get(k).and_then(Value::as_str).unwrap_or_default();
         match d.get("type").and_then(Value::as_str) {
-            Some("text_delta") => self.out.append_text(i, s("text"), sink),
-            Some("thinking_delta") => self.out.append_thinking(i, s("thinking"), sink),
-            Some("input_json_delta") => self.out.append_arguments(i, s("partial_json"), sink),
+            Some("text_delta") => out.append_text(i, s("text")),
+            Some("thinking_delta") => out.append_thinking(i, s("thinking")),
+            Some("input_json_delta") => out.append_arguments(i, s("partial_json")),
             Some("signature_delta") => {
-                if let Some(Block::Thinking { signature, .. }) = self.out.msg.content.get_mut(i) {
+                if let Some(Block::Thinking { signature, .. }) = out.msg.content.get_mut(i) {
                     signature
                         .get_or_insert_with(String::new)
                         .push_str(s("signature"));
@@ -538,13 +530,13 @@ impl Stream {
         }
     }
 
-    fn message_delta(&mut self, ev: &Value, sink: Sink) -> Result<(), LlmError> {
+    fn message_delta(&mut self, out: &mut Assembler, ev: &Value) -> Result<(), LlmError> {
         if let Some(r) = ev
             .get("delta")
             .and_then(|d| d.get("stop_reason"))
             .and_then(Value::as_str)
         {
-            self.out.msg.stop_reason = match r {
+            out.msg.stop_reason = match r {
                 "end_turn" | "pause_turn" | "stop_sequence" => StopReason::Stop,
                 "max_tokens" => StopReason::Length,
                 "tool_use" => StopReason::ToolUse,
@@ -554,7 +546,7 @@ impl Stream {
         }
         let u = ev.get("usage");
         let get = |k: &str| count(u.and_then(|u| u.get(k)));
-        let usage = &mut self.out.msg.usage;
+        let usage = &mut out.msg.usage;
         for (k, field) in [
             ("input_tokens", &mut usage.input),
             ("output_tokens", &mut usage.output),
@@ -565,7 +557,7 @@ impl Stream {
                 *field = v;
             }
         }
-        self.settle_usage(sink);
+        self.settle_usage(out);
         Ok(())
     }
 }
@@ -573,7 +565,9 @@ impl Stream {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::message::AssistantMessage;
     use crate::models::Registry;
+    use crate::providers::blocks::Draft;
     use crate::sse::Events as _;
     use serde_json::json;
 
@@ -589,9 +583,11 @@ mod tests {
     #[test]
     fn stream_events() {
         let t = target("anthropic", "claude-sonnet-4-5");
-        let mut s = Stream::new(&t, &Request::default(), false, 7);
+        let mut s = Stream::new(&t, &Request::default(), false);
+        let mut draft = Draft::new(AssistantMessage::for_target(&t, 7));
         let mut events = Vec::new();
         let mut sink = |e: &Event, _: &AssistantMessage| events.push(e.clone());
+        let mut out = draft.assembler(&mut sink);
         let script = [
             (
                 "message_start",
@@ -649,10 +645,10 @@ mod tests {
             ("message_stop", r#"{"type":"message_stop"}"#),
         ];
         for (name, data) in script {
-            s.on_event(Some(name), data, &mut sink).unwrap();
+            s.on_event(&mut out, Some(name), data).unwrap();
         }
-        assert_eq!(s.finish(&mut sink), Ok(()));
-        let m = s.out.msg;
+        assert_eq!(s.finish(&mut out), Ok(()));
+        let m = draft.into_message();
         assert_eq!(m.stop_reason, StopReason::ToolUse);
         assert_eq!(m.response_id.as_deref(), Some("msg_1"));
         assert_eq!(
@@ -681,31 +677,33 @@ mod tests {
     #[test]
     fn incomplete_and_failed_streams() {
         let t = target("anthropic", "claude-sonnet-4-5");
-        let mut s = Stream::new(&t, &Request::default(), false, 7);
+        let mut s = Stream::new(&t, &Request::default(), false);
+        let mut draft = Draft::new(AssistantMessage::for_target(&t, 7));
         let mut sink = |_: &Event, _: &AssistantMessage| {};
+        let mut out = draft.assembler(&mut sink);
         s.on_event(
+            &mut out,
             Some("message_start"),
             r#"{"type":"message_start","message":{"id":"m","usage":{}}}"#,
-            &mut sink,
         )
         .unwrap();
         assert_eq!(
-            s.finish(&mut sink),
+            s.finish(&mut out),
             Err("Anthropic stream ended before message_stop".into())
         );
         let err = s.on_event(
+            &mut out,
             Some("error"),
             r#"{"type":"error","error":{"type":"overloaded_error"}}"#,
-            &mut sink,
         );
         assert_eq!(
             err,
             Err(r#"{"type":"error","error":{"type":"overloaded_error"}}"#.into())
         );
         let bad = s.on_event(
+            &mut out,
             Some("message_delta"),
             r#"{"type":"message_delta","delta":{"stop_reason":"weird"},"usage":{}}"#,
-            &mut sink,
         );
         assert_eq!(bad, Err("Unhandled stop reason: weird".into()));
         assert_eq!(

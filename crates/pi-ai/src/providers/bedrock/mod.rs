@@ -34,7 +34,7 @@ use serde_json::Value;
 use crate::message::{AssistantMessage, Block, Event, LlmError, Sink, StopReason};
 use crate::models::{Model, clamp_thinking_level};
 use crate::providers::bedrock::messages as wire_messages;
-use crate::providers::blocks::Assembler;
+use crate::providers::blocks::{Assembler, Draft};
 use crate::providers::{Call, Env, ErrorResponse, Parser, Prepared, Provider};
 use crate::request::{Options, Request, Target, ToolChoice};
 use crate::value::{Obj, Value as Js};
@@ -740,7 +740,7 @@ pub fn http_error(status: u16, error_type: Option<&str>, body: &str) -> String {
 pub(crate) struct ConverseStream;
 
 impl Provider for ConverseStream {
-    type Parser = Stream;
+    type Parser = Frames;
 
     /// AWS credentials, not a key.
     fn needs_key(_wire: crate::request::Wire) -> bool {
@@ -766,18 +766,35 @@ impl Provider for ConverseStream {
     }
 
     fn parser(call: &Call<'_>) -> Self::Parser {
-        Stream::new(call.target, call.now_ms)
+        Frames::new(call)
     }
 }
 
-/// The state of one streamed response.
+/// The parser of an answer in AWS event-stream frames: each frame is an event of the
+/// answer, handed to [`Stream`].
+pub(crate) struct Frames {
+    decoder: MessageFrameDecoder,
+    buf: bytes::BytesMut,
+    draft: Draft,
+    events: Stream,
+}
+
+impl Frames {
+    fn new(call: &Call<'_>) -> Frames {
+        Frames {
+            decoder: MessageFrameDecoder::new(),
+            buf: bytes::BytesMut::new(),
+            draft: Draft::new(AssistantMessage::for_target(call.target, call.now_ms)),
+            events: Stream::new(call.target),
+        }
+    }
+}
+
+/// The state of one streamed response (apart from its message).
 pub struct Stream {
-    out: Assembler,
     /// The stream's content-block index of blocks still open → position in the content.
     open: HashMap<i64, usize>,
     prices: crate::models::Prices,
-    decoder: MessageFrameDecoder,
-    buf: bytes::BytesMut,
     stopped: bool,
 }
 
@@ -820,67 +837,29 @@ fn frame_error(m: &Message, payload: &Value) -> Option<LlmError> {
     }
 }
 
-impl Parser for Stream {
+impl Parser for Frames {
     fn message(&self) -> &AssistantMessage {
-        &self.out.msg
+        self.draft.message()
     }
 
     fn into_message(self) -> AssistantMessage {
-        self.out.msg
+        self.draft.into_message()
     }
 
     /// `Start` comes with the stream's `messageStart`, as the reference sends it.
     fn start(&mut self, _sink: Sink) {}
 
+    /// Handles the frames a chunk completes.
     fn feed(&mut self, chunk: Option<&[u8]>, sink: Sink) -> Result<bool, LlmError> {
-        match chunk {
-            Some(c) => self.feed_bytes(c, sink).map(|()| false),
-            None => Ok(true),
-        }
-    }
-
-    /// The body ended: it must have ended in `messageStop`, with a stop reason that is not
-    /// an error; blocks left open are closed.
-    fn finish(&mut self, sink: Sink) -> Result<(), LlmError> {
-        let mut open: Vec<usize> = self.open.drain().map(|(_, i)| i).collect();
-        open.sort_unstable();
-        for i in open {
-            self.out.close(i, sink);
-        }
-        if !self.buf.is_empty() {
-            return Err(
-                "terminated: the Bedrock event stream ended in the middle of a frame".into(),
-            );
-        }
-        if !self.stopped {
-            return Err("terminated: the Bedrock event stream ended without messageStop".into());
-        }
-        if self.out.msg.stop_reason.is_failure() {
-            return Err("An unknown error occurred".into());
-        }
-        Ok(())
-    }
-}
-
-impl Stream {
-    pub fn new(target: &Target, timestamp: i64) -> Stream {
-        Stream {
-            out: Assembler::new(AssistantMessage::for_target(target, timestamp)),
-            open: HashMap::new(),
-            prices: target.details.prices,
-            decoder: MessageFrameDecoder::new(),
-            buf: bytes::BytesMut::new(),
-            stopped: false,
-        }
-    }
-
-    /// Feeds bytes of the body; handles the frames they complete.
-    fn feed_bytes(&mut self, chunk: &[u8], sink: Sink) -> Result<(), LlmError> {
+        let Some(chunk) = chunk else {
+            return Ok(true);
+        };
         self.buf.extend_from_slice(chunk);
+        let mut out = self.draft.assembler(sink);
         loop {
             match self.decoder.decode_frame(&mut self.buf) {
-                Ok(DecodedFrame::Complete(m)) => self.frame(&m, sink)?,
-                Ok(DecodedFrame::Incomplete) => return Ok(()),
+                Ok(DecodedFrame::Complete(m)) => self.events.frame(&mut out, &m)?,
+                Ok(DecodedFrame::Incomplete) => return Ok(false),
                 Err(e) => {
                     return Err(LlmError::new(format!(
                         "cannot read the Bedrock event stream: {e}"
@@ -890,8 +869,43 @@ impl Stream {
         }
     }
 
+    /// The body ended: blocks left open are closed; it must have ended after a whole frame,
+    /// in `messageStop`, with a stop reason that is not an error.
+    fn finish(&mut self, sink: Sink) -> Result<(), LlmError> {
+        let mut out = self.draft.assembler(sink);
+        self.events.close_open(&mut out);
+        if !self.buf.is_empty() {
+            return Err(
+                "terminated: the Bedrock event stream ended in the middle of a frame".into(),
+            );
+        }
+        if !self.events.stopped {
+            return Err("terminated: the Bedrock event stream ended without messageStop".into());
+        }
+        out.outcome()
+    }
+}
+
+impl Stream {
+    pub fn new(target: &Target) -> Stream {
+        Stream {
+            open: HashMap::new(),
+            prices: target.details.prices,
+            stopped: false,
+        }
+    }
+
+    /// Ends the blocks still open, in content order.
+    fn close_open(&mut self, out: &mut Assembler) {
+        let mut open: Vec<usize> = self.open.drain().map(|(_, i)| i).collect();
+        open.sort_unstable();
+        for i in open {
+            out.close(i);
+        }
+    }
+
     /// Handles one event-stream message.
-    fn frame(&mut self, m: &Message, sink: Sink) -> Result<(), LlmError> {
+    fn frame(&mut self, out: &mut Assembler, m: &Message) -> Result<(), LlmError> {
         let payload: Value = serde_json::from_slice(m.payload()).unwrap_or(Value::Null);
         if let Some(e) = frame_error(m, &payload) {
             return Err(e);
@@ -908,25 +922,25 @@ impl Stream {
                             .into(),
                     );
                 }
-                self.out.emit(&Event::Start, sink);
+                out.emit(&Event::Start);
             }
             Some("contentBlockStart") => {
                 if let Some(t) = payload.get("start").and_then(|s| s.get("toolUse")) {
                     let s = |k: &str| t.get(k).and_then(Value::as_str).unwrap_or_default();
                     let block = Block::tool_call(s("toolUseId").to_owned(), s("name").to_owned());
-                    let i = self.out.open(block, sink);
+                    let i = out.open(block);
                     self.open.insert(index, i);
                 }
             }
-            Some("contentBlockDelta") => self.delta(index, payload.get("delta"), sink),
+            Some("contentBlockDelta") => self.delta(out, index, payload.get("delta")),
             Some("contentBlockStop") => {
                 if let Some(i) = self.open.remove(&index) {
-                    self.out.close(i, sink);
+                    out.close(i);
                 }
             }
             Some("messageStop") => {
                 self.stopped = true;
-                self.out.msg.stop_reason = match payload.get("stopReason").and_then(Value::as_str) {
+                out.msg.stop_reason = match payload.get("stopReason").and_then(Value::as_str) {
                     Some("end_turn" | "stop_sequence") => StopReason::Stop,
                     Some("max_tokens" | "model_context_window_exceeded") => StopReason::Length,
                     Some("tool_use") => StopReason::ToolUse,
@@ -935,7 +949,7 @@ impl Stream {
             }
             Some("metadata") => {
                 if let Some(u) = payload.get("usage").filter(|u| u.is_object()) {
-                    self.usage(u, sink);
+                    self.usage(out, u);
                 }
             }
             _ => {}
@@ -943,14 +957,14 @@ impl Stream {
         Ok(())
     }
 
-    fn usage(&mut self, u: &Value, sink: Sink) {
+    fn usage(&mut self, out: &mut Assembler, u: &Value) {
         let n = |k: &str| {
             u.get(k)
                 .and_then(Value::as_f64)
                 .filter(|f| f.is_finite() && *f > 0.0)
                 .map_or(0, |f| f as u64)
         };
-        let usage = &mut self.out.msg.usage;
+        let usage = &mut out.msg.usage;
         usage.input = n("inputTokens");
         usage.output = n("outputTokens");
         usage.cache_read = n("cacheReadInputTokens");
@@ -960,43 +974,43 @@ impl Stream {
             0 => usage.input + usage.output,
             t => t,
         };
-        self.out.emit(&Event::Usage, sink);
+        out.emit(&Event::Usage);
     }
 
     /// The block open at the stream's `index`, or a new one of that kind.
-    fn block_at(&mut self, index: i64, new: fn() -> Block, sink: Sink) -> usize {
+    fn block_at(&mut self, out: &mut Assembler, index: i64, new: fn() -> Block) -> usize {
         if let Some(&i) = self.open.get(&index) {
             return i;
         }
-        let i = self.out.open(new(), sink);
+        let i = out.open(new());
         self.open.insert(index, i);
         i
     }
 
-    fn delta(&mut self, index: i64, delta: Option<&Value>, sink: Sink) {
+    fn delta(&mut self, out: &mut Assembler, index: i64, delta: Option<&Value>) {
         let Some(d) = delta else { return };
         if let Some(text) = d.get("text").filter(|t| !t.is_null()) {
             let text = text
                 .as_str()
                 .map_or_else(|| text.to_string(), str::to_owned);
-            let i = self.block_at(index, Block::text, sink);
-            self.out.append_text(i, &text, sink);
+            let i = self.block_at(out, index, Block::text);
+            out.append_text(i, &text);
         } else if let Some(tu) = d.get("toolUse") {
             let Some(&i) = self.open.get(&index) else {
                 return;
             };
             let input = tu.get("input").and_then(Value::as_str).unwrap_or_default();
-            self.out.append_arguments(i, input, sink);
+            out.append_arguments(i, input);
         } else if let Some(rc) = d.get("reasoningContent") {
-            let i = self.block_at(index, || Block::thinking(Some(String::new())), sink);
+            let i = self.block_at(out, index, || Block::thinking(Some(String::new())));
             let text = |k: &str| rc.get(k).and_then(Value::as_str).filter(|s| !s.is_empty());
             if let Some(s) = text("signature")
-                && let Some(Block::Thinking { signature, .. }) = self.out.msg.content.get_mut(i)
+                && let Some(Block::Thinking { signature, .. }) = out.msg.content.get_mut(i)
             {
                 signature.get_or_insert_with(String::new).push_str(s);
             }
             if let Some(t) = text("text") {
-                self.out.append_thinking(i, t, sink);
+                out.append_thinking(i, t);
             }
         }
     }

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::Value;
 
-use crate::message::{AssistantMessage, Block, Event, LlmError, Sink, StopReason};
+use crate::message::{Block, Event, LlmError, StopReason};
 use crate::models::{Model, clamp_thinking_level};
 use crate::providers::blocks::Assembler;
 use crate::providers::google::contents as wire_contents;
@@ -302,7 +302,7 @@ impl Provider for Gemini {
     }
 
     fn parser(call: &Call<'_>) -> Self::Parser {
-        sse::Reader::new(Stream::new(call.target, call.now_ms))
+        sse::Reader::new(call, Stream::new(call.target))
     }
 }
 
@@ -311,7 +311,6 @@ static TOOL_CALLS: AtomicU64 = AtomicU64::new(0);
 
 /// The state of one streamed response.
 pub struct Stream {
-    out: Assembler,
     prices: crate::models::Prices,
 }
 
@@ -347,56 +346,44 @@ fn stop_reason(reason: &str) -> Result<StopReason, LlmError> {
 }
 
 impl sse::Events for Stream {
-    fn message(&self) -> &AssistantMessage {
-        &self.out.msg
-    }
-
-    fn into_message(self) -> AssistantMessage {
-        self.out.msg
-    }
-
     /// The stream is complete when the body ends.
-    fn event(&mut self, ev: &sse::Event, sink: Sink) -> Result<bool, LlmError> {
-        self.data(&ev.data, sink).map(|()| false)
+    fn event(&mut self, out: &mut Assembler, ev: &sse::Event) -> Result<bool, LlmError> {
+        self.data(out, &ev.data).map(|()| false)
     }
 
     /// Closes the open block; a stop reason that is an error fails.
-    fn finish(&mut self, sink: Sink) -> Result<(), LlmError> {
-        self.out.close_current(sink);
-        if self.out.msg.stop_reason.is_failure() {
-            return Err("An unknown error occurred".into());
-        }
-        Ok(())
+    fn finish(&mut self, out: &mut Assembler) -> Result<(), LlmError> {
+        out.close_current();
+        out.outcome()
     }
 }
 
 impl Stream {
-    pub fn new(target: &Target, timestamp: i64) -> Stream {
+    pub fn new(target: &Target) -> Stream {
         Stream {
-            out: Assembler::new(AssistantMessage::for_target(target, timestamp)),
             prices: target.details.prices,
         }
     }
 
-    fn text_part(&mut self, part: &Value, text: &str, sink: Sink) {
+    fn text_part(&mut self, out: &mut Assembler, part: &Value, text: &str) {
         let thought = part.get("thought") == Some(&Value::Bool(true));
-        let index = self.out.current(thought, sink);
+        let index = out.current(thought);
         if let Some(s) = thought_signature(part)
             && let Some(Block::Thinking { signature, .. } | Block::Text { signature, .. }) =
-                self.out.msg.content.get_mut(index)
+                out.msg.content.get_mut(index)
         {
             *signature = Some(s.to_owned());
         }
         if thought {
-            self.out.append_thinking(index, text, sink);
+            out.append_thinking(index, text);
         } else {
-            self.out.append_text(index, text, sink);
+            out.append_text(index, text);
         }
     }
 
     /// A call comes whole: it starts, gets its arguments and ends at once.
-    fn function_call(&mut self, part: &Value, call: &Value, sink: Sink) {
-        self.out.close_current(sink);
+    fn function_call(&mut self, out: &mut Assembler, part: &Value, call: &Value) {
+        out.close_current();
         let name = call
             .get("name")
             .and_then(Value::as_str)
@@ -407,8 +394,7 @@ impl Stream {
             .and_then(Value::as_str)
             .filter(|s| !s.is_empty());
         let taken = |id: &str| {
-            self.out
-                .msg
+            out.msg
                 .content
                 .iter()
                 .any(|b| matches!(b, Block::ToolCall { id: x, .. } if x == id))
@@ -417,7 +403,7 @@ impl Stream {
             Some(id) if !taken(id) => id.to_owned(),
             _ => format!(
                 "{name}_{}_{}",
-                self.out.msg.timestamp,
+                out.msg.timestamp,
                 TOOL_CALLS.fetch_add(1, Ordering::Relaxed) + 1
             ),
         };
@@ -433,13 +419,13 @@ impl Stream {
             partial: String::new(),
             thought_signature: thought_signature(part).map(str::to_owned),
         };
-        let index = self.out.open(block, sink);
-        self.out.emit(&Event::ToolCallDelta { index, delta }, sink);
-        self.out.close(index, sink);
+        let index = out.open(block);
+        out.emit(&Event::ToolCallDelta { index, delta });
+        out.close(index);
     }
 
     /// Handles the data of one SSE event (a `GenerateContentResponse`).
-    fn data(&mut self, data: &str, sink: Sink) -> Result<(), LlmError> {
+    fn data(&mut self, out: &mut Assembler, data: &str) -> Result<(), LlmError> {
         let data = data.trim();
         if data.is_empty() {
             return Ok(());
@@ -457,29 +443,29 @@ impl Stream {
                 .and_then(|c| u16::try_from(c).ok());
             return Err(err);
         }
-        if self.out.msg.response_id.is_none()
+        if out.msg.response_id.is_none()
             && let Some(id) = chunk
                 .get("responseId")
                 .and_then(Value::as_str)
                 .filter(|s| !s.is_empty())
         {
-            self.out.msg.response_id = Some(id.to_owned());
+            out.msg.response_id = Some(id.to_owned());
         }
         let candidate = chunk
             .get("candidates")
             .and_then(Value::as_array)
             .and_then(|c| c.first());
         if let Some(candidate) = candidate {
-            self.candidate(candidate, sink)?;
+            self.candidate(out, candidate)?;
         }
         if let Some(u) = chunk.get("usageMetadata").filter(|u| u.is_object()) {
-            self.usage(u, sink);
+            self.usage(out, u);
         }
         Ok(())
     }
 
     /// The parts of the first candidate, and why it finished.
-    fn candidate(&mut self, candidate: &Value, sink: Sink) -> Result<(), LlmError> {
+    fn candidate(&mut self, out: &mut Assembler, candidate: &Value) -> Result<(), LlmError> {
         if let Some(parts) = candidate
             .get("content")
             .and_then(|c| c.get("parts"))
@@ -491,10 +477,10 @@ impl Stream {
                         Value::String(s) => s.clone(),
                         other => other.to_string(),
                     };
-                    self.text_part(part, &text, sink);
+                    self.text_part(out, part, &text);
                 }
                 if let Some(call) = part.get("functionCall").filter(|c| c.is_object()) {
-                    self.function_call(part, call, sink);
+                    self.function_call(out, part, call);
                 }
             }
         }
@@ -503,15 +489,15 @@ impl Stream {
             .and_then(Value::as_str)
             .filter(|s| !s.is_empty())
         {
-            self.out.msg.stop_reason = stop_reason(reason)?;
-            if self.out.has_tool_calls() {
-                self.out.msg.stop_reason = StopReason::ToolUse;
+            out.msg.stop_reason = stop_reason(reason)?;
+            if out.has_tool_calls() {
+                out.msg.stop_reason = StopReason::ToolUse;
             }
         }
         Ok(())
     }
 
-    fn usage(&mut self, u: &Value, sink: Sink) {
+    fn usage(&mut self, out: &mut Assembler, u: &Value) {
         let n = |k: &str| {
             u.get(k)
                 .and_then(Value::as_f64)
@@ -519,14 +505,14 @@ impl Stream {
                 .unwrap_or(0.0)
         };
         let cached = n("cachedContentTokenCount");
-        let usage = &mut self.out.msg.usage;
+        let usage = &mut out.msg.usage;
         usage.input = (n("promptTokenCount") - cached).max(0.0) as u64;
         usage.output = (n("candidatesTokenCount") + n("thoughtsTokenCount")).max(0.0) as u64;
         usage.cache_read = cached.max(0.0) as u64;
         usage.cache_write = 0;
         usage.settle(&self.prices);
         usage.total_tokens = n("totalTokenCount").max(0.0) as u64;
-        self.out.emit(&Event::Usage, sink);
+        out.emit(&Event::Usage);
     }
 }
 

@@ -11,7 +11,7 @@ pub mod messages;
 
 use serde_json::Value;
 
-use crate::message::{AssistantMessage, Block, Event, LlmError, Sink, StopReason};
+use crate::message::{Block, Event, LlmError, StopReason};
 use crate::providers::blocks::Assembler;
 use crate::providers::mistral::messages as wire_messages;
 use crate::providers::{Call, ErrorResponse, Prepared, Provider, openai, with_caller};
@@ -159,13 +159,12 @@ impl Provider for Conversations {
     }
 
     fn parser(call: &Call<'_>) -> Self::Parser {
-        sse::Reader::new(Stream::new(call.target, call.now_ms))
+        sse::Reader::new(call, Stream::new(call.target))
     }
 }
 
 /// The state of one streamed response.
 pub struct Stream {
-    out: Assembler,
     prices: crate::models::Prices,
     /// Tool calls by `id:index`, in the order they started.
     tools: Vec<(String, usize)>,
@@ -184,38 +183,26 @@ fn error_of(chunk: &Value) -> Option<&Value> {
 }
 
 impl sse::Events for Stream {
-    fn message(&self) -> &AssistantMessage {
-        &self.out.msg
-    }
-
-    fn into_message(self) -> AssistantMessage {
-        self.out.msg
-    }
-
-    fn event(&mut self, ev: &sse::Event, sink: Sink) -> Result<bool, LlmError> {
-        self.data(&ev.data, sink).map(|()| self.done)
+    fn event(&mut self, out: &mut Assembler, ev: &sse::Event) -> Result<bool, LlmError> {
+        self.data(out, &ev.data).map(|()| self.done)
     }
 
     /// Closes the blocks and checks that the response is complete.
-    fn finish(&mut self, sink: Sink) -> Result<(), LlmError> {
-        self.out.close_current(sink);
+    fn finish(&mut self, out: &mut Assembler) -> Result<(), LlmError> {
+        out.close_current();
         for (_, index) in std::mem::take(&mut self.tools) {
-            self.out.close(index, sink);
+            out.close(index);
         }
         if !self.done && !self.finish_seen {
             return Err(openai::INCOMPLETE.into());
         }
-        if self.out.msg.stop_reason.is_failure() {
-            return Err("An unknown error occurred".into());
-        }
-        Ok(())
+        out.outcome()
     }
 }
 
 impl Stream {
-    pub fn new(target: &Target, timestamp: i64) -> Stream {
+    pub fn new(target: &Target) -> Stream {
         Stream {
-            out: Assembler::new(AssistantMessage::for_target(target, timestamp)),
             prices: target.details.prices,
             tools: Vec::new(),
             done: false,
@@ -224,17 +211,17 @@ impl Stream {
     }
 
     /// Appends to the open block of that kind, starting one if needed.
-    fn append(&mut self, thinking: bool, delta: &str, sink: Sink) {
-        let index = self.out.current(thinking, sink);
+    fn append(&mut self, out: &mut Assembler, thinking: bool, delta: &str) {
+        let index = out.current(thinking);
         if thinking {
-            self.out.append_thinking(index, delta, sink);
+            out.append_thinking(index, delta);
         } else {
-            self.out.append_text(index, delta, sink);
+            out.append_text(index, delta);
         }
     }
 
     /// Handles the data of one SSE event.
-    fn data(&mut self, data: &str, sink: Sink) -> Result<(), LlmError> {
+    fn data(&mut self, out: &mut Assembler, data: &str) -> Result<(), LlmError> {
         let data = data.trim();
         if data == "[DONE]" {
             self.done = true;
@@ -244,16 +231,16 @@ impl Stream {
         if let Some(e) = error_of(&chunk) {
             return Err(openai::stream_error(e));
         }
-        openai::note_response_id(&mut self.out.msg, &chunk);
+        openai::note_response_id(out.msg, &chunk);
         if let Some(u) = chunk.get("usage").filter(|u| u.is_object()) {
-            self.usage(u, sink);
+            self.usage(out, u);
         }
         let Some(choice) = openai::first_choice(&chunk) else {
             return Ok(());
         };
         if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
             self.finish_seen = true;
-            self.out.msg.stop_reason = match reason {
+            out.msg.stop_reason = match reason {
                 "length" | "model_length" => StopReason::Length,
                 "tool_calls" => StopReason::ToolUse,
                 "error" => StopReason::Error,
@@ -265,22 +252,22 @@ impl Stream {
         };
         match delta.get("content") {
             None | Some(Value::Null) => {}
-            Some(Value::Array(items)) => items.iter().for_each(|i| self.content(i, sink)),
-            Some(item) => self.content(item, sink),
+            Some(Value::Array(items)) => items.iter().for_each(|i| self.content(out, i)),
+            Some(item) => self.content(out, item),
         }
         for call in delta
             .get("tool_calls")
             .and_then(Value::as_array)
             .unwrap_or(&Vec::new())
         {
-            self.tool_call(call, sink);
+            self.tool_call(out, call);
         }
         Ok(())
     }
 
-    fn usage(&mut self, u: &Value, sink: Sink) {
+    fn usage(&mut self, out: &mut Assembler, u: &Value) {
         let n = |k: &str| u.get(k).and_then(Value::as_f64).unwrap_or(0.0).max(0.0) as u64;
-        let usage = &mut self.out.msg.usage;
+        let usage = &mut out.msg.usage;
         usage.input = n("prompt_tokens");
         usage.output = n("completion_tokens");
         usage.cache_read = 0;
@@ -292,13 +279,13 @@ impl Stream {
         } else {
             usage.input + usage.output
         };
-        self.out.emit(&Event::Usage, sink);
+        out.emit(&Event::Usage);
     }
 
     /// One content chunk: text (a string or a `text` chunk) or a `thinking` chunk.
-    fn content(&mut self, item: &Value, sink: Sink) {
+    fn content(&mut self, out: &mut Assembler, item: &Value) {
         if let Some(s) = item.as_str() {
-            self.append(false, s, sink);
+            self.append(out, false, s);
             return;
         }
         match item.get("type").and_then(Value::as_str) {
@@ -311,19 +298,19 @@ impl Stream {
                     .filter_map(|p| p.get("text").and_then(Value::as_str))
                     .collect();
                 if !text.is_empty() {
-                    self.append(true, &text, sink);
+                    self.append(out, true, &text);
                 }
             }
             Some("text") => {
                 let text = item.get("text").and_then(Value::as_str).unwrap_or_default();
-                self.append(false, text, sink);
+                self.append(out, false, text);
             }
             _ => {}
         }
     }
 
-    fn tool_call(&mut self, call: &Value, sink: Sink) {
-        self.out.close_current(sink);
+    fn tool_call(&mut self, out: &mut Assembler, call: &Value) {
+        out.close_current();
         let at = call.get("index").and_then(Value::as_i64).unwrap_or(0);
         let id = match call.get("id").and_then(Value::as_str) {
             Some(id) if !id.is_empty() && id != "null" => id.to_owned(),
@@ -338,7 +325,7 @@ impl Stream {
                     .and_then(|f| f.get("name"))
                     .and_then(Value::as_str)
                     .unwrap_or_default();
-                let i = self.out.open(Block::tool_call(id, name.to_owned()), sink);
+                let i = out.open(Block::tool_call(id, name.to_owned()));
                 self.tools.push((key, i));
                 i
             }
@@ -348,6 +335,6 @@ impl Stream {
             Some(v) if !v.is_null() && v != &Value::Bool(false) => v.to_string(),
             _ => "{}".to_owned(),
         };
-        self.out.append_arguments(index, &delta, sink);
+        out.append_arguments(index, &delta);
     }
 }

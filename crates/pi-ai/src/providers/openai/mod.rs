@@ -9,7 +9,7 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use crate::message::{AssistantMessage, Block, Event, LlmError, Sink, StopReason};
+use crate::message::{AssistantMessage, Block, Event, LlmError, StopReason};
 use crate::models::{Model, clamp_thinking_level};
 use crate::providers::blocks::Assembler;
 use crate::providers::openai::messages as wire_messages;
@@ -344,7 +344,7 @@ impl Provider for Completions {
     }
 
     fn parser(call: &Call<'_>) -> Self::Parser {
-        sse::Reader::new(Stream::new(call.target, call.now_ms))
+        sse::Reader::new(call, Stream::new(call.target))
     }
 }
 
@@ -386,7 +386,6 @@ pub(crate) fn first_choice(chunk: &Value) -> Option<&Value> {
 
 /// The state of one streamed response.
 pub struct Stream {
-    out: Assembler,
     /// The text block (one per answer, however the deltas interleave).
     text: Option<usize>,
     /// The thinking block (one per answer).
@@ -449,27 +448,18 @@ fn fill(field: &mut String, value: Option<&str>) {
 }
 
 impl sse::Events for Stream {
-    fn message(&self) -> &AssistantMessage {
-        &self.out.msg
-    }
-
-    fn into_message(self) -> AssistantMessage {
-        self.out.msg
-    }
-
-    fn event(&mut self, ev: &sse::Event, sink: Sink) -> Result<bool, LlmError> {
-        self.data(&ev.data, sink).map(|()| self.done)
+    fn event(&mut self, out: &mut Assembler, ev: &sse::Event) -> Result<bool, LlmError> {
+        self.data(out, &ev.data).map(|()| self.done)
     }
 
     /// Closes the blocks and checks that the response is complete.
-    fn finish(&mut self, sink: Sink) -> Result<(), LlmError> {
-        self.out.close_all(sink);
+    fn finish(&mut self, out: &mut Assembler) -> Result<(), LlmError> {
+        out.close_all();
         if !self.done && !self.finish_seen {
             return Err(INCOMPLETE.into());
         }
-        match self.out.msg.stop_reason {
-            StopReason::Error => Err(self
-                .out
+        match out.msg.stop_reason {
+            StopReason::Error => Err(out
                 .msg
                 .error_message
                 .clone()
@@ -482,9 +472,8 @@ impl sse::Events for Stream {
 }
 
 impl Stream {
-    pub fn new(target: &Target, timestamp: i64) -> Stream {
+    pub fn new(target: &Target) -> Stream {
         Stream {
-            out: Assembler::new(AssistantMessage::for_target(target, timestamp)),
             text: None,
             thinking: None,
             by_index: HashMap::new(),
@@ -497,7 +486,7 @@ impl Stream {
     }
 
     /// Handles the data of one SSE event.
-    fn data(&mut self, data: &str, sink: Sink) -> Result<(), LlmError> {
+    fn data(&mut self, out: &mut Assembler, data: &str) -> Result<(), LlmError> {
         if data.trim() == "[DONE]" {
             self.done = true;
             return Ok(());
@@ -509,17 +498,17 @@ impl Stream {
         if let Some(e) = chunk.get("error").filter(|e| !e.is_null()) {
             return Err(stream_error(e));
         }
-        note_response_id(&mut self.out.msg, &chunk);
-        if self.out.msg.response_model.is_none()
+        note_response_id(out.msg, &chunk);
+        if out.msg.response_model.is_none()
             && let Some(m) = chunk.get("model").and_then(Value::as_str)
             && !m.is_empty()
             && m != self.model_id
         {
-            self.out.msg.response_model = Some(m.to_owned());
+            out.msg.response_model = Some(m.to_owned());
         }
         let usage = chunk.get("usage").filter(|u| u.is_object());
         if let Some(u) = usage {
-            self.usage(u, sink);
+            self.usage(out, u);
         }
         let Some(choice) = first_choice(&chunk) else {
             return Ok(());
@@ -527,66 +516,62 @@ impl Stream {
         if usage.is_none()
             && let Some(u) = choice.get("usage").filter(|u| u.is_object())
         {
-            self.usage(u, sink);
+            self.usage(out, u);
         }
         if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str)
             && !reason.is_empty()
         {
-            self.finish_reason(reason);
+            self.finish_reason(out, reason);
         }
         if let Some(delta) = choice.get("delta").filter(|d| d.is_object()) {
-            self.delta(delta, sink);
+            self.delta(out, delta);
         }
         Ok(())
     }
 
-    fn usage(&mut self, raw: &Value, sink: Sink) {
-        self.out.msg.usage = usage_from(raw, &self.prices);
-        self.out.emit(&Event::Usage, sink);
+    fn usage(&mut self, out: &mut Assembler, raw: &Value) {
+        out.msg.usage = usage_from(raw, &self.prices);
+        out.emit(&Event::Usage);
     }
 
-    fn finish_reason(&mut self, reason: &str) {
+    fn finish_reason(&mut self, out: &mut Assembler, reason: &str) {
         self.finish_seen = true;
-        self.out.msg.stop_reason = match reason {
+        out.msg.stop_reason = match reason {
             "stop" | "end" => StopReason::Stop,
             "length" => StopReason::Length,
             "function_call" | "tool_calls" => StopReason::ToolUse,
             other => {
-                self.out.msg.error_message = Some(format!("Provider finish_reason: {other}"));
+                out.msg.error_message = Some(format!("Provider finish_reason: {other}"));
                 StopReason::Error
             }
         };
     }
 
     /// The text, reasoning and tool calls of a choice's delta.
-    fn delta(&mut self, delta: &Value, sink: Sink) {
+    fn delta(&mut self, out: &mut Assembler, delta: &Value) {
         if let Some(text) = delta.get("content").and_then(Value::as_str)
             && !text.is_empty()
         {
-            let out = &mut self.out;
-            let index = *self
-                .text
-                .get_or_insert_with(|| out.open(Block::text(), sink));
-            self.out.append_text(index, text, sink);
+            let index = *self.text.get_or_insert_with(|| out.open(Block::text()));
+            out.append_text(index, text);
         }
         if let Some((field, text)) = reasoning(delta) {
-            let out = &mut self.out;
             let index = *self
                 .thinking
-                .get_or_insert_with(|| out.open(Block::thinking(Some(field.to_owned())), sink));
-            self.out.append_thinking(index, text, sink);
+                .get_or_insert_with(|| out.open(Block::thinking(Some(field.to_owned()))));
+            out.append_thinking(index, text);
         }
         if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
             for call in calls {
-                self.tool_call_delta(call, sink);
+                self.tool_call_delta(out, call);
             }
         }
         if let Some(details) = delta.get("reasoning_details").and_then(Value::as_array) {
-            self.reasoning_details(details);
+            self.reasoning_details(out, details);
         }
     }
 
-    fn tool_call_delta(&mut self, call: &Value, sink: Sink) {
+    fn tool_call_delta(&mut self, out: &mut Assembler, call: &Value) {
         let stream_index = call.get("index").and_then(Value::as_i64);
         let id = call
             .get("id")
@@ -607,7 +592,7 @@ impl Stream {
                     id.unwrap_or_default().to_owned(),
                     name.unwrap_or_default().to_owned(),
                 );
-                self.out.open(block, sink)
+                out.open(block)
             }
         };
         if let Some(k) = stream_index {
@@ -620,7 +605,7 @@ impl Stream {
             id: bid,
             name: bname,
             ..
-        }) = self.out.msg.content.get_mut(index)
+        }) = out.msg.content.get_mut(index)
         {
             fill(bid, id);
             fill(bname, name);
@@ -629,11 +614,11 @@ impl Stream {
             .and_then(|f| f.get("arguments"))
             .and_then(Value::as_str)
             .unwrap_or_default();
-        self.out.append_arguments(index, arguments, sink);
+        out.append_arguments(index, arguments);
     }
 
     /// OpenRouter's encrypted reasoning: kept as the signature of the tool call it names.
-    fn reasoning_details(&mut self, details: &[Value]) {
+    fn reasoning_details(&mut self, out: &mut Assembler, details: &[Value]) {
         for d in details {
             if d.get("type").and_then(Value::as_str) != Some("reasoning.encrypted")
                 || d.get("data").is_none_or(|x| x.is_null())
@@ -643,7 +628,7 @@ impl Stream {
             let Some(id) = d.get("id").and_then(Value::as_str) else {
                 continue;
             };
-            for b in &mut self.out.msg.content {
+            for b in &mut out.msg.content {
                 if let Block::ToolCall {
                     id: cid,
                     thought_signature,
@@ -667,6 +652,7 @@ pub fn text_of(v: &Js) -> Option<String> {
 mod tests {
     use super::*;
     use crate::models::{Details, Registry};
+    use crate::providers::blocks::Draft;
     use crate::sse::Events as _;
     use serde_json::json;
 
@@ -679,20 +665,22 @@ mod tests {
 
     fn run(chunks: &[&str]) -> (AssistantMessage, Vec<Event>, Result<(), LlmError>) {
         let t = target("openai", "gpt-4o");
-        let mut s = Stream::new(&t, 1);
+        let mut s = Stream::new(&t);
+        let mut draft = Draft::new(AssistantMessage::for_target(&t, 1));
         let mut events = Vec::new();
         let mut sink = |e: &Event, _: &AssistantMessage| events.push(e.clone());
+        let mut out = draft.assembler(&mut sink);
         let mut res = Ok(());
         for c in chunks {
-            if let Err(e) = s.data(c, &mut sink) {
+            if let Err(e) = s.data(&mut out, c) {
                 res = Err(e);
                 break;
             }
         }
         if res.is_ok() {
-            res = s.finish(&mut sink);
+            res = s.finish(&mut out);
         }
-        (s.out.msg, events, res)
+        (draft.into_message(), events, res)
     }
 
     #[test]

@@ -29,7 +29,7 @@ use serde_json::Value;
 
 use crate::auth::set_header;
 use crate::json_partial;
-use crate::message::{AssistantMessage, Block, Event, LlmError, Sink, StopReason};
+use crate::message::{Block, Event, LlmError, StopReason};
 use crate::providers::blocks::Assembler;
 use crate::providers::responses::input as wire_input;
 use crate::providers::{
@@ -653,7 +653,7 @@ impl Provider for Responses {
     }
 
     fn parser(call: &Call<'_>) -> Self::Parser {
-        sse::Reader::new(Stream::new(call.target, call.now_ms))
+        sse::Reader::new(call, Stream::new(call.target))
     }
 }
 
@@ -686,7 +686,6 @@ impl Item {
 
 /// The state of one streamed response.
 pub struct Stream {
-    out: Assembler,
     wire: Wire,
     prices: crate::models::Prices,
     model_id: String,
@@ -771,36 +770,24 @@ fn tier_factor(tier: Option<&str>, model_id: &str) -> f64 {
 }
 
 impl sse::Events for Stream {
-    fn message(&self) -> &AssistantMessage {
-        &self.out.msg
-    }
-
-    fn into_message(self) -> AssistantMessage {
-        self.out.msg
-    }
-
-    fn event(&mut self, ev: &sse::Event, sink: Sink) -> Result<bool, LlmError> {
-        self.data(&ev.data, sink).map(|()| self.done)
+    fn event(&mut self, out: &mut Assembler, ev: &sse::Event) -> Result<bool, LlmError> {
+        self.data(out, &ev.data).map(|()| self.done)
     }
 
     /// The stream must have completed, without an error status.
-    fn finish(&mut self, _sink: Sink) -> Result<(), LlmError> {
+    fn finish(&mut self, out: &mut Assembler) -> Result<(), LlmError> {
         if !self.completed {
             return Err(
                 "the stream ended before the response was complete (no response.completed)".into(),
             );
         }
-        if self.out.msg.stop_reason.is_failure() {
-            return Err("An unknown error occurred".into());
-        }
-        Ok(())
+        out.outcome()
     }
 }
 
 impl Stream {
-    pub fn new(target: &Target, timestamp: i64) -> Stream {
+    pub fn new(target: &Target) -> Stream {
         Stream {
-            out: Assembler::new(AssistantMessage::for_target(target, timestamp)),
             wire: target.wire,
             prices: target.details.prices,
             model_id: target.model.id.clone(),
@@ -816,9 +803,9 @@ impl Stream {
     }
 
     /// Opens the block of the item just added.
-    fn push(&mut self, kind: Kind, block: Block, sink: Sink) {
+    fn push(&mut self, out: &mut Assembler, kind: Kind, block: Block) {
         self.item = Some(Item::new(kind));
-        self.block = Some(self.out.open(block, sink));
+        self.block = Some(out.open(block));
     }
 
     fn kind(&self) -> Option<Kind> {
@@ -826,13 +813,13 @@ impl Stream {
     }
 
     /// The open block, if it is a thinking block (`thinking`), a text block or a tool call.
-    fn open(&self, want: fn(&Block) -> bool) -> Option<usize> {
+    fn open(&self, out: &Assembler, want: fn(&Block) -> bool) -> Option<usize> {
         self.block
-            .filter(|i| self.out.msg.content.get(*i).is_some_and(want))
+            .filter(|i| out.msg.content.get(*i).is_some_and(want))
     }
 
     /// Handles the data of one SSE event.
-    fn data(&mut self, data: &str, sink: Sink) -> Result<(), LlmError> {
+    fn data(&mut self, out: &mut Assembler, data: &str) -> Result<(), LlmError> {
         let data = data.trim();
         if data.is_empty() {
             return Ok(());
@@ -858,13 +845,13 @@ impl Stream {
             .into());
         }
         match str_at(&ev, "type") {
-            Some(ty) => self.on_event(ty, &ev, sink),
+            Some(ty) => self.on_event(out, ty, &ev),
             None => Ok(()),
         }
     }
 
     /// Handles an event of type `ty`.
-    fn on_event(&mut self, ty: &str, ev: &Value, sink: Sink) -> Result<(), LlmError> {
+    fn on_event(&mut self, out: &mut Assembler, ty: &str, ev: &Value) -> Result<(), LlmError> {
         let delta = || str_at(ev, "delta").unwrap_or_default();
         match ty {
             "error" => return Err(self.error_event(ev)),
@@ -875,18 +862,18 @@ impl Stream {
                     .and_then(|r| str_at(r, "id"))
                     .filter(|s| !s.is_empty())
                 {
-                    self.out.msg.response_id = Some(id.to_owned());
+                    out.msg.response_id = Some(id.to_owned());
                 }
             }
             "response.completed" | "response.incomplete" => {
-                return self.completed(ev.get("response"), ty, sink);
+                return self.completed(out, ev.get("response"), ty);
             }
             "response.done" if self.codex() => {
-                return self.completed(ev.get("response"), ty, sink);
+                return self.completed(out, ev.get("response"), ty);
             }
             "response.output_item.added" => {
                 if let Some(item) = ev.get("item") {
-                    self.item_added(item, sink);
+                    self.item_added(out, item);
                 }
             }
             "response.reasoning_summary_part.added" => {
@@ -894,31 +881,31 @@ impl Stream {
                     item.summary += 1;
                 }
             }
-            "response.reasoning_summary_text.delta" => self.summary_delta(delta(), sink),
-            "response.reasoning_summary_part.done" => self.summary_delta("\n\n", sink),
+            "response.reasoning_summary_text.delta" => self.summary_delta(out, delta()),
+            "response.reasoning_summary_part.done" => self.summary_delta(out, "\n\n"),
             "response.reasoning_text.delta" => {
                 if let Some(i) = self.block.filter(|_| self.kind() == Some(Kind::Reasoning)) {
-                    self.out.append_thinking(i, delta(), sink);
+                    out.append_thinking(i, delta());
                 }
             }
             "response.content_part.added" => self.content_part(ev.get("part")),
-            "response.output_text.delta" => self.text_delta(false, delta(), sink),
-            "response.refusal.delta" => self.text_delta(true, delta(), sink),
+            "response.output_text.delta" => self.text_delta(out, false, delta()),
+            "response.refusal.delta" => self.text_delta(out, true, delta()),
             "response.function_call_arguments.delta" => {
                 if let Some(i) = self
                     .block
                     .filter(|_| self.kind() == Some(Kind::FunctionCall))
                 {
-                    self.out.append_arguments(i, delta(), sink);
+                    out.append_arguments(i, delta());
                 }
             }
             "response.function_call_arguments.done" => {
                 let all = str_at(ev, "arguments").unwrap_or_default();
-                self.arguments_done(all, sink);
+                self.arguments_done(out, all);
             }
             "response.output_item.done" => {
                 if let Some(item) = ev.get("item") {
-                    self.item_done(item, sink);
+                    self.item_done(out, item);
                 }
             }
             _ => {}
@@ -976,10 +963,10 @@ impl Stream {
         .into()
     }
 
-    fn item_added(&mut self, item: &Value, sink: Sink) {
+    fn item_added(&mut self, out: &mut Assembler, item: &Value) {
         match str_at(item, "type") {
-            Some("reasoning") => self.push(Kind::Reasoning, Block::thinking(None), sink),
-            Some("message") => self.push(Kind::Message, Block::text(), sink),
+            Some("reasoning") => self.push(out, Kind::Reasoning, Block::thinking(None)),
+            Some("message") => self.push(out, Kind::Message, Block::text()),
             Some("function_call") => {
                 let id = format!(
                     "{}|{}",
@@ -991,24 +978,24 @@ impl Stream {
                 if let Block::ToolCall { partial, .. } = &mut block {
                     *partial = str_at(item, "arguments").unwrap_or_default().to_owned();
                 }
-                self.push(Kind::FunctionCall, block, sink);
+                self.push(out, Kind::FunctionCall, block);
             }
             _ => {}
         }
     }
 
     /// Text of the reasoning summary (once a summary part was added).
-    fn summary_delta(&mut self, delta: &str, sink: Sink) {
+    fn summary_delta(&mut self, out: &mut Assembler, delta: &str) {
         if self.kind() != Some(Kind::Reasoning) {
             return;
         }
-        let Some(index) = self.open(|b| matches!(b, Block::Thinking { .. })) else {
+        let Some(index) = self.open(out, |b| matches!(b, Block::Thinking { .. })) else {
             return;
         };
         if self.item.as_ref().is_none_or(|i| i.summary == 0) {
             return;
         }
-        self.out.append_thinking(index, delta, sink);
+        out.append_thinking(index, delta);
     }
 
     fn content_part(&mut self, part: Option<&Value>) {
@@ -1024,28 +1011,28 @@ impl Stream {
     }
 
     /// Output text (or refusal text) of the message's current content part.
-    fn text_delta(&mut self, refusal: bool, delta: &str, sink: Sink) {
+    fn text_delta(&mut self, out: &mut Assembler, refusal: bool, delta: &str) {
         if self.kind() != Some(Kind::Message) {
             return;
         }
-        let Some(index) = self.open(|b| matches!(b, Block::Text { .. })) else {
+        let Some(index) = self.open(out, |b| matches!(b, Block::Text { .. })) else {
             return;
         };
         if self.item.as_ref().and_then(|i| i.content.last()) != Some(&refusal) {
             return;
         }
-        self.out.append_text(index, delta, sink);
+        out.append_text(index, delta);
     }
 
     /// The whole arguments of the function call: what had not streamed yet is reported.
-    fn arguments_done(&mut self, all: &str, sink: Sink) {
+    fn arguments_done(&mut self, out: &mut Assembler, all: &str) {
         if self.kind() != Some(Kind::FunctionCall) {
             return;
         }
         let Some(index) = self.block else { return };
         if let Some(Block::ToolCall {
             arguments, partial, ..
-        }) = self.out.msg.content.get_mut(index)
+        }) = out.msg.content.get_mut(index)
         {
             let before = std::mem::replace(partial, all.to_owned());
             *arguments = json_partial::parse(partial);
@@ -1053,15 +1040,15 @@ impl Stream {
                 && !rest.is_empty()
             {
                 let delta = rest.to_owned();
-                self.out.emit(&Event::ToolCallDelta { index, delta }, sink);
+                out.emit(&Event::ToolCallDelta { index, delta });
             }
         }
     }
 
     /// The item is done: its block takes the item's final text (and signature) and ends.
-    fn item_done(&mut self, item: &Value, sink: Sink) {
+    fn item_done(&mut self, out: &mut Assembler, item: &Value) {
         let Some(index) = self.block else { return };
-        let Some(block) = self.out.msg.content.get_mut(index) else {
+        let Some(block) = out.msg.content.get_mut(index) else {
             return;
         };
         match (str_at(item, "type"), block) {
@@ -1094,21 +1081,26 @@ impl Stream {
             _ => return,
         }
         self.block = None;
-        self.out.close(index, sink);
+        out.close(index);
     }
 
-    fn completed(&mut self, r: Option<&Value>, ty: &str, sink: Sink) -> Result<(), LlmError> {
+    fn completed(
+        &mut self,
+        out: &mut Assembler,
+        r: Option<&Value>,
+        ty: &str,
+    ) -> Result<(), LlmError> {
         self.done = true;
         self.completed = true;
         let empty = Value::Null;
         let r = r.unwrap_or(&empty);
         if let Some(id) = str_at(r, "id").filter(|s| !s.is_empty()) {
-            self.out.msg.response_id = Some(id.to_owned());
+            out.msg.response_id = Some(id.to_owned());
         }
-        self.usage(r);
-        sink(&Event::Usage, &self.out.msg);
+        self.usage(out, r);
+        out.emit(&Event::Usage);
         let status = str_at(r, "status");
-        self.out.msg.stop_reason = match status {
+        out.msg.stop_reason = match status {
             None if ty == "response.incomplete" => StopReason::Length,
             None | Some("completed" | "in_progress" | "queued") => StopReason::Stop,
             Some("incomplete") => StopReason::Length,
@@ -1116,15 +1108,15 @@ impl Stream {
             Some(_) if self.codex() => StopReason::Stop,
             Some(other) => return Err(format!("Unhandled stop reason: {other}").into()),
         };
-        if self.out.msg.stop_reason == StopReason::Stop && self.out.has_tool_calls() {
-            self.out.msg.stop_reason = StopReason::ToolUse;
+        if out.msg.stop_reason == StopReason::Stop && out.has_tool_calls() {
+            out.msg.stop_reason = StopReason::ToolUse;
         }
         Ok(())
     }
 
     /// The usage and cost of a completed response (its service tier's price included).
-    fn usage(&mut self, r: &Value) {
-        let usage = &mut self.out.msg.usage;
+    fn usage(&mut self, out: &mut Assembler, r: &Value) {
+        let usage = &mut out.msg.usage;
         if let Some(u) = r.get("usage").filter(|u| truthy(u)) {
             let n = |v: Option<&Value>| v.and_then(Value::as_f64).unwrap_or(0.0);
             let cached = n(u
