@@ -15,6 +15,7 @@ pub mod responses;
 
 use crate::auth::set_header;
 use crate::message::{AssistantMessage, Event, LlmError, Sink};
+use crate::models::Model;
 use crate::request::{Options, Request, Target, Wire};
 
 /// Reads an environment variable as the call sees it (set and not empty).
@@ -74,6 +75,20 @@ pub(crate) fn with_caller(
         set_header(&mut headers, k, v.clone());
     }
     headers
+}
+
+/// The output limit of a request: the caller's, else the model's (at most 32000); none
+/// when neither is known.
+pub(crate) fn max_tokens(opts: &Options, model: &Model) -> Option<u64> {
+    opts.max_tokens
+        .or_else(|| (model.max_tokens > 0).then(|| model.max_tokens.min(32_000)))
+}
+
+/// The thinking level to send, if any: set, not `off`, clamped to the model's levels.
+pub(crate) fn thinking_level(target: &Target, opts: &Options) -> Option<&'static str> {
+    let level = opts.reasoning.as_deref().filter(|l| *l != "off")?;
+    let l = crate::models::clamp_thinking_level(&target.model, &target.details, level);
+    (l != "off").then_some(l)
 }
 
 /// An answer with an error status.

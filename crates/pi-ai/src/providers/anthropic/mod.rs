@@ -10,10 +10,10 @@ use serde_json::Value;
 
 use crate::json_partial;
 use crate::message::{Block, Event, LlmError, StopReason};
-use crate::models::{Model, clamp_thinking_level};
+use crate::models::Model;
 use crate::providers::anthropic::messages as wire_messages;
 use crate::providers::blocks::Assembler;
-use crate::providers::{Call, ErrorResponse, Prepared, Provider};
+use crate::providers::{Call, ErrorResponse, Prepared, Provider, max_tokens, thinking_level};
 use crate::request::{Options, Request, Target, ToolChoice};
 use crate::sse;
 use crate::value::{Obj, Value as Js};
@@ -120,11 +120,8 @@ pub fn headers(target: &Target, req: &Request, api_key: &str) -> Vec<(String, St
     h
 }
 
-fn budget(level: &str, opts: &Options) -> u64 {
-    let level = if level == "xhigh" { "high" } else { level };
-    if let Some((_, b)) = opts.thinking_budgets.iter().find(|(l, _)| l == level) {
-        return *b;
-    }
+/// The default thinking budget of a level (`xhigh` counts as `high`).
+pub(crate) fn default_budget(level: &str) -> u64 {
     match level {
         "minimal" => 1024,
         "low" => 2048,
@@ -133,7 +130,17 @@ fn budget(level: &str, opts: &Options) -> u64 {
     }
 }
 
-fn effort_of(target: &Target, level: &str) -> String {
+fn budget(level: &str, opts: &Options) -> u64 {
+    let level = if level == "xhigh" { "high" } else { level };
+    if let Some((_, b)) = opts.thinking_budgets.iter().find(|(l, _)| l == level) {
+        return *b;
+    }
+    default_budget(level)
+}
+
+/// The effort of an adaptive model at a level: the model's value for it, else `low`,
+/// `medium` or `high`.
+pub(crate) fn effort_of(target: &Target, level: &str) -> String {
     if let Some(Value::String(s)) = target.details.thinking_level_map.get(level) {
         return s.clone();
     }
@@ -145,25 +152,19 @@ fn effort_of(target: &Target, level: &str) -> String {
     .to_owned()
 }
 
-/// The request body (upstream's `streamSimpleAnthropic` and `buildParams`).
-pub fn body(target: &Target, req: &Request, opts: &Options, oauth: bool) -> Vec<u8> {
+/// How a request thinks: `thinking`, `output_config` (the effort of adaptive models), and
+/// the output limit (a thinking budget comes on top of it).
+struct Thinking {
+    thinking: Option<Js>,
+    output_config: Option<Js>,
+    max_tokens: u64,
+}
+
+fn thinking(target: &Target, opts: &Options, level: Option<&str>) -> Thinking {
     let model = &target.model;
-    let retention = opts.cache_retention();
-    let cc = wire_messages::cache_control(model, retention);
-    let base_max = opts
-        .max_tokens
-        .or_else(|| (model.max_tokens > 0).then(|| model.max_tokens.min(32_000)));
-    let level = opts
-        .reasoning
-        .as_deref()
-        .filter(|l| *l != "off")
-        .map(|l| clamp_thinking_level(model, &target.details, l))
-        .filter(|l| *l != "off");
-    // Thinking: adaptive effort, or a budget added to the output limit.
-    let mut max_tokens = base_max.unwrap_or(0);
-    let mut thinking: Option<Js> = None;
-    let mut output_config: Option<Js> = None;
-    if model.reasoning {
+    let mut max_tokens = max_tokens(opts, model).unwrap_or(0);
+    let mut output_config = None;
+    let thinking = model.reasoning.then(|| {
         let mut t = Obj::new();
         match level {
             Some(l) if adaptive(&model.id) => {
@@ -180,20 +181,31 @@ pub fn body(target: &Target, req: &Request, opts: &Options, oauth: bool) -> Vec<
                     b = max_tokens.saturating_sub(1024);
                 }
                 t.set("type", Js::str("enabled"));
-                t.set(
-                    "budget_tokens",
-                    Js::Num(if b == 0 { 1024.0 } else { b as f64 }),
-                );
+                let b = if b == 0 { 1024.0 } else { b as f64 };
+                t.set("budget_tokens", Js::Num(b));
                 t.set("display", Js::str("summarized"));
             }
             None => t.set("type", Js::str("disabled")),
         }
-        thinking = Some(Js::Obj(t));
-    }
+        Js::Obj(t)
+    });
     if max_tokens == 0 {
         max_tokens = model.max_tokens / 3;
     }
-    let thinking_on = level.is_some() && model.reasoning;
+    Thinking {
+        thinking,
+        output_config,
+        max_tokens,
+    }
+}
+
+/// The request body (upstream's `streamSimpleAnthropic` and `buildParams`).
+pub fn body(target: &Target, req: &Request, opts: &Options, oauth: bool) -> Vec<u8> {
+    let model = &target.model;
+    let retention = opts.cache_retention();
+    let cc = wire_messages::cache_control(model, retention);
+    let level = thinking_level(target, opts);
+    let thinking = thinking(target, opts, level);
     let mut messages = wire_messages::messages(&req.messages, model, retention);
     if oauth {
         for m in &mut messages {
@@ -203,14 +215,36 @@ pub fn body(target: &Target, req: &Request, opts: &Options, oauth: bool) -> Vec<
     let mut b = Obj::new();
     b.set("model", Js::str(&model.id));
     b.set("messages", Js::Arr(messages));
-    b.set("max_tokens", Js::Num(max_tokens as f64));
+    b.set("max_tokens", Js::Num(thinking.max_tokens as f64));
     b.set("stream", Js::Bool(true));
+    let system = system(req, model, retention, oauth, cc.as_ref());
+    if !system.is_empty() {
+        b.set("system", Js::Arr(system));
+    }
+    if let Some(t) = opts.temperature
+        && !(level.is_some() && model.reasoning)
+    {
+        b.set("temperature", Js::Num(t));
+    }
+    if !req.tools.is_empty() {
+        b.set("tools", tools(req, model, oauth, cc.as_ref()));
+    }
+    b.set_opt("thinking", thinking.thinking);
+    b.set_opt("output_config", thinking.output_config);
+    if let Some(tc) = &opts.tool_choice {
+        b.set("tool_choice", tool_choice(tc));
+    }
+    Js::Obj(b).to_json()
+}
+
+/// The system blocks: Claude Code's identity first for an OAuth token, then the prompt.
+fn system(req: &Request, model: &Model, retention: &str, oauth: bool, cc: Option<&Js>) -> Vec<Js> {
     let mut system: Vec<Js> = Vec::new();
     if oauth {
         let mut id = Obj::new();
         id.set("type", Js::str("text"));
         id.set("text", Js::str(CLAUDE_CODE_IDENTITY));
-        if let Some(c) = &cc {
+        if let Some(c) = cc {
             id.set("cache_control", c.clone());
         }
         system.push(Js::Obj(id));
@@ -218,83 +252,58 @@ pub fn body(target: &Target, req: &Request, opts: &Options, oauth: bool) -> Vec<
     if let Some(sp) = req.system_prompt.as_deref().filter(|s| !s.is_empty()) {
         system.extend(wire_messages::system(sp, model, retention));
     }
-    if !system.is_empty() {
-        b.set("system", Js::Arr(system));
-    }
-    if let Some(t) = opts.temperature
-        && !thinking_on
-    {
-        b.set("temperature", Js::Num(t));
-    }
-    if !req.tools.is_empty() {
-        let n = req.tools.len();
-        let tools = req
-            .tools
-            .iter()
-            .enumerate()
-            .map(|(k, t)| {
-                let mut o = Obj::new();
-                o.set(
-                    "name",
-                    Js::str(&if oauth {
-                        claude_code_name(&t.name)
-                    } else {
-                        t.name.clone()
-                    }),
-                );
-                o.set("description", Js::str(&t.description));
-                if eager_tool_input(model) {
-                    o.set("eager_input_streaming", Js::Bool(true));
-                }
-                let mut schema = Obj::new();
-                schema.set("type", Js::str("object"));
-                schema.set(
-                    "properties",
-                    crate::providers::openai::js(
-                        t.parameters
-                            .get("properties")
-                            .unwrap_or(&Value::Object(serde_json::Map::new())),
-                    ),
-                );
-                schema.set(
-                    "required",
-                    crate::providers::openai::js(
-                        t.parameters
-                            .get("required")
-                            .unwrap_or(&Value::Array(Vec::new())),
-                    ),
-                );
-                o.set("input_schema", Js::Obj(schema));
-                if k + 1 == n
-                    && let Some(c) = &cc
-                {
-                    o.set("cache_control", c.clone());
-                }
-                Js::Obj(o)
-            })
-            .collect();
-        b.set("tools", Js::Arr(tools));
-    }
-    if let Some(t) = thinking {
-        b.set("thinking", t);
-    }
-    if let Some(oc) = output_config {
-        b.set("output_config", oc);
-    }
-    if let Some(tc) = &opts.tool_choice {
+    system
+}
+
+/// The tools (named as Claude Code's for an OAuth token), the last one marked for caching.
+fn tools(req: &Request, model: &Model, oauth: bool, cc: Option<&Js>) -> Js {
+    let n = req.tools.len();
+    let schema_part = |t: &crate::request::Tool, k: &str, empty: Value| {
+        crate::providers::openai::js(t.parameters.get(k).unwrap_or(&empty))
+    };
+    let tools = req.tools.iter().enumerate().map(|(k, t)| {
         let mut o = Obj::new();
-        match tc {
-            ToolChoice::Auto => o.set("type", Js::str("auto")),
-            ToolChoice::None => o.set("type", Js::str("none")),
-            ToolChoice::Required => o.set("type", Js::str("any")),
-            ToolChoice::Tool(name) => {
-                o.set("type", Js::str("tool"));
-                o.set("name", Js::str(name));
-            }
+        let name = if oauth {
+            claude_code_name(&t.name)
+        } else {
+            t.name.clone()
+        };
+        o.set("name", Js::str(&name));
+        o.set("description", Js::str(&t.description));
+        if eager_tool_input(model) {
+            o.set("eager_input_streaming", Js::Bool(true));
         }
-        b.set("tool_choice", Js::Obj(o));
+        let mut schema = Obj::new();
+        schema.set("type", Js::str("object"));
+        let no_properties = Value::Object(serde_json::Map::new());
+        schema.set("properties", schema_part(t, "properties", no_properties));
+        schema.set(
+            "required",
+            schema_part(t, "required", Value::Array(Vec::new())),
+        );
+        o.set("input_schema", Js::Obj(schema));
+        if k + 1 == n
+            && let Some(c) = cc
+        {
+            o.set("cache_control", c.clone());
+        }
+        Js::Obj(o)
+    });
+    Js::Arr(tools.collect())
+}
+
+fn tool_choice(tc: &ToolChoice) -> Js {
+    let mut o = Obj::new();
+    match tc {
+        ToolChoice::Auto => o.set("type", Js::str("auto")),
+        ToolChoice::None => o.set("type", Js::str("none")),
+        ToolChoice::Required => o.set("type", Js::str("any")),
+        ToolChoice::Tool(name) => {
+            o.set("type", Js::str("tool"));
+            o.set("name", Js::str(name));
+        }
     }
-    Js::Obj(b).to_json()
+    Js::Obj(o)
 }
 
 fn rename_tool_uses(m: &mut Js) {

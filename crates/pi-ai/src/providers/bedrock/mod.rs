@@ -32,10 +32,12 @@ use aws_smithy_types::event_stream::{HeaderValue, Message};
 use serde_json::Value;
 
 use crate::message::{AssistantMessage, Block, Event, LlmError, Sink, StopReason};
-use crate::models::{Model, clamp_thinking_level};
+use crate::models::Model;
 use crate::providers::bedrock::messages as wire_messages;
 use crate::providers::blocks::{Assembler, Draft};
-use crate::providers::{Call, Env, ErrorResponse, Parser, Prepared, Provider};
+use crate::providers::{
+    self, Call, Env, ErrorResponse, Parser, Prepared, Provider, anthropic, thinking_level,
+};
 use crate::request::{Options, Request, Target, ToolChoice};
 use crate::value::{Obj, Value as Js};
 
@@ -403,15 +405,6 @@ fn adaptive(target: &Target) -> bool {
         .any(|s| s.contains("opus-4-6") || s.contains("opus-4-7") || s.contains("sonnet-4-6"))
 }
 
-fn default_budget(level: &str) -> u64 {
-    match level {
-        "minimal" => 1024,
-        "low" => 2048,
-        "medium" => 8192,
-        _ => 16_384,
-    }
-}
-
 fn effort(target: &Target, level: &str) -> String {
     let native_xhigh = wire_messages::match_candidates(&target.model, name_of(target))
         .iter()
@@ -419,15 +412,23 @@ fn effort(target: &Target, level: &str) -> String {
     if level == "xhigh" && native_xhigh {
         return "xhigh".into();
     }
-    if let Some(Value::String(s)) = target.details.thinking_level_map.get(level) {
-        return s.clone();
+    anthropic::effort_of(target, level)
+}
+
+/// The thinking budget of a Claude model that takes one, at `level`, and the output limit
+/// that makes room for it (the budget comes on top of the limit).
+fn budget(target: &Target, opts: &Options, level: &str, max_tokens: Option<u64>) -> (u64, u64) {
+    let l = if level == "xhigh" { "high" } else { level };
+    let mut b = opts
+        .thinking_budgets
+        .iter()
+        .find(|(k, _)| k == l)
+        .map_or_else(|| anthropic::default_budget(l), |(_, b)| *b);
+    let m = (max_tokens.unwrap_or(0) + b).min(target.model.max_tokens);
+    if m <= b {
+        b = m.saturating_sub(1024);
     }
-    match level {
-        "minimal" | "low" => "low",
-        "medium" => "medium",
-        _ => "high",
-    }
-    .into()
+    (b, m)
 }
 
 /// The request body (the reference's `streamSimpleBedrock` and command input, as the AWS
@@ -442,33 +443,16 @@ pub fn body(
     let name = name_of(target);
     let retention = opts.cache_retention();
     let claude = wire_messages::is_claude(model, name);
-    let level = opts
-        .reasoning
-        .as_deref()
-        .filter(|l| *l != "off")
-        .map(|l| clamp_thinking_level(model, &target.details, l))
-        .filter(|l| *l != "off");
-    let mut max_tokens = opts
-        .max_tokens
-        .or_else(|| (model.max_tokens > 0).then(|| model.max_tokens.min(32_000)));
-    // Claude with a thinking budget: the budget comes on top of the output limit.
-    let mut budgets = opts.thinking_budgets.clone();
+    let level = thinking_level(target, opts);
+    let mut max_tokens = providers::max_tokens(opts, model);
+    let mut budget_tokens = None;
     if let Some(l) = level
         && claude
         && !adaptive(target)
     {
-        let l = if l == "xhigh" { "high" } else { l };
-        let mut b = budgets
-            .iter()
-            .find(|(k, _)| k == l)
-            .map_or_else(|| default_budget(l), |(_, b)| *b);
-        let m = (max_tokens.unwrap_or(0) + b).min(model.max_tokens);
-        if m <= b {
-            b = m.saturating_sub(1024);
-        }
+        let (b, m) = budget(target, opts, l, max_tokens);
+        budget_tokens = Some(b);
         max_tokens = Some(m);
-        budgets.retain(|(k, _)| k != l);
-        budgets.push((l.to_owned(), b));
     }
     let messages = wire_messages::messages(&req.messages, model, name, retention)
         .map_err(|e| LlmError::new(e.to_string()))?;
@@ -486,79 +470,87 @@ pub fn body(
     }
     b.set("inferenceConfig", Js::Obj(ic));
     if !req.tools.is_empty() && opts.tool_choice != Some(ToolChoice::None) {
-        let tools = req
-            .tools
-            .iter()
-            .map(|t| {
-                let mut schema = Obj::new();
-                schema.set("json", crate::providers::openai::js(&t.parameters));
-                let mut spec = Obj::new();
-                spec.set("name", Js::str(&t.name));
-                spec.set("inputSchema", Js::Obj(schema));
-                spec.set("description", Js::str(&t.description));
-                let mut o = Obj::new();
-                o.set("toolSpec", Js::Obj(spec));
-                Js::Obj(o)
-            })
-            .collect();
-        let mut tc = Obj::new();
-        tc.set("tools", Js::Arr(tools));
-        let choice = match &opts.tool_choice {
-            Some(ToolChoice::Auto) => Some(("auto", None)),
-            Some(ToolChoice::Required) => Some(("any", None)),
-            Some(ToolChoice::Tool(n)) => Some(("tool", Some(n))),
-            _ => None,
-        };
-        if let Some((kind, tool)) = choice {
-            let mut inner = Obj::new();
-            if let Some(n) = tool {
-                inner.set("name", Js::str(n));
-            }
-            let mut c = Obj::new();
-            c.set(kind, Js::Obj(inner));
-            tc.set("toolChoice", Js::Obj(c));
-        }
-        b.set("toolConfig", Js::Obj(tc));
+        b.set("toolConfig", tool_config(req, opts));
     }
     if let Some(l) = level
         && model.reasoning
         && claude
     {
-        let gov = region.to_lowercase().starts_with("us-gov-") || {
-            let id = model.id.to_lowercase();
-            id.starts_with("us-gov.") || id.starts_with("arn:aws-us-gov:")
-        };
-        let mut thinking = Obj::new();
-        let mut fields = Obj::new();
-        if adaptive(target) {
-            thinking.set("type", Js::str("adaptive"));
-            if !gov {
-                thinking.set("display", Js::str("summarized"));
-            }
-            fields.set("thinking", Js::Obj(thinking));
-            let mut oc = Obj::new();
-            oc.set("effort", Js::str(&effort(target, l)));
-            fields.set("output_config", Js::Obj(oc));
-        } else {
-            let key = if l == "xhigh" { "high" } else { l };
-            let budget = budgets
-                .iter()
-                .find(|(k, _)| k == key)
-                .map_or_else(|| default_budget(l), |(_, b)| *b);
-            thinking.set("type", Js::str("enabled"));
-            thinking.set("budget_tokens", Js::Num(budget as f64));
-            if !gov {
-                thinking.set("display", Js::str("summarized"));
-            }
-            fields.set("thinking", Js::Obj(thinking));
-            fields.set(
-                "anthropic_beta",
-                Js::Arr(vec![Js::str("interleaved-thinking-2025-05-14")]),
-            );
-        }
+        let fields = thinking_fields(target, region, l, budget_tokens);
         b.set("additionalModelRequestFields", Js::Obj(fields));
     }
     Ok(Js::Obj(b).to_json())
+}
+
+/// `toolConfig`: the tools as tool specs, and the tool choice.
+fn tool_config(req: &Request, opts: &Options) -> Js {
+    let tools = req
+        .tools
+        .iter()
+        .map(|t| {
+            let mut schema = Obj::new();
+            schema.set("json", crate::providers::openai::js(&t.parameters));
+            let mut spec = Obj::new();
+            spec.set("name", Js::str(&t.name));
+            spec.set("inputSchema", Js::Obj(schema));
+            spec.set("description", Js::str(&t.description));
+            let mut o = Obj::new();
+            o.set("toolSpec", Js::Obj(spec));
+            Js::Obj(o)
+        })
+        .collect();
+    let mut tc = Obj::new();
+    tc.set("tools", Js::Arr(tools));
+    let choice = match &opts.tool_choice {
+        Some(ToolChoice::Auto) => Some(("auto", None)),
+        Some(ToolChoice::Required) => Some(("any", None)),
+        Some(ToolChoice::Tool(n)) => Some(("tool", Some(n))),
+        _ => None,
+    };
+    if let Some((kind, tool)) = choice {
+        let mut inner = Obj::new();
+        if let Some(n) = tool {
+            inner.set("name", Js::str(n));
+        }
+        let mut c = Obj::new();
+        c.set(kind, Js::Obj(inner));
+        tc.set("toolChoice", Js::Obj(c));
+    }
+    Js::Obj(tc)
+}
+
+/// Claude's thinking, in `additionalModelRequestFields`: adaptive (an effort), or a budget
+/// (`budget_tokens`) with interleaved thinking. GovCloud regions get no `display`.
+fn thinking_fields(target: &Target, region: &str, level: &str, budget: Option<u64>) -> Obj {
+    let gov = region.to_lowercase().starts_with("us-gov-") || {
+        let id = target.model.id.to_lowercase();
+        id.starts_with("us-gov.") || id.starts_with("arn:aws-us-gov:")
+    };
+    let mut thinking = Obj::new();
+    let mut fields = Obj::new();
+    match budget {
+        None => thinking.set("type", Js::str("adaptive")),
+        Some(b) => {
+            thinking.set("type", Js::str("enabled"));
+            thinking.set("budget_tokens", Js::Num(b as f64));
+        }
+    }
+    if !gov {
+        thinking.set("display", Js::str("summarized"));
+    }
+    fields.set("thinking", Js::Obj(thinking));
+    match budget {
+        None => {
+            let mut oc = Obj::new();
+            oc.set("effort", Js::str(&effort(target, level)));
+            fields.set("output_config", Js::Obj(oc));
+        }
+        Some(_) => fields.set(
+            "anthropic_beta",
+            Js::Arr(vec![Js::str("interleaved-thinking-2025-05-14")]),
+        ),
+    }
+    fields
 }
 
 /// What a SigV4 signature is made for.

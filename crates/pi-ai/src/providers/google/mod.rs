@@ -14,7 +14,7 @@ use crate::message::{Block, Event, LlmError, StopReason};
 use crate::models::{Model, clamp_thinking_level};
 use crate::providers::blocks::Assembler;
 use crate::providers::google::contents as wire_contents;
-use crate::providers::{Call, ErrorResponse, Prepared, Provider};
+use crate::providers::{Call, ErrorResponse, Prepared, Provider, max_tokens};
 use crate::request::{Options, Request, Target, ToolChoice, Wire};
 use crate::sse;
 use crate::value::{Obj, Value as Js};
@@ -218,9 +218,7 @@ pub fn body(target: &Target, req: &Request, opts: &Options, vertex: bool) -> Vec
     if let Some(t) = opts.temperature {
         g.set("temperature", Js::Num(t));
     }
-    let max = opts
-        .max_tokens
-        .or_else(|| (model.max_tokens > 0).then(|| model.max_tokens.min(32_000)));
+    let max = max_tokens(opts, model);
     if let Some(n) = max {
         g.set("maxOutputTokens", Js::Num(n as f64));
     }

@@ -14,8 +14,10 @@ use serde_json::Value;
 use crate::message::{Block, Event, LlmError, StopReason};
 use crate::providers::blocks::Assembler;
 use crate::providers::mistral::messages as wire_messages;
-use crate::providers::{Call, ErrorResponse, Prepared, Provider, openai, with_caller};
-use crate::request::{Options, Request, Target, ToolChoice};
+use crate::providers::{
+    Call, ErrorResponse, Prepared, Provider, max_tokens, openai, thinking_level, with_caller,
+};
+use crate::request::{Options, Request, Target};
 use crate::sse;
 use crate::value::{Obj, Value as Js};
 
@@ -39,10 +41,7 @@ pub fn request(target: &Target, req: &Request, opts: &Options, key: &str) -> Pre
     if let Some(t) = opts.temperature {
         b.set("temperature", Js::Num(t));
     }
-    let max = opts
-        .max_tokens
-        .or_else(|| (model.max_tokens > 0).then(|| model.max_tokens.min(32_000)));
-    if let Some(n) = max {
+    if let Some(n) = max_tokens(opts, model) {
         b.set("max_tokens", Js::Num(n as f64));
     }
     b.set("stream", Js::Bool(true));
@@ -63,35 +62,17 @@ pub fn request(target: &Target, req: &Request, opts: &Options, key: &str) -> Pre
                 f.set("name", Js::str(&t.name));
                 f.set("description", Js::str(&t.description));
                 f.set("strict", Js::Bool(false));
-                f.set("parameters", crate::providers::openai::js(&t.parameters));
-                let mut o = Obj::new();
-                o.set("type", Js::str("function"));
-                o.set("function", Js::Obj(f));
-                Js::Obj(o)
+                f.set("parameters", openai::js(&t.parameters));
+                openai::function(f)
             })
             .collect();
         b.set("tools", Js::Arr(tools));
     }
     if let Some(tc) = &opts.tool_choice {
-        b.set(
-            "tool_choice",
-            match tc {
-                ToolChoice::Auto => Js::str("auto"),
-                ToolChoice::None => Js::str("none"),
-                ToolChoice::Required => Js::str("required"),
-                ToolChoice::Tool(name) => {
-                    let mut f = Obj::new();
-                    f.set("name", Js::str(name));
-                    let mut o = Obj::new();
-                    o.set("type", Js::str("function"));
-                    o.set("function", Js::Obj(f));
-                    Js::Obj(o)
-                }
-            },
-        );
+        b.set("tool_choice", openai::tool_choice(tc));
     }
     if model.reasoning
-        && let Some(level) = crate::providers::openai::effort(target, opts)
+        && let Some(level) = thinking_level(target, opts)
     {
         if uses_reasoning_effort(&model.id) {
             let effort = match target.details.thinking_level_map.get(level) {

@@ -10,10 +10,10 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use crate::message::{AssistantMessage, Block, Event, LlmError, StopReason};
-use crate::models::{Model, clamp_thinking_level};
+use crate::models::Model;
 use crate::providers::blocks::Assembler;
 use crate::providers::openai::messages as wire_messages;
-use crate::providers::{Call, ErrorResponse, Prepared, Provider};
+use crate::providers::{Call, ErrorResponse, Prepared, Provider, max_tokens, thinking_level};
 use crate::request::{Options, Request, Target, ToolChoice};
 use crate::sse;
 use crate::value::{JStr, Obj, Value as Js};
@@ -118,14 +118,8 @@ fn has_tool_history(messages: &[Js]) -> bool {
     })
 }
 
-/// The thinking level to send, if any: set, not `off`, for a reasoning model, clamped.
-pub fn effort(target: &Target, opts: &Options) -> Option<&'static str> {
-    let level = opts.reasoning.as_deref().filter(|l| *l != "off")?;
-    let l = clamp_thinking_level(&target.model, &target.details, level);
-    (l != "off").then_some(l)
-}
-
-fn mapped(target: &Target, level: &str) -> Js {
+/// The provider's value for a level (`thinkingLevelMap`), else the level.
+pub(crate) fn mapped(target: &Target, level: &str) -> Js {
     match target.details.thinking_level_map.get(level) {
         Some(Value::String(s)) => Js::str(s),
         _ => Js::str(level),
@@ -139,12 +133,13 @@ pub fn body(target: &Target, req: &Request, opts: &Options) -> Vec<u8> {
     let retention = opts.cache_retention();
     let mut b = Obj::new();
     b.set("model", Js::str(&model.id));
-    let mut messages = wire_messages::messages(
+    let messages = wire_messages::messages(
         &req.messages,
         model,
         req.system_prompt.as_deref(),
         retention,
     );
+    // Set last (its place in the body is second).
     b.set("messages", Js::Arr(Vec::new()));
     b.set("stream", Js::Bool(true));
     if retention == "long" && flags.supports_long_cache_retention {
@@ -158,123 +153,133 @@ pub fn body(target: &Target, req: &Request, opts: &Options) -> Vec<u8> {
     if flags.supports_store {
         b.set("store", Js::Bool(false));
     }
-    let max_tokens = opts
-        .max_tokens
-        .or_else(|| (model.max_tokens > 0).then(|| model.max_tokens.min(32_000)));
-    if let Some(n) = max_tokens.filter(|n| *n > 0) {
+    if let Some(n) = max_tokens(opts, model).filter(|n| *n > 0) {
         b.set(&flags.max_tokens_field, num(n));
     }
     if let Some(t) = opts.temperature {
         b.set("temperature", Js::Num(t));
     }
-    if !req.tools.is_empty() {
-        let mut tools: Vec<Js> = req
-            .tools
-            .iter()
-            .map(|t| {
-                let mut f = Obj::new();
-                f.set("name", Js::str(&t.name));
-                f.set("description", Js::str(&t.description));
-                f.set("parameters", js(&t.parameters));
-                if flags.supports_strict_mode {
-                    f.set("strict", Js::Bool(false));
-                }
-                let mut o = Obj::new();
-                o.set("type", Js::str("function"));
-                o.set("function", Js::Obj(f));
-                Js::Obj(o)
-            })
-            .collect();
-        if flags.anthropic_cache_control
-            && retention != "none"
-            && let Some(Js::Obj(last)) = tools.last_mut()
-        {
-            let mut cc = Obj::new();
-            cc.set("type", Js::str("ephemeral"));
-            if retention == "long" && flags.supports_long_cache_retention {
-                cc.set("ttl", Js::str("1h"));
-            }
-            last.set("cache_control", Js::Obj(cc));
-        }
-        b.set("tools", Js::Arr(tools));
-        if flags.zai_tool_stream {
-            b.set("tool_stream", Js::Bool(true));
-        }
-    } else if has_tool_history(&req.messages) {
-        b.set("tools", Js::Arr(Vec::new()));
-    }
+    set_tools(&mut b, &flags, req, retention);
     if let Some(tc) = &opts.tool_choice {
-        let v = match tc {
-            ToolChoice::Auto => Js::str("auto"),
-            ToolChoice::None => Js::str("none"),
-            ToolChoice::Required => Js::str("required"),
-            ToolChoice::Tool(name) => {
-                let mut f = Obj::new();
-                f.set("name", Js::str(name));
-                let mut o = Obj::new();
-                o.set("type", Js::str("function"));
-                o.set("function", Js::Obj(f));
-                Js::Obj(o)
-            }
-        };
-        b.set("tool_choice", v);
+        b.set("tool_choice", tool_choice(tc));
     }
-    let effort = effort(target, opts);
     if model.reasoning {
-        match flags.thinking_format.as_str() {
-            "zai" | "qwen" => b.set("enable_thinking", Js::Bool(effort.is_some())),
-            "qwen-chat-template" => {
-                let mut k = Obj::new();
-                k.set("enable_thinking", Js::Bool(effort.is_some()));
-                k.set("preserve_thinking", Js::Bool(true));
-                b.set("chat_template_kwargs", Js::Obj(k));
+        set_thinking(&mut b, &flags, target, thinking_level(target, opts));
+    }
+    set_routing(&mut b, model);
+    b.set("messages", Js::Arr(messages));
+    Js::Obj(b).to_json()
+}
+
+/// `tools` (the last one marked for caching where the server wants Anthropic's cache
+/// control), and `tools: []` for a conversation with tool calls but no tools now.
+fn set_tools(b: &mut Obj, flags: &Flags, req: &Request, retention: &str) {
+    if req.tools.is_empty() {
+        if has_tool_history(&req.messages) {
+            b.set("tools", Js::Arr(Vec::new()));
+        }
+        return;
+    }
+    let mut tools: Vec<Js> = req
+        .tools
+        .iter()
+        .map(|t| {
+            let mut f = Obj::new();
+            f.set("name", Js::str(&t.name));
+            f.set("description", Js::str(&t.description));
+            f.set("parameters", js(&t.parameters));
+            if flags.supports_strict_mode {
+                f.set("strict", Js::Bool(false));
             }
-            "deepseek" => {
-                let mut t = Obj::new();
-                t.set(
-                    "type",
-                    Js::str(if effort.is_some() {
-                        "enabled"
-                    } else {
-                        "disabled"
-                    }),
-                );
-                b.set("thinking", Js::Obj(t));
-                if let Some(e) = effort {
-                    b.set("reasoning_effort", mapped(target, e));
-                }
-            }
-            "openrouter" => {
-                let mut r = Obj::new();
-                match effort {
-                    Some(e) => {
-                        r.set("effort", mapped(target, e));
-                        b.set("reasoning", Js::Obj(r));
-                    }
-                    None => match target.details.thinking_level_map.get("off") {
-                        Some(Value::Null) => {}
-                        Some(Value::String(s)) => {
-                            r.set("effort", Js::str(s));
-                            b.set("reasoning", Js::Obj(r));
-                        }
-                        _ => {
-                            r.set("effort", Js::str("none"));
-                            b.set("reasoning", Js::Obj(r));
-                        }
-                    },
-                }
-            }
-            _ if flags.supports_reasoning_effort => match effort {
-                Some(e) => b.set("reasoning_effort", mapped(target, e)),
-                None => {
-                    if let Some(Value::String(s)) = target.details.thinking_level_map.get("off") {
-                        b.set("reasoning_effort", Js::str(s));
-                    }
-                }
-            },
-            _ => {}
+            function(f)
+        })
+        .collect();
+    if flags.anthropic_cache_control
+        && retention != "none"
+        && let Some(Js::Obj(last)) = tools.last_mut()
+    {
+        let mut cc = Obj::new();
+        cc.set("type", Js::str("ephemeral"));
+        if retention == "long" && flags.supports_long_cache_retention {
+            cc.set("ttl", Js::str("1h"));
+        }
+        last.set("cache_control", Js::Obj(cc));
+    }
+    b.set("tools", Js::Arr(tools));
+    if flags.zai_tool_stream {
+        b.set("tool_stream", Js::Bool(true));
+    }
+}
+
+/// `{"type": "function", "function": f}`.
+pub(crate) fn function(f: Obj) -> Js {
+    let mut o = Obj::new();
+    o.set("type", Js::str("function"));
+    o.set("function", Js::Obj(f));
+    Js::Obj(o)
+}
+
+/// `tool_choice` of a Chat Completions request (Mistral's too).
+pub(crate) fn tool_choice(tc: &ToolChoice) -> Js {
+    match tc {
+        ToolChoice::Auto => Js::str("auto"),
+        ToolChoice::None => Js::str("none"),
+        ToolChoice::Required => Js::str("required"),
+        ToolChoice::Tool(name) => {
+            let mut f = Obj::new();
+            f.set("name", Js::str(name));
+            function(f)
         }
     }
+}
+
+/// The thinking parameters of a reasoning model, in the server's format.
+fn set_thinking(b: &mut Obj, flags: &Flags, target: &Target, effort: Option<&str>) {
+    let off_value = target.details.thinking_level_map.get("off");
+    match flags.thinking_format.as_str() {
+        "zai" | "qwen" => b.set("enable_thinking", Js::Bool(effort.is_some())),
+        "qwen-chat-template" => {
+            let mut k = Obj::new();
+            k.set("enable_thinking", Js::Bool(effort.is_some()));
+            k.set("preserve_thinking", Js::Bool(true));
+            b.set("chat_template_kwargs", Js::Obj(k));
+        }
+        "deepseek" => {
+            let mut t = Obj::new();
+            let on = if effort.is_some() {
+                "enabled"
+            } else {
+                "disabled"
+            };
+            t.set("type", Js::str(on));
+            b.set("thinking", Js::Obj(t));
+            if let Some(e) = effort {
+                b.set("reasoning_effort", mapped(target, e));
+            }
+        }
+        "openrouter" => {
+            let value = match (effort, off_value) {
+                (Some(e), _) => mapped(target, e),
+                (None, Some(Value::Null)) => return,
+                (None, Some(Value::String(s))) => Js::str(s),
+                (None, _) => Js::str("none"),
+            };
+            let mut r = Obj::new();
+            r.set("effort", value);
+            b.set("reasoning", Js::Obj(r));
+        }
+        _ if flags.supports_reasoning_effort => match (effort, off_value) {
+            (Some(e), _) => b.set("reasoning_effort", mapped(target, e)),
+            (None, Some(Value::String(s))) => b.set("reasoning_effort", Js::str(s)),
+            (None, _) => {}
+        },
+        _ => {}
+    }
+}
+
+/// OpenRouter's `provider` and the Vercel AI Gateway's `providerOptions`, from the model's
+/// routing settings.
+fn set_routing(b: &mut Obj, model: &Model) {
     if model.base_url.contains("openrouter.ai")
         && let Some(r) = model.compat.get("openRouterRouting")
     {
@@ -296,8 +301,6 @@ pub fn body(target: &Target, req: &Request, opts: &Options) -> Vec<u8> {
             b.set("providerOptions", Js::Obj(po));
         }
     }
-    b.set("messages", Js::Arr(std::mem::take(&mut messages)));
-    Js::Obj(b).to_json()
 }
 
 /// The message of an HTTP error, as the OpenAI SDK words it: `STATUS MESSAGE`, where the

@@ -31,9 +31,11 @@ use crate::auth::set_header;
 use crate::json_partial;
 use crate::message::{Block, Event, LlmError, StopReason};
 use crate::providers::blocks::Assembler;
+use crate::providers::openai::mapped;
 use crate::providers::responses::input as wire_input;
 use crate::providers::{
-    Call, Env, ErrorResponse, Prepared, Provider, retryable_status, with_caller,
+    Call, Env, ErrorResponse, Prepared, Provider, max_tokens, retryable_status, thinking_level,
+    with_caller,
 };
 use crate::request::{Options, Request, Target, ToolChoice, Wire};
 use crate::sse;
@@ -57,16 +59,38 @@ fn num(n: u64) -> Js {
     Js::Num(n as f64)
 }
 
-/// The thinking level to send (`Options::reasoning`, clamped to the model's levels).
-fn effort(target: &Target, opts: &Options) -> Option<&'static str> {
-    crate::providers::openai::effort(target, opts)
+/// `model`, `input` and `stream`: how every request of the family starts. The input is
+/// written for the APIs that take `call|item` tool-call ids from `providers` as they are.
+fn start(target: &Target, req: &Request, model: &str, providers: &[&str]) -> Result<Obj, LlmError> {
+    let input = wire_input::input(
+        &req.messages,
+        &target.model,
+        req.system_prompt.as_deref(),
+        providers,
+        true,
+    )
+    .map_err(input_error)?;
+    let mut b = Obj::new();
+    b.set("model", Js::str(model));
+    b.set("input", Js::Arr(input));
+    b.set("stream", Js::Bool(true));
+    Ok(b)
 }
 
-/// The provider's value for a level (`thinkingLevelMap`), else the level.
-fn mapped(target: &Target, level: &str) -> Js {
-    match target.details.thinking_level_map.get(level) {
-        Some(Value::String(s)) => Js::str(s),
-        _ => Js::str(level),
+/// `max_output_tokens`, `temperature`, `tools` and `tool_choice` of OpenAI and Azure
+/// requests.
+fn limits_and_tools(b: &mut Obj, target: &Target, req: &Request, opts: &Options) {
+    if let Some(n) = max_tokens(opts, &target.model).filter(|n| *n > 0) {
+        b.set("max_output_tokens", num(n));
+    }
+    if let Some(t) = opts.temperature {
+        b.set("temperature", Js::Num(t));
+    }
+    if !req.tools.is_empty() {
+        b.set("tools", tools(req, Js::Bool(false)));
+    }
+    if let Some(tc) = &opts.tool_choice {
+        b.set("tool_choice", tool_choice(tc));
     }
 }
 
@@ -101,14 +125,6 @@ fn tool_choice(tc: &ToolChoice) -> Js {
     }
 }
 
-/// `max_output_tokens`: the caller's, else the model's limit (at most 32000).
-fn max_tokens(target: &Target, opts: &Options) -> Option<u64> {
-    let m = target.model.max_tokens;
-    opts.max_tokens
-        .or_else(|| (m > 0).then(|| m.min(32_000)))
-        .filter(|n| *n > 0)
-}
-
 /// `reasoning` (and `include`) of OpenAI and Azure requests: the level when thinking is
 /// on; when it is off, the model's "off" value (default `none`) unless the model cannot
 /// turn thinking off (its map says `off: null`; Copilot never gets one).
@@ -116,7 +132,7 @@ fn reasoning(target: &Target, opts: &Options, b: &mut Obj, copilot_off: bool) {
     if !target.model.reasoning {
         return;
     }
-    match effort(target, opts) {
+    match thinking_level(target, opts) {
         Some(e) => {
             let mut r = Obj::new();
             r.set("effort", mapped(target, e));
@@ -209,22 +225,7 @@ pub fn openai(
     let model = &target.model;
     let retention = opts.cache_retention();
     let session = opts.session_id.as_deref().filter(|_| retention != "none");
-    let mut b = Obj::new();
-    b.set("model", Js::str(&model.id));
-    b.set(
-        "input",
-        Js::Arr(
-            wire_input::input(
-                &req.messages,
-                model,
-                req.system_prompt.as_deref(),
-                &OPENAI_TOOL_CALL_PROVIDERS,
-                true,
-            )
-            .map_err(input_error)?,
-        ),
-    );
-    b.set("stream", Js::Bool(true));
+    let mut b = start(target, req, &model.id, &OPENAI_TOOL_CALL_PROVIDERS)?;
     b.set_opt("prompt_cache_key", session.map(Js::str));
     if retention == "long"
         && model
@@ -234,18 +235,7 @@ pub fn openai(
         b.set("prompt_cache_retention", Js::str("24h"));
     }
     b.set("store", Js::Bool(false));
-    if let Some(n) = max_tokens(target, opts) {
-        b.set("max_output_tokens", num(n));
-    }
-    if let Some(t) = opts.temperature {
-        b.set("temperature", Js::Num(t));
-    }
-    if !req.tools.is_empty() {
-        b.set("tools", tools(req, Js::Bool(false)));
-    }
-    if let Some(tc) = &opts.tool_choice {
-        b.set("tool_choice", tool_choice(tc));
-    }
+    limits_and_tools(&mut b, target, req, opts);
     reasoning(target, opts, &mut b, model.provider == "github-copilot");
     let mut h = vec![("accept".to_owned(), "application/json".to_owned())];
     if model.provider == "cloudflare-ai-gateway" {
@@ -338,35 +328,9 @@ pub fn azure(
         &model.id,
         env("AZURE_OPENAI_DEPLOYMENT_NAME_MAP").as_deref(),
     );
-    let mut b = Obj::new();
-    b.set("model", Js::str(&deployment));
-    b.set(
-        "input",
-        Js::Arr(
-            wire_input::input(
-                &req.messages,
-                model,
-                req.system_prompt.as_deref(),
-                &AZURE_TOOL_CALL_PROVIDERS,
-                true,
-            )
-            .map_err(input_error)?,
-        ),
-    );
-    b.set("stream", Js::Bool(true));
+    let mut b = start(target, req, &deployment, &AZURE_TOOL_CALL_PROVIDERS)?;
     b.set_opt("prompt_cache_key", opts.session_id.as_deref().map(Js::str));
-    if let Some(n) = max_tokens(target, opts) {
-        b.set("max_output_tokens", num(n));
-    }
-    if let Some(t) = opts.temperature {
-        b.set("temperature", Js::Num(t));
-    }
-    if !req.tools.is_empty() {
-        b.set("tools", tools(req, Js::Bool(false)));
-    }
-    if let Some(tc) = &opts.tool_choice {
-        b.set("tool_choice", tool_choice(tc));
-    }
+    limits_and_tools(&mut b, target, req, opts);
     reasoning(target, opts, &mut b, false);
     let h = vec![
         ("accept".to_owned(), "application/json".to_owned()),
@@ -513,7 +477,7 @@ pub fn codex(
     if !req.tools.is_empty() {
         b.set("tools", tools(req, Js::Null));
     }
-    if let Some(e) = effort(target, opts) {
+    if let Some(e) = thinking_level(target, opts) {
         let mut r = Obj::new();
         r.set("effort", mapped(target, e));
         r.set("summary", Js::str("auto"));
