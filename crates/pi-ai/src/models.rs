@@ -344,101 +344,8 @@ impl Registry {
                 .any(|m| m.provider == name && m.source != Source::Custom)
         };
         validate(providers, builtin)?;
-        // Provider-level baseUrl/compat and per-model overrides of built-in models.
-        for m in &mut self.models {
-            let Some(p) = providers.get(&m.provider) else {
-                continue;
-            };
-            let mut changed = false;
-            if let Some(url) = p.get("baseUrl").and_then(Value::as_str) {
-                m.base_url = url.to_owned();
-                changed = true;
-            }
-            if let Some(c) = p.get("compat").and_then(Value::as_object) {
-                m.compat = merge_compat(&m.compat, c);
-                changed = true;
-            }
-            if let Some(o) = p
-                .get("modelOverrides")
-                .and_then(|o| o.get(&m.id))
-                .and_then(Value::as_object)
-            {
-                if let Some(b) = o.get("reasoning").and_then(Value::as_bool) {
-                    m.reasoning = b;
-                }
-                if let Some(i) = strings(o.get("input")) {
-                    m.input = i;
-                }
-                if let Some(n) = o.get("contextWindow").and_then(count) {
-                    m.context_window = n;
-                }
-                if let Some(n) = o.get("maxTokens").and_then(count) {
-                    m.max_tokens = n;
-                }
-                if let Some(c) = o.get("compat").and_then(Value::as_object) {
-                    m.compat = merge_compat(&m.compat, c);
-                }
-                let d = self
-                    .details
-                    .entry((m.provider.clone(), m.id.clone()))
-                    .or_default();
-                if let Some(n) = o.get("name").and_then(Value::as_str) {
-                    d.name = Some(n.to_owned());
-                }
-                if let Some(c) = o.get("cost").filter(|c| c.is_object()) {
-                    d.prices = d.prices.with(c);
-                }
-                if let Some(t) = o.get("thinkingLevelMap").and_then(Value::as_object) {
-                    d.thinking_level_map.extend(t.clone());
-                }
-                d.config_headers = header_list(o.get("headers"));
-                changed = true;
-            }
-            if changed {
-                m.source = Source::Overridden;
-            }
-        }
-        // Custom models: api and baseUrl from the model, the provider, or the provider's
-        // first built-in model.
-        let mut custom = Vec::new();
-        for (name, p) in providers {
-            let Some(defs) = p.get("models").and_then(Value::as_array) else {
-                continue;
-            };
-            let builtin = self
-                .models
-                .iter()
-                .find(|m| m.provider == *name && m.source != Source::Custom);
-            let builtin_api = builtin.map(|m| m.api.clone());
-            let builtin_url = builtin.map(|m| m.base_url.clone());
-            for d in defs {
-                let s = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
-                let Some(api) = s(d, "api").or_else(|| s(p, "api")).or(builtin_api.clone()) else {
-                    continue;
-                };
-                let Some(url) = s(d, "baseUrl")
-                    .or_else(|| s(p, "baseUrl"))
-                    .or(builtin_url.clone())
-                else {
-                    continue;
-                };
-                let mut v = d.clone();
-                if let Some(o) = v.as_object_mut() {
-                    o.insert("provider".into(), Value::String(name.clone()));
-                    o.insert("api".into(), Value::String(api));
-                    o.insert("baseUrl".into(), Value::String(url));
-                    let empty = Map::new();
-                    let pc = p.get("compat").and_then(Value::as_object).unwrap_or(&empty);
-                    let mc = d.get("compat").and_then(Value::as_object).unwrap_or(&empty);
-                    o.insert("compat".into(), Value::Object(merge_compat(pc, mc)));
-                }
-                if let Some(m) = Model::from_json(&v, Source::Custom) {
-                    let mut d = Details::from_json(d);
-                    d.config_headers = std::mem::take(&mut d.headers);
-                    custom.push((m, d));
-                }
-            }
-        }
+        self.apply_overrides(providers);
+        let custom = self.custom_models(providers);
         for (name, p) in providers {
             let config = ProviderConfig {
                 api_key: p.get("apiKey").and_then(Value::as_str).map(str::to_owned),
@@ -461,6 +368,61 @@ impl Registry {
             }
         }
         Ok(())
+    }
+
+    /// Provider-level `baseUrl` and `compat`, and `modelOverrides`, on the models there are.
+    fn apply_overrides(&mut self, providers: &Map<String, Value>) {
+        for m in &mut self.models {
+            let Some(p) = providers.get(&m.provider) else {
+                continue;
+            };
+            let mut changed = false;
+            if let Some(url) = p.get("baseUrl").and_then(Value::as_str) {
+                m.base_url = url.to_owned();
+                changed = true;
+            }
+            if let Some(c) = p.get("compat").and_then(Value::as_object) {
+                m.compat = merge_compat(&m.compat, c);
+                changed = true;
+            }
+            if let Some(o) = p
+                .get("modelOverrides")
+                .and_then(|o| o.get(&m.id))
+                .and_then(Value::as_object)
+            {
+                let d = self
+                    .details
+                    .entry((m.provider.clone(), m.id.clone()))
+                    .or_default();
+                override_model(m, d, o);
+                changed = true;
+            }
+            if changed {
+                m.source = Source::Overridden;
+            }
+        }
+    }
+
+    /// The custom models of a config: `api` and `baseUrl` from the model, the provider, or
+    /// the provider's first built-in model.
+    fn custom_models(&self, providers: &Map<String, Value>) -> Vec<(Model, Details)> {
+        let mut custom = Vec::new();
+        for (name, p) in providers {
+            let Some(defs) = p.get("models").and_then(Value::as_array) else {
+                continue;
+            };
+            let builtin = self
+                .models
+                .iter()
+                .find(|m| m.provider == *name && m.source != Source::Custom);
+            let api = builtin.map(|m| m.api.as_str());
+            let url = builtin.map(|m| m.base_url.as_str());
+            custom.extend(
+                defs.iter()
+                    .filter_map(|d| custom_model(name, p, d, (api, url))),
+            );
+        }
+        custom
     }
 
     pub fn find(&self, provider: &str, id: &str) -> Option<&Model> {
@@ -668,6 +630,66 @@ fn string_end(b: &[u8], i: usize) -> usize {
 /// `<agent dir>/models.json`.
 pub fn config_path(agent_dir: &Path) -> PathBuf {
     agent_dir.join("models.json")
+}
+
+/// A model override (`modelOverrides.{id}`) applied to a model and its details.
+fn override_model(m: &mut Model, d: &mut Details, o: &Map<String, Value>) {
+    if let Some(b) = o.get("reasoning").and_then(Value::as_bool) {
+        m.reasoning = b;
+    }
+    if let Some(i) = strings(o.get("input")) {
+        m.input = i;
+    }
+    if let Some(n) = o.get("contextWindow").and_then(count) {
+        m.context_window = n;
+    }
+    if let Some(n) = o.get("maxTokens").and_then(count) {
+        m.max_tokens = n;
+    }
+    if let Some(c) = o.get("compat").and_then(Value::as_object) {
+        m.compat = merge_compat(&m.compat, c);
+    }
+    if let Some(n) = o.get("name").and_then(Value::as_str) {
+        d.name = Some(n.to_owned());
+    }
+    if let Some(c) = o.get("cost").filter(|c| c.is_object()) {
+        d.prices = d.prices.with(c);
+    }
+    if let Some(t) = o.get("thinkingLevelMap").and_then(Value::as_object) {
+        d.thinking_level_map.extend(t.clone());
+    }
+    d.config_headers = header_list(o.get("headers"));
+}
+
+/// A custom model `d` of provider `name` (config `p`), with the `api` and `baseUrl` of
+/// the provider's built-in model as defaults; none without an API or a base URL.
+fn custom_model(
+    name: &str,
+    p: &Value,
+    d: &Value,
+    (builtin_api, builtin_url): (Option<&str>, Option<&str>),
+) -> Option<(Model, Details)> {
+    let s = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
+    let api = s(d, "api")
+        .or_else(|| s(p, "api"))
+        .or_else(|| builtin_api.map(str::to_owned))?;
+    let url = s(d, "baseUrl")
+        .or_else(|| s(p, "baseUrl"))
+        .or_else(|| builtin_url.map(str::to_owned))?;
+    let mut v = d.clone();
+    if let Some(o) = v.as_object_mut() {
+        o.insert("provider".into(), Value::String(name.to_owned()));
+        o.insert("api".into(), Value::String(api));
+        o.insert("baseUrl".into(), Value::String(url));
+        let empty = Map::new();
+        let pc = p.get("compat").and_then(Value::as_object).unwrap_or(&empty);
+        let mc = d.get("compat").and_then(Value::as_object).unwrap_or(&empty);
+        o.insert("compat".into(), Value::Object(merge_compat(pc, mc)));
+    }
+    let m = Model::from_json(&v, Source::Custom)?;
+    let mut details = Details::from_json(d);
+    details.config_headers = std::mem::take(&mut details.headers);
+    Some((m, details))
 }
 
 #[cfg(test)]

@@ -200,69 +200,20 @@ pub fn messages(
     while i < msgs.len() {
         let m = &msgs[i];
         if role_is(m, "user") {
-            let content = match m.get("content") {
-                Some(Value::Str(s)) => vec![text(s.without_lone_surrogates())],
-                other => {
-                    let mut v = Vec::new();
-                    for c in other.and_then(Value::as_arr).unwrap_or_default() {
-                        if is_type(c, "text") {
-                            v.push(text(text_of(c.get("text"))));
-                        } else if is_type(c, "image") {
-                            v.push(image(c)?);
-                        }
-                    }
-                    v
-                }
-            };
-            out.push(message("user", content));
+            out.push(message("user", user_content(m)?));
         } else if role_is(m, "assistant") {
-            let blocks = m.get("content").and_then(Value::as_arr).unwrap_or_default();
-            let mut content = Vec::new();
-            for c in blocks {
-                if is_type(c, "text") {
-                    let t = text_of(c.get("text"));
-                    if t.is_blank() {
-                        continue;
-                    }
-                    content.push(text(t));
-                } else if is_type(c, "toolCall") {
-                    let mut u = Obj::new();
-                    u.set_opt("toolUseId", c.get("id").cloned());
-                    u.set_opt("name", c.get("name").cloned());
-                    u.set_opt("input", c.get("arguments").cloned());
-                    let mut o = Obj::new();
-                    o.set("toolUse", Value::Obj(u));
-                    content.push(Value::Obj(o));
-                } else if is_type(c, "thinking") {
-                    let t = text_of(c.get("thinking"));
-                    if t.is_blank() {
-                        continue;
-                    }
-                    let sig = c
-                        .get("thinkingSignature")
-                        .and_then(Value::as_jstr)
-                        .filter(|s| !s.is_blank());
-                    if signatures && sig.is_none() {
-                        // Bedrock refuses a Claude reasoning block without its signature.
-                        content.push(text(t));
-                        continue;
-                    }
-                    let mut rt = Obj::new();
-                    rt.set("text", Value::Str(t));
-                    if signatures && let Some(s) = sig {
-                        rt.set("signature", Value::Str(s.clone()));
-                    }
-                    let mut rc = Obj::new();
-                    rc.set("reasoningText", Value::Obj(rt));
-                    let mut o = Obj::new();
-                    o.set("reasoningContent", Value::Obj(rc));
-                    content.push(Value::Obj(o));
-                }
-            }
+            let content: Vec<Value> = m
+                .get("content")
+                .and_then(Value::as_arr)
+                .unwrap_or_default()
+                .iter()
+                .filter_map(|c| assistant_block(c, signatures))
+                .collect();
             if !content.is_empty() {
                 out.push(message("assistant", content));
             }
         } else if role_is(m, "toolResult") {
+            // A run of tool results goes in one user message.
             let mut results = Vec::new();
             while i < msgs.len() && role_is(&msgs[i], "toolResult") {
                 results.push(tool_result(&msgs[i])?);
@@ -273,9 +224,74 @@ pub fn messages(
         }
         i += 1;
     }
-    if retention != "none"
-        && caches_prompts(model, name)
-        && let Some(Value::Obj(last)) = out.last_mut()
+    if retention != "none" && caches_prompts(model, name) {
+        add_cache_point(&mut out, retention);
+    }
+    Ok(out)
+}
+
+fn user_content(m: &Value) -> Result<Vec<Value>, ImageTypeError> {
+    let blocks = match m.get("content") {
+        Some(Value::Str(s)) => return Ok(vec![text(s.without_lone_surrogates())]),
+        other => other.and_then(Value::as_arr).unwrap_or_default(),
+    };
+    let mut v = Vec::new();
+    for c in blocks {
+        if is_type(c, "text") {
+            v.push(text(text_of(c.get("text"))));
+        } else if is_type(c, "image") {
+            v.push(image(c)?);
+        }
+    }
+    Ok(v)
+}
+
+/// A block of an assistant message (none for a blank text or thinking). A Claude model's
+/// thinking goes back with its signature, or as text without one.
+fn assistant_block(c: &Value, signatures: bool) -> Option<Value> {
+    if is_type(c, "text") {
+        let t = text_of(c.get("text"));
+        return (!t.is_blank()).then(|| text(t));
+    }
+    if is_type(c, "toolCall") {
+        let mut u = Obj::new();
+        u.set_opt("toolUseId", c.get("id").cloned());
+        u.set_opt("name", c.get("name").cloned());
+        u.set_opt("input", c.get("arguments").cloned());
+        let mut o = Obj::new();
+        o.set("toolUse", Value::Obj(u));
+        return Some(Value::Obj(o));
+    }
+    if !is_type(c, "thinking") {
+        return None;
+    }
+    let t = text_of(c.get("thinking"));
+    if t.is_blank() {
+        return None;
+    }
+    let sig = c
+        .get("thinkingSignature")
+        .and_then(Value::as_jstr)
+        .filter(|s| !s.is_blank());
+    if signatures && sig.is_none() {
+        // Bedrock refuses a Claude reasoning block without its signature.
+        return Some(text(t));
+    }
+    let mut rt = Obj::new();
+    rt.set("text", Value::Str(t));
+    if signatures && let Some(s) = sig {
+        rt.set("signature", Value::Str(s.clone()));
+    }
+    let mut rc = Obj::new();
+    rc.set("reasoningText", Value::Obj(rt));
+    let mut o = Obj::new();
+    o.set("reasoningContent", Value::Obj(rc));
+    Some(Value::Obj(o))
+}
+
+/// Ends the conversation with a cache point, when it ends with the user's message.
+fn add_cache_point(out: &mut [Value], retention: &str) {
+    if let Some(Value::Obj(last)) = out.last_mut()
         && last.get("role").is_some_and(|r| r.is_str("user"))
     {
         let mut content = last
@@ -286,7 +302,6 @@ pub fn messages(
         content.push(cache_point(retention));
         last.set("content", Value::Arr(content));
     }
-    Ok(out)
 }
 
 #[cfg(test)]
