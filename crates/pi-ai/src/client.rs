@@ -35,6 +35,14 @@ pub struct Client {
     http: reqwest::Client,
 }
 
+/// What a call asks: of which model, with which context and options.
+#[derive(Clone, Copy)]
+struct Ask<'a> {
+    target: &'a Target,
+    req: &'a Request,
+    opts: &'a Options,
+}
+
 /// Why a request produced no response to stream.
 struct Failed {
     message: String,
@@ -133,41 +141,24 @@ impl Client {
         opts: &Options,
         sink: Sink<'_>,
     ) -> AssistantMessage {
+        let ask = Ask { target, req, opts };
         match target.wire {
-            Wire::OpenAiCompletions => {
-                self.call::<openai::Completions>(target, req, opts, sink)
-                    .await
-            }
-            Wire::AnthropicMessages => {
-                self.call::<anthropic::Messages>(target, req, opts, sink)
-                    .await
-            }
+            Wire::OpenAiCompletions => self.call::<openai::Completions>(ask, sink).await,
+            Wire::AnthropicMessages => self.call::<anthropic::Messages>(ask, sink).await,
             Wire::OpenAiResponses | Wire::AzureResponses | Wire::CodexResponses => {
-                self.call::<responses::Responses>(target, req, opts, sink)
-                    .await
+                self.call::<responses::Responses>(ask, sink).await
             }
-            Wire::Mistral => {
-                self.call::<mistral::Conversations>(target, req, opts, sink)
-                    .await
-            }
+            Wire::Mistral => self.call::<mistral::Conversations>(ask, sink).await,
             Wire::GoogleGenerativeAi | Wire::GoogleVertex => {
-                self.call::<google::Gemini>(target, req, opts, sink).await
+                self.call::<google::Gemini>(ask, sink).await
             }
-            Wire::BedrockConverseStream => {
-                self.call::<bedrock::ConverseStream>(target, req, opts, sink)
-                    .await
-            }
+            Wire::BedrockConverseStream => self.call::<bedrock::ConverseStream>(ask, sink).await,
         }
     }
 
     /// A call to provider `P`: its key, its request, sent and read.
-    async fn call<P: Provider>(
-        &self,
-        target: &Target,
-        req: &Request,
-        opts: &Options,
-        sink: Sink<'_>,
-    ) -> AssistantMessage {
+    async fn call<P: Provider>(&self, ask: Ask<'_>, sink: Sink<'_>) -> AssistantMessage {
+        let Ask { target, req, opts } = ask;
         let now_ms = opts.now_ms();
         let env = |k: &str| opts.var(k);
         let key = opts

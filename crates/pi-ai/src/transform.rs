@@ -68,6 +68,24 @@ pub(crate) fn joined_text(blocks: &[Value]) -> JStr {
     text
 }
 
+/// The content of a user message as parts: its text as one part (`text`), or each of its
+/// blocks (`block`).
+pub(crate) fn user_parts(
+    m: &Value,
+    text: impl Fn(&JStr) -> Value,
+    block: impl Fn(&Value) -> Value,
+) -> Vec<Value> {
+    match m.get("content") {
+        Some(Value::Str(s)) => vec![text(s)],
+        other => other
+            .and_then(Value::as_arr)
+            .unwrap_or_default()
+            .iter()
+            .map(block)
+            .collect(),
+    }
+}
+
 /// Whether an assistant message comes from the target model (provider, API and id).
 pub fn same_model(m: &Value, target: &Model) -> bool {
     let eq = |k: &str, want: &str| m.get(k).is_some_and(|v| v.is_str(want));

@@ -21,6 +21,16 @@ use crate::request::{Options, Request, Target, Wire};
 /// Reads an environment variable as the call sees it (set and not empty).
 pub type Env<'a> = &'a dyn Fn(&str) -> Option<String>;
 
+/// An environment of these variables only (for tests).
+#[cfg(test)]
+pub(crate) fn env_of(vars: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> + use<> {
+    let m: std::collections::HashMap<String, String> = vars
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect();
+    move |k: &str| m.get(k).cloned()
+}
+
 /// One call, as a provider sees it.
 pub(crate) struct Call<'a> {
     /// For the requests a provider makes before its own (cloud credentials).

@@ -1017,14 +1017,7 @@ fn system_time(now_ms: i64) -> SystemTime {
 mod tests {
     use super::*;
     use crate::models::Registry;
-
-    fn env_of(vars: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> + use<> {
-        let m: HashMap<String, String> = vars
-            .iter()
-            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-            .collect();
-        move |k: &str| m.get(k).cloned()
-    }
+    use crate::providers::env_of;
 
     #[test]
     fn regions_and_endpoints() {

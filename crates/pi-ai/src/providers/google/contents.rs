@@ -133,21 +133,13 @@ pub fn contents(llm: &[Value], model: &Model, vertex: bool) -> Vec<Value> {
 impl Writer<'_> {
     /// A user message (none when it has no parts).
     fn user(&self, m: &Value) -> Option<Value> {
-        let parts: Vec<Value> = match m.get("content") {
-            Some(Value::Str(s)) => vec![text_part(s)],
-            other => other
-                .and_then(Value::as_arr)
-                .unwrap_or_default()
-                .iter()
-                .map(|b| {
-                    if is_type(b, "text") {
-                        text_part(&Value::js_string(b.get("text")))
-                    } else {
-                        inline_data(b, self.vertex)
-                    }
-                })
-                .collect(),
-        };
+        let parts = transform::user_parts(m, text_part, |b| {
+            if is_type(b, "text") {
+                text_part(&Value::js_string(b.get("text")))
+            } else {
+                inline_data(b, self.vertex)
+            }
+        });
         (!parts.is_empty()).then(|| content("user", parts))
     }
 

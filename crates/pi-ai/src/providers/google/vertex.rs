@@ -471,14 +471,7 @@ pub async fn prepare(
 mod tests {
     use super::*;
     use crate::models::Registry;
-
-    fn env_of(vars: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> + use<> {
-        let m: HashMap<String, String> = vars
-            .iter()
-            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-            .collect();
-        move |k: &str| m.get(k).cloned()
-    }
+    use crate::providers::env_of;
 
     #[test]
     fn keys_and_placeholders() {

@@ -58,9 +58,7 @@ pub fn request(target: &Target, req: &Request, opts: &Options, key: &str) -> Pre
             .tools
             .iter()
             .map(|t| {
-                let mut f = Obj::new();
-                f.set("name", Js::str(&t.name));
-                f.set("description", Js::str(&t.description));
+                let mut f = openai::described(t);
                 f.set("strict", Js::Bool(false));
                 f.set("parameters", openai::js(&t.parameters));
                 openai::function(f)

@@ -14,7 +14,7 @@ use crate::models::Model;
 use crate::providers::blocks::Assembler;
 use crate::providers::openai::messages as wire_messages;
 use crate::providers::{Call, ErrorResponse, Prepared, Provider, max_tokens, thinking_level};
-use crate::request::{Options, Request, Target, ToolChoice};
+use crate::request::{Options, Request, Target, Tool, ToolChoice};
 use crate::sse;
 use crate::value::{JStr, Obj, Value as Js};
 
@@ -184,9 +184,7 @@ fn set_tools(b: &mut Obj, flags: &Flags, req: &Request, retention: &str) {
         .tools
         .iter()
         .map(|t| {
-            let mut f = Obj::new();
-            f.set("name", Js::str(&t.name));
-            f.set("description", Js::str(&t.description));
+            let mut f = described(t);
             f.set("parameters", js(&t.parameters));
             if flags.supports_strict_mode {
                 f.set("strict", Js::Bool(false));
@@ -209,6 +207,14 @@ fn set_tools(b: &mut Obj, flags: &Flags, req: &Request, retention: &str) {
     if flags.zai_tool_stream {
         b.set("tool_stream", Js::Bool(true));
     }
+}
+
+/// A function's `name` and `description`.
+pub(crate) fn described(t: &Tool) -> Obj {
+    let mut f = Obj::new();
+    f.set("name", Js::str(&t.name));
+    f.set("description", Js::str(&t.description));
+    f
 }
 
 /// `{"type": "function", "function": f}`.

@@ -212,21 +212,14 @@ pub fn input(
 
 /// A user message (none when it has no content).
 fn user(m: &Value) -> Option<Value> {
-    let content: Vec<Value> = match m.get("content") {
-        Some(Value::Str(s)) => vec![input_text(Value::Str(s.without_lone_surrogates()))],
-        other => other
-            .and_then(Value::as_arr)
-            .unwrap_or_default()
-            .iter()
-            .map(|b| {
-                if is_type(b, "text") {
-                    input_text(clean(b.get("text")))
-                } else {
-                    input_image(b)
-                }
-            })
-            .collect(),
-    };
+    let text = |s: &JStr| input_text(Value::Str(s.without_lone_surrogates()));
+    let content = transform::user_parts(m, text, |b| {
+        if is_type(b, "text") {
+            input_text(clean(b.get("text")))
+        } else {
+            input_image(b)
+        }
+    });
     if content.is_empty() {
         return None;
     }

@@ -215,13 +215,8 @@ fn cloudflare_url(target: &Target, env: Env) -> Result<String, LlmError> {
 }
 
 /// An `openai-responses` request.
-pub fn openai(
-    target: &Target,
-    req: &Request,
-    opts: &Options,
-    key: &str,
-    env: Env,
-) -> Result<Prepared, LlmError> {
+fn openai(call: &Call<'_>) -> Result<Prepared, LlmError> {
+    let (target, req, opts, key, env) = (call.target, call.req, call.opts, call.key, call.env);
     let model = &target.model;
     let retention = opts.cache_retention();
     let session = opts.session_id.as_deref().filter(|_| retention != "none");
@@ -314,13 +309,8 @@ pub fn azure_base_url(model_base: &str, env: Env) -> Result<String, LlmError> {
 }
 
 /// An `azure-openai-responses` request.
-pub fn azure(
-    target: &Target,
-    req: &Request,
-    opts: &Options,
-    key: &str,
-    env: Env,
-) -> Result<Prepared, LlmError> {
+fn azure(call: &Call<'_>) -> Result<Prepared, LlmError> {
+    let (target, req, opts, key, env) = (call.target, call.req, call.opts, call.key, call.env);
     let model = &target.model;
     let base = azure_base_url(&model.base_url, env)?;
     let version = env("AZURE_OPENAI_API_VERSION").unwrap_or_else(|| "v1".to_owned());
@@ -421,12 +411,8 @@ pub fn codex_user_agent() -> String {
 }
 
 /// An `openai-codex-responses` request (the SSE transport).
-pub fn codex(
-    target: &Target,
-    req: &Request,
-    opts: &Options,
-    key: &str,
-) -> Result<Prepared, LlmError> {
+fn codex(call: &Call<'_>) -> Result<Prepared, LlmError> {
+    let (target, req, opts, key) = (call.target, call.req, call.opts, call.key);
     let model = &target.model;
     let account = codex_account_id(key)
         .ok_or_else(|| LlmError::new("Failed to extract accountId from token"))?;
@@ -593,11 +579,10 @@ impl Provider for Responses {
     type Parser = sse::Reader<Stream>;
 
     async fn request(call: &Call<'_>) -> Result<Prepared, LlmError> {
-        let (target, req, opts, key) = (call.target, call.req, call.opts, call.key);
-        match target.wire {
-            Wire::AzureResponses => azure(target, req, opts, key, call.env),
-            Wire::CodexResponses => codex(target, req, opts, key),
-            _ => openai(target, req, opts, key, call.env),
+        match call.target.wire {
+            Wire::AzureResponses => azure(call),
+            Wire::CodexResponses => codex(call),
+            _ => openai(call),
         }
     }
 
