@@ -18,8 +18,7 @@ pub use pi_base::js;
 pub use pi_base::json;
 pub mod llm {
     //! Transitional: the providers crate under its old name.
-    pub use pi_ai::providers::google::vertex;
-    pub use pi_ai::providers::{anthropic, bedrock, google, mistral, openai, responses};
+    pub use pi_ai::providers::{anthropic, bedrock, openai};
     pub use pi_ai::*;
 }
 pub use pi_ai::models;

@@ -7,7 +7,7 @@
 //! 2. [`llm::convert`]: agent messages become provider-neutral *LLM messages* (user,
 //!    assistant, tool result; upstream's `convertToLlm`), with the `images.blockImages`
 //!    setting applied.
-//! 3. [`transform::transform`]: the cross-provider fixes every provider applies (thinking
+//! 3. pi-ai's `transform`: the cross-provider fixes every provider applies (thinking
 //!    blocks of other models, tool-call ids, unanswered tool calls, failed turns, images the
 //!    model cannot read).
 //! 4. [`openai`] and [`anthropic`]: the `messages` of a Chat Completions or Messages request.
@@ -18,15 +18,11 @@
 //! lines are read from the latest compaction's first kept entry onwards.
 
 pub use pi_ai::providers::anthropic::messages as anthropic;
-pub use pi_ai::providers::bedrock::messages as bedrock;
-pub use pi_ai::providers::google::contents as google;
 pub mod llm;
-pub use pi_ai::providers::mistral::messages as mistral;
 pub use pi_ai::providers::openai::messages as openai;
-pub use pi_ai::providers::responses::input as responses;
 pub mod settings;
 pub mod tokens;
-pub use pi_ai::{transform, value};
+pub use pi_ai::value;
 
 use std::io;
 

@@ -123,16 +123,6 @@ impl Client {
         Ok(Client { http })
     }
 
-    /// Makes a call and returns its final message (see the module documentation).
-    pub async fn complete(
-        &self,
-        target: &Target,
-        req: &Request,
-        opts: &Options,
-    ) -> AssistantMessage {
-        self.stream(target, req, opts, &mut |_, _| {}).await
-    }
-
     /// Makes a call, handing every event to `sink` as the response streams.
     pub async fn stream(
         &self,

@@ -5,8 +5,8 @@
 //! - The built-in table (`src/models/builtin.jsonl`) is the reference's registry
 //!   (@mariozechner/pi-ai 0.73.1), recorded by `scripts/models.mjs`; one JSON object per line
 //!   with the keys listed in that script. To carry more of a definition, add the key there,
-//!   regenerate, and read it in [`Model::from_json`] (what a context needs) or
-//!   [`Details::from_json`] (what a request needs: name, prices, headers, thinking levels).
+//!   regenerate, and read it in `Model::from_json` (what a context needs) or
+//!   `Details::from_json` (what a request needs: name, prices, headers, thinking levels).
 //! - `<agent dir>/models.json` (`{"providers": {NAME: {baseUrl, api, compat, models: [...],
 //!   modelOverrides: {ID: {...}}}}}`; `//` comments and trailing commas allowed) adds custom
 //!   models (defaults: text input, 128000-token window, 16384 output tokens), overrides
@@ -14,12 +14,12 @@
 //!   replaces a built-in model with the same provider and id. A file that cannot be read or
 //!   does not fit the schema is reported and ignored, as the reference ignores it.
 //! - A provider's request settings in `models.json` (`apiKey`, `headers`, `authHeader`) and
-//!   the `headers` of its models are kept as written in [`Registry::providers`] and
-//!   [`Details::config_headers`]; `crate::auth` resolves them (`!command`, environment
+//!   the `headers` of its models are kept as written in `Registry::providers` and
+//!   `Details::config_headers`; `crate::auth` resolves them (`!command`, environment
 //!   variable name, or literal) when a request is made.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::{Map, Value};
 
@@ -69,11 +69,11 @@ impl Model {
     }
 
     /// A compatibility flag, if set.
-    pub fn compat_bool(&self, key: &str) -> Option<bool> {
+    pub(crate) fn compat_bool(&self, key: &str) -> Option<bool> {
         self.compat.get(key).and_then(Value::as_bool)
     }
 
-    pub fn compat_str(&self, key: &str) -> Option<&str> {
+    pub(crate) fn compat_str(&self, key: &str) -> Option<&str> {
         self.compat.get(key).and_then(Value::as_str)
     }
 
@@ -131,10 +131,6 @@ impl Prices {
         self.cache_write = f("cacheWrite", self.cache_write);
         self
     }
-
-    pub fn is_zero(&self) -> bool {
-        self.input == 0.0 && self.output == 0.0 && self.cache_read == 0.0 && self.cache_write == 0.0
-    }
 }
 
 /// What a request needs besides [`Model`]: kept beside the table, by provider and id.
@@ -146,9 +142,9 @@ pub struct Details {
     pub headers: Vec<(String, String)>,
     /// `headers` of the model in `models.json` (a definition or an override), as written:
     /// resolved per request like API keys.
-    pub config_headers: Vec<(String, String)>,
+    pub(crate) config_headers: Vec<(String, String)>,
     /// pi thinking level → the provider's value (`null`: the level is not supported).
-    pub thinking_level_map: Map<String, Value>,
+    pub(crate) thinking_level_map: Map<String, Value>,
 }
 
 fn header_list(v: Option<&Value>) -> Vec<(String, String)> {
@@ -179,12 +175,12 @@ impl Details {
 
 /// A provider's request settings from `models.json`, as written.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct ProviderConfig {
+pub(crate) struct ProviderConfig {
     /// `apiKey`: a `!command`, an environment variable name, or the key.
-    pub api_key: Option<String>,
-    pub headers: Vec<(String, String)>,
+    pub(crate) api_key: Option<String>,
+    pub(crate) headers: Vec<(String, String)>,
     /// `authHeader: true`: send the key as `Authorization: Bearer …` header.
-    pub auth_header: bool,
+    pub(crate) auth_header: bool,
 }
 
 /// The thinking levels, from none to the most.
@@ -266,9 +262,9 @@ pub struct Registry {
     /// Problems with `models.json` (the file is then ignored).
     pub warnings: Vec<String>,
     /// Names, prices, headers and thinking levels, by (provider, id).
-    pub details: HashMap<(String, String), Details>,
+    pub(crate) details: HashMap<(String, String), Details>,
     /// Request settings of the providers named in `models.json`.
-    pub providers: HashMap<String, ProviderConfig>,
+    pub(crate) providers: HashMap<String, ProviderConfig>,
 }
 
 impl Registry {
@@ -566,7 +562,7 @@ fn cost_ok(v: Option<&Value>, what: &str) -> Result<(), String> {
 
 /// Removes `//` comments and trailing commas outside strings, as the reference does before
 /// parsing `models.json`.
-pub fn strip_comments(text: &str) -> String {
+pub(crate) fn strip_comments(text: &str) -> String {
     let b = text.as_bytes();
     let mut out: Vec<u8> = Vec::with_capacity(b.len());
     let mut i = 0;
@@ -625,11 +621,6 @@ fn string_end(b: &[u8], i: usize) -> usize {
         i += if b[i] == b'\\' { 2 } else { 1 };
     }
     (i + 1).min(b.len())
-}
-
-/// `<agent dir>/models.json`.
-pub fn config_path(agent_dir: &Path) -> PathBuf {
-    agent_dir.join("models.json")
 }
 
 /// A model override (`modelOverrides.{id}`) applied to a model and its details.

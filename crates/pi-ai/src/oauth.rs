@@ -25,7 +25,7 @@ use serde_json::{Map, Value, json};
 use crate::auth::redact;
 
 /// The environment variable that points the token endpoints elsewhere (tests).
-pub const ORIGIN_ENV: &str = "PI_OAUTH_TOKEN_ORIGIN";
+pub(crate) const ORIGIN_ENV: &str = "PI_OAUTH_TOKEN_ORIGIN";
 
 /// Anthropic's public OAuth client (Claude Code's).
 const ANTHROPIC_CLIENT_ID: &str = "9d1c250a-e61b-44d9-88ed-5944d1962f5e";
@@ -49,7 +49,7 @@ const STALE: Duration = Duration::from_secs(30);
 /// names (`proxy-ep=proxy.HOST` gives `https://api.HOST`), else its GitHub Enterprise
 /// domain's (`https://copilot-api.DOMAIN`). `None` without such a login or either clue, so
 /// the model's `baseUrl` stays as configured.
-pub fn copilot_base_url(agent_dir: &Path) -> Option<String> {
+pub(crate) fn copilot_base_url(agent_dir: &Path) -> Option<String> {
     let auth = crate::auth::auth_file(agent_dir);
     let c = auth.get("github-copilot")?;
     if c.get("type").and_then(Value::as_str) != Some("oauth") {
@@ -83,7 +83,7 @@ pub fn copilot_base_url(agent_dir: &Path) -> Option<String> {
 }
 
 /// Whether pi can refresh the OAuth login of `provider`.
-pub fn supports(provider: &str) -> bool {
+pub(crate) fn supports(provider: &str) -> bool {
     matches!(provider, "anthropic" | "openai-codex" | "github-copilot")
 }
 
@@ -97,7 +97,7 @@ fn now_ms() -> f64 {
 /// Refreshes the OAuth login of `provider` in the auth file `path` if it has expired (also
 /// when another process has done so meanwhile), and returns the access token to use.
 /// On failure the file is unchanged and the error says why (secrets cut out).
-pub fn refresh(path: &Path, provider: &str) -> Result<String, String> {
+pub(crate) fn refresh(path: &Path, provider: &str) -> Result<String, String> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let name = path
         .file_name()

@@ -18,13 +18,13 @@ use crate::providers::{self, Call};
 
 /// One event: its `event` field (if any) and its data lines joined with `\n`.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Event {
-    pub event: Option<String>,
-    pub data: String,
+pub(crate) struct Event {
+    pub(crate) event: Option<String>,
+    pub(crate) data: String,
 }
 
 #[derive(Debug, Default)]
-pub struct Parser {
+pub(crate) struct Parser {
     /// Bytes of the current, incomplete line.
     line: Vec<u8>,
     /// The previous chunk ended in `\r`: a `\n` starting the next one belongs to it.
@@ -36,12 +36,12 @@ pub struct Parser {
 }
 
 impl Parser {
-    pub fn new() -> Parser {
+    pub(crate) fn new() -> Parser {
         Parser::default()
     }
 
     /// Feeds bytes; returns the events completed by them.
-    pub fn feed(&mut self, bytes: &[u8]) -> Vec<Event> {
+    pub(crate) fn feed(&mut self, bytes: &[u8]) -> Vec<Event> {
         let mut out = Vec::new();
         let mut i = 0;
         if self.after_cr && bytes.first() == Some(&b'\n') {
@@ -78,7 +78,7 @@ impl Parser {
     }
 
     /// Ends the stream: the last line (without a line break) and an event left open.
-    pub fn finish(&mut self) -> Option<Event> {
+    pub(crate) fn finish(&mut self) -> Option<Event> {
         let line = std::mem::take(&mut self.line);
         if !line.is_empty()
             && let Some(e) = self.line_done(&line)

@@ -9,9 +9,9 @@ use std::collections::{HashMap, HashSet};
 use crate::models::Model;
 use crate::value::{JStr, Obj, Value};
 
-pub const USER_IMAGE_OMITTED: &str = "(image omitted: model does not support images)";
-pub const TOOL_IMAGE_OMITTED: &str = "(tool image omitted: model does not support images)";
-pub const NO_RESULT: &str = "No result provided";
+pub(crate) const USER_IMAGE_OMITTED: &str = "(image omitted: model does not support images)";
+pub(crate) const TOOL_IMAGE_OMITTED: &str = "(tool image omitted: model does not support images)";
+pub(crate) const NO_RESULT: &str = "No result provided";
 
 fn is_type(b: &Value, t: &str) -> bool {
     b.get("type").is_some_and(|x| x.is_str(t))
@@ -87,7 +87,7 @@ pub(crate) fn user_parts(
 }
 
 /// Whether an assistant message comes from the target model (provider, API and id).
-pub fn same_model(m: &Value, target: &Model) -> bool {
+pub(crate) fn same_model(m: &Value, target: &Model) -> bool {
     let eq = |k: &str, want: &str| m.get(k).is_some_and(|v| v.is_str(want));
     eq("provider", &target.provider) && eq("api", &target.api) && eq("model", &target.id)
 }
@@ -97,7 +97,7 @@ fn str_of(v: Option<&Value>) -> Option<&JStr> {
 }
 
 /// Upstream's `transformMessages(messages, model, normalizeToolCallId)`.
-pub fn transform(
+pub(crate) fn transform(
     messages: &[Value],
     target: &Model,
     normalize_id: &dyn Fn(&str) -> String,
@@ -107,7 +107,7 @@ pub fn transform(
 
 /// [`transform`] with a normalizer that also sees the assistant message the tool call comes
 /// from (the Responses API rewrites the ids of other providers' calls differently).
-pub fn transform_with_source(
+pub(crate) fn transform_with_source(
     messages: &[Value],
     target: &Model,
     normalize_id: &dyn Fn(&str, &Value) -> String,

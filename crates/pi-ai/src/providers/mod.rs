@@ -1,17 +1,17 @@
-//! The wire APIs, one folder each, behind one [`Provider`] trait: how a request is written
+//! The wire APIs, one folder each, behind one `Provider` trait: how a request is written
 //! from a context (its messages in the API's form, the body, the headers), how the API words
 //! its HTTP errors and which of them are worth retrying, and how the streamed answer is read
 //! back into events and a message. What every provider shares lives here too: the request
-//! ready to send ([`Prepared`]), the failed response ([`ErrorResponse`]), the reading of a
-//! streamed body ([`Parser`]) and the assembly of content blocks ([`blocks`]).
+//! ready to send (`Prepared`), the failed response (`ErrorResponse`), the reading of a
+//! streamed body (`Parser`) and the assembly of content blocks (`blocks`).
 
 pub mod anthropic;
 pub mod bedrock;
 pub(crate) mod blocks;
-pub mod google;
-pub mod mistral;
+pub(crate) mod google;
+pub(crate) mod mistral;
 pub mod openai;
-pub mod responses;
+pub(crate) mod responses;
 
 use crate::auth::set_header;
 use crate::message::{AssistantMessage, Event, LlmError, Sink};
@@ -19,7 +19,7 @@ use crate::models::Model;
 use crate::request::{Options, Request, Target, Wire};
 
 /// Reads an environment variable as the call sees it (set and not empty).
-pub type Env<'a> = &'a dyn Fn(&str) -> Option<String>;
+pub(crate) type Env<'a> = &'a dyn Fn(&str) -> Option<String>;
 
 /// An environment of these variables only (for tests).
 #[cfg(test)]
@@ -48,13 +48,13 @@ pub(crate) struct Call<'a> {
 
 /// A request ready to send.
 #[derive(Debug, Clone)]
-pub struct Prepared {
-    pub url: String,
+pub(crate) struct Prepared {
+    pub(crate) url: String,
     /// Every header, the caller's included (in the order they apply).
-    pub headers: Vec<(String, String)>,
-    pub body: Vec<u8>,
+    pub(crate) headers: Vec<(String, String)>,
+    pub(crate) body: Vec<u8>,
     /// Credentials fetched for the request, to cut out of every message.
-    pub secrets: Vec<String>,
+    pub(crate) secrets: Vec<String>,
 }
 
 impl Prepared {

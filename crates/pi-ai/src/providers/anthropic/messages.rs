@@ -1,5 +1,5 @@
 //! The `messages` (and `system` blocks) of an Anthropic Messages request, as the reference's
-//! `anthropic-messages` provider writes them (after [`transform`](crate::transform)), for an
+//! `anthropic-messages` provider writes them (after `transform`), for an
 //! API key (not an OAuth token, for which the reference also renames tools).
 
 use crate::models::Model;
@@ -9,7 +9,7 @@ use crate::value::{JStr, Obj, Value};
 
 /// Tool-call ids from other models: characters outside `[A-Za-z0-9_-]` become `_`, at most
 /// 64 characters.
-pub fn normalize_id(id: &str) -> String {
+pub(crate) fn normalize_id(id: &str) -> String {
     sanitize_id(id).chars().take(64).collect()
 }
 
@@ -85,7 +85,7 @@ fn tool_result_content(blocks: &[Value]) -> Value {
 }
 
 /// The cache marker, or `None` with retention `none`.
-pub fn cache_control(target: &Model, cache_retention: &str) -> Option<Value> {
+pub(crate) fn cache_control(target: &Model, cache_retention: &str) -> Option<Value> {
     if cache_retention == "none" {
         return None;
     }

@@ -1,6 +1,6 @@
 //! Anthropic Messages (`anthropic-messages`), as the reference's provider speaks it: the
 //! request body and headers, and the streamed events turned into [`Event`]s and an
-//! [`AssistantMessage`].
+//! [`AssistantMessage`](crate::AssistantMessage).
 
 pub mod messages;
 
@@ -44,7 +44,7 @@ const CLAUDE_CODE_TOOLS: [&str; 17] = [
 ];
 
 /// Whether a key is an OAuth token (a Claude subscription) rather than an API key.
-pub fn is_oauth(key: &str) -> bool {
+pub(crate) fn is_oauth(key: &str) -> bool {
     key.contains("sk-ant-oat")
 }
 
@@ -56,7 +56,7 @@ fn claude_code_name(name: &str) -> String {
 }
 
 /// Models that think adaptively (an effort instead of a budget).
-pub fn adaptive(id: &str) -> bool {
+pub(crate) fn adaptive(id: &str) -> bool {
     [
         "opus-4-6",
         "opus-4.6",
@@ -76,12 +76,12 @@ fn eager_tool_input(model: &Model) -> bool {
 }
 
 /// `POST {baseUrl}/v1/messages`.
-pub fn url(model: &Model) -> String {
+pub(crate) fn url(model: &Model) -> String {
     format!("{}/v1/messages", model.base_url.trim_end_matches('/'))
 }
 
 /// The headers of a request (before the model's and the caller's own).
-pub fn headers(target: &Target, req: &Request, api_key: &str) -> Vec<(String, String)> {
+pub(crate) fn headers(target: &Target, req: &Request, api_key: &str) -> Vec<(String, String)> {
     let model = &target.model;
     let mut betas: Vec<&str> = Vec::new();
     if !req.tools.is_empty() && !eager_tool_input(model) {
@@ -200,7 +200,7 @@ fn thinking(target: &Target, opts: &Options, level: Option<&str>) -> Thinking {
 }
 
 /// The request body (upstream's `streamSimpleAnthropic` and `buildParams`).
-pub fn body(target: &Target, req: &Request, opts: &Options, oauth: bool) -> Vec<u8> {
+pub(crate) fn body(target: &Target, req: &Request, opts: &Options, oauth: bool) -> Vec<u8> {
     let model = &target.model;
     let retention = opts.cache_retention();
     let cc = wire_messages::cache_control(model, retention);
@@ -331,7 +331,7 @@ fn rename_tool_uses(m: &mut Js) {
 
 /// The message of an HTTP error, as the Anthropic SDK words it: `STATUS BODY` with a JSON
 /// body written compactly, else the text.
-pub fn http_error(status: u16, body: &str) -> String {
+pub(crate) fn http_error(status: u16, body: &str) -> String {
     let msg = match serde_json::from_str::<Value>(body) {
         Ok(v) => match v.get("message") {
             Some(Value::String(s)) if !s.is_empty() => s.clone(),
@@ -366,7 +366,7 @@ impl Provider for Messages {
 }
 
 /// The state of one streamed response.
-pub struct Stream {
+pub(crate) struct Stream {
     /// The event's block `index` → position in the content.
     blocks: HashMap<i64, usize>,
     prices: crate::models::Prices,
@@ -400,7 +400,7 @@ impl sse::Events for Stream {
 }
 
 impl Stream {
-    pub fn new(target: &Target, req: &Request, oauth: bool) -> Stream {
+    pub(crate) fn new(target: &Target, req: &Request, oauth: bool) -> Stream {
         Stream {
             blocks: HashMap::new(),
             prices: target.details.prices,

@@ -11,11 +11,11 @@ use crate::value::{JStr, Obj, Value};
 /// An image Bedrock cannot take (it knows JPEG, PNG, GIF and WebP).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("Unknown image type: {0}")]
-pub struct ImageTypeError(pub String);
+pub(super) struct ImageTypeError(pub String);
 
 /// Tool-call ids from other models: characters outside `[A-Za-z0-9_-]` become `_`, at most
 /// 64 characters.
-pub fn normalize_id(id: &str) -> String {
+pub(super) fn normalize_id(id: &str) -> String {
     crate::providers::openai::messages::sanitize_id(id)
         .chars()
         .take(64)
@@ -24,7 +24,7 @@ pub fn normalize_id(id: &str) -> String {
 
 /// The model's id and name, lower-cased, as they are and with `[\s_.:]+` runs made `-`
 /// (application inference profiles only show the model in the name).
-pub fn match_candidates(model: &Model, name: Option<&str>) -> Vec<String> {
+pub(super) fn match_candidates(model: &Model, name: Option<&str>) -> Vec<String> {
     let mut out = Vec::new();
     for v in std::iter::once(model.id.as_str()).chain(name) {
         let lower = v.to_lowercase();
@@ -48,7 +48,7 @@ pub fn match_candidates(model: &Model, name: Option<&str>) -> Vec<String> {
 }
 
 /// An Anthropic Claude model on Bedrock (by id, or by name for inference profiles).
-pub fn is_claude(model: &Model, name: Option<&str>) -> bool {
+pub(super) fn is_claude(model: &Model, name: Option<&str>) -> bool {
     let id = model.id.to_lowercase();
     let name = name.unwrap_or_default().to_lowercase();
     id.contains("anthropic.claude")
@@ -60,7 +60,7 @@ pub fn is_claude(model: &Model, name: Option<&str>) -> bool {
 
 /// Models that take cache points: Claude 4.x, 3.7 Sonnet and 3.5 Haiku (others only with
 /// `AWS_BEDROCK_FORCE_CACHE=1`, for inference profiles whose names hide the model).
-pub fn caches_prompts(model: &Model, name: Option<&str>) -> bool {
+pub(super) fn caches_prompts(model: &Model, name: Option<&str>) -> bool {
     let c = match_candidates(model, name);
     if !c.iter().any(|s| s.contains("claude")) {
         return std::env::var("AWS_BEDROCK_FORCE_CACHE").is_ok_and(|v| v == "1");
@@ -172,7 +172,7 @@ fn tool_result(t: &Value) -> Result<Value, ImageTypeError> {
 }
 
 /// The request's `system` blocks (none without a system prompt).
-pub fn system(
+pub(super) fn system(
     system_prompt: Option<&str>,
     model: &Model,
     name: Option<&str>,
@@ -187,7 +187,7 @@ pub fn system(
 }
 
 /// The request's `messages`.
-pub fn messages(
+pub(super) fn messages(
     llm: &[Value],
     model: &Model,
     name: Option<&str>,

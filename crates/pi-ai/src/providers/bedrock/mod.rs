@@ -21,7 +21,7 @@
 //! A request is signed once; its retries (which come within the signature's 15 minutes)
 //! send the same signature.
 
-pub mod messages;
+mod messages;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -51,7 +51,7 @@ pub struct Credentials {
 
 /// How a request is authorized.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Auth {
+pub(crate) enum Auth {
     /// SigV4 with these keys.
     Keys(Credentials),
     /// A Bedrock API key.
@@ -60,7 +60,7 @@ pub enum Auth {
 
 impl Auth {
     /// Values to cut out of messages.
-    pub fn secrets(&self) -> Vec<String> {
+    pub(crate) fn secrets(&self) -> Vec<String> {
         match self {
             Auth::Bearer(t) => vec![t.clone()],
             Auth::Keys(c) => {
@@ -73,7 +73,7 @@ impl Auth {
 }
 
 /// The region of a standard `bedrock-runtime[-fips].{region}.amazonaws.com[.cn]` URL.
-pub fn endpoint_region(base_url: &str) -> Option<String> {
+pub(crate) fn endpoint_region(base_url: &str) -> Option<String> {
     let url = reqwest::Url::parse(base_url).ok()?;
     let host = url.host_str()?.to_lowercase();
     let rest = host
@@ -236,7 +236,7 @@ fn profile_keys(name: &str, env: Env) -> Result<Option<Credentials>, LlmError> {
 
 /// Where a call's credentials come from, as `pi models` shows it (no files are read): the
 /// reference counts Bedrock as configured when one of these variables is set.
-pub fn credential_source(env: Env) -> Option<String> {
+pub(crate) fn credential_source(env: Env) -> Option<String> {
     if env("AWS_BEARER_TOKEN_BEDROCK").is_some() {
         return Some("env AWS_BEARER_TOKEN_BEDROCK".into());
     }
@@ -257,7 +257,7 @@ pub fn credential_source(env: Env) -> Option<String> {
 }
 
 /// The region and endpoint of calls to `model`.
-pub fn region_and_endpoint(model: &Model, env: Env) -> Result<(String, String), LlmError> {
+pub(crate) fn region_and_endpoint(model: &Model, env: Env) -> Result<(String, String), LlmError> {
     let configured = env("AWS_REGION").or_else(|| env("AWS_DEFAULT_REGION"));
     let profile_name = env("AWS_PROFILE");
     let from_url = endpoint_region(&model.base_url);
@@ -331,7 +331,7 @@ async fn container_keys(
 }
 
 /// The authorization of a call (see the module documentation for the order).
-pub async fn auth(
+pub(crate) async fn auth(
     http: &reqwest::Client,
     env: Env<'_>,
     timeout: Duration,
@@ -380,7 +380,7 @@ pub async fn auth(
 }
 
 /// `POST {endpoint}/model/{id}/converse-stream`, the id percent-encoded (`:` and `/` too).
-pub fn url(endpoint: &str, model_id: &str) -> String {
+pub(crate) fn url(endpoint: &str, model_id: &str) -> String {
     let mut id = String::new();
     for b in model_id.bytes() {
         if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
@@ -433,7 +433,7 @@ fn budget(target: &Target, opts: &Options, level: &str, max_tokens: Option<u64>)
 
 /// The request body (the reference's `streamSimpleBedrock` and command input, as the AWS
 /// SDK writes it).
-pub fn body(
+pub(crate) fn body(
     target: &Target,
     req: &Request,
     opts: &Options,
@@ -636,7 +636,7 @@ pub fn sign(
 }
 
 /// `host[:port]` of a URL, as an HTTP client sends it.
-pub fn host_of(url: &str) -> Option<String> {
+pub(crate) fn host_of(url: &str) -> Option<String> {
     let u = reqwest::Url::parse(url).ok()?;
     let host = u.host_str()?;
     let host = if host.contains(':') && !host.starts_with('[') {
@@ -651,7 +651,7 @@ pub fn host_of(url: &str) -> Option<String> {
 }
 
 /// Resolves region, endpoint and credentials, and writes and signs the request.
-pub async fn prepare(
+pub(crate) async fn prepare(
     http: &reqwest::Client,
     target: &Target,
     req: &Request,
@@ -699,7 +699,7 @@ fn error_prefix(name: &str) -> &str {
 /// The message of an HTTP error: `PREFIX: MESSAGE` with the exception named by
 /// `x-amzn-errortype` (or the body's `__type`), as the reference words it; `STATUS BODY` for
 /// an answer that names none.
-pub fn http_error(status: u16, error_type: Option<&str>, body: &str) -> String {
+pub(crate) fn http_error(status: u16, error_type: Option<&str>, body: &str) -> String {
     let v: Option<Value> = serde_json::from_str(body).ok();
     let field = |k: &str| {
         v.as_ref()
@@ -783,7 +783,7 @@ impl Frames {
 }
 
 /// The state of one streamed response (apart from its message).
-pub struct Stream {
+pub(crate) struct Stream {
     /// The stream's content-block index of blocks still open → position in the content.
     open: HashMap<i64, usize>,
     prices: crate::models::Prices,
@@ -879,7 +879,7 @@ impl Parser for Frames {
 }
 
 impl Stream {
-    pub fn new(target: &Target) -> Stream {
+    pub(crate) fn new(target: &Target) -> Stream {
         Stream {
             open: HashMap::new(),
             prices: target.details.prices,

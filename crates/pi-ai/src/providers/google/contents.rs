@@ -8,7 +8,7 @@ use crate::transform;
 use crate::value::{JStr, Obj, Value};
 
 /// Models behind Google's APIs that need the ids of function calls and responses.
-pub fn requires_tool_call_id(model_id: &str) -> bool {
+pub(super) fn requires_tool_call_id(model_id: &str) -> bool {
     model_id.starts_with("claude-") || model_id.starts_with("gpt-oss-")
 }
 
@@ -109,7 +109,7 @@ struct Writer<'a> {
 }
 
 /// The request's `contents`.
-pub fn contents(llm: &[Value], model: &Model, vertex: bool) -> Vec<Value> {
+pub(super) fn contents(llm: &[Value], model: &Model, vertex: bool) -> Vec<Value> {
     let id = model.id.clone();
     let msgs = transform::transform(llm, model, &|x| normalize_id(&id, x));
     let w = Writer {

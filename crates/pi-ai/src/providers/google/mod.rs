@@ -1,10 +1,10 @@
-//! Google Gemini (`google-generative-ai`, and `google-vertex` through [`crate::providers::google::vertex`]), as
-//! the reference's providers speak it through Google's SDK: the request body of
+//! Google Gemini (`google-generative-ai`, and `google-vertex` through [`vertex`]), as the
+//! reference's providers speak it through Google's SDK: the request body of
 //! `streamGenerateContent`, and the streamed `GenerateContentResponse` chunks turned into
 //! [`Event`]s and an [`AssistantMessage`].
 
-pub mod contents;
-pub mod vertex;
+mod contents;
+pub(crate) mod vertex;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -20,11 +20,11 @@ use crate::sse;
 use crate::value::{Obj, Value as Js};
 
 /// The Gemini API's host, when a model has no `baseUrl`.
-pub const DEFAULT_BASE_URL: &str = "https://generativelanguage.googleapis.com/v1beta";
+pub(crate) const DEFAULT_BASE_URL: &str = "https://generativelanguage.googleapis.com/v1beta";
 
 /// `POST {baseUrl}/models/{id}:streamGenerateContent?alt=sse` (the base URL carries the API
 /// version).
-pub fn url(model: &Model) -> String {
+pub(crate) fn url(model: &Model) -> String {
     let base = match model.base_url.trim_end_matches('/') {
         "" => DEFAULT_BASE_URL,
         b => b,
@@ -37,7 +37,7 @@ pub fn url(model: &Model) -> String {
 
 /// The model's resource path, as Google's SDK writes it: `models/{id}` for the Gemini API,
 /// `publishers/google/models/{id}` for Vertex (`publisher/model` ids name the publisher).
-pub fn model_path(id: &str, vertex: bool) -> String {
+pub(crate) fn model_path(id: &str, vertex: bool) -> String {
     if vertex {
         if ["publishers/", "projects/", "models/"]
             .iter()
@@ -157,7 +157,7 @@ fn budget(id: &str, effort: &str, opts: &Options, vertex: bool) -> Option<i64> {
 }
 
 /// The request body (the reference's `buildParams`, as the SDK writes it on the wire).
-pub fn body(target: &Target, req: &Request, opts: &Options, vertex: bool) -> Vec<u8> {
+pub(crate) fn body(target: &Target, req: &Request, opts: &Options, vertex: bool) -> Vec<u8> {
     let model = &target.model;
     let mut b = Obj::new();
     b.set(
@@ -234,7 +234,7 @@ pub fn body(target: &Target, req: &Request, opts: &Options, vertex: bool) -> Vec
 /// The message of an HTTP error as Google's SDK words it: the JSON error body written
 /// compactly, or, for a body that is not JSON, `{"error":{"message":BODY,"code":STATUS,
 /// "status":REASON}}`.
-pub fn http_error(status: u16, content_type: &str, body: &str) -> String {
+pub(crate) fn http_error(status: u16, content_type: &str, body: &str) -> String {
     if content_type.contains("application/json")
         && let Some(v) = Js::parse(body.as_bytes())
     {
@@ -308,7 +308,7 @@ impl Provider for Gemini {
 static TOOL_CALLS: AtomicU64 = AtomicU64::new(0);
 
 /// The state of one streamed response.
-pub struct Stream {
+pub(crate) struct Stream {
     prices: crate::models::Prices,
 }
 
@@ -357,7 +357,7 @@ impl sse::Events for Stream {
 }
 
 impl Stream {
-    pub fn new(target: &Target) -> Stream {
+    pub(crate) fn new(target: &Target) -> Stream {
         Stream {
             prices: target.details.prices,
         }

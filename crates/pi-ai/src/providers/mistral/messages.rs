@@ -17,10 +17,10 @@ use crate::value::{JStr, Obj, Value};
 use pi_base::js;
 
 /// The length of a Mistral tool-call id.
-pub const TOOL_CALL_ID_LEN: usize = 9;
+pub(super) const TOOL_CALL_ID_LEN: usize = 9;
 
 /// A Mistral id for a foreign tool-call id (`attempt` > 0 after a collision).
-pub fn derive_id(id: &str, attempt: u32) -> String {
+pub(super) fn derive_id(id: &str, attempt: u32) -> String {
     let normalized: String = id.chars().filter(char::is_ascii_alphanumeric).collect();
     if attempt == 0 && normalized.len() == TOOL_CALL_ID_LEN {
         return normalized;
@@ -69,7 +69,7 @@ impl IdMap {
     }
 }
 
-pub const IMAGE_OMITTED: &str = "(image omitted: model does not support images)";
+pub(super) const IMAGE_OMITTED: &str = "(image omitted: model does not support images)";
 
 fn is_type(b: &Value, t: &str) -> bool {
     b.get("type").is_some_and(|x| x.is_str(t))
@@ -125,7 +125,7 @@ fn tool_result_text(text: &str, has_images: bool, images_ok: bool, error: bool) 
 }
 
 /// The request's `messages`: the system prompt first (if any), then the conversation.
-pub fn messages(llm: &[Value], target: &Model, system_prompt: Option<&str>) -> Vec<Value> {
+pub(super) fn messages(llm: &[Value], target: &Model, system_prompt: Option<&str>) -> Vec<Value> {
     let ids = RefCell::new(IdMap::default());
     let norm = |id: &str| ids.borrow_mut().get(id);
     let msgs = transform::transform(llm, target, &norm);

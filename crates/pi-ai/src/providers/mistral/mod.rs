@@ -7,7 +7,7 @@
 //! (Magistral) or `reasoning_effort` (Mistral Small 4, Medium 3.5) for thinking, and the
 //! session id as `x-affinity` (Mistral's prompt-cache routing).
 
-pub mod messages;
+mod messages;
 
 use serde_json::Value;
 
@@ -34,7 +34,7 @@ fn uses_reasoning_effort(id: &str) -> bool {
 }
 
 /// The request.
-pub fn request(target: &Target, req: &Request, opts: &Options, key: &str) -> Prepared {
+pub(crate) fn request(target: &Target, req: &Request, opts: &Options, key: &str) -> Prepared {
     let model = &target.model;
     let mut b = Obj::new();
     b.set("model", Js::str(&model.id));
@@ -105,7 +105,7 @@ pub fn request(target: &Target, req: &Request, opts: &Options, key: &str) -> Pre
 }
 
 /// The message of an HTTP error: `Mistral API error (STATUS): BODY` (long bodies cut).
-pub fn http_error(status: u16, body: &str) -> String {
+pub(crate) fn http_error(status: u16, body: &str) -> String {
     let body = body.trim();
     if body.is_empty() {
         return format!("Mistral API error ({status}): status code (no body)");
@@ -143,7 +143,7 @@ impl Provider for Conversations {
 }
 
 /// The state of one streamed response.
-pub struct Stream {
+pub(crate) struct Stream {
     prices: crate::models::Prices,
     /// Tool calls by `id:index`, in the order they started.
     tools: Vec<(String, usize)>,
@@ -180,7 +180,7 @@ impl sse::Events for Stream {
 }
 
 impl Stream {
-    pub fn new(target: &Target) -> Stream {
+    pub(crate) fn new(target: &Target) -> Stream {
         Stream {
             prices: target.details.prices,
             tools: Vec::new(),

@@ -1,5 +1,5 @@
 //! The `messages` of an OpenAI Chat Completions request, as the reference's
-//! `openai-completions` provider writes them (after [`transform`](crate::transform)).
+//! `openai-completions` provider writes them (after `transform`).
 
 use crate::models::Model;
 use crate::transform;
@@ -9,35 +9,35 @@ use pi_base::js;
 /// The compatibility flags that shape the messages: detected from the provider and base URL,
 /// then overridden by the model's `compat`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Compat {
-    pub supports_developer_role: bool,
-    pub requires_tool_result_name: bool,
-    pub requires_assistant_after_tool_result: bool,
-    pub requires_thinking_as_text: bool,
-    pub requires_reasoning_content: bool,
+pub(crate) struct Compat {
+    pub(crate) supports_developer_role: bool,
+    pub(crate) requires_tool_result_name: bool,
+    pub(crate) requires_assistant_after_tool_result: bool,
+    pub(crate) requires_thinking_as_text: bool,
+    pub(crate) requires_reasoning_content: bool,
     /// `cacheControlFormat: "anthropic"` (OpenRouter's Claude models).
-    pub anthropic_cache_control: bool,
-    pub supports_long_cache_retention: bool,
+    pub(crate) anthropic_cache_control: bool,
+    pub(crate) supports_long_cache_retention: bool,
 }
 
 /// Which OpenAI-compatible service a model is served by, from its provider and base URL:
 /// the defaults of the compatibility flags depend on it (upstream's detection).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Service {
-    pub zai: bool,
-    pub moonshot: bool,
-    pub cf_workers: bool,
-    pub cf_gateway: bool,
-    pub grok: bool,
-    pub deepseek: bool,
-    pub openrouter: bool,
-    pub chutes: bool,
+pub(crate) struct Service {
+    pub(crate) zai: bool,
+    pub(crate) moonshot: bool,
+    pub(crate) cf_workers: bool,
+    pub(crate) cf_gateway: bool,
+    pub(crate) grok: bool,
+    pub(crate) deepseek: bool,
+    pub(crate) openrouter: bool,
+    pub(crate) chutes: bool,
     /// Not OpenAI's own API, as far as its message and request flags go.
-    pub non_standard: bool,
+    pub(crate) non_standard: bool,
 }
 
 impl Service {
-    pub fn of(model: &Model) -> Service {
+    pub(crate) fn of(model: &Model) -> Service {
         let p = model.provider.as_str();
         let url = model.base_url.as_str();
         let zai = p == "zai" || url.contains("api.z.ai");
@@ -72,7 +72,7 @@ impl Service {
 }
 
 impl Compat {
-    pub fn of(model: &Model) -> Compat {
+    pub(crate) fn of(model: &Model) -> Compat {
         let p = model.provider.as_str();
         let Service {
             cf_workers,
@@ -102,7 +102,7 @@ impl Compat {
 }
 
 /// Every UTF-16 code unit outside `[A-Za-z0-9_-]` becomes `_`.
-pub fn sanitize_id(s: &str) -> String {
+pub(crate) fn sanitize_id(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
@@ -118,7 +118,7 @@ pub fn sanitize_id(s: &str) -> String {
 
 /// Tool-call ids from other models: the call id of `call|item` ids (sanitized, at most 40
 /// characters), and OpenAI's own 40-character limit.
-pub fn normalize_id(id: &str, provider: &str) -> String {
+pub(crate) fn normalize_id(id: &str, provider: &str) -> String {
     if let Some((call, _)) = id.split_once('|') {
         return js::utf16_prefix(&sanitize_id(call), 40).to_owned();
     }

@@ -16,28 +16,28 @@ use crate::providers::openai::messages as wire_messages;
 use crate::providers::{Call, ErrorResponse, Prepared, Provider, max_tokens, thinking_level};
 use crate::request::{Options, Request, Target, Tool, ToolChoice};
 use crate::sse;
-use crate::value::{JStr, Obj, Value as Js};
+use crate::value::{Obj, Value as Js};
 
 /// The compatibility flags that shape the request (beyond those of the messages, in
 /// `crate::providers::openai::messages::Compat`): detected from the provider and base URL, overridden
 /// by the model's `compat`.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Flags {
-    pub supports_store: bool,
-    pub supports_reasoning_effort: bool,
-    pub supports_usage_in_streaming: bool,
+pub(crate) struct Flags {
+    pub(crate) supports_store: bool,
+    pub(crate) supports_reasoning_effort: bool,
+    pub(crate) supports_usage_in_streaming: bool,
     /// `max_completion_tokens` or `max_tokens`.
-    pub max_tokens_field: String,
+    pub(crate) max_tokens_field: String,
     /// `openai`, `openrouter`, `deepseek`, `zai`, `qwen`, `qwen-chat-template`.
-    pub thinking_format: String,
-    pub supports_strict_mode: bool,
-    pub zai_tool_stream: bool,
-    pub supports_long_cache_retention: bool,
-    pub anthropic_cache_control: bool,
+    pub(crate) thinking_format: String,
+    pub(crate) supports_strict_mode: bool,
+    pub(crate) zai_tool_stream: bool,
+    pub(crate) supports_long_cache_retention: bool,
+    pub(crate) anthropic_cache_control: bool,
 }
 
 impl Flags {
-    pub fn of(model: &Model) -> Flags {
+    pub(crate) fn of(model: &Model) -> Flags {
         let wire_messages::Service {
             zai,
             moonshot,
@@ -91,7 +91,7 @@ impl Flags {
 }
 
 /// `POST {baseUrl}/chat/completions`.
-pub fn url(model: &Model) -> String {
+pub(crate) fn url(model: &Model) -> String {
     format!("{}/chat/completions", model.base_url.trim_end_matches('/'))
 }
 
@@ -127,7 +127,7 @@ pub(crate) fn mapped(target: &Target, level: &str) -> Js {
 }
 
 /// The request body (upstream's `buildParams` for `streamSimple`).
-pub fn body(target: &Target, req: &Request, opts: &Options) -> Vec<u8> {
+pub(crate) fn body(target: &Target, req: &Request, opts: &Options) -> Vec<u8> {
     let model = &target.model;
     let flags = Flags::of(model);
     let retention = opts.cache_retention();
@@ -311,7 +311,7 @@ fn set_routing(b: &mut Obj, model: &Model) {
 
 /// The message of an HTTP error, as the OpenAI SDK words it: `STATUS MESSAGE`, where the
 /// message is `error.message` of a JSON body, else the JSON of `error`, else the text.
-pub fn http_error(status: u16, body: &str) -> String {
+pub(crate) fn http_error(status: u16, body: &str) -> String {
     let msg = match serde_json::from_str::<Value>(body) {
         Ok(v) => match v.get("error") {
             Some(e) => match e.get("message") {
@@ -394,7 +394,7 @@ pub(crate) fn first_choice(chunk: &Value) -> Option<&Value> {
 }
 
 /// The state of one streamed response.
-pub struct Stream {
+pub(crate) struct Stream {
     /// The text block (one per answer, however the deltas interleave).
     text: Option<usize>,
     /// The thinking block (one per answer).
@@ -481,7 +481,7 @@ impl sse::Events for Stream {
 }
 
 impl Stream {
-    pub fn new(target: &Target) -> Stream {
+    pub(crate) fn new(target: &Target) -> Stream {
         Stream {
             text: None,
             thinking: None,
@@ -650,11 +650,6 @@ impl Stream {
             }
         }
     }
-}
-
-/// Text of a string-valued JS value, for tests and callers.
-pub fn text_of(v: &Js) -> Option<String> {
-    v.as_jstr().map(JStr::text).map(|t| t.into_owned())
 }
 
 #[cfg(test)]

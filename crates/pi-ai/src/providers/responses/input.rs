@@ -21,7 +21,7 @@ use pi_base::js;
 
 /// Why a context cannot be sent.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum InputError {
+pub(crate) enum InputError {
     /// A thinking block of the target model whose signature is not the JSON of a
     /// reasoning item.
     #[error("a thinking block's signature is not a reasoning item (invalid JSON): {0}")]
@@ -30,7 +30,7 @@ pub enum InputError {
 
 /// The reference's `shortHash`: two 32-bit multiplicative hashes of the UTF-16 code units,
 /// written in base 36 (a short, stable replacement for long ids).
-pub fn short_hash(s: &str) -> String {
+pub(crate) fn short_hash(s: &str) -> String {
     let mut h1: u32 = 0xdead_beef;
     let mut h2: u32 = 0x41c6_ce57;
     for ch in s.encode_utf16() {
@@ -61,7 +61,7 @@ fn base36(mut n: u32) -> String {
 
 /// One part of an id: every UTF-16 unit outside `[A-Za-z0-9_-]` becomes `_`, at most 64
 /// units, trailing `_` removed.
-pub fn id_part(part: &str) -> String {
+pub(crate) fn id_part(part: &str) -> String {
     let sanitized = crate::providers::openai::messages::sanitize_id(part);
     js::utf16_prefix(&sanitized, 64)
         .trim_end_matches('_')
@@ -162,7 +162,7 @@ fn input_image(b: &Value) -> Value {
 
 /// The request's `input`. `allowed`: the providers whose `call|item` tool-call ids the API
 /// accepts; `system`: whether the system prompt goes into the input.
-pub fn input(
+pub(crate) fn input(
     llm: &[Value],
     target: &Model,
     system_prompt: Option<&str>,

@@ -21,7 +21,7 @@
 //! `response.incomplete` (the output limit) ends the answer with stop reason `length` on
 //! every API of the family (the reference does so for Codex only).
 
-pub mod input;
+pub(crate) mod input;
 
 use std::sync::OnceLock;
 
@@ -43,9 +43,9 @@ use crate::value::{Obj, Value as Js};
 
 /// Providers whose `call|item` tool-call ids OpenAI's and Codex's Responses APIs take as
 /// they are.
-pub const OPENAI_TOOL_CALL_PROVIDERS: [&str; 3] = ["openai", "openai-codex", "opencode"];
+pub(crate) const OPENAI_TOOL_CALL_PROVIDERS: [&str; 3] = ["openai", "openai-codex", "opencode"];
 /// The same for Azure.
-pub const AZURE_TOOL_CALL_PROVIDERS: [&str; 4] = [
+pub(crate) const AZURE_TOOL_CALL_PROVIDERS: [&str; 4] = [
     "openai",
     "openai-codex",
     "opencode",
@@ -262,7 +262,7 @@ fn openai(call: &Call<'_>) -> Result<Prepared, LlmError> {
 
 /// The deployment of a model: `AZURE_OPENAI_DEPLOYMENT_NAME_MAP` (`model=deployment`
 /// pairs separated by commas), else the model id.
-pub fn azure_deployment(model_id: &str, map: Option<&str>) -> String {
+pub(crate) fn azure_deployment(model_id: &str, map: Option<&str>) -> String {
     for entry in map.unwrap_or_default().split(',') {
         let mut kv = entry.trim().split('=');
         if let (Some(m), Some(d)) = (kv.next(), kv.next())
@@ -279,7 +279,7 @@ pub fn azure_deployment(model_id: &str, map: Option<&str>) -> String {
 /// The base URL of Azure requests: `AZURE_OPENAI_BASE_URL`, else the resource's
 /// (`AZURE_OPENAI_RESOURCE_NAME`), else the model's; an Azure host without a path gets
 /// `/openai/v1`.
-pub fn azure_base_url(model_base: &str, env: Env) -> Result<String, LlmError> {
+pub(crate) fn azure_base_url(model_base: &str, env: Env) -> Result<String, LlmError> {
     let base = env("AZURE_OPENAI_BASE_URL")
         .map(|s| s.trim().to_owned())
         .filter(|s| !s.is_empty())
@@ -339,7 +339,7 @@ fn azure(call: &Call<'_>) -> Result<Prepared, LlmError> {
 }
 
 /// `POST …/codex/responses` of a Codex base URL.
-pub fn codex_url(base: &str) -> String {
+pub(crate) fn codex_url(base: &str) -> String {
     let raw = if base.trim().is_empty() {
         DEFAULT_CODEX_BASE_URL
     } else {
@@ -357,7 +357,7 @@ pub fn codex_url(base: &str) -> String {
 
 /// The ChatGPT account of a Codex OAuth token (a JWT's
 /// `https://api.openai.com/auth.chatgpt_account_id` claim).
-pub fn codex_account_id(token: &str) -> Option<String> {
+pub(crate) fn codex_account_id(token: &str) -> Option<String> {
     use base64::Engine;
     let parts: Vec<&str> = token.split('.').collect();
     let [_, payload, _] = parts.as_slice() else {
@@ -379,7 +379,7 @@ pub fn codex_account_id(token: &str) -> Option<String> {
 }
 
 /// `pi (PLATFORM RELEASE; ARCH)`, as Node names them.
-pub fn codex_user_agent() -> String {
+pub(crate) fn codex_user_agent() -> String {
     static UA: OnceLock<String> = OnceLock::new();
     UA.get_or_init(|| {
         let platform = match std::env::consts::OS {
@@ -496,7 +496,7 @@ fn codex(call: &Call<'_>) -> Result<Prepared, LlmError> {
 
 /// Whether a failed Codex request is worth sending again: 429, 500, 502–504, or an error
 /// that reads like a rate limit or an unreachable upstream.
-pub fn codex_retryable(status: u16, text: &str) -> bool {
+pub(crate) fn codex_retryable(status: u16, text: &str) -> bool {
     static RE: OnceLock<Option<regex::Regex>> = OnceLock::new();
     matches!(status, 429 | 500 | 502 | 503 | 504)
         || RE
@@ -512,7 +512,7 @@ pub fn codex_retryable(status: u16, text: &str) -> bool {
 
 /// The message of a failed Codex request: the error's message, or for a usage limit
 /// `You have hit your ChatGPT usage limit (PLAN plan). Try again in ~N min.`
-pub fn codex_http_error(status: u16, body: &str, now_ms: i64) -> String {
+pub(crate) fn codex_http_error(status: u16, body: &str, now_ms: i64) -> String {
     let fallback = if body.is_empty() {
         reqwest::StatusCode::from_u16(status)
             .ok()
@@ -634,7 +634,7 @@ impl Item {
 }
 
 /// The state of one streamed response.
-pub struct Stream {
+pub(crate) struct Stream {
     wire: Wire,
     prices: crate::models::Prices,
     model_id: String,
@@ -735,7 +735,7 @@ impl sse::Events for Stream {
 }
 
 impl Stream {
-    pub fn new(target: &Target) -> Stream {
+    pub(crate) fn new(target: &Target) -> Stream {
         Stream {
             wire: target.wire,
             prices: target.details.prices,
