@@ -1,5 +1,8 @@
 //! Calling a model: one HTTP request per call, retried while nothing has streamed yet, and
-//! the streamed response turned into events and a message by the provider's parser.
+//! the streamed response turned into events and a message by the provider's parser. This is
+//! the HTTP plumbing every provider shares (sending with retries and timeouts, reading the
+//! body chunk by chunk, ending the message); what differs comes from the wire API's
+//! `Provider` (see [`crate::providers`]), picked once in [`Client::stream`].
 //!
 //! Contract (the reference's): [`Client::stream`] never fails; a failure is a message whose
 //! `stopReason` is `error` (with `errorMessage`), and the content produced before it is

@@ -12,8 +12,9 @@
 //!   the provider's parser, giving [`Event`]s and a final [`AssistantMessage`] (text,
 //!   thinking, tool calls, usage and cost, stop reason).
 //! - [`providers`]: one folder per wire API behind one `Provider` trait (the request, the
-//!   HTTP errors, the retry rules, the stream parser), and what they share: server-sent
-//!   events, partial JSON, block assembly, the cross-provider message fixes.
+//!   HTTP errors, the retry rules, the stream parser), and the assembly of content blocks
+//!   they share; beside them, in private modules, the rest they share: server-sent events
+//!   (`sse`), partial JSON (`json_partial`), the cross-provider message fixes (`transform`).
 //! - [`auth`]: keys and headers, and cutting them out of every message; OAuth logins are
 //!   refreshed as the reference refreshes them.
 //! - [`config`]: the settings of calls, and which model a command uses.

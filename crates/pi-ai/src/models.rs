@@ -133,6 +133,11 @@ impl Prices {
     }
 }
 
+/// A `models.json` that cannot be applied: why (nothing of it is applied).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ConfigError(String);
+
 /// What a request needs besides [`Model`]: kept beside the table, by provider and id.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Details {
@@ -327,19 +332,20 @@ impl Registry {
     }
 
     /// Applies the text of a `models.json`; on error nothing is applied.
-    pub fn apply_config(&mut self, text: &str) -> Result<(), String> {
+    pub fn apply_config(&mut self, text: &str) -> Result<(), ConfigError> {
         let cleaned = strip_comments(text);
-        let config: Value = serde_json::from_str(&cleaned).map_err(|e| format!("{e}"))?;
+        let config: Value =
+            serde_json::from_str(&cleaned).map_err(|e| ConfigError(format!("{e}")))?;
         let providers = config
             .get("providers")
             .and_then(Value::as_object)
-            .ok_or("it has no \"providers\" object")?;
+            .ok_or_else(|| ConfigError("it has no \"providers\" object".into()))?;
         let builtin = |name: &str| {
             self.models
                 .iter()
                 .any(|m| m.provider == name && m.source != Source::Custom)
         };
-        validate(providers, builtin)?;
+        validate(providers, builtin).map_err(ConfigError)?;
         self.apply_overrides(providers);
         let custom = self.custom_models(providers);
         for (name, p) in providers {

@@ -152,9 +152,11 @@ pub(crate) trait Parser {
 ///    a `mod.rs` that writes the request and reads the stream;
 /// 2. implement this trait on a type of that folder: [`Provider::request`] (async, so that
 ///    credentials can be fetched first), [`Provider::http_error`], the retry rules when they
-///    differ from the usual ones, and a [`Parser`] — for a server-sent event stream, an
-///    [`crate::sse::Events`] handler in an [`crate::sse::Reader`], and a
-///    [`blocks::Assembler`] to build the content;
+///    differ from the usual ones, and a [`Parser`]: for a server-sent event stream, an
+///    [`crate::sse::Events`] handler read by an [`crate::sse::Reader`]; for another
+///    framing, a parser of its own that keeps a [`blocks::Draft`] of the message. Either
+///    way the content is built with the [`blocks::Assembler`] (opening, appending to and
+///    ending blocks), never by hand;
 /// 3. add a [`Wire`] variant (and its `api` name in `request.rs`), and its arm in
 ///    `Client::stream`'s `match`.
 pub(crate) trait Provider {
