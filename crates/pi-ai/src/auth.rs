@@ -2,10 +2,10 @@
 //!
 //! 1. `<agent dir>/auth.json`: `{PROVIDER: {"type": "api_key", "key": K}}` or OAuth
 //!    credentials (`{"type": "oauth", "access": T, "expires": MS, …}`; an expired token of
-//!    Anthropic, OpenAI Codex or GitHub Copilot is refreshed, see [`crate::oauth`]; other
+//!    Anthropic, OpenAI Codex or GitHub Copilot is refreshed, see `oauth`; other
 //!    providers' must be renewed by the reference's `/login`);
 //! 2. the provider's environment variable (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY`, …), or
-//!    the cloud credentials of Vertex and Bedrock ([`ambient`]);
+//!    the cloud credentials of Vertex and Bedrock (`ambient`);
 //! 3. `apiKey` of the provider in `models.json`.
 //!
 //! A configured value (`key` in auth.json, `apiKey` and header values in models.json) is a
@@ -24,7 +24,7 @@ use serde_json::Value;
 use crate::models::{Details, Model, Registry};
 
 /// The environment variables holding a provider's key, in order of preference.
-pub fn env_vars(provider: &str) -> &'static [&'static str] {
+pub(crate) fn env_vars(provider: &str) -> &'static [&'static str] {
     match provider {
         "anthropic" => &["ANTHROPIC_OAUTH_TOKEN", "ANTHROPIC_API_KEY"],
         "github-copilot" => &["COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN"],
@@ -61,7 +61,7 @@ fn env(name: &str) -> Option<String> {
 }
 
 /// The first of the provider's environment variables that is set: (name, value).
-pub fn env_key(provider: &str) -> Option<(&'static str, String)> {
+pub(crate) fn env_key(provider: &str) -> Option<(&'static str, String)> {
     env_vars(provider)
         .iter()
         .find_map(|n| env(n).map(|v| (*n, v)))
@@ -70,7 +70,7 @@ pub fn env_key(provider: &str) -> Option<(&'static str, String)> {
 /// Cloud credentials a provider uses without a key, as the reference counts them: Vertex's
 /// application-default credentials (with a project and a location), Bedrock's AWS
 /// variables. The text says which (for messages; no secret in it).
-pub fn ambient(provider: &str) -> Option<String> {
+pub(crate) fn ambient(provider: &str) -> Option<String> {
     match provider {
         "google-vertex" => crate::providers::google::vertex::adc_source(
             &crate::providers::google::vertex::process_env,
@@ -84,7 +84,7 @@ pub fn ambient(provider: &str) -> Option<String> {
 
 /// The key a provider with [`ambient`] credentials is given (its requests use the
 /// credentials instead).
-pub const AMBIENT_KEY: &str = "<authenticated>";
+pub(crate) const AMBIENT_KEY: &str = "<authenticated>";
 
 /// Why a `!command` value gave no value.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -133,7 +133,7 @@ pub enum AuthError {
 
 /// Resolves a configured value: `!command`, an environment variable name, or a literal.
 /// A command that fails or prints nothing gives `Err`.
-pub fn resolve_value(config: &str) -> Result<String, CommandError> {
+pub(crate) fn resolve_value(config: &str) -> Result<String, CommandError> {
     if let Some(cmd) = config.strip_prefix('!') {
         return run_command(cmd);
     }
@@ -178,7 +178,7 @@ fn run_command(cmd: &str) -> Result<String, CommandError> {
 }
 
 /// `<agent dir>/auth.json`, or nothing when it is missing or unreadable.
-pub fn auth_file(agent_dir: &Path) -> serde_json::Map<String, Value> {
+pub(crate) fn auth_file(agent_dir: &Path) -> serde_json::Map<String, Value> {
     std::fs::read(agent_dir.join("auth.json"))
         .ok()
         .and_then(|t| serde_json::from_slice::<Value>(&t).ok())
@@ -221,7 +221,7 @@ pub struct Auth {
     pub api_key: Option<String>,
     pub headers: Vec<(String, String)>,
     /// Where the key came from (for messages; never the key itself).
-    pub source: Option<String>,
+    pub(crate) source: Option<String>,
     /// Everything to cut out of messages: the key and configured header values.
     pub secrets: Vec<String>,
 }
@@ -337,14 +337,14 @@ pub fn resolve(
 }
 
 /// Sets a header, replacing one of the same name (names compare case-insensitively).
-pub fn set_header(headers: &mut Vec<(String, String)>, name: &str, value: String) {
+pub(crate) fn set_header(headers: &mut Vec<(String, String)>, name: &str, value: String) {
     headers.retain(|(k, _)| !k.eq_ignore_ascii_case(name));
     headers.push((name.to_owned(), value));
 }
 
 /// The shortest piece of a secret that is cut out on its own: a text holding the first 12
 /// characters of a key (a truncated key in an error message) gives the key away.
-pub const REDACT_PREFIX: usize = 12;
+pub(crate) const REDACT_PREFIX: usize = 12;
 
 /// Cuts secrets (keys, header values) out of a text: each as it is, JSON-escaped or
 /// percent-encoded (as a URL or a form carries it), in any mix of upper and lower case, and

@@ -1,5 +1,8 @@
 //! Calling a model: one HTTP request per call, retried while nothing has streamed yet, and
-//! the streamed response turned into events and a message by the provider's parser.
+//! the streamed response turned into events and a message by the provider's parser. This is
+//! the HTTP plumbing every provider shares (sending with retries and timeouts, reading the
+//! body chunk by chunk, ending the message); what differs comes from the wire API's
+//! `Provider` (see [`crate::providers`]), picked once in [`Client::stream`].
 //!
 //! Contract (the reference's): [`Client::stream`] never fails; a failure is a message whose
 //! `stopReason` is `error` (with `errorMessage`), and the content produced before it is
@@ -17,16 +20,13 @@
 
 use std::time::Duration;
 
-use crate::auth::{redact, set_header};
+use crate::auth::redact;
 use crate::message::{AssistantMessage, Event, LlmError, Sink, StopReason};
-use crate::providers::anthropic;
-use crate::providers::google::vertex;
-use crate::providers::mistral;
-use crate::providers::openai;
-use crate::providers::responses::{self, Prepared};
-use crate::providers::{bedrock, google};
+use crate::providers::{
+    Call, ErrorResponse, Parser, Prepared, Provider, anthropic, bedrock, google, mistral, openai,
+    responses,
+};
 use crate::request::{Options, Request, Target, Wire};
-use crate::sse;
 
 /// The HTTP client could not be set up.
 #[derive(Debug, thiserror::Error)]
@@ -38,6 +38,14 @@ pub struct Client {
     http: reqwest::Client,
 }
 
+/// What a call asks: of which model, with which context and options.
+#[derive(Clone, Copy)]
+struct Ask<'a> {
+    target: &'a Target,
+    req: &'a Request,
+    opts: &'a Options,
+}
+
 /// Why a request produced no response to stream.
 struct Failed {
     message: String,
@@ -45,6 +53,18 @@ struct Failed {
     retryable: bool,
     /// The delay the server asked for, in milliseconds.
     retry_after: Option<f64>,
+}
+
+impl Failed {
+    /// No answer at all (a connection error, a timeout): worth another try.
+    fn unanswered(message: String) -> Failed {
+        Failed {
+            message,
+            status: None,
+            retryable: true,
+            retry_after: None,
+        }
+    }
 }
 
 fn backoff_ms(retry: u32) -> u64 {
@@ -89,6 +109,11 @@ pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
     s
 }
 
+/// The time allowed for the response headers, and between two chunks of the body.
+pub(crate) fn timeout(opts: &Options) -> Duration {
+    Duration::from_millis(opts.retry.timeout_ms.max(1))
+}
+
 impl Client {
     pub fn new() -> Result<Client, ClientError> {
         // Several clients in one process share the provider; a second install is refused
@@ -101,60 +126,6 @@ impl Client {
         Ok(Client { http })
     }
 
-    /// The URL, headers and body of a request.
-    fn prepare(
-        &self,
-        target: &Target,
-        req: &Request,
-        opts: &Options,
-        key: &str,
-    ) -> Result<Prepared, LlmError> {
-        let model = &target.model;
-        // Provider settings from the environment (Azure's resource and deployments,
-        // Cloudflare's account) as the call sees it: the process's, or the one the
-        // options give (tests, embedders).
-        let env = |n: &str| opts.var(n);
-        let old = |url, headers, body| with_json_headers(opts, url, headers, body);
-        Ok(match target.wire {
-            Wire::OpenAiCompletions => old(
-                openai::url(model),
-                vec![
-                    ("accept".to_owned(), "application/json".to_owned()),
-                    ("authorization".to_owned(), format!("Bearer {key}")),
-                ],
-                openai::body(target, req, opts),
-            ),
-            Wire::AnthropicMessages => {
-                let oauth = anthropic::is_oauth(key);
-                old(
-                    anthropic::url(model),
-                    anthropic::headers(target, req, key),
-                    anthropic::body(target, req, opts, oauth),
-                )
-            }
-            Wire::OpenAiResponses => responses::openai(target, req, opts, key, &env)?,
-            Wire::AzureResponses => responses::azure(target, req, opts, key, &env)?,
-            Wire::CodexResponses => responses::codex(target, req, opts, key)?,
-            Wire::Mistral => mistral::request(target, req, opts, key),
-            Wire::GoogleGenerativeAi | Wire::GoogleVertex | Wire::BedrockConverseStream => {
-                return Err(LlmError {
-                    message: format!("{} requests are prepared by the caller", target.wire.api()),
-                    status: None,
-                });
-            }
-        })
-    }
-
-    /// Makes a call and returns its final message (see the module documentation).
-    pub async fn complete(
-        &self,
-        target: &Target,
-        req: &Request,
-        opts: &Options,
-    ) -> AssistantMessage {
-        self.stream(target, req, opts, &mut |_, _| {}).await
-    }
-
     /// Makes a call, handing every event to `sink` as the response streams.
     pub async fn stream(
         &self,
@@ -163,217 +134,92 @@ impl Client {
         opts: &Options,
         sink: Sink<'_>,
     ) -> AssistantMessage {
-        let timestamp = opts.now_ms();
-        let env = |k: &str| opts.var(k);
-        let model = &target.model;
-        let key = opts
-            .api_key
-            .clone()
-            .or_else(|| crate::auth::env_key(&model.provider).map(|(_, v)| v));
-        let mut secrets = opts.secrets.clone();
-        secrets.extend(key.clone());
-        // Google's Gemini API needs a key; Vertex and Bedrock have cloud credentials too.
-        let needs_key = !matches!(
-            target.wire,
-            Wire::GoogleVertex | Wire::BedrockConverseStream
-        );
-        let key = match key {
-            Some(k) => k,
-            None if !needs_key => String::new(),
-            None => {
-                let mut m = AssistantMessage::for_target(target, timestamp);
-                m.fail(
-                    StopReason::Error,
-                    format!("No API key for provider: {}", model.provider),
-                );
-                sink(&Event::Error, &m);
-                return m;
-            }
-        };
-        let oauth = target.wire == Wire::AnthropicMessages && anthropic::is_oauth(&key);
-        let prepared = match target.wire {
-            Wire::GoogleGenerativeAi => Ok(with_json_headers(
-                opts,
-                google::url(model),
-                vec![("x-goog-api-key".to_owned(), key.clone())],
-                google::body(target, req, opts, false),
-            )),
-            Wire::GoogleVertex => {
-                let timeout = Duration::from_millis(opts.retry.timeout_ms.max(1));
-                let key = (!key.is_empty()).then_some(key.as_str());
-                vertex::prepare(&self.http, model, key, &env, timeout, timestamp)
-                    .await
-                    .map(|(url, headers, more)| {
-                        secrets.extend(more);
-                        with_json_headers(opts, url, headers, google::body(target, req, opts, true))
-                    })
-            }
-            // Signed as a whole: no other headers are added (the reference sends none).
-            Wire::BedrockConverseStream => {
-                bedrock::prepare(&self.http, target, req, opts, &env, timestamp)
-                    .await
-                    .map(|p| {
-                        secrets.extend(p.secrets);
-                        Prepared {
-                            url: p.url,
-                            headers: p.headers,
-                            body: p.body,
-                        }
-                    })
-            }
-            _ => self.prepare(target, req, opts, &key),
-        };
-        let Prepared { url, headers, body } = match prepared {
-            Ok(p) => p,
-            Err(e) => {
-                let mut m = AssistantMessage::for_target(target, timestamp);
-                m.fail(StopReason::Error, redact(&e.message, &secrets));
-                m.http_status = e.status;
-                sink(&Event::Error, &m);
-                return m;
-            }
-        };
-        let response = self
-            .send(
-                target.wire,
-                &url,
-                &headers,
-                body,
-                opts,
-                &secrets,
-                timestamp,
-                sink,
-            )
-            .await;
+        let ask = Ask { target, req, opts };
         match target.wire {
-            Wire::OpenAiCompletions => {
-                let s = openai::Stream::new(target, timestamp);
-                parse(s, response, opts, &secrets, sink).await
-            }
-            Wire::AnthropicMessages => {
-                let s = anthropic::Stream::new(target, req, oauth, timestamp);
-                parse(s, response, opts, &secrets, sink).await
-            }
+            Wire::OpenAiCompletions => self.call::<openai::Completions>(ask, sink).await,
+            Wire::AnthropicMessages => self.call::<anthropic::Messages>(ask, sink).await,
             Wire::OpenAiResponses | Wire::AzureResponses | Wire::CodexResponses => {
-                let s = responses::Stream::new(target, timestamp);
-                parse(s, response, opts, &secrets, sink).await
+                self.call::<responses::Responses>(ask, sink).await
             }
-            Wire::Mistral => {
-                let s = mistral::Stream::new(target, timestamp);
-                parse(s, response, opts, &secrets, sink).await
-            }
+            Wire::Mistral => self.call::<mistral::Conversations>(ask, sink).await,
             Wire::GoogleGenerativeAi | Wire::GoogleVertex => {
-                let s = google::Stream::new(target, timestamp);
-                parse(s, response, opts, &secrets, sink).await
+                self.call::<google::Gemini>(ask, sink).await
             }
-            Wire::BedrockConverseStream => {
-                let s = bedrock::Stream::new(target, timestamp);
-                parse_frames(s, response, opts, &secrets, sink).await
-            }
+            Wire::BedrockConverseStream => self.call::<bedrock::ConverseStream>(ask, sink).await,
         }
     }
 
+    /// A call to provider `P`: its key, its request, sent and read.
+    async fn call<P: Provider>(&self, ask: Ask<'_>, sink: Sink<'_>) -> AssistantMessage {
+        let Ask { target, req, opts } = ask;
+        let now_ms = opts.now_ms();
+        let env = |k: &str| opts.var(k);
+        let key = opts
+            .api_key
+            .clone()
+            .or_else(|| crate::auth::env_key(&target.model.provider).map(|(_, v)| v));
+        let mut secrets = opts.secrets.clone();
+        secrets.extend(key.clone());
+        let key = match key {
+            Some(k) => k,
+            None if !P::needs_key(target.wire) => String::new(),
+            None => {
+                let message = format!("No API key for provider: {}", target.model.provider);
+                let m = AssistantMessage::for_target(target, now_ms);
+                return end(m, Err(message.into()), &[], sink);
+            }
+        };
+        let call = Call {
+            http: &self.http,
+            target,
+            req,
+            opts,
+            key: &key,
+            env: &env,
+            now_ms,
+        };
+        let request = match P::request(&call).await {
+            Ok(r) => r,
+            Err(e) => {
+                return end(
+                    AssistantMessage::for_target(target, now_ms),
+                    Err(e),
+                    &secrets,
+                    sink,
+                );
+            }
+        };
+        secrets.extend(request.secrets.iter().cloned());
+        let response = self.send::<P>(&call, &request, &secrets, sink).await;
+        read(P::parser(&call), response, opts, &secrets, sink).await
+    }
+
     /// Sends the request until it gets a successful response (or gives up).
-    #[allow(clippy::too_many_arguments)]
-    async fn send(
+    async fn send<P: Provider>(
         &self,
-        wire: Wire,
-        url: &str,
-        headers: &[(String, String)],
-        body: Vec<u8>,
-        opts: &Options,
+        call: &Call<'_>,
+        request: &Prepared,
         secrets: &[String],
-        timestamp: i64,
         sink: Sink<'_>,
     ) -> Result<reqwest::Response, LlmError> {
-        let timeout = Duration::from_millis(opts.retry.timeout_ms.max(1));
+        let retries = &call.opts.retry;
         let mut retry = 0u32;
         loop {
-            let mut rb = self.http.post(url).body(body.clone());
-            for (k, v) in headers {
-                rb = rb.header(k.as_str(), v.as_str());
-            }
-            let failed = match tokio::time::timeout(timeout, rb.send()).await {
-                Err(_) => Failed {
-                    message: "Request timed out.".into(),
-                    status: None,
-                    retryable: true,
-                    retry_after: None,
-                },
-                Ok(Err(e)) => Failed {
-                    message: format!("Connection error. ({})", error_chain(&e)),
-                    status: None,
-                    retryable: true,
-                    retry_after: None,
-                },
-                Ok(Ok(resp)) if resp.status().is_success() => return Ok(resp),
-                Ok(Ok(resp)) => {
-                    let status = resp.status().as_u16();
-                    let after = retry_after(resp.headers());
-                    let should = resp
-                        .headers()
-                        .get("x-should-retry")
-                        .and_then(|v| v.to_str().ok())
-                        .map(|v| v == "true");
-                    let header = |k: &str| {
-                        resp.headers()
-                            .get(k)
-                            .and_then(|v| v.to_str().ok())
-                            .map(str::to_owned)
-                    };
-                    let content_type = header("content-type").unwrap_or_default();
-                    let error_type = header("x-amzn-errortype");
-                    let text = match tokio::time::timeout(timeout, resp.bytes()).await {
-                        Ok(Ok(b)) => {
-                            String::from_utf8_lossy(&b[..b.len().min(64 << 10)]).into_owned()
-                        }
-                        _ => String::new(),
-                    };
-                    let message = match wire {
-                        Wire::OpenAiCompletions | Wire::OpenAiResponses | Wire::AzureResponses => {
-                            openai::http_error(status, &text)
-                        }
-                        Wire::AnthropicMessages => anthropic::http_error(status, &text),
-                        Wire::CodexResponses => {
-                            responses::codex_http_error(status, &text, pi_base::clock::now_ms())
-                        }
-                        Wire::Mistral => mistral::http_error(status, &text),
-                        Wire::GoogleGenerativeAi | Wire::GoogleVertex => {
-                            google::http_error(status, &content_type, &text)
-                        }
-                        Wire::BedrockConverseStream => {
-                            bedrock::http_error(status, error_type.as_deref(), &text)
-                        }
-                    };
-                    // Never another 4xx than 429, whatever the server says (Codex: also
-                    // errors that read like a rate limit).
-                    let retryable = (status == 429 || status >= 500)
-                        || (wire == Wire::CodexResponses
-                            && responses::codex_retryable(status, &text));
-                    Failed {
-                        message,
-                        status: Some(status),
-                        retryable: retryable && should != Some(false),
-                        retry_after: after,
-                    }
-                }
+            let failed = match self.attempt::<P>(call, request).await {
+                Ok(resp) => return Ok(resp),
+                Err(f) => f,
             };
             let message = redact(&failed.message, secrets);
             let error = |message: String| LlmError {
                 message,
                 status: failed.status,
             };
-            // Google's SDK sends a request once (the agent's own retries still apply).
-            let max_retries = match wire {
-                Wire::GoogleGenerativeAi | Wire::GoogleVertex => 0,
-                _ => opts.retry.max_retries,
-            };
-            if !failed.retryable || retry >= max_retries {
+            if !failed.retryable || retry >= P::max_retries(call) {
                 return Err(error(message));
             }
             let delay = match failed.retry_after {
                 Some(ms) => {
-                    let cap = opts.retry.max_delay_ms;
+                    let cap = retries.max_delay_ms;
                     if cap > 0 && ms > cap as f64 {
                         return Err(error(format!(
                             "{message} (the server asked to retry after {:.1} s, longer than \
@@ -386,112 +232,71 @@ impl Client {
                 None => backoff_ms(retry),
             };
             retry += 1;
-            let m = AssistantMessage::new(wire.api(), "", "", timestamp);
-            sink(
-                &Event::Retry {
-                    attempt: retry,
-                    max_retries: opts.retry.max_retries,
-                    delay_ms: delay,
-                    error: message,
-                },
-                &m,
-            );
+            let m = AssistantMessage::new(call.target.wire.api(), "", "", call.now_ms);
+            let retrying = Event::Retry {
+                attempt: retry,
+                max_retries: retries.max_retries,
+                delay_ms: delay,
+                error: message,
+            };
+            sink(&retrying, &m);
             tokio::time::sleep(Duration::from_millis(delay)).await;
         }
     }
-}
 
-/// A provider's parser of a streamed response, building the message.
-trait Parser {
-    fn message(&self) -> &AssistantMessage;
-    fn into_message(self) -> AssistantMessage;
-    /// Handles one server-sent event; `Ok(true)` when the response is complete.
-    fn event(&mut self, ev: &sse::Event, sink: Sink) -> Result<bool, LlmError>;
-    /// The body ended: completes the message.
-    fn finish(&mut self, sink: Sink) -> Result<(), LlmError>;
-}
-
-/// [`Parser`] for the streams whose events are `data:` lines only (`msg`, `done`, and their
-/// own `data` and `finish`).
-macro_rules! data_parser {
-    ($($stream:ty),+) => {$(
-        impl Parser for $stream {
-            fn message(&self) -> &AssistantMessage {
-                &self.msg
-            }
-            fn into_message(self) -> AssistantMessage {
-                self.msg
-            }
-            fn event(&mut self, ev: &sse::Event, sink: Sink) -> Result<bool, LlmError> {
-                self.data(&ev.data, sink).map(|()| self.done)
-            }
-            fn finish(&mut self, sink: Sink) -> Result<(), LlmError> {
-                <$stream>::finish(self, sink)
-            }
+    /// Sends the request once.
+    async fn attempt<P: Provider>(
+        &self,
+        call: &Call<'_>,
+        request: &Prepared,
+    ) -> Result<reqwest::Response, Failed> {
+        let timeout = timeout(call.opts);
+        let mut rb = self.http.post(&request.url).body(request.body.clone());
+        for (k, v) in &request.headers {
+            rb = rb.header(k.as_str(), v.as_str());
         }
-    )+};
-}
-
-data_parser!(openai::Stream, responses::Stream, mistral::Stream);
-
-impl Parser for anthropic::Stream {
-    fn message(&self) -> &AssistantMessage {
-        &self.msg
-    }
-    fn into_message(self) -> AssistantMessage {
-        self.msg
-    }
-    fn event(&mut self, ev: &sse::Event, sink: Sink) -> Result<bool, LlmError> {
-        anthropic::Stream::event(self, ev.event.as_deref(), &ev.data, sink).map(|()| self.stopped)
-    }
-    fn finish(&mut self, _sink: Sink) -> Result<(), LlmError> {
-        anthropic::Stream::finish(self)
-    }
-}
-
-impl Parser for google::Stream {
-    fn message(&self) -> &AssistantMessage {
-        &self.msg
-    }
-    fn into_message(self) -> AssistantMessage {
-        self.msg
-    }
-    fn event(&mut self, ev: &sse::Event, sink: Sink) -> Result<bool, LlmError> {
-        self.data(&ev.data, sink).map(|()| false)
-    }
-    fn finish(&mut self, sink: Sink) -> Result<(), LlmError> {
-        google::Stream::finish(self, sink)
-    }
-}
-
-/// Streams a Bedrock response (AWS event-stream frames) into the final message; `Start`
-/// comes with the stream's `messageStart`, as the reference sends it.
-async fn parse_frames(
-    mut s: bedrock::Stream,
-    response: Result<reqwest::Response, LlmError>,
-    opts: &Options,
-    secrets: &[String],
-    sink: Sink<'_>,
-) -> AssistantMessage {
-    let result = match response {
-        Err(e) => Err(e),
-        Ok(resp) => {
-            let read = {
-                let mut on = |chunk: Option<&[u8]>, sink: Sink| match chunk {
-                    Some(c) => s.feed(c, sink).map(|()| false),
-                    None => Ok(true),
-                };
-                read_chunks(resp, opts, &mut on, sink).await
-            };
-            read.and_then(|()| s.finish(sink))
+        match tokio::time::timeout(timeout, rb.send()).await {
+            Err(_) => Err(Failed::unanswered("Request timed out.".into())),
+            Ok(Err(e)) => Err(Failed::unanswered(format!(
+                "Connection error. ({})",
+                error_chain(&e)
+            ))),
+            Ok(Ok(resp)) if resp.status().is_success() => Ok(resp),
+            Ok(Ok(resp)) => Err(refused::<P>(call, resp, timeout).await),
         }
+    }
+}
+
+/// A response with an error status, in the provider's words. Never another 4xx than 429
+/// is retried, whatever the server says (Codex: also errors that read like a rate limit).
+async fn refused<P: Provider>(
+    call: &Call<'_>,
+    resp: reqwest::Response,
+    timeout: Duration,
+) -> Failed {
+    let status = resp.status().as_u16();
+    let headers = resp.headers().clone();
+    let body = match tokio::time::timeout(timeout, resp.bytes()).await {
+        Ok(Ok(b)) => String::from_utf8_lossy(&b[..b.len().min(64 << 10)]).into_owned(),
+        _ => String::new(),
     };
-    end(s.msg, result, secrets, sink)
+    let response = ErrorResponse {
+        status,
+        headers,
+        body,
+    };
+    let should = response.header("x-should-retry").map(|v| v == "true");
+    Failed {
+        message: P::http_error(call, &response),
+        status: Some(status),
+        retryable: P::retryable(call, &response) && should != Some(false),
+        retry_after: retry_after(&response.headers),
+    }
 }
 
 /// Streams the response (if the request got one) through the provider's parser into the
 /// final message.
-async fn parse<P: Parser>(
+async fn read<P: Parser>(
     mut p: P,
     response: Result<reqwest::Response, LlmError>,
     opts: &Options,
@@ -501,59 +306,23 @@ async fn parse<P: Parser>(
     let result = match response {
         Err(e) => Err(e),
         Ok(resp) => {
-            sink(&Event::Start, p.message());
-            let read = {
-                let mut on = |ev: &sse::Event, sink: Sink| p.event(ev, sink);
-                read(resp, opts, &mut on, sink).await
-            };
+            p.start(sink);
+            let read = read_chunks(resp, opts, &mut p, sink).await;
             read.and_then(|()| p.finish(sink))
         }
     };
     end(p.into_message(), result, secrets, sink)
 }
 
-/// Handles one server-sent event; `Ok(true)` when the response is complete.
-type OnEvent<'a> = dyn FnMut(&sse::Event, &mut dyn FnMut(&Event, &AssistantMessage)) -> Result<bool, LlmError>
-    + 'a;
-
-/// Handles a chunk of the body (`None`: it ended); `Ok(true)` when the response is
-/// complete.
-type OnChunk<'a> = dyn FnMut(Option<&[u8]>, &mut dyn FnMut(&Event, &AssistantMessage)) -> Result<bool, LlmError>
-    + 'a;
-
-/// Reads the body as server-sent events until `on_event` says the response is complete or
-/// the body ends.
-async fn read(
-    resp: reqwest::Response,
-    opts: &Options,
-    on_event: &mut OnEvent<'_>,
-    sink: Sink<'_>,
-) -> Result<(), LlmError> {
-    let mut parser = sse::Parser::new();
-    let mut on_chunk = |chunk: Option<&[u8]>, sink: Sink| {
-        let events = match chunk {
-            Some(bytes) => parser.feed(bytes),
-            None => parser.finish().into_iter().collect(),
-        };
-        for ev in &events {
-            if on_event(ev, sink)? {
-                return Ok(true);
-            }
-        }
-        Ok(chunk.is_none())
-    };
-    read_chunks(resp, opts, &mut on_chunk, sink).await
-}
-
-/// Reads the body chunk by chunk (each within the timeout) until `on_chunk` says the
+/// Hands the body to the parser chunk by chunk (each within the timeout) until it says the
 /// response is complete; the end of the body is handed over as `None`.
-async fn read_chunks(
+async fn read_chunks<P: Parser>(
     mut resp: reqwest::Response,
     opts: &Options,
-    on_chunk: &mut OnChunk<'_>,
+    parser: &mut P,
     sink: Sink<'_>,
 ) -> Result<(), LlmError> {
-    let timeout = Duration::from_millis(opts.retry.timeout_ms.max(1));
+    let timeout = timeout(opts);
     loop {
         let chunk = match tokio::time::timeout(timeout, resp.chunk()).await {
             Err(_) => {
@@ -570,12 +339,13 @@ async fn read_chunks(
             }
             Ok(Ok(c)) => c,
         };
-        if on_chunk(chunk.as_deref(), sink)? || chunk.is_none() {
+        if parser.feed(chunk.as_deref(), sink)? || chunk.is_none() {
             return Ok(());
         }
     }
 }
 
+/// Reports the end of the call: done, or failed with the error's message (secrets cut out).
 fn end(
     mut msg: AssistantMessage,
     result: Result<(), LlmError>,
@@ -591,18 +361,4 @@ fn end(
         }
     }
     msg
-}
-
-/// A request with a JSON body: `content-type` and the caller's headers over the API's own.
-fn with_json_headers(
-    opts: &Options,
-    url: String,
-    mut headers: Vec<(String, String)>,
-    body: Vec<u8>,
-) -> Prepared {
-    set_header(&mut headers, "content-type", "application/json".to_owned());
-    for (k, v) in &opts.headers {
-        set_header(&mut headers, k, v.clone());
-    }
-    Prepared { url, headers, body }
 }

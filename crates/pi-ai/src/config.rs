@@ -28,7 +28,6 @@ pub struct Settings {
     pub retry: RetryPolicy,
     /// `thinkingBudgets`: level → tokens.
     pub thinking_budgets: Vec<(String, u64)>,
-    pub warnings: Vec<String>,
 }
 
 pub const DEFAULT_KEEP_RECENT_TOKENS: u64 = 20_000;
@@ -47,7 +46,7 @@ fn count(v: Option<&Value>) -> Option<u64> {
 
 impl Settings {
     pub fn load(agent_dir: &Path, cwd: &Path) -> Settings {
-        let (m, warnings) = merged(agent_dir, cwd);
+        let (m, _) = merged(agent_dir, cwd);
         let get = |a: &str, b: &str| m.get(a).and_then(|v| v.get(b));
         let s = |k: &str| m.get(k).and_then(Value::as_str).map(str::to_owned);
         let provider = get("retry", "provider");
@@ -79,7 +78,6 @@ impl Settings {
             branch_reserve_tokens: count(get("branchSummary", "reserveTokens")),
             retry,
             thinking_budgets,
-            warnings,
         }
     }
 }

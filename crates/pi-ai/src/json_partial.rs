@@ -9,7 +9,7 @@
 use serde_json::{Map, Value};
 
 /// The value of a possibly incomplete JSON text.
-pub fn parse(text: &str) -> Value {
+pub(crate) fn parse(text: &str) -> Value {
     if text.trim().is_empty() {
         return empty();
     }
@@ -28,7 +28,7 @@ fn empty() -> Value {
 
 /// Escapes raw control characters inside strings and doubles backslashes before characters
 /// that cannot be escaped.
-pub fn repair(text: &str) -> String {
+pub(crate) fn repair(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 8);
     let mut in_string = false;
     let chars: Vec<char> = text.chars().collect();

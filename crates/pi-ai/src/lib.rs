@@ -1,18 +1,26 @@
-//! Talking to models: providers configured as the reference configures them (`models.json`,
-//! `settings.json`, `auth.json`, API-key environment variables, cloud credentials), and
-//! streaming calls over the OpenAI Chat Completions, Anthropic Messages, Google Gemini
-//! (Generative AI and Vertex) and Amazon Bedrock Converse Stream APIs into one event stream.
+//! Talking to models: the model catalogue and providers configured as the reference
+//! configures them (`models.json`, `settings.json`, `auth.json`, API-key environment
+//! variables, OAuth logins, cloud credentials), the LLM messages of a context, and
+//! streaming calls over the OpenAI Chat Completions and Responses, Anthropic Messages,
+//! Mistral, Google Gemini (Generative AI and Vertex) and Amazon Bedrock Converse Stream APIs
+//! into one event stream.
 //!
+//! - [`models`]: the catalogue (built-in models with `models.json` applied).
 //! - [`request`]: what a call sends (system prompt, LLM messages, tools, options) and to
-//!   which model ([`request::Target`]).
-//! - [`client`]: the HTTP call with retries, streamed through [`sse`] (or AWS event-stream
-//!   frames) into the provider's parser ([`openai`], [`anthropic`], [`google`], [`bedrock`]),
-//!   giving [`message::Event`]s and a final [`message::AssistantMessage`] (text, thinking,
-//!   tool calls, usage and cost, stop reason).
-//! - [`vertex`], [`bedrock`]: the cloud credentials (Google access tokens, AWS SigV4).
-//! - [`auth`]: keys and headers, and cutting them out of every message.
+//!   which model ([`Target`]), over which wire API ([`Wire`]).
+//! - [`client`]: the HTTP call with retries and timeouts, its body read chunk by chunk into
+//!   the provider's parser, giving [`Event`]s and a final [`AssistantMessage`] (text,
+//!   thinking, tool calls, usage and cost, stop reason).
+//! - [`providers`]: one folder per wire API behind one `Provider` trait (the request, the
+//!   HTTP errors, the retry rules, the stream parser), and the assembly of content blocks
+//!   they share; beside them, in private modules, the rest they share: server-sent events
+//!   (`sse`), partial JSON (`json_partial`), the cross-provider message fixes (`transform`).
+//! - [`auth`]: keys and headers, and cutting them out of every message; OAuth logins are
+//!   refreshed as the reference refreshes them.
 //! - [`config`]: the settings of calls, and which model a command uses.
 //! - [`overflow`]: context-overflow and retryable errors, by upstream's patterns.
+//! - [`value`]: JSON values in JavaScript's order and string semantics (what requests are
+//!   written in).
 //!
 //! Nothing here prints; commands decide what the user sees. Commands that call a model build
 //! a tokio runtime for that call only, so the others start without one.
@@ -20,15 +28,15 @@
 pub mod auth;
 pub mod client;
 pub mod config;
-pub mod json_partial;
-pub mod message;
+mod json_partial;
+mod message;
 pub mod models;
-pub mod oauth;
+mod oauth;
 pub mod overflow;
 pub mod providers;
 pub mod request;
-pub mod sse;
-pub mod transform;
+mod sse;
+mod transform;
 pub mod value;
 
 pub use client::Client;

@@ -6,7 +6,7 @@
 
 use serde_json::{Map, Value, json};
 
-pub use crate::models::Prices;
+use crate::models::Prices;
 
 /// Why a response ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -19,7 +19,7 @@ pub enum StopReason {
 }
 
 impl StopReason {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             StopReason::Stop => "stop",
             StopReason::Length => "length",
@@ -37,10 +37,10 @@ impl StopReason {
 /// Dollars, per part of the usage.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Cost {
-    pub input: f64,
-    pub output: f64,
-    pub cache_read: f64,
-    pub cache_write: f64,
+    pub(crate) input: f64,
+    pub(crate) output: f64,
+    pub(crate) cache_read: f64,
+    pub(crate) cache_write: f64,
     pub total: f64,
 }
 
@@ -57,7 +57,7 @@ pub struct Usage {
 
 impl Usage {
     /// Recomputes the total and the cost (upstream's `calculateCost`).
-    pub fn settle(&mut self, prices: &Prices) {
+    pub(crate) fn settle(&mut self, prices: &Prices) {
         self.total_tokens = self.input + self.output + self.cache_read + self.cache_write;
         let c = |price: f64, n: u64| price / 1_000_000.0 * n as f64;
         self.cost.input = c(prices.input, self.input);
@@ -68,7 +68,7 @@ impl Usage {
             self.cost.input + self.cost.output + self.cost.cache_read + self.cost.cache_write;
     }
 
-    pub fn to_json(&self) -> Value {
+    pub(crate) fn to_json(self) -> Value {
         json!({
             "input": self.input,
             "output": self.output,
@@ -115,6 +115,34 @@ pub enum Block {
 }
 
 impl Block {
+    /// An empty text block.
+    pub(crate) fn text() -> Block {
+        Block::Text {
+            text: String::new(),
+            signature: None,
+        }
+    }
+
+    /// An empty thinking block.
+    pub(crate) fn thinking(signature: Option<String>) -> Block {
+        Block::Thinking {
+            thinking: String::new(),
+            signature,
+            redacted: false,
+        }
+    }
+
+    /// A tool call whose arguments have not streamed yet.
+    pub(crate) fn tool_call(id: String, name: String) -> Block {
+        Block::ToolCall {
+            id,
+            name,
+            arguments: Value::Object(Map::new()),
+            partial: String::new(),
+            thought_signature: None,
+        }
+    }
+
     pub fn to_json(&self) -> Value {
         match self {
             Block::Text { text, signature } => {
@@ -167,19 +195,19 @@ impl Block {
 #[derive(Debug, Clone, PartialEq)]
 pub struct AssistantMessage {
     pub content: Vec<Block>,
-    pub api: String,
+    pub(crate) api: String,
     pub provider: String,
     pub model: String,
     pub usage: Usage,
     pub stop_reason: StopReason,
     pub error_message: Option<String>,
     /// The HTTP status of a failed request (not stored; for telling failures apart).
-    pub http_status: Option<u16>,
+    pub(crate) http_status: Option<u16>,
     /// Request start, Unix milliseconds.
     pub timestamp: i64,
-    pub response_id: Option<String>,
+    pub(crate) response_id: Option<String>,
     /// The model a router actually used, when it differs from `model`.
-    pub response_model: Option<String>,
+    pub(crate) response_model: Option<String>,
 }
 
 impl AssistantMessage {
@@ -273,7 +301,7 @@ impl AssistantMessage {
 
 /// The text of an HTTP error as the reference's SDKs write it: `STATUS MESSAGE`, or
 /// `STATUS status code (no body)`.
-pub fn status_message(status: u16, msg: &str) -> String {
+pub(crate) fn status_message(status: u16, msg: &str) -> String {
     if msg.is_empty() {
         format!("{status} status code (no body)")
     } else {
@@ -303,7 +331,7 @@ impl From<&str> for LlmError {
 }
 
 impl LlmError {
-    pub fn new(message: impl Into<String>) -> LlmError {
+    pub(crate) fn new(message: impl Into<String>) -> LlmError {
         LlmError {
             message: message.into(),
             status: None,
@@ -374,7 +402,7 @@ pub enum Event {
 }
 
 /// Receives events with the message as it stands.
-pub type Sink<'a> = &'a mut dyn FnMut(&Event, &AssistantMessage);
+pub(crate) type Sink<'a> = &'a mut dyn FnMut(&Event, &AssistantMessage);
 
 #[cfg(test)]
 mod tests {

@@ -5,8 +5,8 @@
 //! - The built-in table (`src/models/builtin.jsonl`) is the reference's registry
 //!   (@mariozechner/pi-ai 0.73.1), recorded by `scripts/models.mjs`; one JSON object per line
 //!   with the keys listed in that script. To carry more of a definition, add the key there,
-//!   regenerate, and read it in [`Model::from_json`] (what a context needs) or
-//!   [`Details::from_json`] (what a request needs: name, prices, headers, thinking levels).
+//!   regenerate, and read it in `Model::from_json` (what a context needs) or
+//!   `Details::from_json` (what a request needs: name, prices, headers, thinking levels).
 //! - `<agent dir>/models.json` (`{"providers": {NAME: {baseUrl, api, compat, models: [...],
 //!   modelOverrides: {ID: {...}}}}}`; `//` comments and trailing commas allowed) adds custom
 //!   models (defaults: text input, 128000-token window, 16384 output tokens), overrides
@@ -14,12 +14,12 @@
 //!   replaces a built-in model with the same provider and id. A file that cannot be read or
 //!   does not fit the schema is reported and ignored, as the reference ignores it.
 //! - A provider's request settings in `models.json` (`apiKey`, `headers`, `authHeader`) and
-//!   the `headers` of its models are kept as written in [`Registry::providers`] and
-//!   [`Details::config_headers`]; `crate::auth` resolves them (`!command`, environment
+//!   the `headers` of its models are kept as written in `Registry::providers` and
+//!   `Details::config_headers`; `crate::auth` resolves them (`!command`, environment
 //!   variable name, or literal) when a request is made.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::{Map, Value};
 
@@ -69,11 +69,11 @@ impl Model {
     }
 
     /// A compatibility flag, if set.
-    pub fn compat_bool(&self, key: &str) -> Option<bool> {
+    pub(crate) fn compat_bool(&self, key: &str) -> Option<bool> {
         self.compat.get(key).and_then(Value::as_bool)
     }
 
-    pub fn compat_str(&self, key: &str) -> Option<&str> {
+    pub(crate) fn compat_str(&self, key: &str) -> Option<&str> {
         self.compat.get(key).and_then(Value::as_str)
     }
 
@@ -131,11 +131,12 @@ impl Prices {
         self.cache_write = f("cacheWrite", self.cache_write);
         self
     }
-
-    pub fn is_zero(&self) -> bool {
-        self.input == 0.0 && self.output == 0.0 && self.cache_read == 0.0 && self.cache_write == 0.0
-    }
 }
+
+/// A `models.json` that cannot be applied: why (nothing of it is applied).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ConfigError(String);
 
 /// What a request needs besides [`Model`]: kept beside the table, by provider and id.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -146,9 +147,9 @@ pub struct Details {
     pub headers: Vec<(String, String)>,
     /// `headers` of the model in `models.json` (a definition or an override), as written:
     /// resolved per request like API keys.
-    pub config_headers: Vec<(String, String)>,
+    pub(crate) config_headers: Vec<(String, String)>,
     /// pi thinking level → the provider's value (`null`: the level is not supported).
-    pub thinking_level_map: Map<String, Value>,
+    pub(crate) thinking_level_map: Map<String, Value>,
 }
 
 fn header_list(v: Option<&Value>) -> Vec<(String, String)> {
@@ -179,12 +180,12 @@ impl Details {
 
 /// A provider's request settings from `models.json`, as written.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct ProviderConfig {
+pub(crate) struct ProviderConfig {
     /// `apiKey`: a `!command`, an environment variable name, or the key.
-    pub api_key: Option<String>,
-    pub headers: Vec<(String, String)>,
+    pub(crate) api_key: Option<String>,
+    pub(crate) headers: Vec<(String, String)>,
     /// `authHeader: true`: send the key as `Authorization: Bearer …` header.
-    pub auth_header: bool,
+    pub(crate) auth_header: bool,
 }
 
 /// The thinking levels, from none to the most.
@@ -266,9 +267,9 @@ pub struct Registry {
     /// Problems with `models.json` (the file is then ignored).
     pub warnings: Vec<String>,
     /// Names, prices, headers and thinking levels, by (provider, id).
-    pub details: HashMap<(String, String), Details>,
+    pub(crate) details: HashMap<(String, String), Details>,
     /// Request settings of the providers named in `models.json`.
-    pub providers: HashMap<String, ProviderConfig>,
+    pub(crate) providers: HashMap<String, ProviderConfig>,
 }
 
 impl Registry {
@@ -331,114 +332,22 @@ impl Registry {
     }
 
     /// Applies the text of a `models.json`; on error nothing is applied.
-    pub fn apply_config(&mut self, text: &str) -> Result<(), String> {
+    pub fn apply_config(&mut self, text: &str) -> Result<(), ConfigError> {
         let cleaned = strip_comments(text);
-        let config: Value = serde_json::from_str(&cleaned).map_err(|e| format!("{e}"))?;
+        let config: Value =
+            serde_json::from_str(&cleaned).map_err(|e| ConfigError(format!("{e}")))?;
         let providers = config
             .get("providers")
             .and_then(Value::as_object)
-            .ok_or("it has no \"providers\" object")?;
+            .ok_or_else(|| ConfigError("it has no \"providers\" object".into()))?;
         let builtin = |name: &str| {
             self.models
                 .iter()
                 .any(|m| m.provider == name && m.source != Source::Custom)
         };
-        validate(providers, builtin)?;
-        // Provider-level baseUrl/compat and per-model overrides of built-in models.
-        for m in &mut self.models {
-            let Some(p) = providers.get(&m.provider) else {
-                continue;
-            };
-            let mut changed = false;
-            if let Some(url) = p.get("baseUrl").and_then(Value::as_str) {
-                m.base_url = url.to_owned();
-                changed = true;
-            }
-            if let Some(c) = p.get("compat").and_then(Value::as_object) {
-                m.compat = merge_compat(&m.compat, c);
-                changed = true;
-            }
-            if let Some(o) = p
-                .get("modelOverrides")
-                .and_then(|o| o.get(&m.id))
-                .and_then(Value::as_object)
-            {
-                if let Some(b) = o.get("reasoning").and_then(Value::as_bool) {
-                    m.reasoning = b;
-                }
-                if let Some(i) = strings(o.get("input")) {
-                    m.input = i;
-                }
-                if let Some(n) = o.get("contextWindow").and_then(count) {
-                    m.context_window = n;
-                }
-                if let Some(n) = o.get("maxTokens").and_then(count) {
-                    m.max_tokens = n;
-                }
-                if let Some(c) = o.get("compat").and_then(Value::as_object) {
-                    m.compat = merge_compat(&m.compat, c);
-                }
-                let d = self
-                    .details
-                    .entry((m.provider.clone(), m.id.clone()))
-                    .or_default();
-                if let Some(n) = o.get("name").and_then(Value::as_str) {
-                    d.name = Some(n.to_owned());
-                }
-                if let Some(c) = o.get("cost").filter(|c| c.is_object()) {
-                    d.prices = d.prices.with(c);
-                }
-                if let Some(t) = o.get("thinkingLevelMap").and_then(Value::as_object) {
-                    d.thinking_level_map.extend(t.clone());
-                }
-                d.config_headers = header_list(o.get("headers"));
-                changed = true;
-            }
-            if changed {
-                m.source = Source::Overridden;
-            }
-        }
-        // Custom models: api and baseUrl from the model, the provider, or the provider's
-        // first built-in model.
-        let mut custom = Vec::new();
-        for (name, p) in providers {
-            let Some(defs) = p.get("models").and_then(Value::as_array) else {
-                continue;
-            };
-            let builtin = self
-                .models
-                .iter()
-                .find(|m| m.provider == *name && m.source != Source::Custom);
-            let builtin_api = builtin.map(|m| m.api.clone());
-            let builtin_url = builtin.map(|m| m.base_url.clone());
-            for d in defs {
-                let s = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
-                let Some(api) = s(d, "api").or_else(|| s(p, "api")).or(builtin_api.clone()) else {
-                    continue;
-                };
-                let Some(url) = s(d, "baseUrl")
-                    .or_else(|| s(p, "baseUrl"))
-                    .or(builtin_url.clone())
-                else {
-                    continue;
-                };
-                let mut v = d.clone();
-                if let Some(o) = v.as_object_mut() {
-                    o.insert("provider".into(), Value::String(name.clone()));
-                    o.insert("api".into(), Value::String(api));
-                    o.insert("baseUrl".into(), Value::String(url));
-                    let empty = Map::new();
-                    let pc = p.get("compat").and_then(Value::as_object).unwrap_or(&empty);
-                    let mc = d.get("compat").and_then(Value::as_object).unwrap_or(&empty);
-                    o.insert("compat".into(), Value::Object(merge_compat(pc, mc)));
-                }
-                if let Some(m) = Model::from_json(&v, Source::Custom) {
-                    let mut d = Details::from_json(d);
-                    d.config_headers = std::mem::take(&mut d.headers);
-                    custom.push((m, d));
-                }
-            }
-        }
+        validate(providers, builtin).map_err(ConfigError)?;
+        self.apply_overrides(providers);
+        let custom = self.custom_models(providers);
         for (name, p) in providers {
             let config = ProviderConfig {
                 api_key: p.get("apiKey").and_then(Value::as_str).map(str::to_owned),
@@ -461,6 +370,61 @@ impl Registry {
             }
         }
         Ok(())
+    }
+
+    /// Provider-level `baseUrl` and `compat`, and `modelOverrides`, on the models there are.
+    fn apply_overrides(&mut self, providers: &Map<String, Value>) {
+        for m in &mut self.models {
+            let Some(p) = providers.get(&m.provider) else {
+                continue;
+            };
+            let mut changed = false;
+            if let Some(url) = p.get("baseUrl").and_then(Value::as_str) {
+                m.base_url = url.to_owned();
+                changed = true;
+            }
+            if let Some(c) = p.get("compat").and_then(Value::as_object) {
+                m.compat = merge_compat(&m.compat, c);
+                changed = true;
+            }
+            if let Some(o) = p
+                .get("modelOverrides")
+                .and_then(|o| o.get(&m.id))
+                .and_then(Value::as_object)
+            {
+                let d = self
+                    .details
+                    .entry((m.provider.clone(), m.id.clone()))
+                    .or_default();
+                override_model(m, d, o);
+                changed = true;
+            }
+            if changed {
+                m.source = Source::Overridden;
+            }
+        }
+    }
+
+    /// The custom models of a config: `api` and `baseUrl` from the model, the provider, or
+    /// the provider's first built-in model.
+    fn custom_models(&self, providers: &Map<String, Value>) -> Vec<(Model, Details)> {
+        let mut custom = Vec::new();
+        for (name, p) in providers {
+            let Some(defs) = p.get("models").and_then(Value::as_array) else {
+                continue;
+            };
+            let builtin = self
+                .models
+                .iter()
+                .find(|m| m.provider == *name && m.source != Source::Custom);
+            let api = builtin.map(|m| m.api.as_str());
+            let url = builtin.map(|m| m.base_url.as_str());
+            custom.extend(
+                defs.iter()
+                    .filter_map(|d| custom_model(name, p, d, (api, url))),
+            );
+        }
+        custom
     }
 
     pub fn find(&self, provider: &str, id: &str) -> Option<&Model> {
@@ -604,7 +568,7 @@ fn cost_ok(v: Option<&Value>, what: &str) -> Result<(), String> {
 
 /// Removes `//` comments and trailing commas outside strings, as the reference does before
 /// parsing `models.json`.
-pub fn strip_comments(text: &str) -> String {
+pub(crate) fn strip_comments(text: &str) -> String {
     let b = text.as_bytes();
     let mut out: Vec<u8> = Vec::with_capacity(b.len());
     let mut i = 0;
@@ -665,9 +629,64 @@ fn string_end(b: &[u8], i: usize) -> usize {
     (i + 1).min(b.len())
 }
 
-/// `<agent dir>/models.json`.
-pub fn config_path(agent_dir: &Path) -> PathBuf {
-    agent_dir.join("models.json")
+/// A model override (`modelOverrides.{id}`) applied to a model and its details.
+fn override_model(m: &mut Model, d: &mut Details, o: &Map<String, Value>) {
+    if let Some(b) = o.get("reasoning").and_then(Value::as_bool) {
+        m.reasoning = b;
+    }
+    if let Some(i) = strings(o.get("input")) {
+        m.input = i;
+    }
+    if let Some(n) = o.get("contextWindow").and_then(count) {
+        m.context_window = n;
+    }
+    if let Some(n) = o.get("maxTokens").and_then(count) {
+        m.max_tokens = n;
+    }
+    if let Some(c) = o.get("compat").and_then(Value::as_object) {
+        m.compat = merge_compat(&m.compat, c);
+    }
+    if let Some(n) = o.get("name").and_then(Value::as_str) {
+        d.name = Some(n.to_owned());
+    }
+    if let Some(c) = o.get("cost").filter(|c| c.is_object()) {
+        d.prices = d.prices.with(c);
+    }
+    if let Some(t) = o.get("thinkingLevelMap").and_then(Value::as_object) {
+        d.thinking_level_map.extend(t.clone());
+    }
+    d.config_headers = header_list(o.get("headers"));
+}
+
+/// A custom model `d` of provider `name` (config `p`), with the `api` and `baseUrl` of
+/// the provider's built-in model as defaults; none without an API or a base URL.
+fn custom_model(
+    name: &str,
+    p: &Value,
+    d: &Value,
+    (builtin_api, builtin_url): (Option<&str>, Option<&str>),
+) -> Option<(Model, Details)> {
+    let s = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
+    let api = s(d, "api")
+        .or_else(|| s(p, "api"))
+        .or_else(|| builtin_api.map(str::to_owned))?;
+    let url = s(d, "baseUrl")
+        .or_else(|| s(p, "baseUrl"))
+        .or_else(|| builtin_url.map(str::to_owned))?;
+    let mut v = d.clone();
+    if let Some(o) = v.as_object_mut() {
+        o.insert("provider".into(), Value::String(name.to_owned()));
+        o.insert("api".into(), Value::String(api));
+        o.insert("baseUrl".into(), Value::String(url));
+        let empty = Map::new();
+        let pc = p.get("compat").and_then(Value::as_object).unwrap_or(&empty);
+        let mc = d.get("compat").and_then(Value::as_object).unwrap_or(&empty);
+        o.insert("compat".into(), Value::Object(merge_compat(pc, mc)));
+    }
+    let m = Model::from_json(&v, Source::Custom)?;
+    let mut details = Details::from_json(d);
+    details.config_headers = std::mem::take(&mut details.headers);
+    Some((m, details))
 }
 
 #[cfg(test)]

@@ -25,7 +25,7 @@ use serde_json::{Map, Value, json};
 use crate::auth::redact;
 
 /// The environment variable that points the token endpoints elsewhere (tests).
-pub const ORIGIN_ENV: &str = "PI_OAUTH_TOKEN_ORIGIN";
+pub(crate) const ORIGIN_ENV: &str = "PI_OAUTH_TOKEN_ORIGIN";
 
 /// Anthropic's public OAuth client (Claude Code's).
 const ANTHROPIC_CLIENT_ID: &str = "9d1c250a-e61b-44d9-88ed-5944d1962f5e";
@@ -49,7 +49,7 @@ const STALE: Duration = Duration::from_secs(30);
 /// names (`proxy-ep=proxy.HOST` gives `https://api.HOST`), else its GitHub Enterprise
 /// domain's (`https://copilot-api.DOMAIN`). `None` without such a login or either clue, so
 /// the model's `baseUrl` stays as configured.
-pub fn copilot_base_url(agent_dir: &Path) -> Option<String> {
+pub(crate) fn copilot_base_url(agent_dir: &Path) -> Option<String> {
     let auth = crate::auth::auth_file(agent_dir);
     let c = auth.get("github-copilot")?;
     if c.get("type").and_then(Value::as_str) != Some("oauth") {
@@ -83,7 +83,7 @@ pub fn copilot_base_url(agent_dir: &Path) -> Option<String> {
 }
 
 /// Whether pi can refresh the OAuth login of `provider`.
-pub fn supports(provider: &str) -> bool {
+pub(crate) fn supports(provider: &str) -> bool {
     matches!(provider, "anthropic" | "openai-codex" | "github-copilot")
 }
 
@@ -97,7 +97,7 @@ fn now_ms() -> f64 {
 /// Refreshes the OAuth login of `provider` in the auth file `path` if it has expired (also
 /// when another process has done so meanwhile), and returns the access token to use.
 /// On failure the file is unchanged and the error says why (secrets cut out).
-pub fn refresh(path: &Path, provider: &str) -> Result<String, String> {
+pub(crate) fn refresh(path: &Path, provider: &str) -> Result<String, String> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let name = path
         .file_name()
@@ -161,54 +161,14 @@ fn exchange(
         None => format!("{default}{path}"),
     };
     let fresh = match provider {
-        "anthropic" => {
-            let url = at("https://platform.claude.com", "/v1/oauth/token");
-            let body = json!({"grant_type": "refresh_token", "client_id": ANTHROPIC_CLIENT_ID,
-                              "refresh_token": refresh_token});
-            let (status, text) = send(Call::Post {
-                url: &url,
-                content_type: "application/json",
-                body: body.to_string(),
-            })
-            .map_err(|e| format!("Anthropic token refresh request failed ({url}): {e}"))?;
-            if !(200..300).contains(&status) {
-                return Err(format!(
-                    "Anthropic token refresh failed ({status}, {url}): {}",
-                    text.trim()
-                ));
-            }
-            let v = parse(&text, "Anthropic")?;
-            let (access, refresh, expires_in) = fields(&v, "access_token", "expires_in")?;
-            json!({"type": "oauth", "refresh": refresh.unwrap_or(refresh_token), "access": access,
-                   "expires": now_ms() + expires_in * 1000.0 - MARGIN_MS})
-        }
-        "openai-codex" => {
-            let url = at("https://auth.openai.com", "/oauth/token");
-            let mut form = reqwest::Url::parse("http://form/").map_err(|e| e.to_string())?;
-            form.query_pairs_mut()
-                .append_pair("grant_type", "refresh_token")
-                .append_pair("refresh_token", refresh_token)
-                .append_pair("client_id", CODEX_CLIENT_ID);
-            let (status, text) = send(Call::Post {
-                url: &url,
-                content_type: "application/x-www-form-urlencoded",
-                body: form.query().unwrap_or_default().to_owned(),
-            })
-            .map_err(|e| format!("OpenAI Codex token refresh error: {e}"))?;
-            if !(200..300).contains(&status) {
-                return Err(format!(
-                    "OpenAI Codex token refresh failed ({status}): {}",
-                    text.trim()
-                ));
-            }
-            let v = parse(&text, "OpenAI Codex")?;
-            let (access, refresh, expires_in) = fields(&v, "access_token", "expires_in")?;
-            let refresh = refresh.ok_or("the OpenAI Codex token response has no refresh_token")?;
-            let account = crate::providers::responses::codex_account_id(access)
-                .ok_or("Failed to extract accountId from token")?;
-            json!({"type": "oauth", "access": access, "refresh": refresh,
-                   "expires": now_ms() + expires_in * 1000.0, "accountId": account})
-        }
+        "anthropic" => refresh_anthropic(
+            &at("https://platform.claude.com", "/v1/oauth/token"),
+            refresh_token,
+        )?,
+        "openai-codex" => refresh_codex(
+            &at("https://auth.openai.com", "/oauth/token"),
+            refresh_token,
+        )?,
         "github-copilot" => {
             let enterprise = cred
                 .get("enterpriseUrl")
@@ -219,25 +179,7 @@ fn exchange(
                 &format!("https://api.{domain}"),
                 "/copilot_internal/v2/token",
             );
-            let (status, text) = send(Call::Get {
-                url: &url,
-                bearer: refresh_token,
-            })
-            .map_err(|e| format!("GitHub Copilot token request failed: {e}"))?;
-            if !(200..300).contains(&status) {
-                return Err(format!(
-                    "GitHub Copilot token refresh failed ({status}): {}",
-                    text.trim()
-                ));
-            }
-            let v = parse(&text, "GitHub Copilot")?;
-            let (token, _, expires_at) = fields(&v, "token", "expires_at")?;
-            let mut c = json!({"type": "oauth", "refresh": refresh_token, "access": token,
-                               "expires": expires_at * 1000.0 - MARGIN_MS});
-            if let Some(e) = enterprise {
-                c["enterpriseUrl"] = json!(e);
-            }
-            c
+            refresh_copilot(&url, refresh_token, enterprise)?
         }
         _ => return Err(format!("pi cannot refresh OAuth logins of \"{provider}\"")),
     };
@@ -251,6 +193,85 @@ fn exchange(
         }
         _ => Err("internal error: credentials are not an object".into()),
     }
+}
+
+fn refresh_anthropic(url: &str, refresh_token: &str) -> Result<Value, String> {
+    let body = json!({"grant_type": "refresh_token", "client_id": ANTHROPIC_CLIENT_ID,
+                      "refresh_token": refresh_token});
+    let (status, text) = send(Call::Post {
+        url,
+        content_type: "application/json",
+        body: body.to_string(),
+    })
+    .map_err(|e| format!("Anthropic token refresh request failed ({url}): {e}"))?;
+    if !(200..300).contains(&status) {
+        return Err(format!(
+            "Anthropic token refresh failed ({status}, {url}): {}",
+            text.trim()
+        ));
+    }
+    let v = parse(&text, "Anthropic")?;
+    let (access, refresh, expires_in) = fields(&v, "access_token", "expires_in")?;
+    Ok(
+        json!({"type": "oauth", "refresh": refresh.unwrap_or(refresh_token), "access": access,
+               "expires": now_ms() + expires_in * 1000.0 - MARGIN_MS}),
+    )
+}
+
+fn refresh_codex(url: &str, refresh_token: &str) -> Result<Value, String> {
+    let mut form = reqwest::Url::parse("http://form/").map_err(|e| e.to_string())?;
+    form.query_pairs_mut()
+        .append_pair("grant_type", "refresh_token")
+        .append_pair("refresh_token", refresh_token)
+        .append_pair("client_id", CODEX_CLIENT_ID);
+    let (status, text) = send(Call::Post {
+        url,
+        content_type: "application/x-www-form-urlencoded",
+        body: form.query().unwrap_or_default().to_owned(),
+    })
+    .map_err(|e| format!("OpenAI Codex token refresh error: {e}"))?;
+    if !(200..300).contains(&status) {
+        return Err(format!(
+            "OpenAI Codex token refresh failed ({status}): {}",
+            text.trim()
+        ));
+    }
+    let v = parse(&text, "OpenAI Codex")?;
+    let (access, refresh, expires_in) = fields(&v, "access_token", "expires_in")?;
+    let refresh = refresh.ok_or("the OpenAI Codex token response has no refresh_token")?;
+    let account = crate::providers::responses::codex_account_id(access)
+        .ok_or("Failed to extract accountId from token")?;
+    Ok(
+        json!({"type": "oauth", "access": access, "refresh": refresh,
+              "expires": now_ms() + expires_in * 1000.0, "accountId": account}),
+    )
+}
+
+/// GitHub Copilot trades the GitHub token (the "refresh" token) for a Copilot token.
+fn refresh_copilot(
+    url: &str,
+    refresh_token: &str,
+    enterprise: Option<&str>,
+) -> Result<Value, String> {
+    let (status, text) = send(Call::Get {
+        url,
+        bearer: refresh_token,
+    })
+    .map_err(|e| format!("GitHub Copilot token request failed: {e}"))?;
+    if !(200..300).contains(&status) {
+        return Err(format!(
+            "GitHub Copilot token refresh failed ({status}): {}",
+            text.trim()
+        ));
+    }
+    let v = parse(&text, "GitHub Copilot")?;
+    let (token, _, expires_at) = fields(&v, "token", "expires_at")?;
+    let mut c = json!({"type": "oauth", "refresh": refresh_token, "access": token,
+                       "expires": expires_at * 1000.0 - MARGIN_MS});
+    if let Some(e) = enterprise {
+        c["enterpriseUrl"] = json!(e);
+    }
+    Ok(c)
 }
 
 fn parse(text: &str, who: &str) -> Result<Value, String> {

@@ -88,7 +88,7 @@ pub struct Options {
 
 impl Options {
     /// An environment variable as the call sees it ([`Options::env`]); empty counts as unset.
-    pub fn var(&self, name: &str) -> Option<String> {
+    pub(crate) fn var(&self, name: &str) -> Option<String> {
         match &self.env {
             Some(m) => m.get(name).filter(|v| !v.is_empty()).cloned(),
             None => crate::providers::google::vertex::process_env(name),
@@ -96,7 +96,7 @@ impl Options {
     }
 
     /// The time of the call in Unix milliseconds (`PI_NOW` of [`Options::env`] when given).
-    pub fn now_ms(&self) -> i64 {
+    pub(crate) fn now_ms(&self) -> i64 {
         self.env
             .as_ref()
             .and_then(|m| m.get("PI_NOW"))
@@ -109,7 +109,7 @@ impl Options {
             .unwrap_or_else(pi_base::clock::now_ms)
     }
 
-    pub fn cache_retention(&self) -> &str {
+    pub(crate) fn cache_retention(&self) -> &str {
         match self.cache_retention.as_deref() {
             Some(r) => r,
             None if std::env::var("PI_CACHE_RETENTION").is_ok_and(|v| v == "long") => "long",
@@ -162,7 +162,7 @@ impl Wire {
     }
 
     /// The `api` recorded in assistant messages.
-    pub fn api(self) -> &'static str {
+    pub(crate) fn api(self) -> &'static str {
         match self {
             Wire::OpenAiCompletions => "openai-completions",
             Wire::AnthropicMessages => "anthropic-messages",
@@ -182,7 +182,7 @@ impl Wire {
 pub struct Target {
     pub model: Model,
     pub details: Details,
-    pub wire: Wire,
+    pub(crate) wire: Wire,
 }
 
 impl Target {

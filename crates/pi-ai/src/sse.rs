@@ -8,16 +8,23 @@
 //! colon; several `data` lines are joined with `\n`; lines starting with `:` are comments;
 //! other fields (`id`, `retry`) are ignored. An event still open when the stream ends is
 //! delivered by [`Parser::finish`].
+//!
+//! Providers that stream in this format read their answers through a [`Reader`]: it cuts
+//! the body into events and hands them to the provider's [`Events`].
+
+use crate::message::{AssistantMessage, LlmError, Sink};
+use crate::providers::blocks::{Assembler, Draft};
+use crate::providers::{self, Call};
 
 /// One event: its `event` field (if any) and its data lines joined with `\n`.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Event {
-    pub event: Option<String>,
-    pub data: String,
+pub(crate) struct Event {
+    pub(crate) event: Option<String>,
+    pub(crate) data: String,
 }
 
 #[derive(Debug, Default)]
-pub struct Parser {
+pub(crate) struct Parser {
     /// Bytes of the current, incomplete line.
     line: Vec<u8>,
     /// The previous chunk ended in `\r`: a `\n` starting the next one belongs to it.
@@ -29,12 +36,12 @@ pub struct Parser {
 }
 
 impl Parser {
-    pub fn new() -> Parser {
+    pub(crate) fn new() -> Parser {
         Parser::default()
     }
 
     /// Feeds bytes; returns the events completed by them.
-    pub fn feed(&mut self, bytes: &[u8]) -> Vec<Event> {
+    pub(crate) fn feed(&mut self, bytes: &[u8]) -> Vec<Event> {
         let mut out = Vec::new();
         let mut i = 0;
         if self.after_cr && bytes.first() == Some(&b'\n') {
@@ -71,7 +78,7 @@ impl Parser {
     }
 
     /// Ends the stream: the last line (without a line break) and an event left open.
-    pub fn finish(&mut self) -> Option<Event> {
+    pub(crate) fn finish(&mut self) -> Option<Event> {
         let line = std::mem::take(&mut self.line);
         if !line.is_empty()
             && let Some(e) = self.line_done(&line)
@@ -120,6 +127,63 @@ impl Parser {
             _ => {}
         }
         None
+    }
+}
+
+/// A provider's reading of the events of its answer into the message `out` builds.
+pub(crate) trait Events {
+    /// Handles one event; `Ok(true)` when the response is complete.
+    fn event(&mut self, out: &mut Assembler, ev: &Event) -> Result<bool, LlmError>;
+
+    /// The response is over: ends what is left open and checks that it was complete.
+    fn finish(&mut self, out: &mut Assembler) -> Result<(), LlmError>;
+}
+
+/// The [`providers::Parser`] of an answer streamed as server-sent events: the events go to
+/// `E` as the chunks complete them, and `E` builds the message with `out`.
+pub(crate) struct Reader<E> {
+    lines: Parser,
+    draft: Draft,
+    events: E,
+}
+
+impl<E: Events> Reader<E> {
+    /// The reader of the answer to `call`.
+    pub(crate) fn new(call: &Call<'_>, events: E) -> Reader<E> {
+        let msg = AssistantMessage::for_target(call.target, call.now_ms);
+        Reader {
+            lines: Parser::new(),
+            draft: Draft::new(msg),
+            events,
+        }
+    }
+}
+
+impl<E: Events> providers::Parser for Reader<E> {
+    fn message(&self) -> &AssistantMessage {
+        self.draft.message()
+    }
+
+    fn into_message(self) -> AssistantMessage {
+        self.draft.into_message()
+    }
+
+    fn feed(&mut self, chunk: Option<&[u8]>, sink: Sink) -> Result<bool, LlmError> {
+        let events = match chunk {
+            Some(bytes) => self.lines.feed(bytes),
+            None => self.lines.finish().into_iter().collect(),
+        };
+        let mut out = self.draft.assembler(sink);
+        for ev in &events {
+            if self.events.event(&mut out, ev)? {
+                return Ok(true);
+            }
+        }
+        Ok(chunk.is_none())
+    }
+
+    fn finish(&mut self, sink: Sink) -> Result<(), LlmError> {
+        self.events.finish(&mut self.draft.assembler(sink))
     }
 }
 

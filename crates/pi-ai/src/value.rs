@@ -12,7 +12,7 @@
 //!   `JSON.stringify` writes them;
 //! - numbers are doubles and are written in JavaScript's `Number#toString` form.
 //!
-//! Values nested deeper than [`MAX_DEPTH`] are kept as their minified source text (nothing
+//! Values nested deeper than `MAX_DEPTH` are kept as their minified source text (nothing
 //! here recurses deeper than that), which only differs from the reference in the order of
 //! array-index keys and repeated keys inside such a subtree.
 
@@ -21,7 +21,7 @@ use std::borrow::Cow;
 use pi_base::{js, json};
 
 /// Containers nested deeper than this are kept as raw text.
-pub const MAX_DEPTH: usize = 96;
+pub(crate) const MAX_DEPTH: usize = 96;
 
 /// The inside of a JSON string literal, escapes kept (valid UTF-8, no raw control
 /// characters, every escape valid).
@@ -60,7 +60,7 @@ impl JStr {
         }
     }
 
-    pub fn raw(&self) -> &str {
+    pub(crate) fn raw(&self) -> &str {
         &self.0
     }
 
@@ -131,7 +131,7 @@ impl JStr {
     }
 
     /// `s.trim().length === 0` in JavaScript.
-    pub fn is_blank(&self) -> bool {
+    pub(crate) fn is_blank(&self) -> bool {
         let mut blank = true;
         self.for_each_unit(|u| {
             if !matches!(u, Unit::Char(c) if js::is_space(c)) {
@@ -151,7 +151,7 @@ impl JStr {
     }
 
     /// The string with unpaired surrogates removed (upstream's `sanitizeSurrogates`).
-    pub fn without_lone_surrogates(&self) -> JStr {
+    pub(crate) fn without_lone_surrogates(&self) -> JStr {
         if !self.escaped() {
             return self.clone();
         }
@@ -173,7 +173,7 @@ impl JStr {
     }
 
     /// Writes the string literal as `JSON.stringify` does.
-    pub fn write(&self, out: &mut Vec<u8>) {
+    pub(crate) fn write(&self, out: &mut Vec<u8>) {
         out.push(b'"');
         let b = self.0.as_bytes();
         let mut i = 0;
@@ -271,7 +271,7 @@ impl Obj {
     }
 
     /// Sets a property (JavaScript's `o[key] = value`).
-    pub fn set_key(&mut self, key: JStr, value: Value) {
+    pub(crate) fn set_key(&mut self, key: JStr, value: Value) {
         if let Some(p) = self.position(&key) {
             self.0[p].1 = value;
             return;
@@ -345,11 +345,7 @@ impl Obj {
         self.0.iter().map(|(k, v)| (k, v))
     }
 
-    pub fn len(&self) -> usize {
-        self.0.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
 }
@@ -369,13 +365,6 @@ impl Value {
     pub fn get(&self, key: &str) -> Option<&Value> {
         match self {
             Value::Obj(o) => o.get(key),
-            _ => None,
-        }
-    }
-
-    pub fn as_obj(&self) -> Option<&Obj> {
-        match self {
-            Value::Obj(o) => Some(o),
             _ => None,
         }
     }
@@ -658,8 +647,10 @@ mod tests {
         }
         text.push_str("\"k0\":\"last\",\"7\":1}");
         let v = Value::parse(text.as_bytes()).unwrap();
-        let o = v.as_obj().unwrap();
-        assert_eq!(o.len(), n + 1);
+        let Value::Obj(o) = &v else {
+            panic!("not an object: {v:?}");
+        };
+        assert_eq!(o.iter().count(), n + 1);
         assert!(o.get("k0").unwrap().is_str("last"));
         assert_eq!(o.iter().next().unwrap().0.raw(), "7");
     }

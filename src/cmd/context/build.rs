@@ -11,8 +11,9 @@ use super::{open, registry, unknown_model};
 use crate::cmd::Ctx;
 use crate::cmd::args::{ModelRef, READ_SESSION_HELP, SessionArg};
 use crate::error::usage;
+use pi_agent::context::llm;
 use pi_agent::context::settings::Settings;
-use pi_agent::context::{anthropic, llm, openai};
+use pi_ai::providers::{anthropic::messages as anthropic, openai::messages as openai};
 use pi_ai::value::{Obj, Value};
 use pi_session::find::STDIN_ARG;
 

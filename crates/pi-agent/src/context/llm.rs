@@ -3,7 +3,7 @@
 //!
 //! The wrapper texts are data the model reads and are the reference's, verbatim.
 
-use super::value::{JStr, Obj, Value};
+use pi_ai::value::{JStr, Obj, Value};
 
 pub(crate) const COMPACTION_SUMMARY_PREFIX: &str = "The conversation history before this point was compacted into the following summary:\n\n<summary>\n";
 pub(crate) const COMPACTION_SUMMARY_SUFFIX: &str = "\n</summary>";

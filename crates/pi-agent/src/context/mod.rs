@@ -7,33 +7,27 @@
 //! 2. [`llm::convert`]: agent messages become provider-neutral *LLM messages* (user,
 //!    assistant, tool result; upstream's `convertToLlm`), with the `images.blockImages`
 //!    setting applied.
-//! 3. [`transform::transform`]: the cross-provider fixes every provider applies (thinking
+//! 3. pi-ai's `transform`: the cross-provider fixes every provider applies (thinking
 //!    blocks of other models, tool-call ids, unanswered tool calls, failed turns, images the
 //!    model cannot read).
-//! 4. [`openai`] and [`anthropic`]: the `messages` of a Chat Completions or Messages request.
+//! 4. pi-ai's `openai` and `anthropic` providers: the `messages` of a Chat Completions or
+//!    Messages request.
 //!
 //! [`tokens`] holds upstream's token estimate and the compaction threshold.
 //!
 //! Only the entries the context needs are read: the path comes from the session index, and
 //! lines are read from the latest compaction's first kept entry onwards.
 
-pub use pi_ai::providers::anthropic::messages as anthropic;
-pub use pi_ai::providers::bedrock::messages as bedrock;
-pub use pi_ai::providers::google::contents as google;
 pub mod llm;
-pub use pi_ai::providers::mistral::messages as mistral;
-pub use pi_ai::providers::openai::messages as openai;
-pub use pi_ai::providers::responses::input as responses;
 pub mod settings;
 pub mod tokens;
-pub use pi_ai::{transform, value};
 
 use std::io;
 
+use pi_ai::value::{Obj, Value};
 use pi_base::clock;
 use pi_base::json;
 use pi_session::{Kind, Session};
-use value::{Obj, Value};
 
 /// What a path says besides its messages: the settings in effect at its end.
 #[derive(Debug, Default)]

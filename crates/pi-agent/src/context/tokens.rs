@@ -2,7 +2,7 @@
 //! rounded up, with per-role rules), the context size derived from the last reported usage,
 //! and the compaction threshold.
 
-use super::value::Value;
+use pi_ai::value::Value;
 
 /// Characters counted for an image in custom messages and tool results (≈ 1200 tokens).
 const IMAGE_CHARS: usize = 4800;

@@ -1,5 +1,5 @@
 //! The `messages` (and `system` blocks) of an Anthropic Messages request, as the reference's
-//! `anthropic-messages` provider writes them (after [`transform`](crate::transform)), for an
+//! `anthropic-messages` provider writes them (after `transform`), for an
 //! API key (not an OAuth token, for which the reference also renames tools).
 
 use crate::models::Model;
@@ -9,7 +9,7 @@ use crate::value::{JStr, Obj, Value};
 
 /// Tool-call ids from other models: characters outside `[A-Za-z0-9_-]` become `_`, at most
 /// 64 characters.
-pub fn normalize_id(id: &str) -> String {
+pub(crate) fn normalize_id(id: &str) -> String {
     sanitize_id(id).chars().take(64).collect()
 }
 
@@ -85,7 +85,7 @@ fn tool_result_content(blocks: &[Value]) -> Value {
 }
 
 /// The cache marker, or `None` with retention `none`.
-pub fn cache_control(target: &Model, cache_retention: &str) -> Option<Value> {
+pub(crate) fn cache_control(target: &Model, cache_retention: &str) -> Option<Value> {
     if cache_retention == "none" {
         return None;
     }
@@ -119,134 +119,145 @@ pub fn messages(llm: &[Value], target: &Model, cache_retention: &str) -> Vec<Val
     let mut i = 0;
     while i < msgs.len() {
         let m = &msgs[i];
+        if role_is(m, "toolResult") {
+            // A run of tool results goes in one user message.
+            let end = msgs[i..]
+                .iter()
+                .position(|m| !role_is(m, "toolResult"))
+                .map_or(msgs.len(), |k| i + k);
+            let results = msgs[i..end].iter().map(tool_result).collect();
+            out.push(msg("user", Value::Arr(results)));
+            i = end;
+            continue;
+        }
         if role_is(m, "user") {
-            match m.get("content") {
-                Some(Value::Str(s)) => {
-                    if !s.is_blank() {
-                        out.push(msg("user", Value::Str(s.without_lone_surrogates())));
-                    }
-                }
-                other => {
-                    let blocks: Vec<Value> = other
-                        .and_then(Value::as_arr)
-                        .unwrap_or_default()
-                        .iter()
-                        .map(content_block)
-                        .filter(|b| {
-                            !is_type(b, "text")
-                                || b.get("text")
-                                    .and_then(Value::as_jstr)
-                                    .is_some_and(|t| !t.is_blank())
-                        })
-                        .collect();
-                    if !blocks.is_empty() {
-                        out.push(msg("user", Value::Arr(blocks)));
-                    }
-                }
-            }
+            out.extend(user(m));
         } else if role_is(m, "assistant") {
-            let mut blocks: Vec<Value> = Vec::new();
-            for b in m.get("content").and_then(Value::as_arr).unwrap_or_default() {
-                if is_type(b, "text") {
-                    let Some(t) = b.get("text").and_then(Value::as_jstr) else {
-                        continue;
-                    };
-                    if t.is_blank() {
-                        continue;
-                    }
-                    blocks.push(text_block(Value::Str(t.without_lone_surrogates())));
-                } else if is_type(b, "thinking") {
-                    if b.get("redacted").is_some_and(Value::truthy) {
-                        let mut r = Obj::new();
-                        r.set("type", Value::str("redacted_thinking"));
-                        r.set_opt("data", b.get("thinkingSignature").cloned());
-                        blocks.push(Value::Obj(r));
-                        continue;
-                    }
-                    let Some(t) = b.get("thinking").and_then(Value::as_jstr) else {
-                        continue;
-                    };
-                    if t.is_blank() {
-                        continue;
-                    }
-                    let sig = b
-                        .get("thinkingSignature")
-                        .and_then(Value::as_jstr)
-                        .filter(|s| !s.is_blank());
-                    match sig {
-                        None => blocks.push(text_block(Value::Str(t.without_lone_surrogates()))),
-                        Some(sig) => {
-                            let mut o = Obj::new();
-                            o.set("type", Value::str("thinking"));
-                            o.set("thinking", Value::Str(t.without_lone_surrogates()));
-                            o.set("signature", Value::Str(sig.clone()));
-                            blocks.push(Value::Obj(o));
-                        }
-                    }
-                } else if is_type(b, "toolCall") {
-                    let mut o = Obj::new();
-                    o.set("type", Value::str("tool_use"));
-                    o.set_opt("id", b.get("id").cloned());
-                    o.set_opt("name", b.get("name").cloned());
-                    let input = match b.get("arguments") {
-                        None | Some(Value::Null) => Value::Obj(Obj::new()),
-                        Some(a) => a.clone(),
-                    };
-                    o.set("input", input);
-                    blocks.push(Value::Obj(o));
-                }
-            }
+            let blocks: Vec<Value> = m
+                .get("content")
+                .and_then(Value::as_arr)
+                .unwrap_or_default()
+                .iter()
+                .filter_map(assistant_block)
+                .collect();
             if !blocks.is_empty() {
                 out.push(msg("assistant", Value::Arr(blocks)));
             }
-        } else if role_is(m, "toolResult") {
-            let mut results: Vec<Value> = Vec::new();
-            let mut j = i;
-            while j < msgs.len() && role_is(&msgs[j], "toolResult") {
-                let t = &msgs[j];
-                let mut r = Obj::new();
-                r.set("type", Value::str("tool_result"));
-                r.set_opt("tool_use_id", t.get("toolCallId").cloned());
-                let blocks = t.get("content").and_then(Value::as_arr).unwrap_or_default();
-                r.set("content", tool_result_content(blocks));
-                r.set_opt("is_error", t.get("isError").cloned());
-                results.push(Value::Obj(r));
-                j += 1;
-            }
-            out.push(msg("user", Value::Arr(results)));
-            i = j;
-            continue;
         }
         i += 1;
     }
-    if let Some(cc) = cache_control(target, cache_retention)
-        && let Some(Value::Obj(last)) = out.last_mut()
-        && last.get("role").is_some_and(|r| r.is_str("user"))
-    {
-        match last.get("content") {
-            Some(Value::Arr(blocks)) => {
-                let mut blocks = blocks.clone();
-                if let Some(Value::Obj(b)) = blocks.last_mut() {
-                    let t = b.get("type");
-                    if t.is_some_and(|t| {
-                        t.is_str("text") || t.is_str("image") || t.is_str("tool_result")
-                    }) {
-                        b.set("cache_control", cc);
-                    }
-                }
-                last.set("content", Value::Arr(blocks));
-            }
-            Some(Value::Str(s)) => {
-                let mut b = Obj::new();
-                b.set("type", Value::str("text"));
-                b.set("text", Value::Str(s.clone()));
-                b.set("cache_control", cc);
-                last.set("content", Value::Arr(vec![Value::Obj(b)]));
-            }
-            _ => {}
-        }
+    if let Some(cc) = cache_control(target, cache_retention) {
+        mark_last_user_message(&mut out, cc);
     }
     out
+}
+
+/// A user message, without blank texts (none when nothing is left).
+fn user(m: &Value) -> Option<Value> {
+    match m.get("content") {
+        Some(Value::Str(s)) => {
+            (!s.is_blank()).then(|| msg("user", Value::Str(s.without_lone_surrogates())))
+        }
+        other => {
+            let blocks: Vec<Value> = other
+                .and_then(Value::as_arr)
+                .unwrap_or_default()
+                .iter()
+                .map(content_block)
+                .filter(|b| {
+                    !is_type(b, "text")
+                        || b.get("text")
+                            .and_then(Value::as_jstr)
+                            .is_some_and(|t| !t.is_blank())
+                })
+                .collect();
+            (!blocks.is_empty()).then(|| msg("user", Value::Arr(blocks)))
+        }
+    }
+}
+
+/// A block of an assistant message as Anthropic takes it back: text, thinking (a text block
+/// when it has no signature to prove it), redacted thinking, tool use. Blank texts are
+/// dropped.
+fn assistant_block(b: &Value) -> Option<Value> {
+    let nonblank = |k: &str| b.get(k).and_then(Value::as_jstr).filter(|t| !t.is_blank());
+    if is_type(b, "text") {
+        let t = nonblank("text")?;
+        return Some(text_block(Value::Str(t.without_lone_surrogates())));
+    }
+    if is_type(b, "thinking") {
+        if b.get("redacted").is_some_and(Value::truthy) {
+            let mut r = Obj::new();
+            r.set("type", Value::str("redacted_thinking"));
+            r.set_opt("data", b.get("thinkingSignature").cloned());
+            return Some(Value::Obj(r));
+        }
+        let t = nonblank("thinking")?;
+        let Some(sig) = nonblank("thinkingSignature") else {
+            return Some(text_block(Value::Str(t.without_lone_surrogates())));
+        };
+        let mut o = Obj::new();
+        o.set("type", Value::str("thinking"));
+        o.set("thinking", Value::Str(t.without_lone_surrogates()));
+        o.set("signature", Value::Str(sig.clone()));
+        return Some(Value::Obj(o));
+    }
+    if is_type(b, "toolCall") {
+        let mut o = Obj::new();
+        o.set("type", Value::str("tool_use"));
+        o.set_opt("id", b.get("id").cloned());
+        o.set_opt("name", b.get("name").cloned());
+        let input = match b.get("arguments") {
+            None | Some(Value::Null) => Value::Obj(Obj::new()),
+            Some(a) => a.clone(),
+        };
+        o.set("input", input);
+        return Some(Value::Obj(o));
+    }
+    None
+}
+
+fn tool_result(t: &Value) -> Value {
+    let mut r = Obj::new();
+    r.set("type", Value::str("tool_result"));
+    r.set_opt("tool_use_id", t.get("toolCallId").cloned());
+    let blocks = t.get("content").and_then(Value::as_arr).unwrap_or_default();
+    r.set("content", tool_result_content(blocks));
+    r.set_opt("is_error", t.get("isError").cloned());
+    Value::Obj(r)
+}
+
+/// Marks the last block of the conversation's last message for caching, when it is the
+/// user's (a text content becomes a text block).
+fn mark_last_user_message(out: &mut [Value], cc: Value) {
+    let Some(Value::Obj(last)) = out.last_mut() else {
+        return;
+    };
+    if !last.get("role").is_some_and(|r| r.is_str("user")) {
+        return;
+    }
+    match last.get("content") {
+        Some(Value::Arr(blocks)) => {
+            let mut blocks = blocks.clone();
+            if let Some(Value::Obj(b)) = blocks.last_mut() {
+                let t = b.get("type");
+                if t.is_some_and(|t| {
+                    t.is_str("text") || t.is_str("image") || t.is_str("tool_result")
+                }) {
+                    b.set("cache_control", cc);
+                }
+            }
+            last.set("content", Value::Arr(blocks));
+        }
+        Some(Value::Str(s)) => {
+            let mut b = Obj::new();
+            b.set("type", Value::str("text"));
+            b.set("text", Value::Str(s.clone()));
+            b.set("cache_control", cc);
+            last.set("content", Value::Arr(vec![Value::Obj(b)]));
+        }
+        _ => {}
+    }
 }
 
 #[cfg(test)]

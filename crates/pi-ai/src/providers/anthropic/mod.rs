@@ -1,6 +1,6 @@
 //! Anthropic Messages (`anthropic-messages`), as the reference's provider speaks it: the
 //! request body and headers, and the streamed events turned into [`Event`]s and an
-//! [`AssistantMessage`].
+//! [`AssistantMessage`](crate::AssistantMessage).
 
 pub mod messages;
 
@@ -9,10 +9,13 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use crate::json_partial;
-use crate::message::{AssistantMessage, Block, Event, LlmError, Sink, StopReason};
-use crate::models::{Model, clamp_thinking_level};
+use crate::message::{Block, Event, LlmError, StopReason};
+use crate::models::Model;
 use crate::providers::anthropic::messages as wire_messages;
+use crate::providers::blocks::Assembler;
+use crate::providers::{Call, ErrorResponse, Prepared, Provider, max_tokens, thinking_level};
 use crate::request::{Options, Request, Target, ToolChoice};
+use crate::sse;
 use crate::value::{Obj, Value as Js};
 
 const FINE_GRAINED_TOOL_STREAMING: &str = "fine-grained-tool-streaming-2025-05-14";
@@ -41,7 +44,7 @@ const CLAUDE_CODE_TOOLS: [&str; 17] = [
 ];
 
 /// Whether a key is an OAuth token (a Claude subscription) rather than an API key.
-pub fn is_oauth(key: &str) -> bool {
+pub(crate) fn is_oauth(key: &str) -> bool {
     key.contains("sk-ant-oat")
 }
 
@@ -53,7 +56,7 @@ fn claude_code_name(name: &str) -> String {
 }
 
 /// Models that think adaptively (an effort instead of a budget).
-pub fn adaptive(id: &str) -> bool {
+pub(crate) fn adaptive(id: &str) -> bool {
     [
         "opus-4-6",
         "opus-4.6",
@@ -73,12 +76,12 @@ fn eager_tool_input(model: &Model) -> bool {
 }
 
 /// `POST {baseUrl}/v1/messages`.
-pub fn url(model: &Model) -> String {
+pub(crate) fn url(model: &Model) -> String {
     format!("{}/v1/messages", model.base_url.trim_end_matches('/'))
 }
 
 /// The headers of a request (before the model's and the caller's own).
-pub fn headers(target: &Target, req: &Request, api_key: &str) -> Vec<(String, String)> {
+pub(crate) fn headers(target: &Target, req: &Request, api_key: &str) -> Vec<(String, String)> {
     let model = &target.model;
     let mut betas: Vec<&str> = Vec::new();
     if !req.tools.is_empty() && !eager_tool_input(model) {
@@ -117,11 +120,8 @@ pub fn headers(target: &Target, req: &Request, api_key: &str) -> Vec<(String, St
     h
 }
 
-fn budget(level: &str, opts: &Options) -> u64 {
-    let level = if level == "xhigh" { "high" } else { level };
-    if let Some((_, b)) = opts.thinking_budgets.iter().find(|(l, _)| l == level) {
-        return *b;
-    }
+/// The default thinking budget of a level (`xhigh` counts as `high`).
+pub(crate) fn default_budget(level: &str) -> u64 {
     match level {
         "minimal" => 1024,
         "low" => 2048,
@@ -130,7 +130,17 @@ fn budget(level: &str, opts: &Options) -> u64 {
     }
 }
 
-fn effort_of(target: &Target, level: &str) -> String {
+fn budget(level: &str, opts: &Options) -> u64 {
+    let level = if level == "xhigh" { "high" } else { level };
+    if let Some((_, b)) = opts.thinking_budgets.iter().find(|(l, _)| l == level) {
+        return *b;
+    }
+    default_budget(level)
+}
+
+/// The effort of an adaptive model at a level: the model's value for it, else `low`,
+/// `medium` or `high`.
+pub(crate) fn effort_of(target: &Target, level: &str) -> String {
     if let Some(Value::String(s)) = target.details.thinking_level_map.get(level) {
         return s.clone();
     }
@@ -142,25 +152,19 @@ fn effort_of(target: &Target, level: &str) -> String {
     .to_owned()
 }
 
-/// The request body (upstream's `streamSimpleAnthropic` and `buildParams`).
-pub fn body(target: &Target, req: &Request, opts: &Options, oauth: bool) -> Vec<u8> {
+/// How a request thinks: `thinking`, `output_config` (the effort of adaptive models), and
+/// the output limit (a thinking budget comes on top of it).
+struct Thinking {
+    thinking: Option<Js>,
+    output_config: Option<Js>,
+    max_tokens: u64,
+}
+
+fn thinking(target: &Target, opts: &Options, level: Option<&str>) -> Thinking {
     let model = &target.model;
-    let retention = opts.cache_retention();
-    let cc = wire_messages::cache_control(model, retention);
-    let base_max = opts
-        .max_tokens
-        .or_else(|| (model.max_tokens > 0).then(|| model.max_tokens.min(32_000)));
-    let level = opts
-        .reasoning
-        .as_deref()
-        .filter(|l| *l != "off")
-        .map(|l| clamp_thinking_level(model, &target.details, l))
-        .filter(|l| *l != "off");
-    // Thinking: adaptive effort, or a budget added to the output limit.
-    let mut max_tokens = base_max.unwrap_or(0);
-    let mut thinking: Option<Js> = None;
-    let mut output_config: Option<Js> = None;
-    if model.reasoning {
+    let mut max_tokens = max_tokens(opts, model).unwrap_or(0);
+    let mut output_config = None;
+    let thinking = model.reasoning.then(|| {
         let mut t = Obj::new();
         match level {
             Some(l) if adaptive(&model.id) => {
@@ -177,20 +181,31 @@ pub fn body(target: &Target, req: &Request, opts: &Options, oauth: bool) -> Vec<
                     b = max_tokens.saturating_sub(1024);
                 }
                 t.set("type", Js::str("enabled"));
-                t.set(
-                    "budget_tokens",
-                    Js::Num(if b == 0 { 1024.0 } else { b as f64 }),
-                );
+                let b = if b == 0 { 1024.0 } else { b as f64 };
+                t.set("budget_tokens", Js::Num(b));
                 t.set("display", Js::str("summarized"));
             }
             None => t.set("type", Js::str("disabled")),
         }
-        thinking = Some(Js::Obj(t));
-    }
+        Js::Obj(t)
+    });
     if max_tokens == 0 {
         max_tokens = model.max_tokens / 3;
     }
-    let thinking_on = level.is_some() && model.reasoning;
+    Thinking {
+        thinking,
+        output_config,
+        max_tokens,
+    }
+}
+
+/// The request body (upstream's `streamSimpleAnthropic` and `buildParams`).
+pub(crate) fn body(target: &Target, req: &Request, opts: &Options, oauth: bool) -> Vec<u8> {
+    let model = &target.model;
+    let retention = opts.cache_retention();
+    let cc = wire_messages::cache_control(model, retention);
+    let level = thinking_level(target, opts);
+    let thinking = thinking(target, opts, level);
     let mut messages = wire_messages::messages(&req.messages, model, retention);
     if oauth {
         for m in &mut messages {
@@ -200,14 +215,36 @@ pub fn body(target: &Target, req: &Request, opts: &Options, oauth: bool) -> Vec<
     let mut b = Obj::new();
     b.set("model", Js::str(&model.id));
     b.set("messages", Js::Arr(messages));
-    b.set("max_tokens", Js::Num(max_tokens as f64));
+    b.set("max_tokens", Js::Num(thinking.max_tokens as f64));
     b.set("stream", Js::Bool(true));
+    let system = system(req, model, retention, oauth, cc.as_ref());
+    if !system.is_empty() {
+        b.set("system", Js::Arr(system));
+    }
+    if let Some(t) = opts.temperature
+        && !(level.is_some() && model.reasoning)
+    {
+        b.set("temperature", Js::Num(t));
+    }
+    if !req.tools.is_empty() {
+        b.set("tools", tools(req, model, oauth, cc.as_ref()));
+    }
+    b.set_opt("thinking", thinking.thinking);
+    b.set_opt("output_config", thinking.output_config);
+    if let Some(tc) = &opts.tool_choice {
+        b.set("tool_choice", tool_choice(tc));
+    }
+    Js::Obj(b).to_json()
+}
+
+/// The system blocks: Claude Code's identity first for an OAuth token, then the prompt.
+fn system(req: &Request, model: &Model, retention: &str, oauth: bool, cc: Option<&Js>) -> Vec<Js> {
     let mut system: Vec<Js> = Vec::new();
     if oauth {
         let mut id = Obj::new();
         id.set("type", Js::str("text"));
         id.set("text", Js::str(CLAUDE_CODE_IDENTITY));
-        if let Some(c) = &cc {
+        if let Some(c) = cc {
             id.set("cache_control", c.clone());
         }
         system.push(Js::Obj(id));
@@ -215,83 +252,58 @@ pub fn body(target: &Target, req: &Request, opts: &Options, oauth: bool) -> Vec<
     if let Some(sp) = req.system_prompt.as_deref().filter(|s| !s.is_empty()) {
         system.extend(wire_messages::system(sp, model, retention));
     }
-    if !system.is_empty() {
-        b.set("system", Js::Arr(system));
-    }
-    if let Some(t) = opts.temperature
-        && !thinking_on
-    {
-        b.set("temperature", Js::Num(t));
-    }
-    if !req.tools.is_empty() {
-        let n = req.tools.len();
-        let tools = req
-            .tools
-            .iter()
-            .enumerate()
-            .map(|(k, t)| {
-                let mut o = Obj::new();
-                o.set(
-                    "name",
-                    Js::str(&if oauth {
-                        claude_code_name(&t.name)
-                    } else {
-                        t.name.clone()
-                    }),
-                );
-                o.set("description", Js::str(&t.description));
-                if eager_tool_input(model) {
-                    o.set("eager_input_streaming", Js::Bool(true));
-                }
-                let mut schema = Obj::new();
-                schema.set("type", Js::str("object"));
-                schema.set(
-                    "properties",
-                    crate::providers::openai::js(
-                        t.parameters
-                            .get("properties")
-                            .unwrap_or(&Value::Object(serde_json::Map::new())),
-                    ),
-                );
-                schema.set(
-                    "required",
-                    crate::providers::openai::js(
-                        t.parameters
-                            .get("required")
-                            .unwrap_or(&Value::Array(Vec::new())),
-                    ),
-                );
-                o.set("input_schema", Js::Obj(schema));
-                if k + 1 == n
-                    && let Some(c) = &cc
-                {
-                    o.set("cache_control", c.clone());
-                }
-                Js::Obj(o)
-            })
-            .collect();
-        b.set("tools", Js::Arr(tools));
-    }
-    if let Some(t) = thinking {
-        b.set("thinking", t);
-    }
-    if let Some(oc) = output_config {
-        b.set("output_config", oc);
-    }
-    if let Some(tc) = &opts.tool_choice {
+    system
+}
+
+/// The tools (named as Claude Code's for an OAuth token), the last one marked for caching.
+fn tools(req: &Request, model: &Model, oauth: bool, cc: Option<&Js>) -> Js {
+    let n = req.tools.len();
+    let schema_part = |t: &crate::request::Tool, k: &str, empty: Value| {
+        crate::providers::openai::js(t.parameters.get(k).unwrap_or(&empty))
+    };
+    let tools = req.tools.iter().enumerate().map(|(k, t)| {
         let mut o = Obj::new();
-        match tc {
-            ToolChoice::Auto => o.set("type", Js::str("auto")),
-            ToolChoice::None => o.set("type", Js::str("none")),
-            ToolChoice::Required => o.set("type", Js::str("any")),
-            ToolChoice::Tool(name) => {
-                o.set("type", Js::str("tool"));
-                o.set("name", Js::str(name));
-            }
+        let name = if oauth {
+            claude_code_name(&t.name)
+        } else {
+            t.name.clone()
+        };
+        o.set("name", Js::str(&name));
+        o.set("description", Js::str(&t.description));
+        if eager_tool_input(model) {
+            o.set("eager_input_streaming", Js::Bool(true));
         }
-        b.set("tool_choice", Js::Obj(o));
+        let mut schema = Obj::new();
+        schema.set("type", Js::str("object"));
+        let no_properties = Value::Object(serde_json::Map::new());
+        schema.set("properties", schema_part(t, "properties", no_properties));
+        schema.set(
+            "required",
+            schema_part(t, "required", Value::Array(Vec::new())),
+        );
+        o.set("input_schema", Js::Obj(schema));
+        if k + 1 == n
+            && let Some(c) = cc
+        {
+            o.set("cache_control", c.clone());
+        }
+        Js::Obj(o)
+    });
+    Js::Arr(tools.collect())
+}
+
+fn tool_choice(tc: &ToolChoice) -> Js {
+    let mut o = Obj::new();
+    match tc {
+        ToolChoice::Auto => o.set("type", Js::str("auto")),
+        ToolChoice::None => o.set("type", Js::str("none")),
+        ToolChoice::Required => o.set("type", Js::str("any")),
+        ToolChoice::Tool(name) => {
+            o.set("type", Js::str("tool"));
+            o.set("name", Js::str(name));
+        }
     }
-    Js::Obj(b).to_json()
+    Js::Obj(o)
 }
 
 fn rename_tool_uses(m: &mut Js) {
@@ -319,7 +331,7 @@ fn rename_tool_uses(m: &mut Js) {
 
 /// The message of an HTTP error, as the Anthropic SDK words it: `STATUS BODY` with a JSON
 /// body written compactly, else the text.
-pub fn http_error(status: u16, body: &str) -> String {
+pub(crate) fn http_error(status: u16, body: &str) -> String {
     let msg = match serde_json::from_str::<Value>(body) {
         Ok(v) => match v.get("message") {
             Some(Value::String(s)) if !s.is_empty() => s.clone(),
@@ -330,22 +342,66 @@ pub fn http_error(status: u16, body: &str) -> String {
     crate::message::status_message(status, &msg)
 }
 
+/// The Anthropic Messages API (`anthropic-messages`).
+pub(crate) struct Messages;
+
+impl Provider for Messages {
+    type Parser = sse::Reader<Stream>;
+
+    async fn request(call: &Call<'_>) -> Result<Prepared, LlmError> {
+        let (target, req, opts) = (call.target, call.req, call.opts);
+        let body = body(target, req, opts, is_oauth(call.key));
+        let headers = headers(target, req, call.key);
+        Ok(Prepared::json(opts, url(&target.model), headers, body))
+    }
+
+    fn http_error(_call: &Call<'_>, response: &ErrorResponse) -> String {
+        http_error(response.status, &response.body)
+    }
+
+    fn parser(call: &Call<'_>) -> Self::Parser {
+        let s = Stream::new(call.target, call.req, is_oauth(call.key));
+        sse::Reader::new(call, s)
+    }
+}
+
 /// The state of one streamed response.
-pub struct Stream {
-    pub msg: AssistantMessage,
+pub(crate) struct Stream {
     /// The event's block `index` → position in the content.
     blocks: HashMap<i64, usize>,
     prices: crate::models::Prices,
     started: bool,
-    pub stopped: bool,
+    stopped: bool,
     oauth: bool,
     tool_names: Vec<String>,
 }
 
+/// A token count of the stream.
+fn count(v: Option<&Value>) -> Option<u64> {
+    v.and_then(Value::as_f64).map(|f| f.max(0.0) as u64)
+}
+
+impl sse::Events for Stream {
+    fn event(&mut self, out: &mut Assembler, ev: &sse::Event) -> Result<bool, LlmError> {
+        self.on_event(out, ev.event.as_deref(), &ev.data)
+            .map(|()| self.stopped)
+    }
+
+    /// The stream must have been complete and successful (blocks left open stay so).
+    fn finish(&mut self, out: &mut Assembler) -> Result<(), LlmError> {
+        if !self.started {
+            return Err("Anthropic stream ended before message_start".into());
+        }
+        if !self.stopped {
+            return Err("Anthropic stream ended before message_stop".into());
+        }
+        out.outcome()
+    }
+}
+
 impl Stream {
-    pub fn new(target: &Target, req: &Request, oauth: bool, timestamp: i64) -> Stream {
+    pub(crate) fn new(target: &Target, req: &Request, oauth: bool) -> Stream {
         Stream {
-            msg: AssistantMessage::for_target(target, timestamp),
             blocks: HashMap::new(),
             prices: target.details.prices,
             started: false,
@@ -355,13 +411,18 @@ impl Stream {
         }
     }
 
-    fn settle_usage(&mut self, sink: Sink) {
-        self.msg.usage.settle(&self.prices);
-        sink(&Event::Usage, &self.msg);
+    fn settle_usage(&mut self, out: &mut Assembler) {
+        out.msg.usage.settle(&self.prices);
+        out.emit(&Event::Usage);
     }
 
     /// Handles one SSE event.
-    pub fn event(&mut self, name: Option<&str>, data: &str, sink: Sink) -> Result<(), LlmError> {
+    fn on_event(
+        &mut self,
+        out: &mut Assembler,
+        name: Option<&str>,
+        data: &str,
+    ) -> Result<(), LlmError> {
         let name = name.unwrap_or("");
         if name == "error" {
             return Err(data.into());
@@ -384,206 +445,128 @@ impl Stream {
                     "Could not parse Anthropic SSE event {name}: {e}; data={data}"
                 ))
             })?;
-        let n = |v: Option<&Value>| v.and_then(Value::as_f64).map(|f| f.max(0.0) as u64);
+        let index = || ev.get("index").and_then(Value::as_i64).unwrap_or(-1);
         match ev.get("type").and_then(Value::as_str).unwrap_or(name) {
-            "message_start" => {
-                self.started = true;
-                let m = ev.get("message");
-                if let Some(id) = m.and_then(|m| m.get("id")).and_then(Value::as_str) {
-                    self.msg.response_id = Some(id.to_owned());
-                }
-                let u = m.and_then(|m| m.get("usage"));
-                let get = |k: &str| n(u.and_then(|u| u.get(k))).unwrap_or(0);
-                self.msg.usage.input = get("input_tokens");
-                self.msg.usage.output = get("output_tokens");
-                self.msg.usage.cache_read = get("cache_read_input_tokens");
-                self.msg.usage.cache_write = get("cache_creation_input_tokens");
-                self.settle_usage(sink);
-            }
-            "content_block_start" => {
-                let index = ev.get("index").and_then(Value::as_i64).unwrap_or(-1);
-                let cb = ev.get("content_block").cloned().unwrap_or(Value::Null);
-                let (block, start) = match cb.get("type").and_then(Value::as_str) {
-                    Some("text") => (
-                        Block::Text {
-                            text: String::new(),
-                            signature: None,
-                        },
-                        0,
-                    ),
-                    Some("thinking") => (
-                        Block::Thinking {
-                            thinking: String::new(),
-                            signature: Some(String::new()),
-                            redacted: false,
-                        },
-                        1,
-                    ),
-                    Some("redacted_thinking") => (
-                        Block::Thinking {
-                            thinking: "[Reasoning redacted]".into(),
-                            signature: cb.get("data").and_then(Value::as_str).map(str::to_owned),
-                            redacted: true,
-                        },
-                        1,
-                    ),
-                    Some("tool_use") => {
-                        let name = cb.get("name").and_then(Value::as_str).unwrap_or_default();
-                        let name = if self.oauth {
-                            self.tool_names
-                                .iter()
-                                .find(|t| t.eq_ignore_ascii_case(name))
-                                .cloned()
-                                .unwrap_or_else(|| name.to_owned())
-                        } else {
-                            name.to_owned()
-                        };
-                        (
-                            Block::ToolCall {
-                                id: cb
-                                    .get("id")
-                                    .and_then(Value::as_str)
-                                    .unwrap_or_default()
-                                    .to_owned(),
-                                name,
-                                arguments: match cb.get("input") {
-                                    Some(v) if !v.is_null() => v.clone(),
-                                    _ => Value::Object(serde_json::Map::new()),
-                                },
-                                partial: String::new(),
-                                thought_signature: None,
-                            },
-                            2,
-                        )
-                    }
-                    _ => return Ok(()),
-                };
-                self.msg.content.push(block);
-                let i = self.msg.content.len() - 1;
-                self.blocks.insert(index, i);
-                let e = match start {
-                    0 => Event::TextStart { index: i },
-                    1 => Event::ThinkingStart { index: i },
-                    _ => Event::ToolCallStart { index: i },
-                };
-                sink(&e, &self.msg);
-            }
-            "content_block_delta" => {
-                let index = ev.get("index").and_then(Value::as_i64).unwrap_or(-1);
-                let Some(&i) = self.blocks.get(&index) else {
-                    return Ok(());
-                };
-                let d = ev.get("delta").cloned().unwrap_or(Value::Null);
-                let s = |k: &str| {
-                    d.get(k)
-                        .and_then(Value::as_str)
-                        .unwrap_or_default()
-                        .to_owned()
-                };
-                let e = match (
-                    d.get("type").and_then(Value::as_str),
-                    &mut self.msg.content[i],
-                ) {
-                    (Some("text_delta"), Block::Text { text, .. }) => {
-                        let delta = s("text");
-                        text.push_str(&delta);
-                        Some(Event::TextDelta { index: i, delta })
-                    }
-                    (Some("thinking_delta"), Block::Thinking { thinking, .. }) => {
-                        let delta = s("thinking");
-                        thinking.push_str(&delta);
-                        Some(Event::ThinkingDelta { index: i, delta })
-                    }
-                    (
-                        Some("input_json_delta"),
-                        Block::ToolCall {
-                            arguments, partial, ..
-                        },
-                    ) => {
-                        let delta = s("partial_json");
-                        partial.push_str(&delta);
-                        *arguments = json_partial::parse(partial);
-                        Some(Event::ToolCallDelta { index: i, delta })
-                    }
-                    (Some("signature_delta"), Block::Thinking { signature, .. }) => {
-                        signature
-                            .get_or_insert_with(String::new)
-                            .push_str(&s("signature"));
-                        None
-                    }
-                    _ => None,
-                };
-                if let Some(e) = e {
-                    sink(&e, &self.msg);
-                }
-            }
+            "message_start" => self.message_start(out, ev.get("message")),
+            "content_block_start" => self.block_start(out, index(), ev.get("content_block")),
+            "content_block_delta" => self.block_delta(out, index(), ev.get("delta")),
             "content_block_stop" => {
-                let index = ev.get("index").and_then(Value::as_i64).unwrap_or(-1);
-                let Some(i) = self.blocks.remove(&index) else {
-                    return Ok(());
-                };
-                let e = match &mut self.msg.content[i] {
-                    Block::Text { .. } => Event::TextEnd { index: i },
-                    Block::Thinking { .. } => Event::ThinkingEnd { index: i },
-                    Block::ToolCall {
-                        arguments, partial, ..
-                    } => {
-                        if !partial.is_empty() {
-                            *arguments = json_partial::parse(partial);
-                        }
-                        partial.clear();
-                        Event::ToolCallEnd { index: i }
-                    }
-                };
-                sink(&e, &self.msg);
+                if let Some(i) = self.blocks.remove(&index()) {
+                    out.close(i);
+                }
             }
-            "message_delta" => {
-                if let Some(r) = ev
-                    .get("delta")
-                    .and_then(|d| d.get("stop_reason"))
-                    .and_then(Value::as_str)
-                {
-                    self.msg.stop_reason = match r {
-                        "end_turn" | "pause_turn" | "stop_sequence" => StopReason::Stop,
-                        "max_tokens" => StopReason::Length,
-                        "tool_use" => StopReason::ToolUse,
-                        "refusal" | "sensitive" => StopReason::Error,
-                        other => return Err(format!("Unhandled stop reason: {other}").into()),
-                    };
-                }
-                let u = ev.get("usage");
-                let get = |k: &str| n(u.and_then(|u| u.get(k)));
-                if let Some(v) = get("input_tokens") {
-                    self.msg.usage.input = v;
-                }
-                if let Some(v) = get("output_tokens") {
-                    self.msg.usage.output = v;
-                }
-                if let Some(v) = get("cache_read_input_tokens") {
-                    self.msg.usage.cache_read = v;
-                }
-                if let Some(v) = get("cache_creation_input_tokens") {
-                    self.msg.usage.cache_write = v;
-                }
-                self.settle_usage(sink);
-            }
+            "message_delta" => self.message_delta(out, &ev)?,
             "message_stop" => self.stopped = true,
             _ => {}
         }
         Ok(())
     }
 
-    /// Ends the stream: it must have been complete and successful.
-    pub fn finish(&mut self) -> Result<(), LlmError> {
-        if !self.started {
-            return Err("Anthropic stream ended before message_start".into());
+    fn message_start(&mut self, out: &mut Assembler, m: Option<&Value>) {
+        self.started = true;
+        if let Some(id) = m.and_then(|m| m.get("id")).and_then(Value::as_str) {
+            out.msg.response_id = Some(id.to_owned());
         }
-        if !self.stopped {
-            return Err("Anthropic stream ended before message_stop".into());
+        let u = m.and_then(|m| m.get("usage"));
+        let get = |k: &str| count(u.and_then(|u| u.get(k))).unwrap_or(0);
+        let usage = &mut out.msg.usage;
+        usage.input = get("input_tokens");
+        usage.output = get("output_tokens");
+        usage.cache_read = get("cache_read_input_tokens");
+        usage.cache_write = get("cache_creation_input_tokens");
+        self.settle_usage(out);
+    }
+
+    /// The block a `content_block_start` opens (none for a type pi does not know).
+    fn new_block(&self, cb: &Value) -> Option<Block> {
+        let text = |k: &str| cb.get(k).and_then(Value::as_str).unwrap_or_default();
+        Some(match text("type") {
+            "text" => Block::text(),
+            "thinking" => Block::thinking(Some(String::new())),
+            "redacted_thinking" => Block::Thinking {
+                thinking: "[Reasoning redacted]".into(),
+                signature: cb.get("data").and_then(Value::as_str).map(str::to_owned),
+                redacted: true,
+            },
+            "tool_use" => {
+                let name = text("name");
+                // An OAuth request renamed the tools as Claude Code's: back to the caller's.
+                let name = match self
+                    .tool_names
+                    .iter()
+                    .find(|t| t.eq_ignore_ascii_case(name))
+                {
+                    Some(t) if self.oauth => t.clone(),
+                    _ => name.to_owned(),
+                };
+                let mut block = Block::tool_call(text("id").to_owned(), name);
+                if let (Block::ToolCall { arguments, .. }, Some(input)) =
+                    (&mut block, cb.get("input").filter(|v| !v.is_null()))
+                {
+                    *arguments = input.clone();
+                }
+                block
+            }
+            _ => return None,
+        })
+    }
+
+    fn block_start(&mut self, out: &mut Assembler, index: i64, cb: Option<&Value>) {
+        if let Some(block) = self.new_block(cb.unwrap_or(&Value::Null)) {
+            let i = out.open(block);
+            self.blocks.insert(index, i);
         }
-        if self.msg.stop_reason.is_failure() {
-            return Err("An unknown error occurred".into());
+    }
+
+    fn block_delta(&mut self, out: &mut Assembler, index: i64, d: Option<&Value>) {
+        let Some(&i) = self.blocks.get(&index) else {
+            return;
+        };
+        let d = d.unwrap_or(&Value::Null);
+        let s = |k: &str| d.get(k).and_then(Value::as_str).unwrap_or_default();
+        match d.get("type").and_then(Value::as_str) {
+            Some("text_delta") => out.append_text(i, s("text")),
+            Some("thinking_delta") => out.append_thinking(i, s("thinking")),
+            Some("input_json_delta") => out.append_arguments(i, s("partial_json")),
+            Some("signature_delta") => {
+                if let Some(Block::Thinking { signature, .. }) = out.msg.content.get_mut(i) {
+                    signature
+                        .get_or_insert_with(String::new)
+                        .push_str(s("signature"));
+                }
+            }
+            _ => {}
         }
+    }
+
+    fn message_delta(&mut self, out: &mut Assembler, ev: &Value) -> Result<(), LlmError> {
+        if let Some(r) = ev
+            .get("delta")
+            .and_then(|d| d.get("stop_reason"))
+            .and_then(Value::as_str)
+        {
+            out.msg.stop_reason = match r {
+                "end_turn" | "pause_turn" | "stop_sequence" => StopReason::Stop,
+                "max_tokens" => StopReason::Length,
+                "tool_use" => StopReason::ToolUse,
+                "refusal" | "sensitive" => StopReason::Error,
+                other => return Err(format!("Unhandled stop reason: {other}").into()),
+            };
+        }
+        let u = ev.get("usage");
+        let get = |k: &str| count(u.and_then(|u| u.get(k)));
+        let usage = &mut out.msg.usage;
+        for (k, field) in [
+            ("input_tokens", &mut usage.input),
+            ("output_tokens", &mut usage.output),
+            ("cache_read_input_tokens", &mut usage.cache_read),
+            ("cache_creation_input_tokens", &mut usage.cache_write),
+        ] {
+            if let Some(v) = get(k) {
+                *field = v;
+            }
+        }
+        self.settle_usage(out);
         Ok(())
     }
 }
@@ -591,7 +574,10 @@ impl Stream {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::message::AssistantMessage;
     use crate::models::Registry;
+    use crate::providers::blocks::Draft;
+    use crate::sse::Events as _;
     use serde_json::json;
 
     fn target(provider: &str, id: &str) -> Target {
@@ -606,9 +592,11 @@ mod tests {
     #[test]
     fn stream_events() {
         let t = target("anthropic", "claude-sonnet-4-5");
-        let mut s = Stream::new(&t, &Request::default(), false, 7);
+        let mut s = Stream::new(&t, &Request::default(), false);
+        let mut draft = Draft::new(AssistantMessage::for_target(&t, 7));
         let mut events = Vec::new();
         let mut sink = |e: &Event, _: &AssistantMessage| events.push(e.clone());
+        let mut out = draft.assembler(&mut sink);
         let script = [
             (
                 "message_start",
@@ -666,10 +654,10 @@ mod tests {
             ("message_stop", r#"{"type":"message_stop"}"#),
         ];
         for (name, data) in script {
-            s.event(Some(name), data, &mut sink).unwrap();
+            s.on_event(&mut out, Some(name), data).unwrap();
         }
-        assert_eq!(s.finish(), Ok(()));
-        let m = s.msg;
+        assert_eq!(s.finish(&mut out), Ok(()));
+        let m = draft.into_message();
         assert_eq!(m.stop_reason, StopReason::ToolUse);
         assert_eq!(m.response_id.as_deref(), Some("msg_1"));
         assert_eq!(
@@ -698,31 +686,33 @@ mod tests {
     #[test]
     fn incomplete_and_failed_streams() {
         let t = target("anthropic", "claude-sonnet-4-5");
-        let mut s = Stream::new(&t, &Request::default(), false, 7);
+        let mut s = Stream::new(&t, &Request::default(), false);
+        let mut draft = Draft::new(AssistantMessage::for_target(&t, 7));
         let mut sink = |_: &Event, _: &AssistantMessage| {};
-        s.event(
+        let mut out = draft.assembler(&mut sink);
+        s.on_event(
+            &mut out,
             Some("message_start"),
             r#"{"type":"message_start","message":{"id":"m","usage":{}}}"#,
-            &mut sink,
         )
         .unwrap();
         assert_eq!(
-            s.finish(),
+            s.finish(&mut out),
             Err("Anthropic stream ended before message_stop".into())
         );
-        let err = s.event(
+        let err = s.on_event(
+            &mut out,
             Some("error"),
             r#"{"type":"error","error":{"type":"overloaded_error"}}"#,
-            &mut sink,
         );
         assert_eq!(
             err,
             Err(r#"{"type":"error","error":{"type":"overloaded_error"}}"#.into())
         );
-        let bad = s.event(
+        let bad = s.on_event(
+            &mut out,
             Some("message_delta"),
             r#"{"type":"message_delta","delta":{"stop_reason":"weird"},"usage":{}}"#,
-            &mut sink,
         );
         assert_eq!(bad, Err("Unhandled stop reason: weird".into()));
         assert_eq!(

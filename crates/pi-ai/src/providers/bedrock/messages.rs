@@ -11,11 +11,11 @@ use crate::value::{JStr, Obj, Value};
 /// An image Bedrock cannot take (it knows JPEG, PNG, GIF and WebP).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("Unknown image type: {0}")]
-pub struct ImageTypeError(pub String);
+pub(super) struct ImageTypeError(pub String);
 
 /// Tool-call ids from other models: characters outside `[A-Za-z0-9_-]` become `_`, at most
 /// 64 characters.
-pub fn normalize_id(id: &str) -> String {
+pub(super) fn normalize_id(id: &str) -> String {
     crate::providers::openai::messages::sanitize_id(id)
         .chars()
         .take(64)
@@ -24,7 +24,7 @@ pub fn normalize_id(id: &str) -> String {
 
 /// The model's id and name, lower-cased, as they are and with `[\s_.:]+` runs made `-`
 /// (application inference profiles only show the model in the name).
-pub fn match_candidates(model: &Model, name: Option<&str>) -> Vec<String> {
+pub(super) fn match_candidates(model: &Model, name: Option<&str>) -> Vec<String> {
     let mut out = Vec::new();
     for v in std::iter::once(model.id.as_str()).chain(name) {
         let lower = v.to_lowercase();
@@ -48,7 +48,7 @@ pub fn match_candidates(model: &Model, name: Option<&str>) -> Vec<String> {
 }
 
 /// An Anthropic Claude model on Bedrock (by id, or by name for inference profiles).
-pub fn is_claude(model: &Model, name: Option<&str>) -> bool {
+pub(super) fn is_claude(model: &Model, name: Option<&str>) -> bool {
     let id = model.id.to_lowercase();
     let name = name.unwrap_or_default().to_lowercase();
     id.contains("anthropic.claude")
@@ -60,7 +60,7 @@ pub fn is_claude(model: &Model, name: Option<&str>) -> bool {
 
 /// Models that take cache points: Claude 4.x, 3.7 Sonnet and 3.5 Haiku (others only with
 /// `AWS_BEDROCK_FORCE_CACHE=1`, for inference profiles whose names hide the model).
-pub fn caches_prompts(model: &Model, name: Option<&str>) -> bool {
+pub(super) fn caches_prompts(model: &Model, name: Option<&str>) -> bool {
     let c = match_candidates(model, name);
     if !c.iter().any(|s| s.contains("claude")) {
         return std::env::var("AWS_BEDROCK_FORCE_CACHE").is_ok_and(|v| v == "1");
@@ -172,7 +172,7 @@ fn tool_result(t: &Value) -> Result<Value, ImageTypeError> {
 }
 
 /// The request's `system` blocks (none without a system prompt).
-pub fn system(
+pub(super) fn system(
     system_prompt: Option<&str>,
     model: &Model,
     name: Option<&str>,
@@ -187,7 +187,7 @@ pub fn system(
 }
 
 /// The request's `messages`.
-pub fn messages(
+pub(super) fn messages(
     llm: &[Value],
     model: &Model,
     name: Option<&str>,
@@ -200,69 +200,20 @@ pub fn messages(
     while i < msgs.len() {
         let m = &msgs[i];
         if role_is(m, "user") {
-            let content = match m.get("content") {
-                Some(Value::Str(s)) => vec![text(s.without_lone_surrogates())],
-                other => {
-                    let mut v = Vec::new();
-                    for c in other.and_then(Value::as_arr).unwrap_or_default() {
-                        if is_type(c, "text") {
-                            v.push(text(text_of(c.get("text"))));
-                        } else if is_type(c, "image") {
-                            v.push(image(c)?);
-                        }
-                    }
-                    v
-                }
-            };
-            out.push(message("user", content));
+            out.push(message("user", user_content(m)?));
         } else if role_is(m, "assistant") {
-            let blocks = m.get("content").and_then(Value::as_arr).unwrap_or_default();
-            let mut content = Vec::new();
-            for c in blocks {
-                if is_type(c, "text") {
-                    let t = text_of(c.get("text"));
-                    if t.is_blank() {
-                        continue;
-                    }
-                    content.push(text(t));
-                } else if is_type(c, "toolCall") {
-                    let mut u = Obj::new();
-                    u.set_opt("toolUseId", c.get("id").cloned());
-                    u.set_opt("name", c.get("name").cloned());
-                    u.set_opt("input", c.get("arguments").cloned());
-                    let mut o = Obj::new();
-                    o.set("toolUse", Value::Obj(u));
-                    content.push(Value::Obj(o));
-                } else if is_type(c, "thinking") {
-                    let t = text_of(c.get("thinking"));
-                    if t.is_blank() {
-                        continue;
-                    }
-                    let sig = c
-                        .get("thinkingSignature")
-                        .and_then(Value::as_jstr)
-                        .filter(|s| !s.is_blank());
-                    if signatures && sig.is_none() {
-                        // Bedrock refuses a Claude reasoning block without its signature.
-                        content.push(text(t));
-                        continue;
-                    }
-                    let mut rt = Obj::new();
-                    rt.set("text", Value::Str(t));
-                    if signatures && let Some(s) = sig {
-                        rt.set("signature", Value::Str(s.clone()));
-                    }
-                    let mut rc = Obj::new();
-                    rc.set("reasoningText", Value::Obj(rt));
-                    let mut o = Obj::new();
-                    o.set("reasoningContent", Value::Obj(rc));
-                    content.push(Value::Obj(o));
-                }
-            }
+            let content: Vec<Value> = m
+                .get("content")
+                .and_then(Value::as_arr)
+                .unwrap_or_default()
+                .iter()
+                .filter_map(|c| assistant_block(c, signatures))
+                .collect();
             if !content.is_empty() {
                 out.push(message("assistant", content));
             }
         } else if role_is(m, "toolResult") {
+            // A run of tool results goes in one user message.
             let mut results = Vec::new();
             while i < msgs.len() && role_is(&msgs[i], "toolResult") {
                 results.push(tool_result(&msgs[i])?);
@@ -273,9 +224,74 @@ pub fn messages(
         }
         i += 1;
     }
-    if retention != "none"
-        && caches_prompts(model, name)
-        && let Some(Value::Obj(last)) = out.last_mut()
+    if retention != "none" && caches_prompts(model, name) {
+        add_cache_point(&mut out, retention);
+    }
+    Ok(out)
+}
+
+fn user_content(m: &Value) -> Result<Vec<Value>, ImageTypeError> {
+    let blocks = match m.get("content") {
+        Some(Value::Str(s)) => return Ok(vec![text(s.without_lone_surrogates())]),
+        other => other.and_then(Value::as_arr).unwrap_or_default(),
+    };
+    let mut v = Vec::new();
+    for c in blocks {
+        if is_type(c, "text") {
+            v.push(text(text_of(c.get("text"))));
+        } else if is_type(c, "image") {
+            v.push(image(c)?);
+        }
+    }
+    Ok(v)
+}
+
+/// A block of an assistant message (none for a blank text or thinking). A Claude model's
+/// thinking goes back with its signature, or as text without one.
+fn assistant_block(c: &Value, signatures: bool) -> Option<Value> {
+    if is_type(c, "text") {
+        let t = text_of(c.get("text"));
+        return (!t.is_blank()).then(|| text(t));
+    }
+    if is_type(c, "toolCall") {
+        let mut u = Obj::new();
+        u.set_opt("toolUseId", c.get("id").cloned());
+        u.set_opt("name", c.get("name").cloned());
+        u.set_opt("input", c.get("arguments").cloned());
+        let mut o = Obj::new();
+        o.set("toolUse", Value::Obj(u));
+        return Some(Value::Obj(o));
+    }
+    if !is_type(c, "thinking") {
+        return None;
+    }
+    let t = text_of(c.get("thinking"));
+    if t.is_blank() {
+        return None;
+    }
+    let sig = c
+        .get("thinkingSignature")
+        .and_then(Value::as_jstr)
+        .filter(|s| !s.is_blank());
+    if signatures && sig.is_none() {
+        // Bedrock refuses a Claude reasoning block without its signature.
+        return Some(text(t));
+    }
+    let mut rt = Obj::new();
+    rt.set("text", Value::Str(t));
+    if signatures && let Some(s) = sig {
+        rt.set("signature", Value::Str(s.clone()));
+    }
+    let mut rc = Obj::new();
+    rc.set("reasoningText", Value::Obj(rt));
+    let mut o = Obj::new();
+    o.set("reasoningContent", Value::Obj(rc));
+    Some(Value::Obj(o))
+}
+
+/// Ends the conversation with a cache point, when it ends with the user's message.
+fn add_cache_point(out: &mut [Value], retention: &str) {
+    if let Some(Value::Obj(last)) = out.last_mut()
         && last.get("role").is_some_and(|r| r.is_str("user"))
     {
         let mut content = last
@@ -286,7 +302,6 @@ pub fn messages(
         content.push(cache_point(retention));
         last.set("content", Value::Arr(content));
     }
-    Ok(out)
 }
 
 #[cfg(test)]

@@ -21,7 +21,7 @@
 //! A request is signed once; its retries (which come within the signature's 15 minutes)
 //! send the same signature.
 
-pub mod messages;
+mod messages;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -31,11 +31,13 @@ use aws_smithy_eventstream::frame::{DecodedFrame, MessageFrameDecoder};
 use aws_smithy_types::event_stream::{HeaderValue, Message};
 use serde_json::Value;
 
-use crate::json_partial;
 use crate::message::{AssistantMessage, Block, Event, LlmError, Sink, StopReason};
-use crate::models::{Model, clamp_thinking_level};
+use crate::models::Model;
 use crate::providers::bedrock::messages as wire_messages;
-use crate::providers::google::vertex::Env;
+use crate::providers::blocks::{Assembler, Draft};
+use crate::providers::{
+    self, Call, Env, ErrorResponse, Parser, Prepared, Provider, anthropic, thinking_level,
+};
 use crate::request::{Options, Request, Target, ToolChoice};
 use crate::value::{Obj, Value as Js};
 
@@ -49,7 +51,7 @@ pub struct Credentials {
 
 /// How a request is authorized.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Auth {
+pub(crate) enum Auth {
     /// SigV4 with these keys.
     Keys(Credentials),
     /// A Bedrock API key.
@@ -58,7 +60,7 @@ pub enum Auth {
 
 impl Auth {
     /// Values to cut out of messages.
-    pub fn secrets(&self) -> Vec<String> {
+    pub(crate) fn secrets(&self) -> Vec<String> {
         match self {
             Auth::Bearer(t) => vec![t.clone()],
             Auth::Keys(c) => {
@@ -71,7 +73,7 @@ impl Auth {
 }
 
 /// The region of a standard `bedrock-runtime[-fips].{region}.amazonaws.com[.cn]` URL.
-pub fn endpoint_region(base_url: &str) -> Option<String> {
+pub(crate) fn endpoint_region(base_url: &str) -> Option<String> {
     let url = reqwest::Url::parse(base_url).ok()?;
     let host = url.host_str()?.to_lowercase();
     let rest = host
@@ -234,7 +236,7 @@ fn profile_keys(name: &str, env: Env) -> Result<Option<Credentials>, LlmError> {
 
 /// Where a call's credentials come from, as `pi models` shows it (no files are read): the
 /// reference counts Bedrock as configured when one of these variables is set.
-pub fn credential_source(env: Env) -> Option<String> {
+pub(crate) fn credential_source(env: Env) -> Option<String> {
     if env("AWS_BEARER_TOKEN_BEDROCK").is_some() {
         return Some("env AWS_BEARER_TOKEN_BEDROCK".into());
     }
@@ -255,7 +257,7 @@ pub fn credential_source(env: Env) -> Option<String> {
 }
 
 /// The region and endpoint of calls to `model`.
-pub fn region_and_endpoint(model: &Model, env: Env) -> Result<(String, String), LlmError> {
+pub(crate) fn region_and_endpoint(model: &Model, env: Env) -> Result<(String, String), LlmError> {
     let configured = env("AWS_REGION").or_else(|| env("AWS_DEFAULT_REGION"));
     let profile_name = env("AWS_PROFILE");
     let from_url = endpoint_region(&model.base_url);
@@ -329,7 +331,7 @@ async fn container_keys(
 }
 
 /// The authorization of a call (see the module documentation for the order).
-pub async fn auth(
+pub(crate) async fn auth(
     http: &reqwest::Client,
     env: Env<'_>,
     timeout: Duration,
@@ -378,7 +380,7 @@ pub async fn auth(
 }
 
 /// `POST {endpoint}/model/{id}/converse-stream`, the id percent-encoded (`:` and `/` too).
-pub fn url(endpoint: &str, model_id: &str) -> String {
+pub(crate) fn url(endpoint: &str, model_id: &str) -> String {
     let mut id = String::new();
     for b in model_id.bytes() {
         if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
@@ -403,15 +405,6 @@ fn adaptive(target: &Target) -> bool {
         .any(|s| s.contains("opus-4-6") || s.contains("opus-4-7") || s.contains("sonnet-4-6"))
 }
 
-fn default_budget(level: &str) -> u64 {
-    match level {
-        "minimal" => 1024,
-        "low" => 2048,
-        "medium" => 8192,
-        _ => 16_384,
-    }
-}
-
 fn effort(target: &Target, level: &str) -> String {
     let native_xhigh = wire_messages::match_candidates(&target.model, name_of(target))
         .iter()
@@ -419,20 +412,28 @@ fn effort(target: &Target, level: &str) -> String {
     if level == "xhigh" && native_xhigh {
         return "xhigh".into();
     }
-    if let Some(Value::String(s)) = target.details.thinking_level_map.get(level) {
-        return s.clone();
+    anthropic::effort_of(target, level)
+}
+
+/// The thinking budget of a Claude model that takes one, at `level`, and the output limit
+/// that makes room for it (the budget comes on top of the limit).
+fn budget(target: &Target, opts: &Options, level: &str, max_tokens: Option<u64>) -> (u64, u64) {
+    let l = if level == "xhigh" { "high" } else { level };
+    let mut b = opts
+        .thinking_budgets
+        .iter()
+        .find(|(k, _)| k == l)
+        .map_or_else(|| anthropic::default_budget(l), |(_, b)| *b);
+    let m = (max_tokens.unwrap_or(0) + b).min(target.model.max_tokens);
+    if m <= b {
+        b = m.saturating_sub(1024);
     }
-    match level {
-        "minimal" | "low" => "low",
-        "medium" => "medium",
-        _ => "high",
-    }
-    .into()
+    (b, m)
 }
 
 /// The request body (the reference's `streamSimpleBedrock` and command input, as the AWS
 /// SDK writes it).
-pub fn body(
+pub(crate) fn body(
     target: &Target,
     req: &Request,
     opts: &Options,
@@ -442,33 +443,16 @@ pub fn body(
     let name = name_of(target);
     let retention = opts.cache_retention();
     let claude = wire_messages::is_claude(model, name);
-    let level = opts
-        .reasoning
-        .as_deref()
-        .filter(|l| *l != "off")
-        .map(|l| clamp_thinking_level(model, &target.details, l))
-        .filter(|l| *l != "off");
-    let mut max_tokens = opts
-        .max_tokens
-        .or_else(|| (model.max_tokens > 0).then(|| model.max_tokens.min(32_000)));
-    // Claude with a thinking budget: the budget comes on top of the output limit.
-    let mut budgets = opts.thinking_budgets.clone();
+    let level = thinking_level(target, opts);
+    let mut max_tokens = providers::max_tokens(opts, model);
+    let mut budget_tokens = None;
     if let Some(l) = level
         && claude
         && !adaptive(target)
     {
-        let l = if l == "xhigh" { "high" } else { l };
-        let mut b = budgets
-            .iter()
-            .find(|(k, _)| k == l)
-            .map_or_else(|| default_budget(l), |(_, b)| *b);
-        let m = (max_tokens.unwrap_or(0) + b).min(model.max_tokens);
-        if m <= b {
-            b = m.saturating_sub(1024);
-        }
+        let (b, m) = budget(target, opts, l, max_tokens);
+        budget_tokens = Some(b);
         max_tokens = Some(m);
-        budgets.retain(|(k, _)| k != l);
-        budgets.push((l.to_owned(), b));
     }
     let messages = wire_messages::messages(&req.messages, model, name, retention)
         .map_err(|e| LlmError::new(e.to_string()))?;
@@ -486,79 +470,87 @@ pub fn body(
     }
     b.set("inferenceConfig", Js::Obj(ic));
     if !req.tools.is_empty() && opts.tool_choice != Some(ToolChoice::None) {
-        let tools = req
-            .tools
-            .iter()
-            .map(|t| {
-                let mut schema = Obj::new();
-                schema.set("json", crate::providers::openai::js(&t.parameters));
-                let mut spec = Obj::new();
-                spec.set("name", Js::str(&t.name));
-                spec.set("inputSchema", Js::Obj(schema));
-                spec.set("description", Js::str(&t.description));
-                let mut o = Obj::new();
-                o.set("toolSpec", Js::Obj(spec));
-                Js::Obj(o)
-            })
-            .collect();
-        let mut tc = Obj::new();
-        tc.set("tools", Js::Arr(tools));
-        let choice = match &opts.tool_choice {
-            Some(ToolChoice::Auto) => Some(("auto", None)),
-            Some(ToolChoice::Required) => Some(("any", None)),
-            Some(ToolChoice::Tool(n)) => Some(("tool", Some(n))),
-            _ => None,
-        };
-        if let Some((kind, tool)) = choice {
-            let mut inner = Obj::new();
-            if let Some(n) = tool {
-                inner.set("name", Js::str(n));
-            }
-            let mut c = Obj::new();
-            c.set(kind, Js::Obj(inner));
-            tc.set("toolChoice", Js::Obj(c));
-        }
-        b.set("toolConfig", Js::Obj(tc));
+        b.set("toolConfig", tool_config(req, opts));
     }
     if let Some(l) = level
         && model.reasoning
         && claude
     {
-        let gov = region.to_lowercase().starts_with("us-gov-") || {
-            let id = model.id.to_lowercase();
-            id.starts_with("us-gov.") || id.starts_with("arn:aws-us-gov:")
-        };
-        let mut thinking = Obj::new();
-        let mut fields = Obj::new();
-        if adaptive(target) {
-            thinking.set("type", Js::str("adaptive"));
-            if !gov {
-                thinking.set("display", Js::str("summarized"));
-            }
-            fields.set("thinking", Js::Obj(thinking));
-            let mut oc = Obj::new();
-            oc.set("effort", Js::str(&effort(target, l)));
-            fields.set("output_config", Js::Obj(oc));
-        } else {
-            let key = if l == "xhigh" { "high" } else { l };
-            let budget = budgets
-                .iter()
-                .find(|(k, _)| k == key)
-                .map_or_else(|| default_budget(l), |(_, b)| *b);
-            thinking.set("type", Js::str("enabled"));
-            thinking.set("budget_tokens", Js::Num(budget as f64));
-            if !gov {
-                thinking.set("display", Js::str("summarized"));
-            }
-            fields.set("thinking", Js::Obj(thinking));
-            fields.set(
-                "anthropic_beta",
-                Js::Arr(vec![Js::str("interleaved-thinking-2025-05-14")]),
-            );
-        }
+        let fields = thinking_fields(target, region, l, budget_tokens);
         b.set("additionalModelRequestFields", Js::Obj(fields));
     }
     Ok(Js::Obj(b).to_json())
+}
+
+/// `toolConfig`: the tools as tool specs, and the tool choice.
+fn tool_config(req: &Request, opts: &Options) -> Js {
+    let tools = req
+        .tools
+        .iter()
+        .map(|t| {
+            let mut schema = Obj::new();
+            schema.set("json", crate::providers::openai::js(&t.parameters));
+            let mut spec = Obj::new();
+            spec.set("name", Js::str(&t.name));
+            spec.set("inputSchema", Js::Obj(schema));
+            spec.set("description", Js::str(&t.description));
+            let mut o = Obj::new();
+            o.set("toolSpec", Js::Obj(spec));
+            Js::Obj(o)
+        })
+        .collect();
+    let mut tc = Obj::new();
+    tc.set("tools", Js::Arr(tools));
+    let choice = match &opts.tool_choice {
+        Some(ToolChoice::Auto) => Some(("auto", None)),
+        Some(ToolChoice::Required) => Some(("any", None)),
+        Some(ToolChoice::Tool(n)) => Some(("tool", Some(n))),
+        _ => None,
+    };
+    if let Some((kind, tool)) = choice {
+        let mut inner = Obj::new();
+        if let Some(n) = tool {
+            inner.set("name", Js::str(n));
+        }
+        let mut c = Obj::new();
+        c.set(kind, Js::Obj(inner));
+        tc.set("toolChoice", Js::Obj(c));
+    }
+    Js::Obj(tc)
+}
+
+/// Claude's thinking, in `additionalModelRequestFields`: adaptive (an effort), or a budget
+/// (`budget_tokens`) with interleaved thinking. GovCloud regions get no `display`.
+fn thinking_fields(target: &Target, region: &str, level: &str, budget: Option<u64>) -> Obj {
+    let gov = region.to_lowercase().starts_with("us-gov-") || {
+        let id = target.model.id.to_lowercase();
+        id.starts_with("us-gov.") || id.starts_with("arn:aws-us-gov:")
+    };
+    let mut thinking = Obj::new();
+    let mut fields = Obj::new();
+    match budget {
+        None => thinking.set("type", Js::str("adaptive")),
+        Some(b) => {
+            thinking.set("type", Js::str("enabled"));
+            thinking.set("budget_tokens", Js::Num(b as f64));
+        }
+    }
+    if !gov {
+        thinking.set("display", Js::str("summarized"));
+    }
+    fields.set("thinking", Js::Obj(thinking));
+    match budget {
+        None => {
+            let mut oc = Obj::new();
+            oc.set("effort", Js::str(&effort(target, level)));
+            fields.set("output_config", Js::Obj(oc));
+        }
+        Some(_) => fields.set(
+            "anthropic_beta",
+            Js::Arr(vec![Js::str("interleaved-thinking-2025-05-14")]),
+        ),
+    }
+    fields
 }
 
 /// What a SigV4 signature is made for.
@@ -644,7 +636,7 @@ pub fn sign(
 }
 
 /// `host[:port]` of a URL, as an HTTP client sends it.
-pub fn host_of(url: &str) -> Option<String> {
+pub(crate) fn host_of(url: &str) -> Option<String> {
     let u = reqwest::Url::parse(url).ok()?;
     let host = u.host_str()?;
     let host = if host.contains(':') && !host.starts_with('[') {
@@ -658,17 +650,8 @@ pub fn host_of(url: &str) -> Option<String> {
     })
 }
 
-/// A call ready to send: URL, headers (signed), body, and the values to cut out of
-/// messages.
-pub struct Prepared {
-    pub url: String,
-    pub headers: Vec<(String, String)>,
-    pub body: Vec<u8>,
-    pub secrets: Vec<String>,
-}
-
 /// Resolves region, endpoint and credentials, and writes and signs the request.
-pub async fn prepare(
+pub(crate) async fn prepare(
     http: &reqwest::Client,
     target: &Target,
     req: &Request,
@@ -679,8 +662,7 @@ pub async fn prepare(
     let (region, endpoint) = region_and_endpoint(&target.model, env)?;
     let body = body(target, req, opts, &region)?;
     let url = url(&endpoint, &target.model.id);
-    let timeout = Duration::from_millis(opts.retry.timeout_ms.max(1));
-    let auth = auth(http, env, timeout).await?;
+    let auth = auth(http, env, crate::client::timeout(opts)).await?;
     let secrets = auth.secrets();
     let mut headers = vec![("content-type".to_owned(), "application/json".to_owned())];
     match &auth {
@@ -717,7 +699,7 @@ fn error_prefix(name: &str) -> &str {
 /// The message of an HTTP error: `PREFIX: MESSAGE` with the exception named by
 /// `x-amzn-errortype` (or the body's `__type`), as the reference words it; `STATUS BODY` for
 /// an answer that names none.
-pub fn http_error(status: u16, error_type: Option<&str>, body: &str) -> String {
+pub(crate) fn http_error(status: u16, error_type: Option<&str>, body: &str) -> String {
     let v: Option<Value> = serde_json::from_str(body).ok();
     let field = |k: &str| {
         v.as_ref()
@@ -746,15 +728,66 @@ pub fn http_error(status: u16, error_type: Option<&str>, body: &str) -> String {
     }
 }
 
-/// The state of one streamed response.
-pub struct Stream {
-    pub msg: AssistantMessage,
+/// Amazon Bedrock's Converse Stream API (`bedrock-converse-stream`).
+pub(crate) struct ConverseStream;
+
+impl Provider for ConverseStream {
+    type Parser = Frames;
+
+    /// AWS credentials, not a key.
+    fn needs_key(_wire: crate::request::Wire) -> bool {
+        false
+    }
+
+    /// Signed as a whole: no other headers are added (the reference sends none).
+    async fn request(call: &Call<'_>) -> Result<Prepared, LlmError> {
+        prepare(
+            call.http,
+            call.target,
+            call.req,
+            call.opts,
+            call.env,
+            call.now_ms,
+        )
+        .await
+    }
+
+    fn http_error(_call: &Call<'_>, response: &ErrorResponse) -> String {
+        let error_type = response.header("x-amzn-errortype");
+        http_error(response.status, error_type, &response.body)
+    }
+
+    fn parser(call: &Call<'_>) -> Self::Parser {
+        Frames::new(call)
+    }
+}
+
+/// The parser of an answer in AWS event-stream frames: each frame is an event of the
+/// answer, handed to [`Stream`].
+pub(crate) struct Frames {
+    decoder: MessageFrameDecoder,
+    buf: bytes::BytesMut,
+    draft: Draft,
+    events: Stream,
+}
+
+impl Frames {
+    fn new(call: &Call<'_>) -> Frames {
+        Frames {
+            decoder: MessageFrameDecoder::new(),
+            buf: bytes::BytesMut::new(),
+            draft: Draft::new(AssistantMessage::for_target(call.target, call.now_ms)),
+            events: Stream::new(call.target),
+        }
+    }
+}
+
+/// The state of one streamed response (apart from its message).
+pub(crate) struct Stream {
     /// The stream's content-block index of blocks still open → position in the content.
     open: HashMap<i64, usize>,
     prices: crate::models::Prices,
-    decoder: MessageFrameDecoder,
-    buf: bytes::BytesMut,
-    pub stopped: bool,
+    stopped: bool,
 }
 
 fn header<'a>(m: &'a Message, name: &str) -> Option<&'a str> {
@@ -767,25 +800,58 @@ fn header<'a>(m: &'a Message, name: &str) -> Option<&'a str> {
         })
 }
 
-impl Stream {
-    pub fn new(target: &Target, timestamp: i64) -> Stream {
-        Stream {
-            msg: AssistantMessage::for_target(target, timestamp),
-            open: HashMap::new(),
-            prices: target.details.prices,
-            decoder: MessageFrameDecoder::new(),
-            buf: bytes::BytesMut::new(),
-            stopped: false,
+/// The error of an `exception` or `error` message, as the reference words it.
+fn frame_error(m: &Message, payload: &Value) -> Option<LlmError> {
+    match header(m, ":message-type") {
+        Some("exception") => {
+            let kind = header(m, ":exception-type").unwrap_or("UnknownError");
+            let message = payload
+                .get("message")
+                .or_else(|| payload.get("Message"))
+                .and_then(Value::as_str)
+                .map_or_else(
+                    || String::from_utf8_lossy(m.payload()).into_owned(),
+                    str::to_owned,
+                );
+            let mut name = kind.to_owned();
+            if let Some(first) = name.get_mut(..1) {
+                first.make_ascii_uppercase();
+            }
+            Some(format!("{}: {message}", error_prefix(&name)).into())
         }
+        Some("error") => {
+            let message = header(m, ":error-message")
+                .or_else(|| header(m, ":error-code"))
+                .unwrap_or("Bedrock stream error");
+            Some(message.into())
+        }
+        _ => None,
+    }
+}
+
+impl Parser for Frames {
+    fn message(&self) -> &AssistantMessage {
+        self.draft.message()
     }
 
-    /// Feeds bytes of the body; handles the frames they complete.
-    pub fn feed(&mut self, chunk: &[u8], sink: Sink) -> Result<(), LlmError> {
+    fn into_message(self) -> AssistantMessage {
+        self.draft.into_message()
+    }
+
+    /// `Start` comes with the stream's `messageStart`, as the reference sends it.
+    fn start(&mut self, _sink: Sink) {}
+
+    /// Handles the frames a chunk completes.
+    fn feed(&mut self, chunk: Option<&[u8]>, sink: Sink) -> Result<bool, LlmError> {
+        let Some(chunk) = chunk else {
+            return Ok(true);
+        };
         self.buf.extend_from_slice(chunk);
+        let mut out = self.draft.assembler(sink);
         loop {
             match self.decoder.decode_frame(&mut self.buf) {
-                Ok(DecodedFrame::Complete(m)) => self.frame(&m, sink)?,
-                Ok(DecodedFrame::Incomplete) => return Ok(()),
+                Ok(DecodedFrame::Complete(m)) => self.events.frame(&mut out, &m)?,
+                Ok(DecodedFrame::Incomplete) => return Ok(false),
                 Err(e) => {
                     return Err(LlmError::new(format!(
                         "cannot read the Bedrock event stream: {e}"
@@ -795,33 +861,46 @@ impl Stream {
         }
     }
 
+    /// The body ended: blocks left open are closed; it must have ended after a whole frame,
+    /// in `messageStop`, with a stop reason that is not an error.
+    fn finish(&mut self, sink: Sink) -> Result<(), LlmError> {
+        let mut out = self.draft.assembler(sink);
+        self.events.close_open(&mut out);
+        if !self.buf.is_empty() {
+            return Err(
+                "terminated: the Bedrock event stream ended in the middle of a frame".into(),
+            );
+        }
+        if !self.events.stopped {
+            return Err("terminated: the Bedrock event stream ended without messageStop".into());
+        }
+        out.outcome()
+    }
+}
+
+impl Stream {
+    pub(crate) fn new(target: &Target) -> Stream {
+        Stream {
+            open: HashMap::new(),
+            prices: target.details.prices,
+            stopped: false,
+        }
+    }
+
+    /// Ends the blocks still open, in content order.
+    fn close_open(&mut self, out: &mut Assembler) {
+        let mut open: Vec<usize> = self.open.drain().map(|(_, i)| i).collect();
+        open.sort_unstable();
+        for i in open {
+            out.close(i);
+        }
+    }
+
     /// Handles one event-stream message.
-    pub fn frame(&mut self, m: &Message, sink: Sink) -> Result<(), LlmError> {
+    fn frame(&mut self, out: &mut Assembler, m: &Message) -> Result<(), LlmError> {
         let payload: Value = serde_json::from_slice(m.payload()).unwrap_or(Value::Null);
-        match header(m, ":message-type") {
-            Some("exception") => {
-                let kind = header(m, ":exception-type").unwrap_or("UnknownError");
-                let message = payload
-                    .get("message")
-                    .or_else(|| payload.get("Message"))
-                    .and_then(Value::as_str)
-                    .map_or_else(
-                        || String::from_utf8_lossy(m.payload()).into_owned(),
-                        str::to_owned,
-                    );
-                let mut name = kind.to_owned();
-                if let Some(first) = name.get_mut(..1) {
-                    first.make_ascii_uppercase();
-                }
-                return Err(format!("{}: {message}", error_prefix(&name)).into());
-            }
-            Some("error") => {
-                let message = header(m, ":error-message")
-                    .or_else(|| header(m, ":error-code"))
-                    .unwrap_or("Bedrock stream error");
-                return Err(message.into());
-            }
-            _ => {}
+        if let Some(e) = frame_error(m, &payload) {
+            return Err(e);
         }
         let index = payload
             .get("contentBlockIndex")
@@ -835,49 +914,25 @@ impl Stream {
                             .into(),
                     );
                 }
-                sink(&Event::Start, &self.msg);
+                out.emit(&Event::Start);
             }
             Some("contentBlockStart") => {
                 if let Some(t) = payload.get("start").and_then(|s| s.get("toolUse")) {
-                    let s = |k: &str| {
-                        t.get(k)
-                            .and_then(Value::as_str)
-                            .unwrap_or_default()
-                            .to_owned()
-                    };
-                    self.msg.content.push(Block::ToolCall {
-                        id: s("toolUseId"),
-                        name: s("name"),
-                        arguments: Value::Object(serde_json::Map::new()),
-                        partial: String::new(),
-                        thought_signature: None,
-                    });
-                    let i = self.msg.content.len() - 1;
+                    let s = |k: &str| t.get(k).and_then(Value::as_str).unwrap_or_default();
+                    let block = Block::tool_call(s("toolUseId").to_owned(), s("name").to_owned());
+                    let i = out.open(block);
                     self.open.insert(index, i);
-                    sink(&Event::ToolCallStart { index: i }, &self.msg);
                 }
             }
-            Some("contentBlockDelta") => self.delta(index, payload.get("delta"), sink),
+            Some("contentBlockDelta") => self.delta(out, index, payload.get("delta")),
             Some("contentBlockStop") => {
-                let Some(i) = self.open.remove(&index) else {
-                    return Ok(());
-                };
-                let e = match &mut self.msg.content[i] {
-                    Block::Text { .. } => Event::TextEnd { index: i },
-                    Block::Thinking { .. } => Event::ThinkingEnd { index: i },
-                    Block::ToolCall {
-                        arguments, partial, ..
-                    } => {
-                        *arguments = json_partial::parse(partial);
-                        partial.clear();
-                        Event::ToolCallEnd { index: i }
-                    }
-                };
-                sink(&e, &self.msg);
+                if let Some(i) = self.open.remove(&index) {
+                    out.close(i);
+                }
             }
             Some("messageStop") => {
                 self.stopped = true;
-                self.msg.stop_reason = match payload.get("stopReason").and_then(Value::as_str) {
+                out.msg.stop_reason = match payload.get("stopReason").and_then(Value::as_str) {
                     Some("end_turn" | "stop_sequence") => StopReason::Stop,
                     Some("max_tokens" | "model_context_window_exceeded") => StopReason::Length,
                     Some("tool_use") => StopReason::ToolUse,
@@ -886,23 +941,7 @@ impl Stream {
             }
             Some("metadata") => {
                 if let Some(u) = payload.get("usage").filter(|u| u.is_object()) {
-                    let n = |k: &str| {
-                        u.get(k)
-                            .and_then(Value::as_f64)
-                            .filter(|f| f.is_finite() && *f > 0.0)
-                            .map_or(0, |f| f as u64)
-                    };
-                    let usage = &mut self.msg.usage;
-                    usage.input = n("inputTokens");
-                    usage.output = n("outputTokens");
-                    usage.cache_read = n("cacheReadInputTokens");
-                    usage.cache_write = n("cacheWriteInputTokens");
-                    usage.settle(&self.prices);
-                    usage.total_tokens = match n("totalTokens") {
-                        0 => usage.input + usage.output,
-                        t => t,
-                    };
-                    sink(&Event::Usage, &self.msg);
+                    self.usage(out, u);
                 }
             }
             _ => {}
@@ -910,134 +949,62 @@ impl Stream {
         Ok(())
     }
 
-    fn delta(&mut self, index: i64, delta: Option<&Value>, sink: Sink) {
+    fn usage(&mut self, out: &mut Assembler, u: &Value) {
+        let n = |k: &str| {
+            u.get(k)
+                .and_then(Value::as_f64)
+                .filter(|f| f.is_finite() && *f > 0.0)
+                .map_or(0, |f| f as u64)
+        };
+        let usage = &mut out.msg.usage;
+        usage.input = n("inputTokens");
+        usage.output = n("outputTokens");
+        usage.cache_read = n("cacheReadInputTokens");
+        usage.cache_write = n("cacheWriteInputTokens");
+        usage.settle(&self.prices);
+        usage.total_tokens = match n("totalTokens") {
+            0 => usage.input + usage.output,
+            t => t,
+        };
+        out.emit(&Event::Usage);
+    }
+
+    /// The block open at the stream's `index`, or a new one of that kind.
+    fn block_at(&mut self, out: &mut Assembler, index: i64, new: fn() -> Block) -> usize {
+        if let Some(&i) = self.open.get(&index) {
+            return i;
+        }
+        let i = out.open(new());
+        self.open.insert(index, i);
+        i
+    }
+
+    fn delta(&mut self, out: &mut Assembler, index: i64, delta: Option<&Value>) {
         let Some(d) = delta else { return };
-        let found = self.open.get(&index).copied();
         if let Some(text) = d.get("text").filter(|t| !t.is_null()) {
             let text = text
                 .as_str()
                 .map_or_else(|| text.to_string(), str::to_owned);
-            let i = match found {
-                Some(i) => i,
-                None => {
-                    self.msg.content.push(Block::Text {
-                        text: String::new(),
-                        signature: None,
-                    });
-                    let i = self.msg.content.len() - 1;
-                    self.open.insert(index, i);
-                    sink(&Event::TextStart { index: i }, &self.msg);
-                    i
-                }
-            };
-            if let Some(Block::Text { text: t, .. }) = self.msg.content.get_mut(i) {
-                t.push_str(&text);
-                sink(
-                    &Event::TextDelta {
-                        index: i,
-                        delta: text,
-                    },
-                    &self.msg,
-                );
-            }
+            let i = self.block_at(out, index, Block::text);
+            out.append_text(i, &text);
         } else if let Some(tu) = d.get("toolUse") {
-            let Some(i) = found else { return };
-            if let Some(Block::ToolCall {
-                arguments, partial, ..
-            }) = self.msg.content.get_mut(i)
-            {
-                let input = tu
-                    .get("input")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_owned();
-                partial.push_str(&input);
-                *arguments = json_partial::parse(partial);
-                sink(
-                    &Event::ToolCallDelta {
-                        index: i,
-                        delta: input,
-                    },
-                    &self.msg,
-                );
-            }
+            let Some(&i) = self.open.get(&index) else {
+                return;
+            };
+            let input = tu.get("input").and_then(Value::as_str).unwrap_or_default();
+            out.append_arguments(i, input);
         } else if let Some(rc) = d.get("reasoningContent") {
-            let i = match found {
-                Some(i) => i,
-                None => {
-                    self.msg.content.push(Block::Thinking {
-                        thinking: String::new(),
-                        signature: Some(String::new()),
-                        redacted: false,
-                    });
-                    let i = self.msg.content.len() - 1;
-                    self.open.insert(index, i);
-                    sink(&Event::ThinkingStart { index: i }, &self.msg);
-                    i
-                }
-            };
-            let text = rc
-                .get("text")
-                .and_then(Value::as_str)
-                .filter(|s| !s.is_empty());
-            let sig = rc
-                .get("signature")
-                .and_then(Value::as_str)
-                .filter(|s| !s.is_empty());
-            if let Some(Block::Thinking {
-                thinking,
-                signature,
-                ..
-            }) = self.msg.content.get_mut(i)
+            let i = self.block_at(out, index, || Block::thinking(Some(String::new())));
+            let text = |k: &str| rc.get(k).and_then(Value::as_str).filter(|s| !s.is_empty());
+            if let Some(s) = text("signature")
+                && let Some(Block::Thinking { signature, .. }) = out.msg.content.get_mut(i)
             {
-                if let Some(s) = sig {
-                    signature.get_or_insert_with(String::new).push_str(s);
-                }
-                if let Some(t) = text {
-                    thinking.push_str(t);
-                    sink(
-                        &Event::ThinkingDelta {
-                            index: i,
-                            delta: t.to_owned(),
-                        },
-                        &self.msg,
-                    );
-                }
+                signature.get_or_insert_with(String::new).push_str(s);
+            }
+            if let Some(t) = text("text") {
+                out.append_thinking(i, t);
             }
         }
-    }
-
-    /// The body ended: it must have ended in `messageStop`, with a stop reason that is not an
-    /// error; blocks left open are closed.
-    pub fn finish(&mut self, sink: Sink) -> Result<(), LlmError> {
-        let mut open: Vec<usize> = self.open.drain().map(|(_, i)| i).collect();
-        open.sort_unstable();
-        for i in open {
-            let e = match &mut self.msg.content[i] {
-                Block::Text { .. } => Event::TextEnd { index: i },
-                Block::Thinking { .. } => Event::ThinkingEnd { index: i },
-                Block::ToolCall {
-                    arguments, partial, ..
-                } => {
-                    *arguments = json_partial::parse(partial);
-                    partial.clear();
-                    Event::ToolCallEnd { index: i }
-                }
-            };
-            sink(&e, &self.msg);
-        }
-        if !self.buf.is_empty() {
-            return Err(
-                "terminated: the Bedrock event stream ended in the middle of a frame".into(),
-            );
-        }
-        if !self.stopped {
-            return Err("terminated: the Bedrock event stream ended without messageStop".into());
-        }
-        if self.msg.stop_reason.is_failure() {
-            return Err("An unknown error occurred".into());
-        }
-        Ok(())
     }
 }
 
@@ -1050,14 +1017,7 @@ fn system_time(now_ms: i64) -> SystemTime {
 mod tests {
     use super::*;
     use crate::models::Registry;
-
-    fn env_of(vars: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> + use<> {
-        let m: HashMap<String, String> = vars
-            .iter()
-            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-            .collect();
-        move |k: &str| m.get(k).cloned()
-    }
+    use crate::providers::env_of;
 
     #[test]
     fn regions_and_endpoints() {

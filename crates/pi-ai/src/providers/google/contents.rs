@@ -8,7 +8,7 @@ use crate::transform;
 use crate::value::{JStr, Obj, Value};
 
 /// Models behind Google's APIs that need the ids of function calls and responses.
-pub fn requires_tool_call_id(model_id: &str) -> bool {
+pub(super) fn requires_tool_call_id(model_id: &str) -> bool {
     model_id.starts_with("claude-") || model_id.starts_with("gpt-oss-")
 }
 
@@ -99,168 +99,174 @@ fn signed(mut part: Obj, signature: Option<&JStr>) -> Value {
     Value::Obj(part)
 }
 
+/// How the contents are written for a model.
+struct Writer<'a> {
+    model: &'a Model,
+    /// Vertex's SDK orders some fields differently.
+    vertex: bool,
+    /// Whether tool calls and results carry their ids.
+    with_id: bool,
+}
+
 /// The request's `contents`.
-pub fn contents(llm: &[Value], model: &Model, vertex: bool) -> Vec<Value> {
+pub(super) fn contents(llm: &[Value], model: &Model, vertex: bool) -> Vec<Value> {
     let id = model.id.clone();
     let msgs = transform::transform(llm, model, &|x| normalize_id(&id, x));
-    let with_id = requires_tool_call_id(&model.id);
+    let w = Writer {
+        model,
+        vertex,
+        with_id: requires_tool_call_id(&model.id),
+    };
     let mut out: Vec<Value> = Vec::new();
     for m in &msgs {
         if role_is(m, "user") {
-            match m.get("content") {
-                Some(Value::Str(s)) => out.push(content("user", vec![text_part(s)])),
-                other => {
-                    let parts: Vec<Value> = other
-                        .and_then(Value::as_arr)
-                        .unwrap_or_default()
-                        .iter()
-                        .map(|b| {
-                            if is_type(b, "text") {
-                                text_part(&Value::js_string(b.get("text")))
-                            } else {
-                                inline_data(b, vertex)
-                            }
-                        })
-                        .collect();
-                    if !parts.is_empty() {
-                        out.push(content("user", parts));
-                    }
-                }
-            }
+            out.extend(w.user(m));
         } else if role_is(m, "assistant") {
-            let eq = |k: &str, want: &str| m.get(k).is_some_and(|v| v.is_str(want));
-            let same = eq("provider", &model.provider) && eq("model", &model.id);
-            let keep = |sig: Option<&Value>| -> Option<JStr> {
-                let s = str_of(sig)?;
-                (same && valid_signature(s)).then(|| s.clone())
-            };
-            let mut parts: Vec<Value> = Vec::new();
-            for b in m.get("content").and_then(Value::as_arr).unwrap_or_default() {
-                if is_type(b, "text") {
-                    let Some(t) = str_of(b.get("text")).filter(|t| !t.is_blank()) else {
-                        continue;
-                    };
-                    let mut p = Obj::new();
-                    p.set("text", Value::Str(t.without_lone_surrogates()));
-                    parts.push(signed(p, keep(b.get("textSignature")).as_ref()));
-                } else if is_type(b, "thinking") {
-                    let Some(t) = str_of(b.get("thinking")).filter(|t| !t.is_blank()) else {
-                        continue;
-                    };
-                    // Only the same model's thoughts stay thoughts; others become text.
-                    let mut p = Obj::new();
-                    p.set("text", Value::Str(t.without_lone_surrogates()));
-                    if same {
-                        p.set("thought", Value::Bool(true));
-                        parts.push(signed(p, keep(b.get("thinkingSignature")).as_ref()));
-                    } else {
-                        parts.push(Value::Obj(p));
-                    }
-                } else if is_type(b, "toolCall") {
-                    let args = match b.get("arguments") {
-                        None | Some(Value::Null) => Value::Obj(Obj::new()),
-                        Some(a) => a.clone(),
-                    };
-                    let mut call = Obj::new();
-                    if vertex {
-                        call.set_opt("name", b.get("name").cloned());
-                        call.set("args", args);
-                        if with_id {
-                            call.set_opt("id", b.get("id").cloned());
-                        }
-                    } else {
-                        if with_id {
-                            call.set_opt("id", b.get("id").cloned());
-                        }
-                        call.set("args", args);
-                        call.set_opt("name", b.get("name").cloned());
-                    }
-                    let mut p = Obj::new();
-                    p.set("functionCall", Value::Obj(call));
-                    parts.push(signed(p, keep(b.get("thoughtSignature")).as_ref()));
-                }
-            }
-            if !parts.is_empty() {
-                out.push(content("model", parts));
-            }
+            out.extend(w.assistant(m));
         } else if role_is(m, "toolResult") {
-            let blocks = m.get("content").and_then(Value::as_arr).unwrap_or_default();
-            let mut text = JStr::default();
-            let mut first = true;
-            for b in blocks.iter().filter(|b| is_type(b, "text")) {
-                if !first {
-                    text.push_text("\n");
-                }
-                first = false;
-                // `Array.prototype.join` writes nothing for a missing text.
-                match b.get("text") {
-                    None | Some(Value::Null) => {}
-                    v => text.push(&Value::js_string(v)),
-                }
-            }
-            let images: Vec<Value> = if model.accepts_images() {
-                blocks
-                    .iter()
-                    .filter(|b| is_type(b, "image"))
-                    .map(|b| inline_data(b, vertex))
-                    .collect()
-            } else {
-                Vec::new()
-            };
-            let has_text = !text.is_empty();
-            let has_images = !images.is_empty();
-            let nested = multimodal_function_response(&model.id);
-            let value = if has_text {
-                Value::Str(text.without_lone_surrogates())
-            } else if has_images {
-                Value::str("(see attached image)")
-            } else {
-                Value::str("")
-            };
-            let mut response = Obj::new();
-            let is_error = m.get("isError").is_some_and(Value::truthy);
-            response.set(if is_error { "error" } else { "output" }, value);
-            let mut fr = Obj::new();
-            fr.set_opt("name", m.get("toolName").cloned());
-            fr.set("response", Value::Obj(response));
-            if has_images && nested {
-                fr.set("parts", Value::Arr(images.clone()));
-            }
-            if with_id {
-                fr.set_opt("id", m.get("toolCallId").cloned());
-            }
-            let mut part = Obj::new();
-            part.set("functionResponse", Value::Obj(fr));
-            let part = Value::Obj(part);
-            let merged = match out.last_mut() {
-                Some(Value::Obj(last))
-                    if last.get("role").is_some_and(|r| r.is_str("user"))
-                        && last.get("parts").and_then(Value::as_arr).is_some_and(|ps| {
-                            ps.iter().any(|p| p.get("functionResponse").is_some())
-                        }) =>
-                {
-                    let mut parts = last
-                        .get("parts")
-                        .and_then(Value::as_arr)
-                        .unwrap_or_default()
-                        .to_vec();
-                    parts.push(part.clone());
-                    last.set("parts", Value::Arr(parts));
-                    true
-                }
-                _ => false,
-            };
-            if !merged {
-                out.push(content("user", vec![part]));
-            }
-            if has_images && !nested {
-                let mut parts = vec![text_part(&JStr::new("Tool result image:"))];
-                parts.extend(images);
-                out.push(content("user", parts));
-            }
+            w.tool_result(m, &mut out);
         }
     }
     out
+}
+
+impl Writer<'_> {
+    /// A user message (none when it has no parts).
+    fn user(&self, m: &Value) -> Option<Value> {
+        let parts = transform::user_parts(m, text_part, |b| {
+            if is_type(b, "text") {
+                text_part(&Value::js_string(b.get("text")))
+            } else {
+                inline_data(b, self.vertex)
+            }
+        });
+        (!parts.is_empty()).then(|| content("user", parts))
+    }
+
+    /// An assistant message, as the model's turn (none when it has no parts). Only the same
+    /// model's thoughts stay thoughts (others become text), and only its signatures are
+    /// sent back.
+    fn assistant(&self, m: &Value) -> Option<Value> {
+        let eq = |k: &str, want: &str| m.get(k).is_some_and(|v| v.is_str(want));
+        let same = eq("provider", &self.model.provider) && eq("model", &self.model.id);
+        let keep = |sig: Option<&Value>| -> Option<JStr> {
+            let s = str_of(sig)?;
+            (same && valid_signature(s)).then(|| s.clone())
+        };
+        let mut parts: Vec<Value> = Vec::new();
+        for b in m.get("content").and_then(Value::as_arr).unwrap_or_default() {
+            let text = |k: &str| {
+                let t = str_of(b.get(k)).filter(|t| !t.is_blank())?;
+                let mut p = Obj::new();
+                p.set("text", Value::Str(t.without_lone_surrogates()));
+                Some(p)
+            };
+            if is_type(b, "text") {
+                if let Some(p) = text("text") {
+                    parts.push(signed(p, keep(b.get("textSignature")).as_ref()));
+                }
+            } else if is_type(b, "thinking") {
+                let Some(mut p) = text("thinking") else {
+                    continue;
+                };
+                if same {
+                    p.set("thought", Value::Bool(true));
+                    parts.push(signed(p, keep(b.get("thinkingSignature")).as_ref()));
+                } else {
+                    parts.push(Value::Obj(p));
+                }
+            } else if is_type(b, "toolCall") {
+                let mut p = Obj::new();
+                p.set("functionCall", Value::Obj(self.function_call(b)));
+                parts.push(signed(p, keep(b.get("thoughtSignature")).as_ref()));
+            }
+        }
+        (!parts.is_empty()).then(|| content("model", parts))
+    }
+
+    fn function_call(&self, b: &Value) -> Obj {
+        let args = match b.get("arguments") {
+            None | Some(Value::Null) => Value::Obj(Obj::new()),
+            Some(a) => a.clone(),
+        };
+        let mut call = Obj::new();
+        if self.vertex {
+            call.set_opt("name", b.get("name").cloned());
+            call.set("args", args);
+            if self.with_id {
+                call.set_opt("id", b.get("id").cloned());
+            }
+        } else {
+            if self.with_id {
+                call.set_opt("id", b.get("id").cloned());
+            }
+            call.set("args", args);
+            call.set_opt("name", b.get("name").cloned());
+        }
+        call
+    }
+
+    /// A tool result, as a function response in a user turn (with the other responses
+    /// just before it); its images go in the response (models that take them there) or in
+    /// a user turn after it.
+    fn tool_result(&self, m: &Value, out: &mut Vec<Value>) {
+        let blocks = m.get("content").and_then(Value::as_arr).unwrap_or_default();
+        let text = transform::joined_text(blocks);
+        let images: Vec<Value> = if self.model.accepts_images() {
+            blocks
+                .iter()
+                .filter(|b| is_type(b, "image"))
+                .map(|b| inline_data(b, self.vertex))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let has_images = !images.is_empty();
+        let nested = multimodal_function_response(&self.model.id);
+        let value = if !text.is_empty() {
+            Value::Str(text.without_lone_surrogates())
+        } else if has_images {
+            Value::str("(see attached image)")
+        } else {
+            Value::str("")
+        };
+        let mut response = Obj::new();
+        let is_error = m.get("isError").is_some_and(Value::truthy);
+        response.set(if is_error { "error" } else { "output" }, value);
+        let mut fr = Obj::new();
+        fr.set_opt("name", m.get("toolName").cloned());
+        fr.set("response", Value::Obj(response));
+        if has_images && nested {
+            fr.set("parts", Value::Arr(images.clone()));
+        }
+        if self.with_id {
+            fr.set_opt("id", m.get("toolCallId").cloned());
+        }
+        let mut part = Obj::new();
+        part.set("functionResponse", Value::Obj(fr));
+        add_function_response(out, Value::Obj(part));
+        if has_images && !nested {
+            let mut parts = vec![text_part(&JStr::new("Tool result image:"))];
+            parts.extend(images);
+            out.push(content("user", parts));
+        }
+    }
+}
+
+/// Adds a function response to the user turn of function responses just written, or in a
+/// user turn of its own.
+fn add_function_response(out: &mut Vec<Value>, part: Value) {
+    if let Some(Value::Obj(last)) = out.last_mut()
+        && last.get("role").is_some_and(|r| r.is_str("user"))
+        && let Some(parts) = last.get("parts").and_then(Value::as_arr)
+        && parts.iter().any(|p| p.get("functionResponse").is_some())
+    {
+        let mut parts = parts.to_vec();
+        parts.push(part);
+        last.set("parts", Value::Arr(parts));
+        return;
+    }
+    out.push(content("user", vec![part]));
 }
 
 #[cfg(test)]

@@ -1,27 +1,30 @@
-//! Google Gemini (`google-generative-ai`, and `google-vertex` through [`crate::providers::google::vertex`]), as
-//! the reference's providers speak it through Google's SDK: the request body of
+//! Google Gemini (`google-generative-ai`, and `google-vertex` through [`vertex`]), as the
+//! reference's providers speak it through Google's SDK: the request body of
 //! `streamGenerateContent`, and the streamed `GenerateContentResponse` chunks turned into
 //! [`Event`]s and an [`AssistantMessage`].
 
-pub mod contents;
-pub mod vertex;
+mod contents;
+pub(crate) mod vertex;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::Value;
 
-use crate::message::{AssistantMessage, Block, Event, LlmError, Sink, StopReason};
+use crate::message::{Block, Event, LlmError, StopReason};
 use crate::models::{Model, clamp_thinking_level};
+use crate::providers::blocks::Assembler;
 use crate::providers::google::contents as wire_contents;
-use crate::request::{Options, Request, Target, ToolChoice};
+use crate::providers::{Call, ErrorResponse, Prepared, Provider, max_tokens};
+use crate::request::{Options, Request, Target, ToolChoice, Wire};
+use crate::sse;
 use crate::value::{Obj, Value as Js};
 
 /// The Gemini API's host, when a model has no `baseUrl`.
-pub const DEFAULT_BASE_URL: &str = "https://generativelanguage.googleapis.com/v1beta";
+pub(crate) const DEFAULT_BASE_URL: &str = "https://generativelanguage.googleapis.com/v1beta";
 
 /// `POST {baseUrl}/models/{id}:streamGenerateContent?alt=sse` (the base URL carries the API
 /// version).
-pub fn url(model: &Model) -> String {
+pub(crate) fn url(model: &Model) -> String {
     let base = match model.base_url.trim_end_matches('/') {
         "" => DEFAULT_BASE_URL,
         b => b,
@@ -34,7 +37,7 @@ pub fn url(model: &Model) -> String {
 
 /// The model's resource path, as Google's SDK writes it: `models/{id}` for the Gemini API,
 /// `publishers/google/models/{id}` for Vertex (`publisher/model` ids name the publisher).
-pub fn model_path(id: &str, vertex: bool) -> String {
+pub(crate) fn model_path(id: &str, vertex: bool) -> String {
     if vertex {
         if ["publishers/", "projects/", "models/"]
             .iter()
@@ -154,7 +157,7 @@ fn budget(id: &str, effort: &str, opts: &Options, vertex: bool) -> Option<i64> {
 }
 
 /// The request body (the reference's `buildParams`, as the SDK writes it on the wire).
-pub fn body(target: &Target, req: &Request, opts: &Options, vertex: bool) -> Vec<u8> {
+pub(crate) fn body(target: &Target, req: &Request, opts: &Options, vertex: bool) -> Vec<u8> {
     let model = &target.model;
     let mut b = Obj::new();
     b.set(
@@ -215,9 +218,7 @@ pub fn body(target: &Target, req: &Request, opts: &Options, vertex: bool) -> Vec
     if let Some(t) = opts.temperature {
         g.set("temperature", Js::Num(t));
     }
-    let max = opts
-        .max_tokens
-        .or_else(|| (model.max_tokens > 0).then(|| model.max_tokens.min(32_000)));
+    let max = max_tokens(opts, model);
     if let Some(n) = max {
         g.set("maxOutputTokens", Js::Num(n as f64));
     }
@@ -233,7 +234,7 @@ pub fn body(target: &Target, req: &Request, opts: &Options, vertex: bool) -> Vec
 /// The message of an HTTP error as Google's SDK words it: the JSON error body written
 /// compactly, or, for a body that is not JSON, `{"error":{"message":BODY,"code":STATUS,
 /// "status":REASON}}`.
-pub fn http_error(status: u16, content_type: &str, body: &str) -> String {
+pub(crate) fn http_error(status: u16, content_type: &str, body: &str) -> String {
     if content_type.contains("application/json")
         && let Some(v) = Js::parse(body.as_bytes())
     {
@@ -252,113 +253,135 @@ pub fn http_error(status: u16, content_type: &str, body: &str) -> String {
     String::from_utf8_lossy(&Js::Obj(o).to_json()).into_owned()
 }
 
+/// Google's Gemini APIs: `google-generative-ai` (an API key) and `google-vertex` (an API key
+/// or application-default credentials, see [`vertex`]).
+pub(crate) struct Gemini;
+
+impl Provider for Gemini {
+    type Parser = sse::Reader<Stream>;
+
+    fn needs_key(wire: Wire) -> bool {
+        wire != Wire::GoogleVertex
+    }
+
+    async fn request(call: &Call<'_>) -> Result<Prepared, LlmError> {
+        let (target, opts) = (call.target, call.opts);
+        let vertex = target.wire == Wire::GoogleVertex;
+        let (url, headers, secrets) = if vertex {
+            let key = (!call.key.is_empty()).then_some(call.key);
+            let timeout = crate::client::timeout(opts);
+            vertex::prepare(
+                call.http,
+                &target.model,
+                key,
+                call.env,
+                timeout,
+                call.now_ms,
+            )
+            .await?
+        } else {
+            let key = ("x-goog-api-key".to_owned(), call.key.to_owned());
+            (url(&target.model), vec![key], Vec::new())
+        };
+        let body = body(target, call.req, opts, vertex);
+        let mut prepared = Prepared::json(opts, url, headers, body);
+        prepared.secrets = secrets;
+        Ok(prepared)
+    }
+
+    fn http_error(_call: &Call<'_>, response: &ErrorResponse) -> String {
+        let content_type = response.header("content-type").unwrap_or_default();
+        http_error(response.status, content_type, &response.body)
+    }
+
+    /// Google's SDK sends a request once (the agent's own retries still apply).
+    fn max_retries(_call: &Call<'_>) -> u32 {
+        0
+    }
+
+    fn parser(call: &Call<'_>) -> Self::Parser {
+        sse::Reader::new(call, Stream::new(call.target))
+    }
+}
+
 /// Tool calls without an id (or with one already used) get `{name}_{ms}_{n}`.
 static TOOL_CALLS: AtomicU64 = AtomicU64::new(0);
 
 /// The state of one streamed response.
-pub struct Stream {
-    pub msg: AssistantMessage,
-    /// The text or thinking block being streamed.
-    current: Option<usize>,
+pub(crate) struct Stream {
     prices: crate::models::Prices,
 }
 
+/// A part's thought signature, if it has one.
+fn thought_signature(part: &Value) -> Option<&str> {
+    part.get("thoughtSignature")
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+}
+
+/// Why a candidate finished, as a stop reason.
+fn stop_reason(reason: &str) -> Result<StopReason, LlmError> {
+    Ok(match reason {
+        "STOP" => StopReason::Stop,
+        "MAX_TOKENS" => StopReason::Length,
+        "BLOCKLIST"
+        | "PROHIBITED_CONTENT"
+        | "SPII"
+        | "SAFETY"
+        | "IMAGE_SAFETY"
+        | "IMAGE_PROHIBITED_CONTENT"
+        | "IMAGE_RECITATION"
+        | "IMAGE_OTHER"
+        | "RECITATION"
+        | "FINISH_REASON_UNSPECIFIED"
+        | "OTHER"
+        | "LANGUAGE"
+        | "MALFORMED_FUNCTION_CALL"
+        | "UNEXPECTED_TOOL_CALL"
+        | "NO_IMAGE" => StopReason::Error,
+        other => return Err(format!("Unhandled stop reason: {other}").into()),
+    })
+}
+
+impl sse::Events for Stream {
+    /// The stream is complete when the body ends.
+    fn event(&mut self, out: &mut Assembler, ev: &sse::Event) -> Result<bool, LlmError> {
+        self.data(out, &ev.data).map(|()| false)
+    }
+
+    /// Closes the open block; a stop reason that is an error fails.
+    fn finish(&mut self, out: &mut Assembler) -> Result<(), LlmError> {
+        out.close_current();
+        out.outcome()
+    }
+}
+
 impl Stream {
-    pub fn new(target: &Target, timestamp: i64) -> Stream {
+    pub(crate) fn new(target: &Target) -> Stream {
         Stream {
-            msg: AssistantMessage::for_target(target, timestamp),
-            current: None,
             prices: target.details.prices,
         }
     }
 
-    fn end_current(&mut self, sink: Sink) {
-        if let Some(i) = self.current.take() {
-            let e = match self.msg.content.get(i) {
-                Some(Block::Thinking { .. }) => Event::ThinkingEnd { index: i },
-                _ => Event::TextEnd { index: i },
-            };
-            sink(&e, &self.msg);
-        }
-    }
-
-    fn text_part(&mut self, part: &Value, text: &str, sink: Sink) {
+    fn text_part(&mut self, out: &mut Assembler, part: &Value, text: &str) {
         let thought = part.get("thought") == Some(&Value::Bool(true));
-        let signature = part
-            .get("thoughtSignature")
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty());
-        let fits = match self.current.and_then(|i| self.msg.content.get(i)) {
-            Some(Block::Thinking { .. }) => thought,
-            Some(Block::Text { .. }) => !thought,
-            _ => false,
-        };
-        if !fits {
-            self.end_current(sink);
-            let (block, start) = if thought {
-                (
-                    Block::Thinking {
-                        thinking: String::new(),
-                        signature: None,
-                        redacted: false,
-                    },
-                    true,
-                )
-            } else {
-                (
-                    Block::Text {
-                        text: String::new(),
-                        signature: None,
-                    },
-                    false,
-                )
-            };
-            self.msg.content.push(block);
-            let i = self.msg.content.len() - 1;
-            self.current = Some(i);
-            let e = if start {
-                Event::ThinkingStart { index: i }
-            } else {
-                Event::TextStart { index: i }
-            };
-            sink(&e, &self.msg);
+        let index = out.current(thought);
+        if let Some(s) = thought_signature(part)
+            && let Some(Block::Thinking { signature, .. } | Block::Text { signature, .. }) =
+                out.msg.content.get_mut(index)
+        {
+            *signature = Some(s.to_owned());
         }
-        let Some(i) = self.current else { return };
-        let e = match self.msg.content.get_mut(i) {
-            Some(Block::Thinking {
-                thinking,
-                signature: sig,
-                ..
-            }) => {
-                thinking.push_str(text);
-                if let Some(s) = signature {
-                    *sig = Some(s.to_owned());
-                }
-                Event::ThinkingDelta {
-                    index: i,
-                    delta: text.to_owned(),
-                }
-            }
-            Some(Block::Text {
-                text: t,
-                signature: sig,
-            }) => {
-                t.push_str(text);
-                if let Some(s) = signature {
-                    *sig = Some(s.to_owned());
-                }
-                Event::TextDelta {
-                    index: i,
-                    delta: text.to_owned(),
-                }
-            }
-            _ => return,
-        };
-        sink(&e, &self.msg);
+        if thought {
+            out.append_thinking(index, text);
+        } else {
+            out.append_text(index, text);
+        }
     }
 
-    fn function_call(&mut self, part: &Value, call: &Value, sink: Sink) {
-        self.end_current(sink);
+    /// A call comes whole: it starts, gets its arguments and ends at once.
+    fn function_call(&mut self, out: &mut Assembler, part: &Value, call: &Value) {
+        out.close_current();
         let name = call
             .get("name")
             .and_then(Value::as_str)
@@ -369,7 +392,7 @@ impl Stream {
             .and_then(Value::as_str)
             .filter(|s| !s.is_empty());
         let taken = |id: &str| {
-            self.msg
+            out.msg
                 .content
                 .iter()
                 .any(|b| matches!(b, Block::ToolCall { id: x, .. } if x == id))
@@ -378,7 +401,7 @@ impl Stream {
             Some(id) if !taken(id) => id.to_owned(),
             _ => format!(
                 "{name}_{}_{}",
-                self.msg.timestamp,
+                out.msg.timestamp,
                 TOOL_CALLS.fetch_add(1, Ordering::Relaxed) + 1
             ),
         };
@@ -387,25 +410,20 @@ impl Stream {
             _ => Value::Object(serde_json::Map::new()),
         };
         let delta = arguments.to_string();
-        self.msg.content.push(Block::ToolCall {
+        let block = Block::ToolCall {
             id,
             name,
             arguments,
             partial: String::new(),
-            thought_signature: part
-                .get("thoughtSignature")
-                .and_then(Value::as_str)
-                .filter(|s| !s.is_empty())
-                .map(str::to_owned),
-        });
-        let i = self.msg.content.len() - 1;
-        sink(&Event::ToolCallStart { index: i }, &self.msg);
-        sink(&Event::ToolCallDelta { index: i, delta }, &self.msg);
-        sink(&Event::ToolCallEnd { index: i }, &self.msg);
+            thought_signature: thought_signature(part).map(str::to_owned),
+        };
+        let index = out.open(block);
+        out.emit(&Event::ToolCallDelta { index, delta });
+        out.close(index);
     }
 
     /// Handles the data of one SSE event (a `GenerateContentResponse`).
-    pub fn data(&mut self, data: &str, sink: Sink) -> Result<(), LlmError> {
+    fn data(&mut self, out: &mut Assembler, data: &str) -> Result<(), LlmError> {
         let data = data.trim();
         if data.is_empty() {
             return Ok(());
@@ -423,20 +441,31 @@ impl Stream {
                 .and_then(|c| u16::try_from(c).ok());
             return Err(err);
         }
-        if self.msg.response_id.is_none()
+        if out.msg.response_id.is_none()
             && let Some(id) = chunk
                 .get("responseId")
                 .and_then(Value::as_str)
                 .filter(|s| !s.is_empty())
         {
-            self.msg.response_id = Some(id.to_owned());
+            out.msg.response_id = Some(id.to_owned());
         }
         let candidate = chunk
             .get("candidates")
             .and_then(Value::as_array)
             .and_then(|c| c.first());
+        if let Some(candidate) = candidate {
+            self.candidate(out, candidate)?;
+        }
+        if let Some(u) = chunk.get("usageMetadata").filter(|u| u.is_object()) {
+            self.usage(out, u);
+        }
+        Ok(())
+    }
+
+    /// The parts of the first candidate, and why it finished.
+    fn candidate(&mut self, out: &mut Assembler, candidate: &Value) -> Result<(), LlmError> {
         if let Some(parts) = candidate
-            .and_then(|c| c.get("content"))
+            .get("content")
             .and_then(|c| c.get("parts"))
             .and_then(Value::as_array)
         {
@@ -446,74 +475,42 @@ impl Stream {
                         Value::String(s) => s.clone(),
                         other => other.to_string(),
                     };
-                    self.text_part(part, &text, sink);
+                    self.text_part(out, part, &text);
                 }
                 if let Some(call) = part.get("functionCall").filter(|c| c.is_object()) {
-                    self.function_call(part, call, sink);
+                    self.function_call(out, part, call);
                 }
             }
         }
         if let Some(reason) = candidate
-            .and_then(|c| c.get("finishReason"))
+            .get("finishReason")
             .and_then(Value::as_str)
             .filter(|s| !s.is_empty())
         {
-            self.msg.stop_reason = match reason {
-                "STOP" => StopReason::Stop,
-                "MAX_TOKENS" => StopReason::Length,
-                "BLOCKLIST"
-                | "PROHIBITED_CONTENT"
-                | "SPII"
-                | "SAFETY"
-                | "IMAGE_SAFETY"
-                | "IMAGE_PROHIBITED_CONTENT"
-                | "IMAGE_RECITATION"
-                | "IMAGE_OTHER"
-                | "RECITATION"
-                | "FINISH_REASON_UNSPECIFIED"
-                | "OTHER"
-                | "LANGUAGE"
-                | "MALFORMED_FUNCTION_CALL"
-                | "UNEXPECTED_TOOL_CALL"
-                | "NO_IMAGE" => StopReason::Error,
-                other => return Err(format!("Unhandled stop reason: {other}").into()),
-            };
-            if self
-                .msg
-                .content
-                .iter()
-                .any(|b| matches!(b, Block::ToolCall { .. }))
-            {
-                self.msg.stop_reason = StopReason::ToolUse;
+            out.msg.stop_reason = stop_reason(reason)?;
+            if out.has_tool_calls() {
+                out.msg.stop_reason = StopReason::ToolUse;
             }
-        }
-        if let Some(u) = chunk.get("usageMetadata").filter(|u| u.is_object()) {
-            let n = |k: &str| {
-                u.get(k)
-                    .and_then(Value::as_f64)
-                    .filter(|f| f.is_finite())
-                    .unwrap_or(0.0)
-            };
-            let cached = n("cachedContentTokenCount");
-            let usage = &mut self.msg.usage;
-            usage.input = (n("promptTokenCount") - cached).max(0.0) as u64;
-            usage.output = (n("candidatesTokenCount") + n("thoughtsTokenCount")).max(0.0) as u64;
-            usage.cache_read = cached.max(0.0) as u64;
-            usage.cache_write = 0;
-            usage.settle(&self.prices);
-            usage.total_tokens = n("totalTokenCount").max(0.0) as u64;
-            sink(&Event::Usage, &self.msg);
         }
         Ok(())
     }
 
-    /// The body ended: closes the open block; a stop reason that is an error fails.
-    pub fn finish(&mut self, sink: Sink) -> Result<(), LlmError> {
-        self.end_current(sink);
-        if self.msg.stop_reason.is_failure() {
-            return Err("An unknown error occurred".into());
-        }
-        Ok(())
+    fn usage(&mut self, out: &mut Assembler, u: &Value) {
+        let n = |k: &str| {
+            u.get(k)
+                .and_then(Value::as_f64)
+                .filter(|f| f.is_finite())
+                .unwrap_or(0.0)
+        };
+        let cached = n("cachedContentTokenCount");
+        let usage = &mut out.msg.usage;
+        usage.input = (n("promptTokenCount") - cached).max(0.0) as u64;
+        usage.output = (n("candidatesTokenCount") + n("thoughtsTokenCount")).max(0.0) as u64;
+        usage.cache_read = cached.max(0.0) as u64;
+        usage.cache_write = 0;
+        usage.settle(&self.prices);
+        usage.total_tokens = n("totalTokenCount").max(0.0) as u64;
+        out.emit(&Event::Usage);
     }
 }
 

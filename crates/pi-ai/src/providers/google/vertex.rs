@@ -29,24 +29,22 @@ use serde_json::Value;
 
 use crate::message::LlmError;
 use crate::models::Model;
+use crate::providers::Env;
 
 const CLOUD_PLATFORM: &str = "https://www.googleapis.com/auth/cloud-platform";
 /// Google's token endpoint (the JWT audience, and where tokens come from when the file names
 /// no `token_uri`).
-pub const TOKEN_URL: &str = "https://oauth2.googleapis.com/token";
+pub(crate) const TOKEN_URL: &str = "https://oauth2.googleapis.com/token";
 const PLACEHOLDER: &str = "gcp-vertex-credentials";
 
-/// Reads an environment variable (a function, so tests pass their own environment).
-pub type Env<'a> = &'a dyn Fn(&str) -> Option<String>;
-
 /// The process environment (empty values count as unset).
-pub fn process_env(name: &str) -> Option<String> {
+pub(crate) fn process_env(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.is_empty())
 }
 
 /// The API key a call uses, if any: the call's key, else `GOOGLE_CLOUD_API_KEY`, trimmed;
 /// empty values and placeholders (`gcp-vertex-credentials`, `<authenticated>`) do not count.
-pub fn api_key(key: Option<&str>, env: Env) -> Option<String> {
+pub(crate) fn api_key(key: Option<&str>, env: Env) -> Option<String> {
     let k = key
         .map(str::trim)
         .filter(|k| !k.is_empty())
@@ -81,7 +79,7 @@ fn includes_version(base: &str) -> bool {
 
 /// The request URL: with an API key or a custom base URL, no project path; otherwise the
 /// regional (or global, or multi-regional) endpoint of the location with the project path.
-pub fn url(model: &Model, with_key: bool, project: &str, location: &str) -> String {
+pub(crate) fn url(model: &Model, with_key: bool, project: &str, location: &str) -> String {
     let path = format!(
         "{}:streamGenerateContent?alt=sse",
         crate::providers::google::model_path(&model.id, true)
@@ -107,7 +105,7 @@ pub fn url(model: &Model, with_key: bool, project: &str, location: &str) -> Stri
 }
 
 /// Where the application-default credentials file is (it may not exist).
-pub fn adc_path(env: Env) -> Option<PathBuf> {
+pub(crate) fn adc_path(env: Env) -> Option<PathBuf> {
     if let Some(p) = env("GOOGLE_APPLICATION_CREDENTIALS") {
         return Some(PathBuf::from(p));
     }
@@ -120,7 +118,7 @@ pub fn adc_path(env: Env) -> Option<PathBuf> {
 /// Whether the reference counts Vertex as configured without a key: a credentials file
 /// (`GOOGLE_APPLICATION_CREDENTIALS`, else `~/.config/gcloud/…`), a project and a location.
 /// The description names the file.
-pub fn adc_source(env: Env) -> Option<String> {
+pub(crate) fn adc_source(env: Env) -> Option<String> {
     let path = match env("GOOGLE_APPLICATION_CREDENTIALS") {
         Some(p) => PathBuf::from(p),
         None => PathBuf::from(env("HOME")?)
@@ -135,7 +133,7 @@ pub fn adc_source(env: Env) -> Option<String> {
 }
 
 /// The project and location of a call with application-default credentials.
-pub fn project_and_location(env: Env) -> Result<(String, String), LlmError> {
+pub(crate) fn project_and_location(env: Env) -> Result<(String, String), LlmError> {
     let project = env("GOOGLE_CLOUD_PROJECT")
         .or_else(|| env("GCLOUD_PROJECT"))
         .ok_or_else(|| {
@@ -153,7 +151,7 @@ pub fn project_and_location(env: Env) -> Result<(String, String), LlmError> {
 
 /// An application-default credentials file.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Credentials {
+pub(crate) enum Credentials {
     ServiceAccount {
         email: String,
         private_key: String,
@@ -171,7 +169,7 @@ pub enum Credentials {
 
 impl Credentials {
     /// Reads a credentials file's JSON.
-    pub fn from_json(text: &str) -> Result<Credentials, LlmError> {
+    pub(crate) fn from_json(text: &str) -> Result<Credentials, LlmError> {
         let v: Value = serde_json::from_str(text).map_err(|e| {
             LlmError::new(format!(
                 "cannot read the Google credentials file: it is not JSON ({e})"
@@ -207,7 +205,7 @@ impl Credentials {
     }
 
     /// Reads the application-default credentials file.
-    pub fn load(env: Env) -> Result<Credentials, LlmError> {
+    pub(crate) fn load(env: Env) -> Result<Credentials, LlmError> {
         let missing = || {
             LlmError::new(
                 "Could not load the default credentials. Browse to \
@@ -235,7 +233,7 @@ impl Credentials {
         }
     }
 
-    pub fn quota_project(&self) -> Option<&str> {
+    pub(crate) fn quota_project(&self) -> Option<&str> {
         match self {
             Credentials::ServiceAccount { quota_project, .. }
             | Credentials::AuthorizedUser { quota_project, .. } => quota_project.as_deref(),
@@ -244,7 +242,7 @@ impl Credentials {
 
     /// The form posted to the token endpoint at `now_ms` (a signed JWT assertion, or the
     /// refresh token), as `application/x-www-form-urlencoded`.
-    pub fn token_request(&self, now_ms: i64) -> Result<String, LlmError> {
+    pub(crate) fn token_request(&self, now_ms: i64) -> Result<String, LlmError> {
         match self {
             Credentials::ServiceAccount {
                 email, private_key, ..
@@ -270,7 +268,7 @@ impl Credentials {
     }
 
     /// Values to cut out of messages.
-    pub fn secrets(&self) -> Vec<String> {
+    pub(crate) fn secrets(&self) -> Vec<String> {
         match self {
             Credentials::ServiceAccount { private_key, .. } => vec![private_key.clone()],
             Credentials::AuthorizedUser {
@@ -310,7 +308,11 @@ fn b64url(bytes: &[u8]) -> String {
 
 /// The service account's signed JWT (RS256) asking for a cloud-platform token, issued at
 /// `now_ms` for an hour, as google-auth-library writes it.
-pub fn assertion(email: &str, private_key_pem: &str, now_ms: i64) -> Result<String, LlmError> {
+pub(crate) fn assertion(
+    email: &str,
+    private_key_pem: &str,
+    now_ms: i64,
+) -> Result<String, LlmError> {
     let iat = now_ms.div_euclid(1000);
     let header = b64url(br#"{"alg":"RS256"}"#);
     let claims = serde_json::json!({
@@ -362,7 +364,7 @@ fn cache() -> &'static Mutex<HashMap<String, (String, i64)>> {
 const EARLY_REFRESH_MS: i64 = 5 * 60 * 1000;
 
 /// An access token for the credentials (from the cache, or from the token endpoint).
-pub async fn access_token(
+pub(crate) async fn access_token(
     http: &reqwest::Client,
     creds: &Credentials,
     timeout: Duration,
@@ -445,7 +447,7 @@ pub async fn access_token(
 
 /// Where a call goes and its authorization headers (fetching an access token when there is
 /// no API key); also the values to cut out of messages.
-pub async fn prepare(
+pub(crate) async fn prepare(
     http: &reqwest::Client,
     model: &Model,
     key: Option<&str>,
@@ -473,14 +475,7 @@ pub async fn prepare(
 mod tests {
     use super::*;
     use crate::models::Registry;
-
-    fn env_of(vars: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> + use<> {
-        let m: HashMap<String, String> = vars
-            .iter()
-            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-            .collect();
-        move |k: &str| m.get(k).cloned()
-    }
+    use crate::providers::env_of;
 
     #[test]
     fn keys_and_placeholders() {

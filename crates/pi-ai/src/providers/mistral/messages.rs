@@ -17,10 +17,10 @@ use crate::value::{JStr, Obj, Value};
 use pi_base::js;
 
 /// The length of a Mistral tool-call id.
-pub const TOOL_CALL_ID_LEN: usize = 9;
+pub(super) const TOOL_CALL_ID_LEN: usize = 9;
 
 /// A Mistral id for a foreign tool-call id (`attempt` > 0 after a collision).
-pub fn derive_id(id: &str, attempt: u32) -> String {
+pub(super) fn derive_id(id: &str, attempt: u32) -> String {
     let normalized: String = id.chars().filter(char::is_ascii_alphanumeric).collect();
     if attempt == 0 && normalized.len() == TOOL_CALL_ID_LEN {
         return normalized;
@@ -69,7 +69,7 @@ impl IdMap {
     }
 }
 
-pub const IMAGE_OMITTED: &str = "(image omitted: model does not support images)";
+pub(super) const IMAGE_OMITTED: &str = "(image omitted: model does not support images)";
 
 fn is_type(b: &Value, t: &str) -> bool {
     b.get("type").is_some_and(|x| x.is_str(t))
@@ -125,7 +125,7 @@ fn tool_result_text(text: &str, has_images: bool, images_ok: bool, error: bool) 
 }
 
 /// The request's `messages`: the system prompt first (if any), then the conversation.
-pub fn messages(llm: &[Value], target: &Model, system_prompt: Option<&str>) -> Vec<Value> {
+pub(super) fn messages(llm: &[Value], target: &Model, system_prompt: Option<&str>) -> Vec<Value> {
     let ids = RefCell::new(IdMap::default());
     let norm = |id: &str| ids.borrow_mut().get(id);
     let msgs = transform::transform(llm, target, &norm);
@@ -142,109 +142,130 @@ pub fn messages(llm: &[Value], target: &Model, system_prompt: Option<&str>) -> V
     }
     for m in &msgs {
         if role_is(m, "user") {
-            let mut u = Obj::new();
-            u.set("role", Value::str("user"));
-            match m.get("content") {
-                Some(Value::Str(s)) => u.set("content", Value::Str(s.without_lone_surrogates())),
-                other => {
-                    let blocks = other.and_then(Value::as_arr).unwrap_or_default();
-                    let had_images = blocks.iter().any(|b| is_type(b, "image"));
-                    let parts: Vec<Value> = blocks
-                        .iter()
-                        .filter(|b| is_type(b, "text") || images_ok)
-                        .map(|b| {
-                            if is_type(b, "text") {
-                                part("text", "text", Value::str(&clean_text(b.get("text"))))
-                            } else {
-                                image_part(b)
-                            }
-                        })
-                        .collect();
-                    if !parts.is_empty() {
-                        u.set("content", Value::Arr(parts));
-                    } else if had_images && !images_ok {
-                        u.set("content", Value::str(IMAGE_OMITTED));
-                    } else {
-                        continue;
-                    }
-                }
-            }
-            out.push(Value::Obj(u));
+            out.extend(user(m, images_ok));
         } else if role_is(m, "assistant") {
-            let mut parts: Vec<Value> = Vec::new();
-            let mut calls: Vec<Value> = Vec::new();
-            for b in m.get("content").and_then(Value::as_arr).unwrap_or_default() {
-                if is_type(b, "text") {
-                    let t = clean_text(b.get("text"));
-                    if !js::trim(&t).is_empty() {
-                        parts.push(part("text", "text", Value::str(&t)));
-                    }
-                } else if is_type(b, "thinking") {
-                    let t = clean_text(b.get("thinking"));
-                    if !js::trim(&t).is_empty() {
-                        let inner = part("text", "text", Value::str(&t));
-                        parts.push(part("thinking", "thinking", Value::Arr(vec![inner])));
-                    }
-                } else {
-                    let args = match b.get("arguments") {
-                        Some(a) if a.truthy() => a.to_json(),
-                        _ => b"{}".to_vec(),
-                    };
-                    let mut f = Obj::new();
-                    f.set_opt("name", b.get("name").cloned());
-                    f.set(
-                        "arguments",
-                        Value::Str(JStr::new(&String::from_utf8_lossy(&args))),
-                    );
-                    let mut c = Obj::new();
-                    c.set_opt("id", b.get("id").cloned());
-                    c.set("type", Value::str("function"));
-                    c.set("function", Value::Obj(f));
-                    c.set("index", Value::Num(0.0));
-                    calls.push(Value::Obj(c));
-                }
-            }
-            if parts.is_empty() && calls.is_empty() {
-                continue;
-            }
-            let mut a = Obj::new();
-            a.set("role", Value::str("assistant"));
-            if !parts.is_empty() {
-                a.set("content", Value::Arr(parts));
-            }
-            if !calls.is_empty() {
-                a.set("tool_calls", Value::Arr(calls));
-            }
-            a.set("prefix", Value::Bool(false));
-            out.push(Value::Obj(a));
+            out.extend(assistant(m));
         } else {
-            let blocks = m.get("content").and_then(Value::as_arr).unwrap_or_default();
-            let texts: Vec<String> = blocks
-                .iter()
-                .filter(|b| is_type(b, "text"))
-                .map(|b| clean_text(b.get("text")))
-                .collect();
-            let has_images = blocks.iter().any(|b| is_type(b, "image"));
-            let error = m.get("isError").is_some_and(Value::truthy);
-            let text = tool_result_text(&texts.join("\n"), has_images, images_ok, error);
-            let mut content = vec![part("text", "text", Value::str(&text))];
-            if images_ok {
-                content.extend(
-                    blocks
-                        .iter()
-                        .filter(|b| is_type(b, "image"))
-                        .map(image_part),
-                );
-            }
-            let mut r = Obj::new();
-            r.set("role", Value::str("tool"));
-            r.set("content", Value::Arr(content));
-            r.set_opt("tool_call_id", m.get("toolCallId").cloned());
-            r.set_opt("name", m.get("toolName").cloned());
-            out.push(Value::Obj(r));
+            out.push(tool_result(m, images_ok));
         }
     }
     out
+}
+
+/// A user message; images go only to models that read them (none when nothing is left).
+fn user(m: &Value, images_ok: bool) -> Option<Value> {
+    let mut u = Obj::new();
+    u.set("role", Value::str("user"));
+    match m.get("content") {
+        Some(Value::Str(s)) => u.set("content", Value::Str(s.without_lone_surrogates())),
+        other => {
+            let blocks = other.and_then(Value::as_arr).unwrap_or_default();
+            let had_images = blocks.iter().any(|b| is_type(b, "image"));
+            let parts: Vec<Value> = blocks
+                .iter()
+                .filter(|b| is_type(b, "text") || images_ok)
+                .map(|b| {
+                    if is_type(b, "text") {
+                        part("text", "text", Value::str(&clean_text(b.get("text"))))
+                    } else {
+                        image_part(b)
+                    }
+                })
+                .collect();
+            if !parts.is_empty() {
+                u.set("content", Value::Arr(parts));
+            } else if had_images && !images_ok {
+                u.set("content", Value::str(IMAGE_OMITTED));
+            } else {
+                return None;
+            }
+        }
+    }
+    Some(Value::Obj(u))
+}
+
+/// An assistant message: text and thinking chunks, and tool calls (none when it has
+/// neither).
+fn assistant(m: &Value) -> Option<Value> {
+    let mut parts: Vec<Value> = Vec::new();
+    let mut calls: Vec<Value> = Vec::new();
+    for b in m.get("content").and_then(Value::as_arr).unwrap_or_default() {
+        if is_type(b, "text") {
+            let t = clean_text(b.get("text"));
+            if !js::trim(&t).is_empty() {
+                parts.push(part("text", "text", Value::str(&t)));
+            }
+        } else if is_type(b, "thinking") {
+            let t = clean_text(b.get("thinking"));
+            if !js::trim(&t).is_empty() {
+                let inner = part("text", "text", Value::str(&t));
+                parts.push(part("thinking", "thinking", Value::Arr(vec![inner])));
+            }
+        } else {
+            calls.push(tool_call(b));
+        }
+    }
+    if parts.is_empty() && calls.is_empty() {
+        return None;
+    }
+    let mut a = Obj::new();
+    a.set("role", Value::str("assistant"));
+    if !parts.is_empty() {
+        a.set("content", Value::Arr(parts));
+    }
+    if !calls.is_empty() {
+        a.set("tool_calls", Value::Arr(calls));
+    }
+    a.set("prefix", Value::Bool(false));
+    Some(Value::Obj(a))
+}
+
+fn tool_call(b: &Value) -> Value {
+    let args = match b.get("arguments") {
+        Some(a) if a.truthy() => a.to_json(),
+        _ => b"{}".to_vec(),
+    };
+    let mut f = Obj::new();
+    f.set_opt("name", b.get("name").cloned());
+    f.set(
+        "arguments",
+        Value::Str(JStr::new(&String::from_utf8_lossy(&args))),
+    );
+    let mut c = Obj::new();
+    c.set_opt("id", b.get("id").cloned());
+    c.set("type", Value::str("function"));
+    c.set("function", Value::Obj(f));
+    c.set("index", Value::Num(0.0));
+    Value::Obj(c)
+}
+
+/// A tool result: its text (marked when it is an error), and its images for models that
+/// read them.
+fn tool_result(m: &Value, images_ok: bool) -> Value {
+    let blocks = m.get("content").and_then(Value::as_arr).unwrap_or_default();
+    let texts: Vec<String> = blocks
+        .iter()
+        .filter(|b| is_type(b, "text"))
+        .map(|b| clean_text(b.get("text")))
+        .collect();
+    let has_images = blocks.iter().any(|b| is_type(b, "image"));
+    let error = m.get("isError").is_some_and(Value::truthy);
+    let text = tool_result_text(&texts.join("\n"), has_images, images_ok, error);
+    let mut content = vec![part("text", "text", Value::str(&text))];
+    if images_ok {
+        content.extend(
+            blocks
+                .iter()
+                .filter(|b| is_type(b, "image"))
+                .map(image_part),
+        );
+    }
+    let mut r = Obj::new();
+    r.set("role", Value::str("tool"));
+    r.set("content", Value::Arr(content));
+    r.set_opt("tool_call_id", m.get("toolCallId").cloned());
+    r.set_opt("name", m.get("toolName").cloned());
+    Value::Obj(r)
 }
 
 #[cfg(test)]

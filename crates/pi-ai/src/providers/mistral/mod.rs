@@ -7,16 +7,18 @@
 //! (Magistral) or `reasoning_effort` (Mistral Small 4, Medium 3.5) for thinking, and the
 //! session id as `x-affinity` (Mistral's prompt-cache routing).
 
-pub mod messages;
+mod messages;
 
 use serde_json::Value;
 
-use crate::auth::set_header;
-use crate::json_partial;
-use crate::message::{AssistantMessage, Block, Event, LlmError, Sink, StopReason};
+use crate::message::{Block, Event, LlmError, StopReason};
+use crate::providers::blocks::Assembler;
 use crate::providers::mistral::messages as wire_messages;
-use crate::providers::responses::Prepared;
-use crate::request::{Options, Request, Target, ToolChoice};
+use crate::providers::{
+    Call, ErrorResponse, Prepared, Provider, max_tokens, openai, thinking_level, with_caller,
+};
+use crate::request::{Options, Request, Target};
+use crate::sse;
 use crate::value::{Obj, Value as Js};
 
 /// How long an error body may be in a message (UTF-16 units, as the reference counts).
@@ -32,17 +34,14 @@ fn uses_reasoning_effort(id: &str) -> bool {
 }
 
 /// The request.
-pub fn request(target: &Target, req: &Request, opts: &Options, key: &str) -> Prepared {
+pub(crate) fn request(target: &Target, req: &Request, opts: &Options, key: &str) -> Prepared {
     let model = &target.model;
     let mut b = Obj::new();
     b.set("model", Js::str(&model.id));
     if let Some(t) = opts.temperature {
         b.set("temperature", Js::Num(t));
     }
-    let max = opts
-        .max_tokens
-        .or_else(|| (model.max_tokens > 0).then(|| model.max_tokens.min(32_000)));
-    if let Some(n) = max {
+    if let Some(n) = max_tokens(opts, model) {
         b.set("max_tokens", Js::Num(n as f64));
     }
     b.set("stream", Js::Bool(true));
@@ -59,39 +58,19 @@ pub fn request(target: &Target, req: &Request, opts: &Options, key: &str) -> Pre
             .tools
             .iter()
             .map(|t| {
-                let mut f = Obj::new();
-                f.set("name", Js::str(&t.name));
-                f.set("description", Js::str(&t.description));
+                let mut f = openai::described(t);
                 f.set("strict", Js::Bool(false));
-                f.set("parameters", crate::providers::openai::js(&t.parameters));
-                let mut o = Obj::new();
-                o.set("type", Js::str("function"));
-                o.set("function", Js::Obj(f));
-                Js::Obj(o)
+                f.set("parameters", openai::js(&t.parameters));
+                openai::function(f)
             })
             .collect();
         b.set("tools", Js::Arr(tools));
     }
     if let Some(tc) = &opts.tool_choice {
-        b.set(
-            "tool_choice",
-            match tc {
-                ToolChoice::Auto => Js::str("auto"),
-                ToolChoice::None => Js::str("none"),
-                ToolChoice::Required => Js::str("required"),
-                ToolChoice::Tool(name) => {
-                    let mut f = Obj::new();
-                    f.set("name", Js::str(name));
-                    let mut o = Obj::new();
-                    o.set("type", Js::str("function"));
-                    o.set("function", Js::Obj(f));
-                    Js::Obj(o)
-                }
-            },
-        );
+        b.set("tool_choice", openai::tool_choice(tc));
     }
     if model.reasoning
-        && let Some(level) = crate::providers::openai::effort(target, opts)
+        && let Some(level) = thinking_level(target, opts)
     {
         if uses_reasoning_effort(&model.id) {
             let effort = match target.details.thinking_level_map.get(level) {
@@ -103,14 +82,12 @@ pub fn request(target: &Target, req: &Request, opts: &Options, key: &str) -> Pre
             b.set("prompt_mode", Js::str("reasoning"));
         }
     }
-    let mut h = vec![
+    let h = vec![
         ("accept".to_owned(), "text/event-stream".to_owned()),
         ("authorization".to_owned(), format!("Bearer {key}")),
         ("content-type".to_owned(), "application/json".to_owned()),
     ];
-    for (k, v) in &opts.headers {
-        set_header(&mut h, k, v.clone());
-    }
+    let mut h = with_caller(h, opts);
     if let Some(s) = &opts.session_id
         && !h.iter().any(|(k, _)| k.eq_ignore_ascii_case("x-affinity"))
     {
@@ -123,11 +100,12 @@ pub fn request(target: &Target, req: &Request, opts: &Options, key: &str) -> Pre
         ),
         headers: h,
         body: Js::Obj(b).to_json(),
+        secrets: Vec::new(),
     }
 }
 
 /// The message of an HTTP error: `Mistral API error (STATUS): BODY` (long bodies cut).
-pub fn http_error(status: u16, body: &str) -> String {
+pub(crate) fn http_error(status: u16, body: &str) -> String {
     let body = body.trim();
     if body.is_empty() {
         return format!("Mistral API error ({status}): status code (no body)");
@@ -145,149 +123,103 @@ pub fn http_error(status: u16, body: &str) -> String {
     format!("Mistral API error ({status}): {text}")
 }
 
+/// Mistral's chat API (`mistral-conversations`).
+pub(crate) struct Conversations;
+
+impl Provider for Conversations {
+    type Parser = sse::Reader<Stream>;
+
+    async fn request(call: &Call<'_>) -> Result<Prepared, LlmError> {
+        Ok(request(call.target, call.req, call.opts, call.key))
+    }
+
+    fn http_error(_call: &Call<'_>, response: &ErrorResponse) -> String {
+        http_error(response.status, &response.body)
+    }
+
+    fn parser(call: &Call<'_>) -> Self::Parser {
+        sse::Reader::new(call, Stream::new(call.target))
+    }
+}
+
 /// The state of one streamed response.
-pub struct Stream {
-    pub msg: AssistantMessage,
+pub(crate) struct Stream {
     prices: crate::models::Prices,
-    /// The text or thinking block being streamed.
-    current: Option<usize>,
     /// Tool calls by `id:index`, in the order they started.
     tools: Vec<(String, usize)>,
     /// `data: [DONE]` arrived.
-    pub done: bool,
+    done: bool,
     finish_seen: bool,
 }
 
+/// The error object of a chunk, if it is one or has one.
+fn error_of(chunk: &Value) -> Option<&Value> {
+    let error = chunk.get("error").filter(|e| !e.is_null());
+    if chunk.get("object").and_then(Value::as_str) == Some("error") {
+        return Some(error.unwrap_or(chunk));
+    }
+    error
+}
+
+impl sse::Events for Stream {
+    fn event(&mut self, out: &mut Assembler, ev: &sse::Event) -> Result<bool, LlmError> {
+        self.data(out, &ev.data).map(|()| self.done)
+    }
+
+    /// Closes the blocks and checks that the response is complete.
+    fn finish(&mut self, out: &mut Assembler) -> Result<(), LlmError> {
+        out.close_current();
+        for (_, index) in std::mem::take(&mut self.tools) {
+            out.close(index);
+        }
+        if !self.done && !self.finish_seen {
+            return Err(openai::INCOMPLETE.into());
+        }
+        out.outcome()
+    }
+}
+
 impl Stream {
-    pub fn new(target: &Target, timestamp: i64) -> Stream {
+    pub(crate) fn new(target: &Target) -> Stream {
         Stream {
-            msg: AssistantMessage::for_target(target, timestamp),
             prices: target.details.prices,
-            current: None,
             tools: Vec::new(),
             done: false,
             finish_seen: false,
         }
     }
 
-    /// Ends the text or thinking block being streamed.
-    fn close(&mut self, sink: Sink) {
-        if let Some(index) = self.current.take() {
-            let ev = match self.msg.content.get(index) {
-                Some(Block::Thinking { .. }) => Event::ThinkingEnd { index },
-                _ => Event::TextEnd { index },
-            };
-            sink(&ev, &self.msg);
-        }
-    }
-
     /// Appends to the open block of that kind, starting one if needed.
-    fn append(&mut self, thinking: bool, delta: &str, sink: Sink) {
-        let open = self.current.filter(|i| {
-            matches!(
-                (self.msg.content.get(*i), thinking),
-                (Some(Block::Thinking { .. }), true) | (Some(Block::Text { .. }), false)
-            )
-        });
-        let index = match open {
-            Some(i) => i,
-            None => {
-                self.close(sink);
-                self.msg.content.push(if thinking {
-                    Block::Thinking {
-                        thinking: String::new(),
-                        signature: None,
-                        redacted: false,
-                    }
-                } else {
-                    Block::Text {
-                        text: String::new(),
-                        signature: None,
-                    }
-                });
-                let i = self.msg.content.len() - 1;
-                self.current = Some(i);
-                sink(
-                    &if thinking {
-                        Event::ThinkingStart { index: i }
-                    } else {
-                        Event::TextStart { index: i }
-                    },
-                    &self.msg,
-                );
-                i
-            }
-        };
-        match self.msg.content.get_mut(index) {
-            Some(Block::Thinking { thinking: t, .. }) => t.push_str(delta),
-            Some(Block::Text { text, .. }) => text.push_str(delta),
-            _ => {}
+    fn append(&mut self, out: &mut Assembler, thinking: bool, delta: &str) {
+        let index = out.current(thinking);
+        if thinking {
+            out.append_thinking(index, delta);
+        } else {
+            out.append_text(index, delta);
         }
-        let delta = delta.to_owned();
-        sink(
-            &if thinking {
-                Event::ThinkingDelta { index, delta }
-            } else {
-                Event::TextDelta { index, delta }
-            },
-            &self.msg,
-        );
     }
 
     /// Handles the data of one SSE event.
-    pub fn data(&mut self, data: &str, sink: Sink) -> Result<(), LlmError> {
+    fn data(&mut self, out: &mut Assembler, data: &str) -> Result<(), LlmError> {
         let data = data.trim();
         if data == "[DONE]" {
             self.done = true;
             return Ok(());
         }
-        let chunk: Value = serde_json::from_str(data)
-            .map_err(|e| LlmError::new(format!("could not parse a stream chunk: {e}")))?;
-        if chunk.get("object").and_then(Value::as_str) == Some("error")
-            || chunk.get("error").is_some_and(|e| !e.is_null())
-        {
-            let e = chunk
-                .get("error")
-                .filter(|e| !e.is_null())
-                .unwrap_or(&chunk);
-            let m = match e.get("message").and_then(Value::as_str) {
-                Some(s) if !s.is_empty() => s.to_owned(),
-                _ => e.to_string(),
-            };
-            return Err(m.into());
+        let chunk = openai::parse_chunk(data)?;
+        if let Some(e) = error_of(&chunk) {
+            return Err(openai::stream_error(e));
         }
-        if self.msg.response_id.is_none()
-            && let Some(id) = chunk.get("id").and_then(Value::as_str)
-            && !id.is_empty()
-        {
-            self.msg.response_id = Some(id.to_owned());
-        }
+        openai::note_response_id(out.msg, &chunk);
         if let Some(u) = chunk.get("usage").filter(|u| u.is_object()) {
-            let n = |k: &str| u.get(k).and_then(Value::as_f64).unwrap_or(0.0).max(0.0) as u64;
-            let usage = &mut self.msg.usage;
-            usage.input = n("prompt_tokens");
-            usage.output = n("completion_tokens");
-            usage.cache_read = 0;
-            usage.cache_write = 0;
-            usage.settle(&self.prices);
-            let total = n("total_tokens");
-            usage.total_tokens = if total > 0 {
-                total
-            } else {
-                usage.input + usage.output
-            };
-            sink(&Event::Usage, &self.msg);
+            self.usage(out, u);
         }
-        let Some(choice) = chunk
-            .get("choices")
-            .and_then(Value::as_array)
-            .and_then(|c| c.first())
-        else {
+        let Some(choice) = openai::first_choice(&chunk) else {
             return Ok(());
         };
         if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
             self.finish_seen = true;
-            self.msg.stop_reason = match reason {
+            out.msg.stop_reason = match reason {
                 "length" | "model_length" => StopReason::Length,
                 "tool_calls" => StopReason::ToolUse,
                 "error" => StopReason::Error,
@@ -297,108 +229,91 @@ impl Stream {
         let Some(delta) = choice.get("delta") else {
             return Ok(());
         };
-        let items: Vec<Value> = match delta.get("content") {
-            None | Some(Value::Null) => Vec::new(),
-            Some(Value::Array(a)) => a.clone(),
-            Some(other) => vec![other.clone()],
-        };
-        for item in &items {
-            if let Some(s) = item.as_str() {
-                self.append(false, s, sink);
-                continue;
-            }
-            match item.get("type").and_then(Value::as_str) {
-                Some("thinking") => {
-                    let text: String = item
-                        .get("thinking")
-                        .and_then(Value::as_array)
-                        .unwrap_or(&Vec::new())
-                        .iter()
-                        .filter_map(|p| p.get("text").and_then(Value::as_str))
-                        .collect();
-                    if !text.is_empty() {
-                        self.append(true, &text, sink);
-                    }
-                }
-                Some("text") => {
-                    let text = item.get("text").and_then(Value::as_str).unwrap_or_default();
-                    self.append(false, text, sink);
-                }
-                _ => {}
-            }
+        match delta.get("content") {
+            None | Some(Value::Null) => {}
+            Some(Value::Array(items)) => items.iter().for_each(|i| self.content(out, i)),
+            Some(item) => self.content(out, item),
         }
         for call in delta
             .get("tool_calls")
             .and_then(Value::as_array)
             .unwrap_or(&Vec::new())
         {
-            self.close(sink);
-            let at = call.get("index").and_then(Value::as_i64).unwrap_or(0);
-            let id = match call.get("id").and_then(Value::as_str) {
-                Some(id) if !id.is_empty() && id != "null" => id.to_owned(),
-                _ => wire_messages::derive_id(&format!("toolcall:{at}"), 0),
-            };
-            let key = format!("{id}:{at}");
-            let index = match self.tools.iter().find(|(k, _)| *k == key) {
-                Some((_, i)) => *i,
-                None => {
-                    let name = call
-                        .get("function")
-                        .and_then(|f| f.get("name"))
-                        .and_then(Value::as_str)
-                        .unwrap_or_default();
-                    self.msg.content.push(Block::ToolCall {
-                        id,
-                        name: name.to_owned(),
-                        arguments: Value::Object(serde_json::Map::new()),
-                        partial: String::new(),
-                        thought_signature: None,
-                    });
-                    let i = self.msg.content.len() - 1;
-                    self.tools.push((key, i));
-                    sink(&Event::ToolCallStart { index: i }, &self.msg);
-                    i
-                }
-            };
-            let delta = match call.get("function").and_then(|f| f.get("arguments")) {
-                Some(Value::String(s)) => s.clone(),
-                Some(v) if !v.is_null() && v != &Value::Bool(false) => v.to_string(),
-                _ => "{}".to_owned(),
-            };
-            if let Some(Block::ToolCall {
-                arguments, partial, ..
-            }) = self.msg.content.get_mut(index)
-            {
-                partial.push_str(&delta);
-                *arguments = json_partial::parse(partial);
-            }
-            sink(&Event::ToolCallDelta { index, delta }, &self.msg);
+            self.tool_call(out, call);
         }
         Ok(())
     }
 
-    /// Ends the stream: closes the blocks and checks that the response is complete.
-    pub fn finish(&mut self, sink: Sink) -> Result<(), LlmError> {
-        self.close(sink);
-        for (_, index) in std::mem::take(&mut self.tools) {
-            if let Some(Block::ToolCall {
-                arguments, partial, ..
-            }) = self.msg.content.get_mut(index)
-            {
-                *arguments = json_partial::parse(partial);
-                partial.clear();
+    fn usage(&mut self, out: &mut Assembler, u: &Value) {
+        let n = |k: &str| u.get(k).and_then(Value::as_f64).unwrap_or(0.0).max(0.0) as u64;
+        let usage = &mut out.msg.usage;
+        usage.input = n("prompt_tokens");
+        usage.output = n("completion_tokens");
+        usage.cache_read = 0;
+        usage.cache_write = 0;
+        usage.settle(&self.prices);
+        let total = n("total_tokens");
+        usage.total_tokens = if total > 0 {
+            total
+        } else {
+            usage.input + usage.output
+        };
+        out.emit(&Event::Usage);
+    }
+
+    /// One content chunk: text (a string or a `text` chunk) or a `thinking` chunk.
+    fn content(&mut self, out: &mut Assembler, item: &Value) {
+        if let Some(s) = item.as_str() {
+            self.append(out, false, s);
+            return;
+        }
+        match item.get("type").and_then(Value::as_str) {
+            Some("thinking") => {
+                let text: String = item
+                    .get("thinking")
+                    .and_then(Value::as_array)
+                    .unwrap_or(&Vec::new())
+                    .iter()
+                    .filter_map(|p| p.get("text").and_then(Value::as_str))
+                    .collect();
+                if !text.is_empty() {
+                    self.append(out, true, &text);
+                }
             }
-            sink(&Event::ToolCallEnd { index }, &self.msg);
+            Some("text") => {
+                let text = item.get("text").and_then(Value::as_str).unwrap_or_default();
+                self.append(out, false, text);
+            }
+            _ => {}
         }
-        if !self.done && !self.finish_seen {
-            return Err(
-                "the stream ended before the response was complete (no finish_reason, no [DONE])"
-                    .into(),
-            );
-        }
-        if self.msg.stop_reason.is_failure() {
-            return Err("An unknown error occurred".into());
-        }
-        Ok(())
+    }
+
+    fn tool_call(&mut self, out: &mut Assembler, call: &Value) {
+        out.close_current();
+        let at = call.get("index").and_then(Value::as_i64).unwrap_or(0);
+        let id = match call.get("id").and_then(Value::as_str) {
+            Some(id) if !id.is_empty() && id != "null" => id.to_owned(),
+            _ => wire_messages::derive_id(&format!("toolcall:{at}"), 0),
+        };
+        let key = format!("{id}:{at}");
+        let function = call.get("function");
+        let index = match self.tools.iter().find(|(k, _)| *k == key) {
+            Some((_, i)) => *i,
+            None => {
+                let name = function
+                    .and_then(|f| f.get("name"))
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                let i = out.open(Block::tool_call(id, name.to_owned()));
+                self.tools.push((key, i));
+                i
+            }
+        };
+        let delta = match function.and_then(|f| f.get("arguments")) {
+            Some(Value::String(s)) => s.clone(),
+            Some(v) if !v.is_null() && v != &Value::Bool(false) => v.to_string(),
+            _ => "{}".to_owned(),
+        };
+        out.append_arguments(index, &delta);
     }
 }

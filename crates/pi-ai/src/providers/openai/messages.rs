@@ -1,5 +1,5 @@
 //! The `messages` of an OpenAI Chat Completions request, as the reference's
-//! `openai-completions` provider writes them (after [`transform`](crate::transform)).
+//! `openai-completions` provider writes them (after `transform`).
 
 use crate::models::Model;
 use crate::transform;
@@ -9,35 +9,35 @@ use pi_base::js;
 /// The compatibility flags that shape the messages: detected from the provider and base URL,
 /// then overridden by the model's `compat`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Compat {
-    pub supports_developer_role: bool,
-    pub requires_tool_result_name: bool,
-    pub requires_assistant_after_tool_result: bool,
-    pub requires_thinking_as_text: bool,
-    pub requires_reasoning_content: bool,
+pub(crate) struct Compat {
+    pub(crate) supports_developer_role: bool,
+    pub(crate) requires_tool_result_name: bool,
+    pub(crate) requires_assistant_after_tool_result: bool,
+    pub(crate) requires_thinking_as_text: bool,
+    pub(crate) requires_reasoning_content: bool,
     /// `cacheControlFormat: "anthropic"` (OpenRouter's Claude models).
-    pub anthropic_cache_control: bool,
-    pub supports_long_cache_retention: bool,
+    pub(crate) anthropic_cache_control: bool,
+    pub(crate) supports_long_cache_retention: bool,
 }
 
 /// Which OpenAI-compatible service a model is served by, from its provider and base URL:
 /// the defaults of the compatibility flags depend on it (upstream's detection).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Service {
-    pub zai: bool,
-    pub moonshot: bool,
-    pub cf_workers: bool,
-    pub cf_gateway: bool,
-    pub grok: bool,
-    pub deepseek: bool,
-    pub openrouter: bool,
-    pub chutes: bool,
+pub(crate) struct Service {
+    pub(crate) zai: bool,
+    pub(crate) moonshot: bool,
+    pub(crate) cf_workers: bool,
+    pub(crate) cf_gateway: bool,
+    pub(crate) grok: bool,
+    pub(crate) deepseek: bool,
+    pub(crate) openrouter: bool,
+    pub(crate) chutes: bool,
     /// Not OpenAI's own API, as far as its message and request flags go.
-    pub non_standard: bool,
+    pub(crate) non_standard: bool,
 }
 
 impl Service {
-    pub fn of(model: &Model) -> Service {
+    pub(crate) fn of(model: &Model) -> Service {
         let p = model.provider.as_str();
         let url = model.base_url.as_str();
         let zai = p == "zai" || url.contains("api.z.ai");
@@ -72,7 +72,7 @@ impl Service {
 }
 
 impl Compat {
-    pub fn of(model: &Model) -> Compat {
+    pub(crate) fn of(model: &Model) -> Compat {
         let p = model.provider.as_str();
         let Service {
             cf_workers,
@@ -102,7 +102,7 @@ impl Compat {
 }
 
 /// Every UTF-16 code unit outside `[A-Za-z0-9_-]` becomes `_`.
-pub fn sanitize_id(s: &str) -> String {
+pub(crate) fn sanitize_id(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
@@ -118,7 +118,7 @@ pub fn sanitize_id(s: &str) -> String {
 
 /// Tool-call ids from other models: the call id of `call|item` ids (sanitized, at most 40
 /// characters), and OpenAI's own 40-character limit.
-pub fn normalize_id(id: &str, provider: &str) -> String {
+pub(crate) fn normalize_id(id: &str, provider: &str) -> String {
     if let Some((call, _)) = id.split_once('|') {
         return js::utf16_prefix(&sanitize_id(call), 40).to_owned();
     }
@@ -201,7 +201,7 @@ pub fn messages(
             Value::Str(JStr::new(sp).without_lone_surrogates()),
         ));
     }
-    let images_ok = target.accepts_images();
+    // The role of the last message written (a message with nothing to send is skipped).
     let mut last_role: Option<&str> = None;
     let mut i = 0;
     while i < msgs.len() {
@@ -212,222 +212,238 @@ pub fn messages(
         {
             out.push(msg("assistant", Value::str(PROCESSED)));
         }
-        if role_is(m, "user") {
-            match m.get("content") {
-                Some(Value::Str(s)) => {
-                    out.push(msg("user", Value::Str(s.without_lone_surrogates())));
-                }
-                other => {
-                    let blocks = other.and_then(Value::as_arr).unwrap_or_default();
-                    let parts: Vec<Value> = blocks
-                        .iter()
-                        .map(|b| {
-                            if is_type(b, "text") {
-                                part("text", clean(b.get("text")))
-                            } else {
-                                image_url(b)
-                            }
-                        })
-                        .collect();
-                    if parts.is_empty() {
-                        i += 1;
-                        continue;
-                    }
-                    out.push(msg("user", Value::Arr(parts)));
-                }
-            }
-            last_role = Some("user");
-        } else if role_is(m, "assistant") {
-            let blocks = m.get("content").and_then(Value::as_arr).unwrap_or_default();
-            let mut a = Obj::new();
-            a.set("role", Value::str("assistant"));
-            a.set(
-                "content",
-                if compat.requires_assistant_after_tool_result {
-                    Value::str("")
-                } else {
-                    Value::Null
-                },
-            );
-            let texts: Vec<JStr> = blocks
+        if role_is(m, "toolResult") {
+            // A run of tool results, then the images they returned.
+            let end = msgs[i..]
                 .iter()
-                .filter(|b| is_type(b, "text"))
-                .filter_map(|b| str_of(b.get("text")))
-                .filter(|t| !t.is_blank())
-                .map(JStr::without_lone_surrogates)
-                .collect();
-            let mut joined = JStr::default();
-            for t in &texts {
-                joined.push(t);
-            }
-            let thinking: Vec<&Value> = blocks
-                .iter()
-                .filter(|b| is_type(b, "thinking"))
-                .filter(|b| str_of(b.get("thinking")).is_some_and(|t| !t.is_blank()))
-                .collect();
-            if !thinking.is_empty() {
-                if compat.requires_thinking_as_text {
-                    let mut t = JStr::default();
-                    for (k, b) in thinking.iter().enumerate() {
-                        if k > 0 {
-                            t.push_text("\n\n");
-                        }
-                        if let Some(s) = str_of(b.get("thinking")) {
-                            t.push(&s.without_lone_surrogates());
-                        }
-                    }
-                    let mut parts = vec![part("text", Value::Str(t))];
-                    parts.extend(texts.iter().map(|t| part("text", Value::Str(t.clone()))));
-                    a.set("content", Value::Arr(parts));
-                } else {
-                    if !joined.is_empty() {
-                        a.set("content", Value::Str(joined.clone()));
-                    }
-                    if let Some(sig) =
-                        str_of(thinking[0].get("thinkingSignature")).filter(|s| !s.is_empty())
-                    {
-                        let mut t = JStr::default();
-                        for (k, b) in thinking.iter().enumerate() {
-                            if k > 0 {
-                                t.push_text("\n");
-                            }
-                            if let Some(s) = str_of(b.get("thinking")) {
-                                t.push(s);
-                            }
-                        }
-                        a.set_key(sig.clone(), Value::Str(t));
-                    }
-                }
-            } else if !joined.is_empty() {
-                a.set("content", Value::Str(joined));
-            }
-            let calls: Vec<&Value> = blocks.iter().filter(|b| is_type(b, "toolCall")).collect();
-            if !calls.is_empty() {
-                let tool_calls = calls
-                    .iter()
-                    .map(|c| {
-                        let mut f = Obj::new();
-                        f.set_opt("name", c.get("name").cloned());
-                        f.set_opt(
-                            "arguments",
-                            c.get("arguments").map(|a| {
-                                Value::Str(JStr::new(&String::from_utf8_lossy(&a.to_json())))
-                            }),
-                        );
-                        let mut t = Obj::new();
-                        t.set_opt("id", c.get("id").cloned());
-                        t.set("type", Value::str("function"));
-                        t.set("function", Value::Obj(f));
-                        Value::Obj(t)
-                    })
-                    .collect();
-                a.set("tool_calls", Value::Arr(tool_calls));
-                let details: Vec<Value> = calls
-                    .iter()
-                    .filter_map(|c| str_of(c.get("thoughtSignature")).filter(|s| !s.is_empty()))
-                    .filter_map(|s| Value::parse(s.text().as_bytes()))
-                    .filter(Value::truthy)
-                    .collect();
-                if !details.is_empty() {
-                    a.set("reasoning_details", Value::Arr(details));
-                }
-            }
-            if compat.requires_reasoning_content
-                && target.reasoning
-                && a.get("reasoning_content").is_none()
-            {
-                a.set("reasoning_content", Value::str(""));
-            }
-            let has_content = match a.get("content") {
-                Some(Value::Str(s)) => !s.is_empty(),
-                Some(Value::Arr(x)) => !x.is_empty(),
-                _ => false,
-            };
-            if !has_content && a.get("tool_calls").is_none() {
-                i += 1;
-                continue;
-            }
-            out.push(Value::Obj(a));
-            last_role = Some("assistant");
-        } else if role_is(m, "toolResult") {
-            let mut images: Vec<Value> = Vec::new();
-            let mut j = i;
-            while j < msgs.len() && role_is(&msgs[j], "toolResult") {
-                let t = &msgs[j];
-                let blocks = t.get("content").and_then(Value::as_arr).unwrap_or_default();
-                let mut text = JStr::default();
-                let mut first = true;
-                for b in blocks.iter().filter(|b| is_type(b, "text")) {
-                    if !first {
-                        text.push_text("\n");
-                    }
-                    first = false;
-                    if let Some(v) = b.get("text").filter(|v| !matches!(v, Value::Null)) {
-                        text.push(&Value::js_string(Some(v)));
-                    }
-                }
-                let has_images = blocks.iter().any(|b| is_type(b, "image"));
-                let content = if text.is_empty() {
-                    JStr::new("(see attached image)")
-                } else {
-                    text.without_lone_surrogates()
-                };
-                let mut r = Obj::new();
-                r.set("role", Value::str("tool"));
-                r.set("content", Value::Str(content));
-                r.set_opt("tool_call_id", t.get("toolCallId").cloned());
-                if compat.requires_tool_result_name
-                    && let Some(name) = t.get("toolName").filter(|n| n.truthy())
-                {
-                    r.set("name", name.clone());
-                }
-                out.push(Value::Obj(r));
-                if has_images && images_ok {
-                    images.extend(blocks.iter().filter(|b| is_type(b, "image")).map(image_url));
-                }
-                j += 1;
-            }
-            i = j;
-            if images.is_empty() {
-                last_role = Some("toolResult");
-            } else {
-                if compat.requires_assistant_after_tool_result {
-                    out.push(msg("assistant", Value::str(PROCESSED)));
-                }
-                let mut parts = vec![part(
-                    "text",
-                    Value::str("Attached image(s) from tool result:"),
-                )];
-                parts.extend(images);
-                out.push(msg("user", Value::Arr(parts)));
-                last_role = Some("user");
-            }
+                .position(|m| !role_is(m, "toolResult"))
+                .map_or(msgs.len(), |k| i + k);
+            last_role = Some(tool_results(&msgs[i..end], &compat, target, &mut out));
+            i = end;
             continue;
+        }
+        let written = if role_is(m, "user") {
+            user(m).map(|u| (u, "user"))
+        } else if role_is(m, "assistant") {
+            assistant(m, &compat, target).map(|a| (a, "assistant"))
         } else {
             last_role = None;
+            None
+        };
+        if let Some((m, role)) = written {
+            out.push(m);
+            last_role = Some(role);
         }
         i += 1;
     }
     if compat.anthropic_cache_control && cache_retention != "none" {
-        let mut cc = Obj::new();
-        cc.set("type", Value::str("ephemeral"));
-        if cache_retention == "long" && compat.supports_long_cache_retention {
-            cc.set("ttl", Value::str("1h"));
-        }
-        let cc = Value::Obj(cc);
-        if let Some(m) = out
-            .iter_mut()
-            .find(|m| role_is(m, "system") || role_is(m, "developer"))
-        {
-            add_cache_control(m, &cc);
-        }
-        for m in out.iter_mut().rev() {
-            if (role_is(m, "user") || role_is(m, "assistant")) && add_cache_control(m, &cc) {
-                break;
-            }
-        }
+        add_cache_points(&mut out, &compat, cache_retention);
     }
     out
+}
+
+/// A user message: its text, or its parts (none when it has no parts).
+fn user(m: &Value) -> Option<Value> {
+    match m.get("content") {
+        Some(Value::Str(s)) => Some(msg("user", Value::Str(s.without_lone_surrogates()))),
+        other => {
+            let blocks = other.and_then(Value::as_arr).unwrap_or_default();
+            let parts: Vec<Value> = blocks
+                .iter()
+                .map(|b| {
+                    if is_type(b, "text") {
+                        part("text", clean(b.get("text")))
+                    } else {
+                        image_url(b)
+                    }
+                })
+                .collect();
+            (!parts.is_empty()).then(|| msg("user", Value::Arr(parts)))
+        }
+    }
+}
+
+/// An assistant message: its text, its thinking (as the server wants it), its tool calls;
+/// none when it has nothing to send.
+fn assistant(m: &Value, compat: &Compat, target: &Model) -> Option<Value> {
+    let blocks = m.get("content").and_then(Value::as_arr).unwrap_or_default();
+    let mut a = Obj::new();
+    a.set("role", Value::str("assistant"));
+    a.set(
+        "content",
+        if compat.requires_assistant_after_tool_result {
+            Value::str("")
+        } else {
+            Value::Null
+        },
+    );
+    let texts: Vec<JStr> = blocks
+        .iter()
+        .filter(|b| is_type(b, "text"))
+        .filter_map(|b| str_of(b.get("text")))
+        .filter(|t| !t.is_blank())
+        .map(JStr::without_lone_surrogates)
+        .collect();
+    let thinking: Vec<&Value> = blocks
+        .iter()
+        .filter(|b| is_type(b, "thinking"))
+        .filter(|b| str_of(b.get("thinking")).is_some_and(|t| !t.is_blank()))
+        .collect();
+    set_text_and_thinking(&mut a, &texts, &thinking, compat);
+    let calls: Vec<&Value> = blocks.iter().filter(|b| is_type(b, "toolCall")).collect();
+    if !calls.is_empty() {
+        set_tool_calls(&mut a, &calls);
+    }
+    if compat.requires_reasoning_content && target.reasoning && a.get("reasoning_content").is_none()
+    {
+        a.set("reasoning_content", Value::str(""));
+    }
+    let has_content = match a.get("content") {
+        Some(Value::Str(s)) => !s.is_empty(),
+        Some(Value::Arr(x)) => !x.is_empty(),
+        _ => false,
+    };
+    (has_content || a.get("tool_calls").is_some()).then_some(Value::Obj(a))
+}
+
+/// The text of an assistant message, and its thinking: as text parts before the text, or
+/// under the field it came in (its signature), joined.
+fn set_text_and_thinking(a: &mut Obj, texts: &[JStr], thinking: &[&Value], compat: &Compat) {
+    let mut joined = JStr::default();
+    for t in texts {
+        joined.push(t);
+    }
+    let joined_thinking = |sep: &str, clean: bool| {
+        let mut t = JStr::default();
+        for (k, b) in thinking.iter().enumerate() {
+            if k > 0 {
+                t.push_text(sep);
+            }
+            if let Some(s) = str_of(b.get("thinking")) {
+                t.push(&if clean {
+                    s.without_lone_surrogates()
+                } else {
+                    s.clone()
+                });
+            }
+        }
+        t
+    };
+    if thinking.is_empty() {
+        if !joined.is_empty() {
+            a.set("content", Value::Str(joined));
+        }
+    } else if compat.requires_thinking_as_text {
+        let mut parts = vec![part("text", Value::Str(joined_thinking("\n\n", true)))];
+        parts.extend(texts.iter().map(|t| part("text", Value::Str(t.clone()))));
+        a.set("content", Value::Arr(parts));
+    } else {
+        if !joined.is_empty() {
+            a.set("content", Value::Str(joined));
+        }
+        if let Some(sig) = str_of(thinking[0].get("thinkingSignature")).filter(|s| !s.is_empty()) {
+            a.set_key(sig.clone(), Value::Str(joined_thinking("\n", false)));
+        }
+    }
+}
+
+/// `tool_calls`, and OpenRouter's `reasoning_details` kept in their signatures.
+fn set_tool_calls(a: &mut Obj, calls: &[&Value]) {
+    let tool_calls = calls
+        .iter()
+        .map(|c| {
+            let mut f = Obj::new();
+            f.set_opt("name", c.get("name").cloned());
+            f.set_opt(
+                "arguments",
+                c.get("arguments")
+                    .map(|a| Value::Str(JStr::new(&String::from_utf8_lossy(&a.to_json())))),
+            );
+            let mut t = Obj::new();
+            t.set_opt("id", c.get("id").cloned());
+            t.set("type", Value::str("function"));
+            t.set("function", Value::Obj(f));
+            Value::Obj(t)
+        })
+        .collect();
+    a.set("tool_calls", Value::Arr(tool_calls));
+    let details: Vec<Value> = calls
+        .iter()
+        .filter_map(|c| str_of(c.get("thoughtSignature")).filter(|s| !s.is_empty()))
+        .filter_map(|s| Value::parse(s.text().as_bytes()))
+        .filter(Value::truthy)
+        .collect();
+    if !details.is_empty() {
+        a.set("reasoning_details", Value::Arr(details));
+    }
+}
+
+/// A run of tool results, as `tool` messages; the images they returned follow in a user
+/// message (the API takes none in tool messages). Returns the role written last.
+fn tool_results(
+    results: &[Value],
+    compat: &Compat,
+    target: &Model,
+    out: &mut Vec<Value>,
+) -> &'static str {
+    let mut images: Vec<Value> = Vec::new();
+    for t in results {
+        let blocks = t.get("content").and_then(Value::as_arr).unwrap_or_default();
+        let text = transform::joined_text(blocks);
+        let content = if text.is_empty() {
+            JStr::new("(see attached image)")
+        } else {
+            text.without_lone_surrogates()
+        };
+        let mut r = Obj::new();
+        r.set("role", Value::str("tool"));
+        r.set("content", Value::Str(content));
+        r.set_opt("tool_call_id", t.get("toolCallId").cloned());
+        if compat.requires_tool_result_name
+            && let Some(name) = t.get("toolName").filter(|n| n.truthy())
+        {
+            r.set("name", name.clone());
+        }
+        out.push(Value::Obj(r));
+        if target.accepts_images() {
+            images.extend(blocks.iter().filter(|b| is_type(b, "image")).map(image_url));
+        }
+    }
+    if images.is_empty() {
+        return "toolResult";
+    }
+    if compat.requires_assistant_after_tool_result {
+        out.push(msg("assistant", Value::str(PROCESSED)));
+    }
+    let mut parts = vec![part(
+        "text",
+        Value::str("Attached image(s) from tool result:"),
+    )];
+    parts.extend(images);
+    out.push(msg("user", Value::Arr(parts)));
+    "user"
+}
+
+/// Anthropic's cache control (OpenRouter's Claude models): the system prompt and the last
+/// user or assistant message with text are marked.
+fn add_cache_points(out: &mut [Value], compat: &Compat, cache_retention: &str) {
+    let mut cc = Obj::new();
+    cc.set("type", Value::str("ephemeral"));
+    if cache_retention == "long" && compat.supports_long_cache_retention {
+        cc.set("ttl", Value::str("1h"));
+    }
+    let cc = Value::Obj(cc);
+    if let Some(m) = out
+        .iter_mut()
+        .find(|m| role_is(m, "system") || role_is(m, "developer"))
+    {
+        add_cache_control(m, &cc);
+    }
+    for m in out.iter_mut().rev() {
+        if (role_is(m, "user") || role_is(m, "assistant")) && add_cache_control(m, &cc) {
+            break;
+        }
+    }
 }
 
 /// Marks the last text part of a message (a string content becomes one text part).

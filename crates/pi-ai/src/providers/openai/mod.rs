@@ -9,33 +9,35 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use crate::json_partial;
-use crate::message::{AssistantMessage, Block, Event, LlmError, Sink, StopReason};
-use crate::models::{Model, clamp_thinking_level};
+use crate::message::{AssistantMessage, Block, Event, LlmError, StopReason};
+use crate::models::Model;
+use crate::providers::blocks::Assembler;
 use crate::providers::openai::messages as wire_messages;
-use crate::request::{Options, Request, Target, ToolChoice};
-use crate::value::{JStr, Obj, Value as Js};
+use crate::providers::{Call, ErrorResponse, Prepared, Provider, max_tokens, thinking_level};
+use crate::request::{Options, Request, Target, Tool, ToolChoice};
+use crate::sse;
+use crate::value::{Obj, Value as Js};
 
 /// The compatibility flags that shape the request (beyond those of the messages, in
 /// `crate::providers::openai::messages::Compat`): detected from the provider and base URL, overridden
 /// by the model's `compat`.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Flags {
-    pub supports_store: bool,
-    pub supports_reasoning_effort: bool,
-    pub supports_usage_in_streaming: bool,
+pub(crate) struct Flags {
+    pub(crate) supports_store: bool,
+    pub(crate) supports_reasoning_effort: bool,
+    pub(crate) supports_usage_in_streaming: bool,
     /// `max_completion_tokens` or `max_tokens`.
-    pub max_tokens_field: String,
+    pub(crate) max_tokens_field: String,
     /// `openai`, `openrouter`, `deepseek`, `zai`, `qwen`, `qwen-chat-template`.
-    pub thinking_format: String,
-    pub supports_strict_mode: bool,
-    pub zai_tool_stream: bool,
-    pub supports_long_cache_retention: bool,
-    pub anthropic_cache_control: bool,
+    pub(crate) thinking_format: String,
+    pub(crate) supports_strict_mode: bool,
+    pub(crate) zai_tool_stream: bool,
+    pub(crate) supports_long_cache_retention: bool,
+    pub(crate) anthropic_cache_control: bool,
 }
 
 impl Flags {
-    pub fn of(model: &Model) -> Flags {
+    pub(crate) fn of(model: &Model) -> Flags {
         let wire_messages::Service {
             zai,
             moonshot,
@@ -89,7 +91,7 @@ impl Flags {
 }
 
 /// `POST {baseUrl}/chat/completions`.
-pub fn url(model: &Model) -> String {
+pub(crate) fn url(model: &Model) -> String {
     format!("{}/chat/completions", model.base_url.trim_end_matches('/'))
 }
 
@@ -116,14 +118,8 @@ fn has_tool_history(messages: &[Js]) -> bool {
     })
 }
 
-/// The thinking level to send, if any: set, not `off`, for a reasoning model, clamped.
-pub fn effort(target: &Target, opts: &Options) -> Option<&'static str> {
-    let level = opts.reasoning.as_deref().filter(|l| *l != "off")?;
-    let l = clamp_thinking_level(&target.model, &target.details, level);
-    (l != "off").then_some(l)
-}
-
-fn mapped(target: &Target, level: &str) -> Js {
+/// The provider's value for a level (`thinkingLevelMap`), else the level.
+pub(crate) fn mapped(target: &Target, level: &str) -> Js {
     match target.details.thinking_level_map.get(level) {
         Some(Value::String(s)) => Js::str(s),
         _ => Js::str(level),
@@ -131,18 +127,19 @@ fn mapped(target: &Target, level: &str) -> Js {
 }
 
 /// The request body (upstream's `buildParams` for `streamSimple`).
-pub fn body(target: &Target, req: &Request, opts: &Options) -> Vec<u8> {
+pub(crate) fn body(target: &Target, req: &Request, opts: &Options) -> Vec<u8> {
     let model = &target.model;
     let flags = Flags::of(model);
     let retention = opts.cache_retention();
     let mut b = Obj::new();
     b.set("model", Js::str(&model.id));
-    let mut messages = wire_messages::messages(
+    let messages = wire_messages::messages(
         &req.messages,
         model,
         req.system_prompt.as_deref(),
         retention,
     );
+    // Set last (its place in the body is second).
     b.set("messages", Js::Arr(Vec::new()));
     b.set("stream", Js::Bool(true));
     if retention == "long" && flags.supports_long_cache_retention {
@@ -156,123 +153,139 @@ pub fn body(target: &Target, req: &Request, opts: &Options) -> Vec<u8> {
     if flags.supports_store {
         b.set("store", Js::Bool(false));
     }
-    let max_tokens = opts
-        .max_tokens
-        .or_else(|| (model.max_tokens > 0).then(|| model.max_tokens.min(32_000)));
-    if let Some(n) = max_tokens.filter(|n| *n > 0) {
+    if let Some(n) = max_tokens(opts, model).filter(|n| *n > 0) {
         b.set(&flags.max_tokens_field, num(n));
     }
     if let Some(t) = opts.temperature {
         b.set("temperature", Js::Num(t));
     }
-    if !req.tools.is_empty() {
-        let mut tools: Vec<Js> = req
-            .tools
-            .iter()
-            .map(|t| {
-                let mut f = Obj::new();
-                f.set("name", Js::str(&t.name));
-                f.set("description", Js::str(&t.description));
-                f.set("parameters", js(&t.parameters));
-                if flags.supports_strict_mode {
-                    f.set("strict", Js::Bool(false));
-                }
-                let mut o = Obj::new();
-                o.set("type", Js::str("function"));
-                o.set("function", Js::Obj(f));
-                Js::Obj(o)
-            })
-            .collect();
-        if flags.anthropic_cache_control
-            && retention != "none"
-            && let Some(Js::Obj(last)) = tools.last_mut()
-        {
-            let mut cc = Obj::new();
-            cc.set("type", Js::str("ephemeral"));
-            if retention == "long" && flags.supports_long_cache_retention {
-                cc.set("ttl", Js::str("1h"));
-            }
-            last.set("cache_control", Js::Obj(cc));
-        }
-        b.set("tools", Js::Arr(tools));
-        if flags.zai_tool_stream {
-            b.set("tool_stream", Js::Bool(true));
-        }
-    } else if has_tool_history(&req.messages) {
-        b.set("tools", Js::Arr(Vec::new()));
-    }
+    set_tools(&mut b, &flags, req, retention);
     if let Some(tc) = &opts.tool_choice {
-        let v = match tc {
-            ToolChoice::Auto => Js::str("auto"),
-            ToolChoice::None => Js::str("none"),
-            ToolChoice::Required => Js::str("required"),
-            ToolChoice::Tool(name) => {
-                let mut f = Obj::new();
-                f.set("name", Js::str(name));
-                let mut o = Obj::new();
-                o.set("type", Js::str("function"));
-                o.set("function", Js::Obj(f));
-                Js::Obj(o)
-            }
-        };
-        b.set("tool_choice", v);
+        b.set("tool_choice", tool_choice(tc));
     }
-    let effort = effort(target, opts);
     if model.reasoning {
-        match flags.thinking_format.as_str() {
-            "zai" | "qwen" => b.set("enable_thinking", Js::Bool(effort.is_some())),
-            "qwen-chat-template" => {
-                let mut k = Obj::new();
-                k.set("enable_thinking", Js::Bool(effort.is_some()));
-                k.set("preserve_thinking", Js::Bool(true));
-                b.set("chat_template_kwargs", Js::Obj(k));
+        set_thinking(&mut b, &flags, target, thinking_level(target, opts));
+    }
+    set_routing(&mut b, model);
+    b.set("messages", Js::Arr(messages));
+    Js::Obj(b).to_json()
+}
+
+/// `tools` (the last one marked for caching where the server wants Anthropic's cache
+/// control), and `tools: []` for a conversation with tool calls but no tools now.
+fn set_tools(b: &mut Obj, flags: &Flags, req: &Request, retention: &str) {
+    if req.tools.is_empty() {
+        if has_tool_history(&req.messages) {
+            b.set("tools", Js::Arr(Vec::new()));
+        }
+        return;
+    }
+    let mut tools: Vec<Js> = req
+        .tools
+        .iter()
+        .map(|t| {
+            let mut f = described(t);
+            f.set("parameters", js(&t.parameters));
+            if flags.supports_strict_mode {
+                f.set("strict", Js::Bool(false));
             }
-            "deepseek" => {
-                let mut t = Obj::new();
-                t.set(
-                    "type",
-                    Js::str(if effort.is_some() {
-                        "enabled"
-                    } else {
-                        "disabled"
-                    }),
-                );
-                b.set("thinking", Js::Obj(t));
-                if let Some(e) = effort {
-                    b.set("reasoning_effort", mapped(target, e));
-                }
-            }
-            "openrouter" => {
-                let mut r = Obj::new();
-                match effort {
-                    Some(e) => {
-                        r.set("effort", mapped(target, e));
-                        b.set("reasoning", Js::Obj(r));
-                    }
-                    None => match target.details.thinking_level_map.get("off") {
-                        Some(Value::Null) => {}
-                        Some(Value::String(s)) => {
-                            r.set("effort", Js::str(s));
-                            b.set("reasoning", Js::Obj(r));
-                        }
-                        _ => {
-                            r.set("effort", Js::str("none"));
-                            b.set("reasoning", Js::Obj(r));
-                        }
-                    },
-                }
-            }
-            _ if flags.supports_reasoning_effort => match effort {
-                Some(e) => b.set("reasoning_effort", mapped(target, e)),
-                None => {
-                    if let Some(Value::String(s)) = target.details.thinking_level_map.get("off") {
-                        b.set("reasoning_effort", Js::str(s));
-                    }
-                }
-            },
-            _ => {}
+            function(f)
+        })
+        .collect();
+    if flags.anthropic_cache_control
+        && retention != "none"
+        && let Some(Js::Obj(last)) = tools.last_mut()
+    {
+        let mut cc = Obj::new();
+        cc.set("type", Js::str("ephemeral"));
+        if retention == "long" && flags.supports_long_cache_retention {
+            cc.set("ttl", Js::str("1h"));
+        }
+        last.set("cache_control", Js::Obj(cc));
+    }
+    b.set("tools", Js::Arr(tools));
+    if flags.zai_tool_stream {
+        b.set("tool_stream", Js::Bool(true));
+    }
+}
+
+/// A function's `name` and `description`.
+pub(crate) fn described(t: &Tool) -> Obj {
+    let mut f = Obj::new();
+    f.set("name", Js::str(&t.name));
+    f.set("description", Js::str(&t.description));
+    f
+}
+
+/// `{"type": "function", "function": f}`.
+pub(crate) fn function(f: Obj) -> Js {
+    let mut o = Obj::new();
+    o.set("type", Js::str("function"));
+    o.set("function", Js::Obj(f));
+    Js::Obj(o)
+}
+
+/// `tool_choice` of a Chat Completions request (Mistral's too).
+pub(crate) fn tool_choice(tc: &ToolChoice) -> Js {
+    match tc {
+        ToolChoice::Auto => Js::str("auto"),
+        ToolChoice::None => Js::str("none"),
+        ToolChoice::Required => Js::str("required"),
+        ToolChoice::Tool(name) => {
+            let mut f = Obj::new();
+            f.set("name", Js::str(name));
+            function(f)
         }
     }
+}
+
+/// The thinking parameters of a reasoning model, in the server's format.
+fn set_thinking(b: &mut Obj, flags: &Flags, target: &Target, effort: Option<&str>) {
+    let off_value = target.details.thinking_level_map.get("off");
+    match flags.thinking_format.as_str() {
+        "zai" | "qwen" => b.set("enable_thinking", Js::Bool(effort.is_some())),
+        "qwen-chat-template" => {
+            let mut k = Obj::new();
+            k.set("enable_thinking", Js::Bool(effort.is_some()));
+            k.set("preserve_thinking", Js::Bool(true));
+            b.set("chat_template_kwargs", Js::Obj(k));
+        }
+        "deepseek" => {
+            let mut t = Obj::new();
+            let on = if effort.is_some() {
+                "enabled"
+            } else {
+                "disabled"
+            };
+            t.set("type", Js::str(on));
+            b.set("thinking", Js::Obj(t));
+            if let Some(e) = effort {
+                b.set("reasoning_effort", mapped(target, e));
+            }
+        }
+        "openrouter" => {
+            let value = match (effort, off_value) {
+                (Some(e), _) => mapped(target, e),
+                (None, Some(Value::Null)) => return,
+                (None, Some(Value::String(s))) => Js::str(s),
+                (None, _) => Js::str("none"),
+            };
+            let mut r = Obj::new();
+            r.set("effort", value);
+            b.set("reasoning", Js::Obj(r));
+        }
+        _ if flags.supports_reasoning_effort => match (effort, off_value) {
+            (Some(e), _) => b.set("reasoning_effort", mapped(target, e)),
+            (None, Some(Value::String(s))) => b.set("reasoning_effort", Js::str(s)),
+            (None, _) => {}
+        },
+        _ => {}
+    }
+}
+
+/// OpenRouter's `provider` and the Vercel AI Gateway's `providerOptions`, from the model's
+/// routing settings.
+fn set_routing(b: &mut Obj, model: &Model) {
     if model.base_url.contains("openrouter.ai")
         && let Some(r) = model.compat.get("openRouterRouting")
     {
@@ -294,13 +307,11 @@ pub fn body(target: &Target, req: &Request, opts: &Options) -> Vec<u8> {
             b.set("providerOptions", Js::Obj(po));
         }
     }
-    b.set("messages", Js::Arr(std::mem::take(&mut messages)));
-    Js::Obj(b).to_json()
 }
 
 /// The message of an HTTP error, as the OpenAI SDK words it: `STATUS MESSAGE`, where the
 /// message is `error.message` of a JSON body, else the JSON of `error`, else the text.
-pub fn http_error(status: u16, body: &str) -> String {
+pub(crate) fn http_error(status: u16, body: &str) -> String {
     let msg = match serde_json::from_str::<Value>(body) {
         Ok(v) => match v.get("error") {
             Some(e) => match e.get("message") {
@@ -317,17 +328,84 @@ pub fn http_error(status: u16, body: &str) -> String {
     crate::message::status_message(status, &msg)
 }
 
+/// The OpenAI Chat Completions API (`openai-completions`).
+pub(crate) struct Completions;
+
+impl Provider for Completions {
+    type Parser = sse::Reader<Stream>;
+
+    async fn request(call: &Call<'_>) -> Result<Prepared, LlmError> {
+        let headers = vec![
+            ("accept".to_owned(), "application/json".to_owned()),
+            ("authorization".to_owned(), format!("Bearer {}", call.key)),
+        ];
+        let body = body(call.target, call.req, call.opts);
+        Ok(Prepared::json(
+            call.opts,
+            url(&call.target.model),
+            headers,
+            body,
+        ))
+    }
+
+    fn http_error(_call: &Call<'_>, response: &ErrorResponse) -> String {
+        http_error(response.status, &response.body)
+    }
+
+    fn parser(call: &Call<'_>) -> Self::Parser {
+        sse::Reader::new(call, Stream::new(call.target))
+    }
+}
+
+/// A stream of chat completion chunks that ended with neither a finish reason nor `[DONE]`.
+pub(crate) const INCOMPLETE: &str =
+    "the stream ended before the response was complete (no finish_reason, no [DONE])";
+
+/// A chunk of the stream (Mistral's too).
+pub(crate) fn parse_chunk(data: &str) -> Result<Value, LlmError> {
+    serde_json::from_str(data)
+        .map_err(|e| LlmError::new(format!("could not parse a stream chunk: {e}")))
+}
+
+/// The error of an error object in the stream: its message, else its JSON.
+pub(crate) fn stream_error(e: &Value) -> LlmError {
+    match e.get("message").and_then(Value::as_str) {
+        Some(s) if !s.is_empty() => s.into(),
+        _ => e.to_string().into(),
+    }
+}
+
+/// Records the first non-empty chunk `id` as the response id.
+pub(crate) fn note_response_id(msg: &mut AssistantMessage, chunk: &Value) {
+    if msg.response_id.is_none()
+        && let Some(id) = chunk.get("id").and_then(Value::as_str)
+        && !id.is_empty()
+    {
+        msg.response_id = Some(id.to_owned());
+    }
+}
+
+/// The first choice of a chunk.
+pub(crate) fn first_choice(chunk: &Value) -> Option<&Value> {
+    chunk
+        .get("choices")
+        .and_then(Value::as_array)
+        .and_then(|c| c.first())
+}
+
 /// The state of one streamed response.
-pub struct Stream {
-    pub msg: AssistantMessage,
+pub(crate) struct Stream {
+    /// The text block (one per answer, however the deltas interleave).
     text: Option<usize>,
+    /// The thinking block (one per answer).
     thinking: Option<usize>,
+    /// Tool calls by the stream's `index`, and by their `id`.
     by_index: HashMap<i64, usize>,
     by_id: HashMap<String, usize>,
     prices: crate::models::Prices,
     model_id: String,
     /// `data: [DONE]` arrived.
-    pub done: bool,
+    done: bool,
     finish_seen: bool,
 }
 
@@ -356,10 +434,55 @@ fn usage_from(raw: &Value, prices: &crate::models::Prices) -> crate::message::Us
     u
 }
 
+/// The reasoning text of a delta, and the field it came in.
+fn reasoning(delta: &Value) -> Option<(&'static str, &str)> {
+    ["reasoning_content", "reasoning", "reasoning_text"]
+        .iter()
+        .find_map(|f| {
+            delta
+                .get(*f)
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+                .map(|s| (*f, s))
+        })
+}
+
+/// Sets a field of a tool call that is still empty.
+fn fill(field: &mut String, value: Option<&str>) {
+    if field.is_empty()
+        && let Some(v) = value
+    {
+        *field = v.to_owned();
+    }
+}
+
+impl sse::Events for Stream {
+    fn event(&mut self, out: &mut Assembler, ev: &sse::Event) -> Result<bool, LlmError> {
+        self.data(out, &ev.data).map(|()| self.done)
+    }
+
+    /// Closes the blocks and checks that the response is complete.
+    fn finish(&mut self, out: &mut Assembler) -> Result<(), LlmError> {
+        out.close_all();
+        if !self.done && !self.finish_seen {
+            return Err(INCOMPLETE.into());
+        }
+        match out.msg.stop_reason {
+            StopReason::Error => Err(out
+                .msg
+                .error_message
+                .clone()
+                .unwrap_or_else(|| "Provider returned an error stop reason".into())
+                .into()),
+            StopReason::Aborted => Err("Request was aborted".into()),
+            _ => Ok(()),
+        }
+    }
+}
+
 impl Stream {
-    pub fn new(target: &Target, timestamp: i64) -> Stream {
+    pub(crate) fn new(target: &Target) -> Stream {
         Stream {
-            msg: AssistantMessage::for_target(target, timestamp),
             text: None,
             thinking: None,
             by_index: HashMap::new(),
@@ -372,200 +495,113 @@ impl Stream {
     }
 
     /// Handles the data of one SSE event.
-    pub fn data(&mut self, data: &str, sink: Sink) -> Result<(), LlmError> {
+    fn data(&mut self, out: &mut Assembler, data: &str) -> Result<(), LlmError> {
         if data.trim() == "[DONE]" {
             self.done = true;
             return Ok(());
         }
-        let chunk: Value = match serde_json::from_str(data) {
-            Ok(v) => v,
-            Err(e) => return Err(format!("could not parse a stream chunk: {e}").into()),
-        };
+        let chunk = parse_chunk(data)?;
         if !chunk.is_object() {
             return Ok(());
         }
         if let Some(e) = chunk.get("error").filter(|e| !e.is_null()) {
-            let m = match e.get("message").and_then(Value::as_str) {
-                Some(s) if !s.is_empty() => s.to_owned(),
-                _ => e.to_string(),
-            };
-            return Err(m.into());
+            return Err(stream_error(e));
         }
-        if self.msg.response_id.is_none()
-            && let Some(id) = chunk.get("id").and_then(Value::as_str)
-            && !id.is_empty()
-        {
-            self.msg.response_id = Some(id.to_owned());
-        }
-        if self.msg.response_model.is_none()
+        note_response_id(out.msg, &chunk);
+        if out.msg.response_model.is_none()
             && let Some(m) = chunk.get("model").and_then(Value::as_str)
             && !m.is_empty()
             && m != self.model_id
         {
-            self.msg.response_model = Some(m.to_owned());
+            out.msg.response_model = Some(m.to_owned());
         }
         let usage = chunk.get("usage").filter(|u| u.is_object());
         if let Some(u) = usage {
-            self.msg.usage = usage_from(u, &self.prices);
-            sink(&Event::Usage, &self.msg);
+            self.usage(out, u);
         }
-        let Some(choice) = chunk
-            .get("choices")
-            .and_then(Value::as_array)
-            .and_then(|c| c.first())
-        else {
+        let Some(choice) = first_choice(&chunk) else {
             return Ok(());
         };
         if usage.is_none()
             && let Some(u) = choice.get("usage").filter(|u| u.is_object())
         {
-            self.msg.usage = usage_from(u, &self.prices);
-            sink(&Event::Usage, &self.msg);
+            self.usage(out, u);
         }
         if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str)
             && !reason.is_empty()
         {
-            self.finish_seen = true;
-            let (stop, err) = match reason {
-                "stop" | "end" => (StopReason::Stop, None),
-                "length" => (StopReason::Length, None),
-                "function_call" | "tool_calls" => (StopReason::ToolUse, None),
-                other => (
-                    StopReason::Error,
-                    Some(format!("Provider finish_reason: {other}")),
-                ),
-            };
-            self.msg.stop_reason = stop;
-            if err.is_some() {
-                self.msg.error_message = err;
-            }
+            self.finish_reason(out, reason);
         }
-        let Some(delta) = choice.get("delta").filter(|d| d.is_object()) else {
-            return Ok(());
-        };
-        if let Some(text) = delta.get("content").and_then(Value::as_str)
-            && !text.is_empty()
-        {
-            let index = match self.text {
-                Some(i) => i,
-                None => {
-                    self.msg.content.push(Block::Text {
-                        text: String::new(),
-                        signature: None,
-                    });
-                    let i = self.msg.content.len() - 1;
-                    self.text = Some(i);
-                    sink(&Event::TextStart { index: i }, &self.msg);
-                    i
-                }
-            };
-            if let Some(Block::Text { text: t, .. }) = self.msg.content.get_mut(index) {
-                t.push_str(text);
-            }
-            sink(
-                &Event::TextDelta {
-                    index,
-                    delta: text.to_owned(),
-                },
-                &self.msg,
-            );
-        }
-        let reasoning = ["reasoning_content", "reasoning", "reasoning_text"]
-            .iter()
-            .find_map(|f| {
-                delta
-                    .get(*f)
-                    .and_then(Value::as_str)
-                    .filter(|s| !s.is_empty())
-                    .map(|s| (*f, s))
-            });
-        if let Some((field, text)) = reasoning {
-            let index = match self.thinking {
-                Some(i) => i,
-                None => {
-                    self.msg.content.push(Block::Thinking {
-                        thinking: String::new(),
-                        signature: Some(field.to_owned()),
-                        redacted: false,
-                    });
-                    let i = self.msg.content.len() - 1;
-                    self.thinking = Some(i);
-                    sink(&Event::ThinkingStart { index: i }, &self.msg);
-                    i
-                }
-            };
-            if let Some(Block::Thinking { thinking, .. }) = self.msg.content.get_mut(index) {
-                thinking.push_str(text);
-            }
-            sink(
-                &Event::ThinkingDelta {
-                    index,
-                    delta: text.to_owned(),
-                },
-                &self.msg,
-            );
-        }
-        if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
-            for call in calls {
-                self.tool_call_delta(call, sink);
-            }
-        }
-        if let Some(details) = delta.get("reasoning_details").and_then(Value::as_array) {
-            for d in details {
-                if d.get("type").and_then(Value::as_str) != Some("reasoning.encrypted")
-                    || d.get("data").is_none_or(|x| x.is_null())
-                {
-                    continue;
-                }
-                let Some(id) = d.get("id").and_then(Value::as_str) else {
-                    continue;
-                };
-                for b in &mut self.msg.content {
-                    if let Block::ToolCall {
-                        id: cid,
-                        thought_signature,
-                        ..
-                    } = b
-                        && cid == id
-                    {
-                        *thought_signature = Some(d.to_string());
-                    }
-                }
-            }
+        if let Some(delta) = choice.get("delta").filter(|d| d.is_object()) {
+            self.delta(out, delta);
         }
         Ok(())
     }
 
-    fn tool_call_delta(&mut self, call: &Value, sink: Sink) {
+    fn usage(&mut self, out: &mut Assembler, raw: &Value) {
+        out.msg.usage = usage_from(raw, &self.prices);
+        out.emit(&Event::Usage);
+    }
+
+    fn finish_reason(&mut self, out: &mut Assembler, reason: &str) {
+        self.finish_seen = true;
+        out.msg.stop_reason = match reason {
+            "stop" | "end" => StopReason::Stop,
+            "length" => StopReason::Length,
+            "function_call" | "tool_calls" => StopReason::ToolUse,
+            other => {
+                out.msg.error_message = Some(format!("Provider finish_reason: {other}"));
+                StopReason::Error
+            }
+        };
+    }
+
+    /// The text, reasoning and tool calls of a choice's delta.
+    fn delta(&mut self, out: &mut Assembler, delta: &Value) {
+        if let Some(text) = delta.get("content").and_then(Value::as_str)
+            && !text.is_empty()
+        {
+            let index = *self.text.get_or_insert_with(|| out.open(Block::text()));
+            out.append_text(index, text);
+        }
+        if let Some((field, text)) = reasoning(delta) {
+            let index = *self
+                .thinking
+                .get_or_insert_with(|| out.open(Block::thinking(Some(field.to_owned()))));
+            out.append_thinking(index, text);
+        }
+        if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
+            for call in calls {
+                self.tool_call_delta(out, call);
+            }
+        }
+        if let Some(details) = delta.get("reasoning_details").and_then(Value::as_array) {
+            self.reasoning_details(out, details);
+        }
+    }
+
+    fn tool_call_delta(&mut self, out: &mut Assembler, call: &Value) {
         let stream_index = call.get("index").and_then(Value::as_i64);
         let id = call
             .get("id")
             .and_then(Value::as_str)
             .filter(|s| !s.is_empty());
-        let name = call
-            .get("function")
+        let function = call.get("function");
+        let name = function
             .and_then(|f| f.get("name"))
             .and_then(Value::as_str)
             .filter(|s| !s.is_empty());
-        let mut index = stream_index.and_then(|k| self.by_index.get(&k).copied());
-        if index.is_none()
-            && let Some(id) = id
-        {
-            index = self.by_id.get(id).copied();
-        }
-        let index = match index {
+        let known = stream_index
+            .and_then(|k| self.by_index.get(&k).copied())
+            .or_else(|| id.and_then(|id| self.by_id.get(id).copied()));
+        let index = match known {
             Some(i) => i,
             None => {
-                self.msg.content.push(Block::ToolCall {
-                    id: id.unwrap_or_default().to_owned(),
-                    name: name.unwrap_or_default().to_owned(),
-                    arguments: Value::Object(serde_json::Map::new()),
-                    partial: String::new(),
-                    thought_signature: None,
-                });
-                let i = self.msg.content.len() - 1;
-                sink(&Event::ToolCallStart { index: i }, &self.msg);
-                i
+                let block = Block::tool_call(
+                    id.unwrap_or_default().to_owned(),
+                    name.unwrap_or_default().to_owned(),
+                );
+                out.open(block)
             }
         };
         if let Some(k) = stream_index {
@@ -574,83 +610,54 @@ impl Stream {
         if let Some(id) = id {
             self.by_id.insert(id.to_owned(), index);
         }
-        let mut delta = String::new();
         if let Some(Block::ToolCall {
             id: bid,
             name: bname,
-            arguments,
-            partial,
             ..
-        }) = self.msg.content.get_mut(index)
+        }) = out.msg.content.get_mut(index)
         {
-            if bid.is_empty()
-                && let Some(id) = id
-            {
-                *bid = id.to_owned();
-            }
-            if bname.is_empty()
-                && let Some(n) = name
-            {
-                *bname = n.to_owned();
-            }
-            if let Some(a) = call
-                .get("function")
-                .and_then(|f| f.get("arguments"))
-                .and_then(Value::as_str)
-                .filter(|a| !a.is_empty())
-            {
-                delta = a.to_owned();
-                partial.push_str(a);
-                *arguments = json_partial::parse(partial);
-            }
+            fill(bid, id);
+            fill(bname, name);
         }
-        sink(&Event::ToolCallDelta { index, delta }, &self.msg);
+        let arguments = function
+            .and_then(|f| f.get("arguments"))
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        out.append_arguments(index, arguments);
     }
 
-    /// Ends the stream: closes the blocks and checks that the response is complete.
-    pub fn finish(&mut self, sink: Sink) -> Result<(), LlmError> {
-        for i in 0..self.msg.content.len() {
-            let ev = match &mut self.msg.content[i] {
-                Block::Text { .. } => Event::TextEnd { index: i },
-                Block::Thinking { .. } => Event::ThinkingEnd { index: i },
-                Block::ToolCall {
-                    arguments, partial, ..
-                } => {
-                    *arguments = json_partial::parse(partial);
-                    partial.clear();
-                    Event::ToolCallEnd { index: i }
-                }
+    /// OpenRouter's encrypted reasoning: kept as the signature of the tool call it names.
+    fn reasoning_details(&mut self, out: &mut Assembler, details: &[Value]) {
+        for d in details {
+            if d.get("type").and_then(Value::as_str) != Some("reasoning.encrypted")
+                || d.get("data").is_none_or(|x| x.is_null())
+            {
+                continue;
+            }
+            let Some(id) = d.get("id").and_then(Value::as_str) else {
+                continue;
             };
-            sink(&ev, &self.msg);
-        }
-        if !self.done && !self.finish_seen {
-            return Err(
-                "the stream ended before the response was complete (no finish_reason, no [DONE])"
-                    .into(),
-            );
-        }
-        match self.msg.stop_reason {
-            StopReason::Error => Err(self
-                .msg
-                .error_message
-                .clone()
-                .unwrap_or_else(|| "Provider returned an error stop reason".into())
-                .into()),
-            StopReason::Aborted => Err("Request was aborted".into()),
-            _ => Ok(()),
+            for b in &mut out.msg.content {
+                if let Block::ToolCall {
+                    id: cid,
+                    thought_signature,
+                    ..
+                } = b
+                    && cid == id
+                {
+                    *thought_signature = Some(d.to_string());
+                }
+            }
         }
     }
-}
-
-/// Text of a string-valued JS value, for tests and callers.
-pub fn text_of(v: &Js) -> Option<String> {
-    v.as_jstr().map(JStr::text).map(|t| t.into_owned())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::models::{Details, Registry};
+    use crate::providers::blocks::Draft;
+    use crate::sse::Events as _;
     use serde_json::json;
 
     fn target(provider: &str, id: &str) -> Target {
@@ -662,20 +669,22 @@ mod tests {
 
     fn run(chunks: &[&str]) -> (AssistantMessage, Vec<Event>, Result<(), LlmError>) {
         let t = target("openai", "gpt-4o");
-        let mut s = Stream::new(&t, 1);
+        let mut s = Stream::new(&t);
+        let mut draft = Draft::new(AssistantMessage::for_target(&t, 1));
         let mut events = Vec::new();
         let mut sink = |e: &Event, _: &AssistantMessage| events.push(e.clone());
+        let mut out = draft.assembler(&mut sink);
         let mut res = Ok(());
         for c in chunks {
-            if let Err(e) = s.data(c, &mut sink) {
+            if let Err(e) = s.data(&mut out, c) {
                 res = Err(e);
                 break;
             }
         }
         if res.is_ok() {
-            res = s.finish(&mut sink);
+            res = s.finish(&mut out);
         }
-        (s.msg, events, res)
+        (draft.into_message(), events, res)
     }
 
     #[test]

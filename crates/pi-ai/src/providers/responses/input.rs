@@ -21,7 +21,7 @@ use pi_base::js;
 
 /// Why a context cannot be sent.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum InputError {
+pub(crate) enum InputError {
     /// A thinking block of the target model whose signature is not the JSON of a
     /// reasoning item.
     #[error("a thinking block's signature is not a reasoning item (invalid JSON): {0}")]
@@ -30,7 +30,7 @@ pub enum InputError {
 
 /// The reference's `shortHash`: two 32-bit multiplicative hashes of the UTF-16 code units,
 /// written in base 36 (a short, stable replacement for long ids).
-pub fn short_hash(s: &str) -> String {
+pub(crate) fn short_hash(s: &str) -> String {
     let mut h1: u32 = 0xdead_beef;
     let mut h2: u32 = 0x41c6_ce57;
     for ch in s.encode_utf16() {
@@ -61,7 +61,7 @@ fn base36(mut n: u32) -> String {
 
 /// One part of an id: every UTF-16 unit outside `[A-Za-z0-9_-]` becomes `_`, at most 64
 /// units, trailing `_` removed.
-pub fn id_part(part: &str) -> String {
+pub(crate) fn id_part(part: &str) -> String {
     let sanitized = crate::providers::openai::messages::sanitize_id(part);
     js::utf16_prefix(&sanitized, 64)
         .trim_end_matches('_')
@@ -162,7 +162,7 @@ fn input_image(b: &Value) -> Value {
 
 /// The request's `input`. `allowed`: the providers whose `call|item` tool-call ids the API
 /// accepts; `system`: whether the system prompt goes into the input.
-pub fn input(
+pub(crate) fn input(
     llm: &[Value],
     target: &Model,
     system_prompt: Option<&str>,
@@ -188,132 +188,156 @@ pub fn input(
         );
         out.push(Value::Obj(m));
     }
+    // The position of the message among those written (it names text items without ids).
     let mut index = 0usize;
     for m in &msgs {
-        if role_is(m, "user") {
-            let content: Vec<Value> = match m.get("content") {
-                Some(Value::Str(s)) => vec![input_text(Value::Str(s.without_lone_surrogates()))],
-                other => other
-                    .and_then(Value::as_arr)
-                    .unwrap_or_default()
-                    .iter()
-                    .map(|b| {
-                        if is_type(b, "text") {
-                            input_text(clean(b.get("text")))
-                        } else {
-                            input_image(b)
-                        }
-                    })
-                    .collect(),
-            };
-            if content.is_empty() {
-                continue;
-            }
-            let mut u = Obj::new();
-            u.set("role", Value::str("user"));
-            u.set("content", Value::Arr(content));
-            out.push(Value::Obj(u));
+        let items = if role_is(m, "user") {
+            user(m).into_iter().collect()
         } else if role_is(m, "assistant") {
-            let different_model = !m.get("model").is_some_and(|x| x.is_str(&target.id))
-                && m.get("provider")
-                    .is_some_and(|x| x.is_str(&target.provider))
-                && m.get("api").is_some_and(|x| x.is_str(&target.api));
-            let mut items: Vec<Value> = Vec::new();
-            for b in m.get("content").and_then(Value::as_arr).unwrap_or_default() {
-                if is_type(b, "thinking") {
-                    if let Some(sig) = str_of(b.get("thinkingSignature")).filter(|s| !s.is_empty())
-                    {
-                        let item = Value::parse(sig.text().as_bytes())
-                            .ok_or_else(|| InputError::Signature(sig.text().into_owned()))?;
-                        items.push(item);
-                    }
-                } else if is_type(b, "text") {
-                    let (id, phase) = match text_signature(str_of(b.get("textSignature"))) {
-                        Some((id, phase)) if js::utf16_len(&id) > 64 => {
-                            (format!("msg_{}", short_hash(&id)), phase)
-                        }
-                        Some((id, phase)) if !id.is_empty() => (id, phase),
-                        Some((_, phase)) => (format!("msg_{index}"), phase),
-                        None => (format!("msg_{index}"), None),
-                    };
-                    let mut part = Obj::new();
-                    part.set("type", Value::str("output_text"));
-                    part.set("text", clean(b.get("text")));
-                    part.set("annotations", Value::Arr(Vec::new()));
-                    let mut item = Obj::new();
-                    item.set("type", Value::str("message"));
-                    item.set("role", Value::str("assistant"));
-                    item.set("content", Value::Arr(vec![Value::Obj(part)]));
-                    item.set("status", Value::str("completed"));
-                    item.set("id", Value::str(&id));
-                    item.set_opt("phase", phase.map(Value::str));
-                    items.push(Value::Obj(item));
-                } else if is_type(b, "toolCall") {
-                    let id = text_of(b.get("id"));
-                    let mut parts = id.split('|');
-                    let call_id = parts.next().unwrap_or_default();
-                    let item_id = parts
-                        .next()
-                        .filter(|i| !(different_model && i.starts_with("fc_")));
-                    let mut item = Obj::new();
-                    item.set("type", Value::str("function_call"));
-                    item.set_opt("id", item_id.map(Value::str));
-                    item.set("call_id", Value::str(call_id));
-                    item.set_opt("name", b.get("name").cloned());
-                    item.set_opt(
-                        "arguments",
-                        b.get("arguments")
-                            .map(|a| Value::Str(JStr::new(&String::from_utf8_lossy(&a.to_json())))),
-                    );
-                    items.push(Value::Obj(item));
-                }
-            }
-            if items.is_empty() {
-                continue;
-            }
-            out.extend(items);
+            assistant_items(m, target, index)?
         } else if role_is(m, "toolResult") {
-            let blocks = m.get("content").and_then(Value::as_arr).unwrap_or_default();
-            let mut text = JStr::default();
-            for (k, b) in blocks.iter().filter(|b| is_type(b, "text")).enumerate() {
-                if k > 0 {
-                    text.push_text("\n");
-                }
-                if let Some(s) = str_of(b.get("text")) {
-                    text.push(s);
-                }
-            }
-            let has_images = blocks.iter().any(|b| is_type(b, "image"));
-            let output = if has_images && target.accepts_images() {
-                let mut parts = Vec::new();
-                if !text.is_empty() {
-                    parts.push(input_text(Value::Str(text.without_lone_surrogates())));
-                }
-                parts.extend(
-                    blocks
-                        .iter()
-                        .filter(|b| is_type(b, "image"))
-                        .map(input_image),
-                );
-                Value::Arr(parts)
-            } else if text.is_empty() {
-                Value::str("(see attached image)")
-            } else {
-                Value::Str(text.without_lone_surrogates())
-            };
-            let id = text_of(m.get("toolCallId"));
-            let mut r = Obj::new();
-            r.set("type", Value::str("function_call_output"));
-            r.set(
-                "call_id",
-                Value::str(id.split('|').next().unwrap_or_default()),
-            );
-            r.set("output", output);
-            out.push(Value::Obj(r));
+            vec![tool_output(m, target)]
+        } else {
+            index += 1;
+            continue;
+        };
+        if items.is_empty() {
+            continue;
         }
+        out.extend(items);
         index += 1;
     }
     Ok(out)
+}
+
+/// A user message (none when it has no content).
+fn user(m: &Value) -> Option<Value> {
+    let text = |s: &JStr| input_text(Value::Str(s.without_lone_surrogates()));
+    let content = transform::user_parts(m, text, |b| {
+        if is_type(b, "text") {
+            input_text(clean(b.get("text")))
+        } else {
+            input_image(b)
+        }
+    });
+    if content.is_empty() {
+        return None;
+    }
+    let mut u = Obj::new();
+    u.set("role", Value::str("user"));
+    u.set("content", Value::Arr(content));
+    Some(Value::Obj(u))
+}
+
+/// An assistant message's items: reasoning items (kept whole in the thinking signatures),
+/// message items, function calls.
+fn assistant_items(m: &Value, target: &Model, index: usize) -> Result<Vec<Value>, InputError> {
+    let different_model = !m.get("model").is_some_and(|x| x.is_str(&target.id))
+        && m.get("provider")
+            .is_some_and(|x| x.is_str(&target.provider))
+        && m.get("api").is_some_and(|x| x.is_str(&target.api));
+    let mut items: Vec<Value> = Vec::new();
+    for b in m.get("content").and_then(Value::as_arr).unwrap_or_default() {
+        if is_type(b, "thinking") {
+            if let Some(sig) = str_of(b.get("thinkingSignature")).filter(|s| !s.is_empty()) {
+                let item = Value::parse(sig.text().as_bytes())
+                    .ok_or_else(|| InputError::Signature(sig.text().into_owned()))?;
+                items.push(item);
+            }
+        } else if is_type(b, "text") {
+            items.push(message_item(b, index));
+        } else if is_type(b, "toolCall") {
+            items.push(function_call(b, different_model));
+        }
+    }
+    Ok(items)
+}
+
+/// A text block as a message item, with the id and phase of its signature (a made-up id
+/// without one).
+fn message_item(b: &Value, index: usize) -> Value {
+    let (id, phase) = match text_signature(str_of(b.get("textSignature"))) {
+        Some((id, phase)) if js::utf16_len(&id) > 64 => (format!("msg_{}", short_hash(&id)), phase),
+        Some((id, phase)) if !id.is_empty() => (id, phase),
+        Some((_, phase)) => (format!("msg_{index}"), phase),
+        None => (format!("msg_{index}"), None),
+    };
+    let mut part = Obj::new();
+    part.set("type", Value::str("output_text"));
+    part.set("text", clean(b.get("text")));
+    part.set("annotations", Value::Arr(Vec::new()));
+    let mut item = Obj::new();
+    item.set("type", Value::str("message"));
+    item.set("role", Value::str("assistant"));
+    item.set("content", Value::Arr(vec![Value::Obj(part)]));
+    item.set("status", Value::str("completed"));
+    item.set("id", Value::str(&id));
+    item.set_opt("phase", phase.map(Value::str));
+    Value::Obj(item)
+}
+
+/// A tool call as a function call item: its `call|item` id split (another model's `fc_`
+/// item id is left out).
+fn function_call(b: &Value, different_model: bool) -> Value {
+    let id = text_of(b.get("id"));
+    let mut parts = id.split('|');
+    let call_id = parts.next().unwrap_or_default();
+    let item_id = parts
+        .next()
+        .filter(|i| !(different_model && i.starts_with("fc_")));
+    let mut item = Obj::new();
+    item.set("type", Value::str("function_call"));
+    item.set_opt("id", item_id.map(Value::str));
+    item.set("call_id", Value::str(call_id));
+    item.set_opt("name", b.get("name").cloned());
+    item.set_opt(
+        "arguments",
+        b.get("arguments")
+            .map(|a| Value::Str(JStr::new(&String::from_utf8_lossy(&a.to_json())))),
+    );
+    Value::Obj(item)
+}
+
+/// A tool result as a function call output: its text, with its images for a model that
+/// reads them.
+fn tool_output(m: &Value, target: &Model) -> Value {
+    let blocks = m.get("content").and_then(Value::as_arr).unwrap_or_default();
+    let mut text = JStr::default();
+    for (k, b) in blocks.iter().filter(|b| is_type(b, "text")).enumerate() {
+        if k > 0 {
+            text.push_text("\n");
+        }
+        if let Some(s) = str_of(b.get("text")) {
+            text.push(s);
+        }
+    }
+    let has_images = blocks.iter().any(|b| is_type(b, "image"));
+    let output = if has_images && target.accepts_images() {
+        let mut parts = Vec::new();
+        if !text.is_empty() {
+            parts.push(input_text(Value::Str(text.without_lone_surrogates())));
+        }
+        parts.extend(
+            blocks
+                .iter()
+                .filter(|b| is_type(b, "image"))
+                .map(input_image),
+        );
+        Value::Arr(parts)
+    } else if text.is_empty() {
+        Value::str("(see attached image)")
+    } else {
+        Value::Str(text.without_lone_surrogates())
+    };
+    let id = text_of(m.get("toolCallId"));
+    let mut r = Obj::new();
+    r.set("type", Value::str("function_call_output"));
+    r.set(
+        "call_id",
+        Value::str(id.split('|').next().unwrap_or_default()),
+    );
+    r.set("output", output);
+    Value::Obj(r)
 }
 
 #[cfg(test)]

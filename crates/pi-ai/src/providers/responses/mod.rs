@@ -21,7 +21,7 @@
 //! `response.incomplete` (the output limit) ends the answer with stop reason `length` on
 //! every API of the family (the reference does so for Codex only).
 
-pub mod input;
+pub(crate) mod input;
 
 use std::sync::OnceLock;
 
@@ -29,16 +29,23 @@ use serde_json::Value;
 
 use crate::auth::set_header;
 use crate::json_partial;
-use crate::message::{AssistantMessage, Block, Event, LlmError, Sink, StopReason};
+use crate::message::{Block, Event, LlmError, StopReason};
+use crate::providers::blocks::Assembler;
+use crate::providers::openai::mapped;
 use crate::providers::responses::input as wire_input;
+use crate::providers::{
+    Call, Env, ErrorResponse, Prepared, Provider, max_tokens, retryable_status, thinking_level,
+    with_caller,
+};
 use crate::request::{Options, Request, Target, ToolChoice, Wire};
+use crate::sse;
 use crate::value::{Obj, Value as Js};
 
 /// Providers whose `call|item` tool-call ids OpenAI's and Codex's Responses APIs take as
 /// they are.
-pub const OPENAI_TOOL_CALL_PROVIDERS: [&str; 3] = ["openai", "openai-codex", "opencode"];
+pub(crate) const OPENAI_TOOL_CALL_PROVIDERS: [&str; 3] = ["openai", "openai-codex", "opencode"];
 /// The same for Azure.
-pub const AZURE_TOOL_CALL_PROVIDERS: [&str; 4] = [
+pub(crate) const AZURE_TOOL_CALL_PROVIDERS: [&str; 4] = [
     "openai",
     "openai-codex",
     "opencode",
@@ -48,32 +55,42 @@ pub const AZURE_TOOL_CALL_PROVIDERS: [&str; 4] = [
 const DEFAULT_CODEX_BASE_URL: &str = "https://chatgpt.com/backend-api";
 const CODEX_DEFAULT_INSTRUCTIONS: &str = "You are a helpful assistant.";
 
-/// Reads an environment variable (set and not empty).
-pub type Env<'a> = &'a dyn Fn(&str) -> Option<String>;
-
-/// A request ready to send.
-#[derive(Debug, Clone)]
-pub struct Prepared {
-    pub url: String,
-    /// Every header, the caller's included (in the order they apply).
-    pub headers: Vec<(String, String)>,
-    pub body: Vec<u8>,
-}
-
 fn num(n: u64) -> Js {
     Js::Num(n as f64)
 }
 
-/// The thinking level to send (`Options::reasoning`, clamped to the model's levels).
-fn effort(target: &Target, opts: &Options) -> Option<&'static str> {
-    crate::providers::openai::effort(target, opts)
+/// `model`, `input` and `stream`: how every request of the family starts. The input is
+/// written for the APIs that take `call|item` tool-call ids from `providers` as they are.
+fn start(target: &Target, req: &Request, model: &str, providers: &[&str]) -> Result<Obj, LlmError> {
+    let input = wire_input::input(
+        &req.messages,
+        &target.model,
+        req.system_prompt.as_deref(),
+        providers,
+        true,
+    )
+    .map_err(input_error)?;
+    let mut b = Obj::new();
+    b.set("model", Js::str(model));
+    b.set("input", Js::Arr(input));
+    b.set("stream", Js::Bool(true));
+    Ok(b)
 }
 
-/// The provider's value for a level (`thinkingLevelMap`), else the level.
-fn mapped(target: &Target, level: &str) -> Js {
-    match target.details.thinking_level_map.get(level) {
-        Some(Value::String(s)) => Js::str(s),
-        _ => Js::str(level),
+/// `max_output_tokens`, `temperature`, `tools` and `tool_choice` of OpenAI and Azure
+/// requests.
+fn limits_and_tools(b: &mut Obj, target: &Target, req: &Request, opts: &Options) {
+    if let Some(n) = max_tokens(opts, &target.model).filter(|n| *n > 0) {
+        b.set("max_output_tokens", num(n));
+    }
+    if let Some(t) = opts.temperature {
+        b.set("temperature", Js::Num(t));
+    }
+    if !req.tools.is_empty() {
+        b.set("tools", tools(req, Js::Bool(false)));
+    }
+    if let Some(tc) = &opts.tool_choice {
+        b.set("tool_choice", tool_choice(tc));
     }
 }
 
@@ -108,14 +125,6 @@ fn tool_choice(tc: &ToolChoice) -> Js {
     }
 }
 
-/// `max_output_tokens`: the caller's, else the model's limit (at most 32000).
-fn max_tokens(target: &Target, opts: &Options) -> Option<u64> {
-    let m = target.model.max_tokens;
-    opts.max_tokens
-        .or_else(|| (m > 0).then(|| m.min(32_000)))
-        .filter(|n| *n > 0)
-}
-
 /// `reasoning` (and `include`) of OpenAI and Azure requests: the level when thinking is
 /// on; when it is off, the model's "off" value (default `none`) unless the model cannot
 /// turn thinking off (its map says `off: null`; Copilot never gets one).
@@ -123,7 +132,7 @@ fn reasoning(target: &Target, opts: &Options, b: &mut Obj, copilot_off: bool) {
     if !target.model.reasoning {
         return;
     }
-    match effort(target, opts) {
+    match thinking_level(target, opts) {
         Some(e) => {
             let mut r = Obj::new();
             r.set("effort", mapped(target, e));
@@ -205,41 +214,13 @@ fn cloudflare_url(target: &Target, env: Env) -> Result<String, LlmError> {
     }
 }
 
-/// Adds the caller's headers (the model's, the provider's, `--header`s) over `h`.
-fn with_caller(mut h: Vec<(String, String)>, opts: &Options) -> Vec<(String, String)> {
-    for (k, v) in &opts.headers {
-        set_header(&mut h, k, v.clone());
-    }
-    h
-}
-
 /// An `openai-responses` request.
-pub fn openai(
-    target: &Target,
-    req: &Request,
-    opts: &Options,
-    key: &str,
-    env: Env,
-) -> Result<Prepared, LlmError> {
+fn openai(call: &Call<'_>) -> Result<Prepared, LlmError> {
+    let (target, req, opts, key, env) = (call.target, call.req, call.opts, call.key, call.env);
     let model = &target.model;
     let retention = opts.cache_retention();
     let session = opts.session_id.as_deref().filter(|_| retention != "none");
-    let mut b = Obj::new();
-    b.set("model", Js::str(&model.id));
-    b.set(
-        "input",
-        Js::Arr(
-            wire_input::input(
-                &req.messages,
-                model,
-                req.system_prompt.as_deref(),
-                &OPENAI_TOOL_CALL_PROVIDERS,
-                true,
-            )
-            .map_err(input_error)?,
-        ),
-    );
-    b.set("stream", Js::Bool(true));
+    let mut b = start(target, req, &model.id, &OPENAI_TOOL_CALL_PROVIDERS)?;
     b.set_opt("prompt_cache_key", session.map(Js::str));
     if retention == "long"
         && model
@@ -249,18 +230,7 @@ pub fn openai(
         b.set("prompt_cache_retention", Js::str("24h"));
     }
     b.set("store", Js::Bool(false));
-    if let Some(n) = max_tokens(target, opts) {
-        b.set("max_output_tokens", num(n));
-    }
-    if let Some(t) = opts.temperature {
-        b.set("temperature", Js::Num(t));
-    }
-    if !req.tools.is_empty() {
-        b.set("tools", tools(req, Js::Bool(false)));
-    }
-    if let Some(tc) = &opts.tool_choice {
-        b.set("tool_choice", tool_choice(tc));
-    }
+    limits_and_tools(&mut b, target, req, opts);
     reasoning(target, opts, &mut b, model.provider == "github-copilot");
     let mut h = vec![("accept".to_owned(), "application/json".to_owned())];
     if model.provider == "cloudflare-ai-gateway" {
@@ -286,12 +256,13 @@ pub fn openai(
         ),
         headers: with_caller(h, opts),
         body: Js::Obj(b).to_json(),
+        secrets: Vec::new(),
     })
 }
 
 /// The deployment of a model: `AZURE_OPENAI_DEPLOYMENT_NAME_MAP` (`model=deployment`
 /// pairs separated by commas), else the model id.
-pub fn azure_deployment(model_id: &str, map: Option<&str>) -> String {
+pub(crate) fn azure_deployment(model_id: &str, map: Option<&str>) -> String {
     for entry in map.unwrap_or_default().split(',') {
         let mut kv = entry.trim().split('=');
         if let (Some(m), Some(d)) = (kv.next(), kv.next())
@@ -308,7 +279,7 @@ pub fn azure_deployment(model_id: &str, map: Option<&str>) -> String {
 /// The base URL of Azure requests: `AZURE_OPENAI_BASE_URL`, else the resource's
 /// (`AZURE_OPENAI_RESOURCE_NAME`), else the model's; an Azure host without a path gets
 /// `/openai/v1`.
-pub fn azure_base_url(model_base: &str, env: Env) -> Result<String, LlmError> {
+pub(crate) fn azure_base_url(model_base: &str, env: Env) -> Result<String, LlmError> {
     let base = env("AZURE_OPENAI_BASE_URL")
         .map(|s| s.trim().to_owned())
         .filter(|s| !s.is_empty())
@@ -338,13 +309,8 @@ pub fn azure_base_url(model_base: &str, env: Env) -> Result<String, LlmError> {
 }
 
 /// An `azure-openai-responses` request.
-pub fn azure(
-    target: &Target,
-    req: &Request,
-    opts: &Options,
-    key: &str,
-    env: Env,
-) -> Result<Prepared, LlmError> {
+fn azure(call: &Call<'_>) -> Result<Prepared, LlmError> {
+    let (target, req, opts, key, env) = (call.target, call.req, call.opts, call.key, call.env);
     let model = &target.model;
     let base = azure_base_url(&model.base_url, env)?;
     let version = env("AZURE_OPENAI_API_VERSION").unwrap_or_else(|| "v1".to_owned());
@@ -352,35 +318,9 @@ pub fn azure(
         &model.id,
         env("AZURE_OPENAI_DEPLOYMENT_NAME_MAP").as_deref(),
     );
-    let mut b = Obj::new();
-    b.set("model", Js::str(&deployment));
-    b.set(
-        "input",
-        Js::Arr(
-            wire_input::input(
-                &req.messages,
-                model,
-                req.system_prompt.as_deref(),
-                &AZURE_TOOL_CALL_PROVIDERS,
-                true,
-            )
-            .map_err(input_error)?,
-        ),
-    );
-    b.set("stream", Js::Bool(true));
+    let mut b = start(target, req, &deployment, &AZURE_TOOL_CALL_PROVIDERS)?;
     b.set_opt("prompt_cache_key", opts.session_id.as_deref().map(Js::str));
-    if let Some(n) = max_tokens(target, opts) {
-        b.set("max_output_tokens", num(n));
-    }
-    if let Some(t) = opts.temperature {
-        b.set("temperature", Js::Num(t));
-    }
-    if !req.tools.is_empty() {
-        b.set("tools", tools(req, Js::Bool(false)));
-    }
-    if let Some(tc) = &opts.tool_choice {
-        b.set("tool_choice", tool_choice(tc));
-    }
+    limits_and_tools(&mut b, target, req, opts);
     reasoning(target, opts, &mut b, false);
     let h = vec![
         ("accept".to_owned(), "application/json".to_owned()),
@@ -394,11 +334,12 @@ pub fn azure(
         url: url.to_string(),
         headers: with_caller(h, opts),
         body: Js::Obj(b).to_json(),
+        secrets: Vec::new(),
     })
 }
 
 /// `POST …/codex/responses` of a Codex base URL.
-pub fn codex_url(base: &str) -> String {
+pub(crate) fn codex_url(base: &str) -> String {
     let raw = if base.trim().is_empty() {
         DEFAULT_CODEX_BASE_URL
     } else {
@@ -416,7 +357,7 @@ pub fn codex_url(base: &str) -> String {
 
 /// The ChatGPT account of a Codex OAuth token (a JWT's
 /// `https://api.openai.com/auth.chatgpt_account_id` claim).
-pub fn codex_account_id(token: &str) -> Option<String> {
+pub(crate) fn codex_account_id(token: &str) -> Option<String> {
     use base64::Engine;
     let parts: Vec<&str> = token.split('.').collect();
     let [_, payload, _] = parts.as_slice() else {
@@ -438,7 +379,7 @@ pub fn codex_account_id(token: &str) -> Option<String> {
 }
 
 /// `pi (PLATFORM RELEASE; ARCH)`, as Node names them.
-pub fn codex_user_agent() -> String {
+pub(crate) fn codex_user_agent() -> String {
     static UA: OnceLock<String> = OnceLock::new();
     UA.get_or_init(|| {
         let platform = match std::env::consts::OS {
@@ -470,12 +411,8 @@ pub fn codex_user_agent() -> String {
 }
 
 /// An `openai-codex-responses` request (the SSE transport).
-pub fn codex(
-    target: &Target,
-    req: &Request,
-    opts: &Options,
-    key: &str,
-) -> Result<Prepared, LlmError> {
+fn codex(call: &Call<'_>) -> Result<Prepared, LlmError> {
+    let (target, req, opts, key) = (call.target, call.req, call.opts, call.key);
     let model = &target.model;
     let account = codex_account_id(key)
         .ok_or_else(|| LlmError::new("Failed to extract accountId from token"))?;
@@ -526,7 +463,7 @@ pub fn codex(
     if !req.tools.is_empty() {
         b.set("tools", tools(req, Js::Null));
     }
-    if let Some(e) = effort(target, opts) {
+    if let Some(e) = thinking_level(target, opts) {
         let mut r = Obj::new();
         r.set("effort", mapped(target, e));
         r.set("summary", Js::str("auto"));
@@ -553,12 +490,13 @@ pub fn codex(
         url: codex_url(&model.base_url),
         headers: h,
         body: Js::Obj(b).to_json(),
+        secrets: Vec::new(),
     })
 }
 
 /// Whether a failed Codex request is worth sending again: 429, 500, 502–504, or an error
 /// that reads like a rate limit or an unreachable upstream.
-pub fn codex_retryable(status: u16, text: &str) -> bool {
+pub(crate) fn codex_retryable(status: u16, text: &str) -> bool {
     static RE: OnceLock<Option<regex::Regex>> = OnceLock::new();
     matches!(status, 429 | 500 | 502 | 503 | 504)
         || RE
@@ -574,7 +512,7 @@ pub fn codex_retryable(status: u16, text: &str) -> bool {
 
 /// The message of a failed Codex request: the error's message, or for a usage limit
 /// `You have hit your ChatGPT usage limit (PLAN plan). Try again in ~N min.`
-pub fn codex_http_error(status: u16, body: &str, now_ms: i64) -> String {
+pub(crate) fn codex_http_error(status: u16, body: &str, now_ms: i64) -> String {
     let fallback = if body.is_empty() {
         reqwest::StatusCode::from_u16(status)
             .ok()
@@ -633,6 +571,41 @@ fn truthy(v: &Value) -> bool {
     }
 }
 
+/// The OpenAI Responses API family: `openai-responses`, `azure-openai-responses` and
+/// `openai-codex-responses` (the wire says which).
+pub(crate) struct Responses;
+
+impl Provider for Responses {
+    type Parser = sse::Reader<Stream>;
+
+    async fn request(call: &Call<'_>) -> Result<Prepared, LlmError> {
+        match call.target.wire {
+            Wire::AzureResponses => azure(call),
+            Wire::CodexResponses => codex(call),
+            _ => openai(call),
+        }
+    }
+
+    fn http_error(call: &Call<'_>, response: &ErrorResponse) -> String {
+        if call.target.wire == Wire::CodexResponses {
+            codex_http_error(response.status, &response.body, pi_base::clock::now_ms())
+        } else {
+            crate::providers::openai::http_error(response.status, &response.body)
+        }
+    }
+
+    /// Codex also retries errors that read like a rate limit.
+    fn retryable(call: &Call<'_>, response: &ErrorResponse) -> bool {
+        let status = response.status;
+        retryable_status(status)
+            || (call.target.wire == Wire::CodexResponses && codex_retryable(status, &response.body))
+    }
+
+    fn parser(call: &Call<'_>) -> Self::Parser {
+        sse::Reader::new(call, Stream::new(call.target))
+    }
+}
+
 /// Which output item is being streamed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
@@ -661,8 +634,7 @@ impl Item {
 }
 
 /// The state of one streamed response.
-pub struct Stream {
-    pub msg: AssistantMessage,
+pub(crate) struct Stream {
     wire: Wire,
     prices: crate::models::Prices,
     model_id: String,
@@ -671,7 +643,7 @@ pub struct Stream {
     /// The content block of that item, until the item is done.
     block: Option<usize>,
     /// Nothing more to read (the response completed, or `[DONE]`).
-    pub done: bool,
+    done: bool,
     /// `response.completed` (or, for Codex, `response.done`) arrived.
     completed: bool,
 }
@@ -690,10 +662,81 @@ fn js_text(v: Option<&Value>) -> String {
     }
 }
 
+/// The texts of an item's parts (`summary` or `content`), joined as the reference joins
+/// them.
+fn joined_texts(item: &Value, key: &str) -> String {
+    item.get(key)
+        .and_then(Value::as_array)
+        .map(|parts| {
+            parts
+                .iter()
+                .map(|p| js_text(p.get("text")))
+                .collect::<Vec<_>>()
+                .join("\n\n")
+        })
+        .unwrap_or_default()
+}
+
+/// The text of a finished message item: its output texts and refusals.
+fn message_text(item: &Value) -> String {
+    item.get("content")
+        .and_then(Value::as_array)
+        .map(|parts| {
+            parts
+                .iter()
+                .map(|p| {
+                    if str_at(p, "type") == Some("output_text") {
+                        js_text(p.get("text"))
+                    } else {
+                        js_text(p.get("refusal"))
+                    }
+                })
+                .collect::<String>()
+        })
+        .unwrap_or_default()
+}
+
+/// The text block's signature of a message item, for sending it back:
+/// `{"v":1,"id":…,"phase":…}`.
+fn message_signature(item: &Value) -> String {
+    let mut sig = serde_json::Map::new();
+    sig.insert("v".into(), 1.into());
+    sig.insert("id".into(), item.get("id").cloned().unwrap_or(Value::Null));
+    if let Some(p) = item.get("phase").filter(|p| !p.is_null()) {
+        sig.insert("phase".into(), p.clone());
+    }
+    Value::Object(sig).to_string()
+}
+
+/// The price factor of a service tier.
+fn tier_factor(tier: Option<&str>, model_id: &str) -> f64 {
+    match tier {
+        Some("flex") => 0.5,
+        Some("priority") if model_id == "gpt-5.5" => 2.5,
+        Some("priority") => 2.0,
+        _ => 1.0,
+    }
+}
+
+impl sse::Events for Stream {
+    fn event(&mut self, out: &mut Assembler, ev: &sse::Event) -> Result<bool, LlmError> {
+        self.data(out, &ev.data).map(|()| self.done)
+    }
+
+    /// The stream must have completed, without an error status.
+    fn finish(&mut self, out: &mut Assembler) -> Result<(), LlmError> {
+        if !self.completed {
+            return Err(
+                "the stream ended before the response was complete (no response.completed)".into(),
+            );
+        }
+        out.outcome()
+    }
+}
+
 impl Stream {
-    pub fn new(target: &Target, timestamp: i64) -> Stream {
+    pub(crate) fn new(target: &Target) -> Stream {
         Stream {
-            msg: AssistantMessage::for_target(target, timestamp),
             wire: target.wire,
             prices: target.details.prices,
             model_id: target.model.id.clone(),
@@ -704,35 +747,28 @@ impl Stream {
         }
     }
 
-    fn push(&mut self, block: Block, sink: Sink) {
-        self.msg.content.push(block);
-        let index = self.msg.content.len() - 1;
-        self.block = Some(index);
-        let ev = match &self.msg.content[index] {
-            Block::Text { .. } => Event::TextStart { index },
-            Block::Thinking { .. } => Event::ThinkingStart { index },
-            Block::ToolCall { .. } => Event::ToolCallStart { index },
-        };
-        sink(&ev, &self.msg);
+    fn codex(&self) -> bool {
+        self.wire == Wire::CodexResponses
+    }
+
+    /// Opens the block of the item just added.
+    fn push(&mut self, out: &mut Assembler, kind: Kind, block: Block) {
+        self.item = Some(Item::new(kind));
+        self.block = Some(out.open(block));
     }
 
     fn kind(&self) -> Option<Kind> {
         self.item.as_ref().map(|i| i.kind)
     }
 
-    fn current(&mut self) -> Option<(usize, &mut Block)> {
-        let i = self.block?;
-        self.msg.content.get_mut(i).map(|b| (i, b))
-    }
-
     /// The open block, if it is a thinking block (`thinking`), a text block or a tool call.
-    fn open(&self, want: fn(&Block) -> bool) -> Option<usize> {
+    fn open(&self, out: &Assembler, want: fn(&Block) -> bool) -> Option<usize> {
         self.block
-            .filter(|i| self.msg.content.get(*i).is_some_and(want))
+            .filter(|i| out.msg.content.get(*i).is_some_and(want))
     }
 
     /// Handles the data of one SSE event.
-    pub fn data(&mut self, data: &str, sink: Sink) -> Result<(), LlmError> {
+    fn data(&mut self, out: &mut Assembler, data: &str) -> Result<(), LlmError> {
         let data = data.trim();
         if data.is_empty() {
             return Ok(());
@@ -742,13 +778,13 @@ impl Stream {
             return Ok(());
         }
         let ev: Value = serde_json::from_str(data).map_err(|e| {
-            LlmError::new(if self.wire == Wire::CodexResponses {
+            LlmError::new(if self.codex() {
                 format!("Invalid Codex SSE JSON: {e}")
             } else {
                 format!("Could not parse a stream event: {e}")
             })
         })?;
-        if self.wire != Wire::CodexResponses
+        if !self.codex()
             && let Some(e) = ev.get("error").filter(|e| truthy(e))
         {
             return Err(match str_at(e, "message") {
@@ -757,249 +793,214 @@ impl Stream {
             }
             .into());
         }
-        let Some(ty) = str_at(&ev, "type") else {
-            return Ok(());
-        };
+        match str_at(&ev, "type") {
+            Some(ty) => self.on_event(out, ty, &ev),
+            None => Ok(()),
+        }
+    }
+
+    /// Handles an event of type `ty`.
+    fn on_event(&mut self, out: &mut Assembler, ty: &str, ev: &Value) -> Result<(), LlmError> {
+        let delta = || str_at(ev, "delta").unwrap_or_default();
         match ty {
-            "error" if self.wire == Wire::CodexResponses => {
-                let m = [str_at(&ev, "message"), str_at(&ev, "code")]
-                    .into_iter()
-                    .flatten()
-                    .find(|s| !s.is_empty())
-                    .map_or_else(|| ev.to_string(), str::to_owned);
-                Err(format!("Codex error: {m}").into())
-            }
-            "error" => Err(format!(
-                "Error Code {}: {}",
-                js_text(ev.get("code")),
-                js_text(ev.get("message"))
-            )
-            .into()),
-            "response.failed" => {
-                let r = ev.get("response");
-                let err = r.and_then(|r| r.get("error")).filter(|e| truthy(e));
-                if self.wire == Wire::CodexResponses {
-                    let m = err
-                        .and_then(|e| str_at(e, "message"))
-                        .filter(|m| !m.is_empty())
-                        .unwrap_or("Codex response failed");
-                    return Err(m.into());
-                }
-                let reason = r
-                    .and_then(|r| r.get("incomplete_details"))
-                    .and_then(|d| str_at(d, "reason"))
-                    .filter(|s| !s.is_empty());
-                let field = |e: &Value, k: &str, d: &str| {
-                    str_at(e, k)
-                        .filter(|s| !s.is_empty())
-                        .unwrap_or(d)
-                        .to_owned()
-                };
-                Err(match (err, reason) {
-                    (Some(e), _) => format!(
-                        "{}: {}",
-                        field(e, "code", "unknown"),
-                        field(e, "message", "no message")
-                    ),
-                    (None, Some(r)) => format!("incomplete: {r}"),
-                    (None, None) => "Unknown error (no error details in response)".to_owned(),
-                }
-                .into())
-            }
+            "error" => return Err(self.error_event(ev)),
+            "response.failed" => return Err(self.failed(ev.get("response"))),
             "response.created" => {
                 if let Some(id) = ev
                     .get("response")
                     .and_then(|r| str_at(r, "id"))
                     .filter(|s| !s.is_empty())
                 {
-                    self.msg.response_id = Some(id.to_owned());
+                    out.msg.response_id = Some(id.to_owned());
                 }
-                Ok(())
             }
-            "response.completed" | "response.incomplete" | "response.done" => {
-                if ty == "response.done" && self.wire != Wire::CodexResponses {
-                    return Ok(());
-                }
-                self.completed(ev.get("response"), ty, sink)
+            "response.completed" | "response.incomplete" => {
+                return self.completed(out, ev.get("response"), ty);
+            }
+            "response.done" if self.codex() => {
+                return self.completed(out, ev.get("response"), ty);
             }
             "response.output_item.added" => {
-                let Some(item) = ev.get("item") else {
-                    return Ok(());
-                };
-                match str_at(item, "type") {
-                    Some("reasoning") => {
-                        self.item = Some(Item::new(Kind::Reasoning));
-                        self.push(
-                            Block::Thinking {
-                                thinking: String::new(),
-                                signature: None,
-                                redacted: false,
-                            },
-                            sink,
-                        );
-                    }
-                    Some("message") => {
-                        self.item = Some(Item::new(Kind::Message));
-                        self.push(
-                            Block::Text {
-                                text: String::new(),
-                                signature: None,
-                            },
-                            sink,
-                        );
-                    }
-                    Some("function_call") => {
-                        self.item = Some(Item::new(Kind::FunctionCall));
-                        let id = format!(
-                            "{}|{}",
-                            js_text(item.get("call_id")),
-                            js_text(item.get("id"))
-                        );
-                        self.push(
-                            Block::ToolCall {
-                                id,
-                                name: str_at(item, "name").unwrap_or_default().to_owned(),
-                                arguments: Value::Object(serde_json::Map::new()),
-                                partial: str_at(item, "arguments").unwrap_or_default().to_owned(),
-                                thought_signature: None,
-                            },
-                            sink,
-                        );
-                    }
-                    _ => {}
+                if let Some(item) = ev.get("item") {
+                    self.item_added(out, item);
                 }
-                Ok(())
             }
             "response.reasoning_summary_part.added" => {
                 if let Some(item) = self.item.as_mut().filter(|i| i.kind == Kind::Reasoning) {
                     item.summary += 1;
                 }
-                Ok(())
             }
-            "response.reasoning_summary_text.delta" | "response.reasoning_summary_part.done" => {
-                let delta = if ty == "response.reasoning_summary_part.done" {
-                    "\n\n"
-                } else {
-                    str_at(&ev, "delta").unwrap_or_default()
-                };
-                if self.kind() != Some(Kind::Reasoning) {
-                    return Ok(());
-                }
-                let Some(index) = self.open(|b| matches!(b, Block::Thinking { .. })) else {
-                    return Ok(());
-                };
-                if self.item.as_ref().is_none_or(|i| i.summary == 0) {
-                    return Ok(());
-                }
-                if let Some((_, Block::Thinking { thinking, .. })) = self.current() {
-                    thinking.push_str(delta);
-                }
-                sink(
-                    &Event::ThinkingDelta {
-                        index,
-                        delta: delta.to_owned(),
-                    },
-                    &self.msg,
-                );
-                Ok(())
-            }
+            "response.reasoning_summary_text.delta" => self.summary_delta(out, delta()),
+            "response.reasoning_summary_part.done" => self.summary_delta(out, "\n\n"),
             "response.reasoning_text.delta" => {
-                let delta = str_at(&ev, "delta").unwrap_or_default().to_owned();
-                if self.kind() != Some(Kind::Reasoning) {
-                    return Ok(());
+                if let Some(i) = self.block.filter(|_| self.kind() == Some(Kind::Reasoning)) {
+                    out.append_thinking(i, delta());
                 }
-                if let Some((index, Block::Thinking { thinking, .. })) = self.current() {
-                    thinking.push_str(&delta);
-                    sink(&Event::ThinkingDelta { index, delta }, &self.msg);
-                }
-                Ok(())
             }
-            "response.content_part.added" => {
-                if let Some(item) = self.item.as_mut().filter(|i| i.kind == Kind::Message)
-                    && let Some(part) = ev.get("part")
-                {
-                    match str_at(part, "type") {
-                        Some("output_text") => item.content.push(false),
-                        Some("refusal") => item.content.push(true),
-                        _ => {}
-                    }
-                }
-                Ok(())
-            }
-            "response.output_text.delta" | "response.refusal.delta" => {
-                let refusal = ty == "response.refusal.delta";
-                let delta = str_at(&ev, "delta").unwrap_or_default().to_owned();
-                if self.kind() != Some(Kind::Message) {
-                    return Ok(());
-                }
-                let Some(index) = self.open(|b| matches!(b, Block::Text { .. })) else {
-                    return Ok(());
-                };
-                if self.item.as_ref().and_then(|i| i.content.last()) != Some(&refusal) {
-                    return Ok(());
-                }
-                if let Some((_, Block::Text { text, .. })) = self.current() {
-                    text.push_str(&delta);
-                }
-                sink(&Event::TextDelta { index, delta }, &self.msg);
-                Ok(())
-            }
+            "response.content_part.added" => self.content_part(ev.get("part")),
+            "response.output_text.delta" => self.text_delta(out, false, delta()),
+            "response.refusal.delta" => self.text_delta(out, true, delta()),
             "response.function_call_arguments.delta" => {
-                let delta = str_at(&ev, "delta").unwrap_or_default().to_owned();
-                if self.kind() != Some(Kind::FunctionCall) {
-                    return Ok(());
-                }
-                if let Some((
-                    index,
-                    Block::ToolCall {
-                        arguments, partial, ..
-                    },
-                )) = self.current()
+                if let Some(i) = self
+                    .block
+                    .filter(|_| self.kind() == Some(Kind::FunctionCall))
                 {
-                    partial.push_str(&delta);
-                    *arguments = json_partial::parse(partial);
-                    sink(&Event::ToolCallDelta { index, delta }, &self.msg);
+                    out.append_arguments(i, delta());
                 }
-                Ok(())
             }
             "response.function_call_arguments.done" => {
-                let all = str_at(&ev, "arguments").unwrap_or_default().to_owned();
-                if self.kind() != Some(Kind::FunctionCall) {
-                    return Ok(());
-                }
-                if let Some((
-                    index,
-                    Block::ToolCall {
-                        arguments, partial, ..
-                    },
-                )) = self.current()
-                {
-                    let before = std::mem::replace(partial, all.clone());
-                    *arguments = json_partial::parse(partial);
-                    if let Some(rest) = all.strip_prefix(before.as_str())
-                        && !rest.is_empty()
-                    {
-                        let delta = rest.to_owned();
-                        sink(&Event::ToolCallDelta { index, delta }, &self.msg);
-                    }
-                }
-                Ok(())
+                let all = str_at(ev, "arguments").unwrap_or_default();
+                self.arguments_done(out, all);
             }
             "response.output_item.done" => {
                 if let Some(item) = ev.get("item") {
-                    self.item_done(item, sink);
+                    self.item_done(out, item);
                 }
-                Ok(())
             }
-            _ => Ok(()),
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// The error of an `error` event.
+    fn error_event(&self, ev: &Value) -> LlmError {
+        if self.codex() {
+            let m = [str_at(ev, "message"), str_at(ev, "code")]
+                .into_iter()
+                .flatten()
+                .find(|s| !s.is_empty())
+                .map_or_else(|| ev.to_string(), str::to_owned);
+            return format!("Codex error: {m}").into();
+        }
+        format!(
+            "Error Code {}: {}",
+            js_text(ev.get("code")),
+            js_text(ev.get("message"))
+        )
+        .into()
+    }
+
+    /// The error of a `response.failed` event.
+    fn failed(&self, r: Option<&Value>) -> LlmError {
+        let err = r.and_then(|r| r.get("error")).filter(|e| truthy(e));
+        if self.codex() {
+            let m = err
+                .and_then(|e| str_at(e, "message"))
+                .filter(|m| !m.is_empty())
+                .unwrap_or("Codex response failed");
+            return m.into();
+        }
+        let reason = r
+            .and_then(|r| r.get("incomplete_details"))
+            .and_then(|d| str_at(d, "reason"))
+            .filter(|s| !s.is_empty());
+        let field = |e: &Value, k: &str, d: &str| {
+            str_at(e, k)
+                .filter(|s| !s.is_empty())
+                .unwrap_or(d)
+                .to_owned()
+        };
+        match (err, reason) {
+            (Some(e), _) => format!(
+                "{}: {}",
+                field(e, "code", "unknown"),
+                field(e, "message", "no message")
+            ),
+            (None, Some(r)) => format!("incomplete: {r}"),
+            (None, None) => "Unknown error (no error details in response)".to_owned(),
+        }
+        .into()
+    }
+
+    fn item_added(&mut self, out: &mut Assembler, item: &Value) {
+        match str_at(item, "type") {
+            Some("reasoning") => self.push(out, Kind::Reasoning, Block::thinking(None)),
+            Some("message") => self.push(out, Kind::Message, Block::text()),
+            Some("function_call") => {
+                let id = format!(
+                    "{}|{}",
+                    js_text(item.get("call_id")),
+                    js_text(item.get("id"))
+                );
+                let name = str_at(item, "name").unwrap_or_default().to_owned();
+                let mut block = Block::tool_call(id, name);
+                if let Block::ToolCall { partial, .. } = &mut block {
+                    *partial = str_at(item, "arguments").unwrap_or_default().to_owned();
+                }
+                self.push(out, Kind::FunctionCall, block);
+            }
+            _ => {}
         }
     }
 
-    fn item_done(&mut self, item: &Value, sink: Sink) {
-        let Some((index, block)) = self.current() else {
+    /// Text of the reasoning summary (once a summary part was added).
+    fn summary_delta(&mut self, out: &mut Assembler, delta: &str) {
+        if self.kind() != Some(Kind::Reasoning) {
+            return;
+        }
+        let Some(index) = self.open(out, |b| matches!(b, Block::Thinking { .. })) else {
             return;
         };
-        let ev = match (str_at(item, "type"), block) {
+        if self.item.as_ref().is_none_or(|i| i.summary == 0) {
+            return;
+        }
+        out.append_thinking(index, delta);
+    }
+
+    fn content_part(&mut self, part: Option<&Value>) {
+        if let Some(item) = self.item.as_mut().filter(|i| i.kind == Kind::Message)
+            && let Some(part) = part
+        {
+            match str_at(part, "type") {
+                Some("output_text") => item.content.push(false),
+                Some("refusal") => item.content.push(true),
+                _ => {}
+            }
+        }
+    }
+
+    /// Output text (or refusal text) of the message's current content part.
+    fn text_delta(&mut self, out: &mut Assembler, refusal: bool, delta: &str) {
+        if self.kind() != Some(Kind::Message) {
+            return;
+        }
+        let Some(index) = self.open(out, |b| matches!(b, Block::Text { .. })) else {
+            return;
+        };
+        if self.item.as_ref().and_then(|i| i.content.last()) != Some(&refusal) {
+            return;
+        }
+        out.append_text(index, delta);
+    }
+
+    /// The whole arguments of the function call: what had not streamed yet is reported.
+    fn arguments_done(&mut self, out: &mut Assembler, all: &str) {
+        if self.kind() != Some(Kind::FunctionCall) {
+            return;
+        }
+        let Some(index) = self.block else { return };
+        if let Some(Block::ToolCall {
+            arguments, partial, ..
+        }) = out.msg.content.get_mut(index)
+        {
+            let before = std::mem::replace(partial, all.to_owned());
+            *arguments = json_partial::parse(partial);
+            if let Some(rest) = all.strip_prefix(before.as_str())
+                && !rest.is_empty()
+            {
+                let delta = rest.to_owned();
+                out.emit(&Event::ToolCallDelta { index, delta });
+            }
+        }
+    }
+
+    /// The item is done: its block takes the item's final text (and signature) and ends.
+    fn item_done(&mut self, out: &mut Assembler, item: &Value) {
+        let Some(index) = self.block else { return };
+        let Some(block) = out.msg.content.get_mut(index) else {
+            return;
+        };
+        match (str_at(item, "type"), block) {
             (
                 Some("reasoning"),
                 Block::Thinking {
@@ -1008,156 +1009,92 @@ impl Stream {
                     ..
                 },
             ) => {
-                let join = |k: &str| {
-                    item.get(k)
-                        .and_then(Value::as_array)
-                        .map(|parts| {
-                            parts
-                                .iter()
-                                .map(|p| js_text(p.get("text")))
-                                .collect::<Vec<_>>()
-                                .join("\n\n")
-                        })
-                        .unwrap_or_default()
-                };
-                let summary = join("summary");
-                let content = join("content");
+                let summary = joined_texts(item, "summary");
+                let content = joined_texts(item, "content");
                 if !summary.is_empty() {
                     *thinking = summary;
                 } else if !content.is_empty() {
                     *thinking = content;
                 }
                 *signature = Some(item.to_string());
-                Event::ThinkingEnd { index }
             }
             (Some("message"), Block::Text { text, signature }) => {
-                *text = item
-                    .get("content")
-                    .and_then(Value::as_array)
-                    .map(|parts| {
-                        parts
-                            .iter()
-                            .map(|p| {
-                                if str_at(p, "type") == Some("output_text") {
-                                    js_text(p.get("text"))
-                                } else {
-                                    js_text(p.get("refusal"))
-                                }
-                            })
-                            .collect::<String>()
-                    })
-                    .unwrap_or_default();
-                let mut sig = serde_json::Map::new();
-                sig.insert("v".into(), 1.into());
-                sig.insert("id".into(), item.get("id").cloned().unwrap_or(Value::Null));
-                if let Some(p) = item.get("phase").filter(|p| !p.is_null()) {
-                    sig.insert("phase".into(), p.clone());
-                }
-                *signature = Some(Value::Object(sig).to_string());
-                Event::TextEnd { index }
+                *text = message_text(item);
+                *signature = Some(message_signature(item));
             }
-            (
-                Some("function_call"),
-                Block::ToolCall {
-                    arguments, partial, ..
-                },
-            ) => {
-                *arguments = if partial.is_empty() {
-                    json_partial::parse(str_at(item, "arguments").unwrap_or("{}"))
-                } else {
-                    json_partial::parse(partial)
-                };
-                partial.clear();
-                Event::ToolCallEnd { index }
+            (Some("function_call"), Block::ToolCall { partial, .. }) => {
+                if partial.is_empty() {
+                    *partial = str_at(item, "arguments").unwrap_or("{}").to_owned();
+                }
             }
             _ => return,
-        };
+        }
         self.block = None;
-        sink(&ev, &self.msg);
+        out.close(index);
     }
 
-    fn completed(&mut self, r: Option<&Value>, ty: &str, sink: Sink) -> Result<(), LlmError> {
+    fn completed(
+        &mut self,
+        out: &mut Assembler,
+        r: Option<&Value>,
+        ty: &str,
+    ) -> Result<(), LlmError> {
         self.done = true;
         self.completed = true;
         let empty = Value::Null;
         let r = r.unwrap_or(&empty);
         if let Some(id) = str_at(r, "id").filter(|s| !s.is_empty()) {
-            self.msg.response_id = Some(id.to_owned());
+            out.msg.response_id = Some(id.to_owned());
         }
+        self.usage(out, r);
+        out.emit(&Event::Usage);
+        let status = str_at(r, "status");
+        out.msg.stop_reason = match status {
+            None if ty == "response.incomplete" => StopReason::Length,
+            None | Some("completed" | "in_progress" | "queued") => StopReason::Stop,
+            Some("incomplete") => StopReason::Length,
+            Some("failed" | "cancelled") => StopReason::Error,
+            Some(_) if self.codex() => StopReason::Stop,
+            Some(other) => return Err(format!("Unhandled stop reason: {other}").into()),
+        };
+        if out.msg.stop_reason == StopReason::Stop && out.has_tool_calls() {
+            out.msg.stop_reason = StopReason::ToolUse;
+        }
+        Ok(())
+    }
+
+    /// The usage and cost of a completed response (its service tier's price included).
+    fn usage(&mut self, out: &mut Assembler, r: &Value) {
+        let usage = &mut out.msg.usage;
         if let Some(u) = r.get("usage").filter(|u| truthy(u)) {
             let n = |v: Option<&Value>| v.and_then(Value::as_f64).unwrap_or(0.0);
             let cached = n(u
                 .get("input_tokens_details")
                 .and_then(|d| d.get("cached_tokens")));
             let input = n(u.get("input_tokens"));
-            self.msg.usage.input = (input - cached).max(0.0) as u64;
-            self.msg.usage.output = n(u.get("output_tokens")).max(0.0) as u64;
-            self.msg.usage.cache_read = cached.max(0.0) as u64;
-            self.msg.usage.cache_write = 0;
-            self.msg.usage.settle(&self.prices);
-            self.msg.usage.total_tokens = n(u.get("total_tokens")).max(0.0) as u64;
+            usage.input = (input - cached).max(0.0) as u64;
+            usage.output = n(u.get("output_tokens")).max(0.0) as u64;
+            usage.cache_read = cached.max(0.0) as u64;
+            usage.cache_write = 0;
+            usage.settle(&self.prices);
+            usage.total_tokens = n(u.get("total_tokens")).max(0.0) as u64;
         } else {
-            let total = self.msg.usage.total_tokens;
-            self.msg.usage.settle(&self.prices);
-            self.msg.usage.total_tokens = total;
+            let total = usage.total_tokens;
+            usage.settle(&self.prices);
+            usage.total_tokens = total;
         }
         let tier = match self.wire {
             Wire::OpenAiResponses | Wire::CodexResponses => str_at(r, "service_tier"),
             _ => None,
         };
-        let factor = match tier {
-            Some("flex") => 0.5,
-            Some("priority") if self.model_id == "gpt-5.5" => 2.5,
-            Some("priority") => 2.0,
-            _ => 1.0,
-        };
+        let factor = tier_factor(tier, &self.model_id);
         if factor != 1.0 {
-            let c = &mut self.msg.usage.cost;
+            let c = &mut usage.cost;
             c.input *= factor;
             c.output *= factor;
             c.cache_read *= factor;
             c.cache_write *= factor;
             c.total = c.input + c.output + c.cache_read + c.cache_write;
         }
-        sink(&Event::Usage, &self.msg);
-        let status = str_at(r, "status");
-        let codex = self.wire == Wire::CodexResponses;
-        self.msg.stop_reason = match status {
-            None => {
-                if ty == "response.incomplete" {
-                    StopReason::Length
-                } else {
-                    StopReason::Stop
-                }
-            }
-            Some("completed" | "in_progress" | "queued") => StopReason::Stop,
-            Some("incomplete") => StopReason::Length,
-            Some("failed" | "cancelled") => StopReason::Error,
-            Some(_) if codex => StopReason::Stop,
-            Some(other) => return Err(format!("Unhandled stop reason: {other}").into()),
-        };
-        if self.msg.stop_reason == StopReason::Stop
-            && self
-                .msg
-                .content
-                .iter()
-                .any(|b| matches!(b, Block::ToolCall { .. }))
-        {
-            self.msg.stop_reason = StopReason::ToolUse;
-        }
-        Ok(())
-    }
-
-    /// Ends the stream: it must have completed, without an error status.
-    pub fn finish(&mut self, _sink: Sink) -> Result<(), LlmError> {
-        if !self.completed {
-            return Err(
-                "the stream ended before the response was complete (no response.completed)".into(),
-            );
-        }
-        if self.msg.stop_reason.is_failure() {
-            return Err("An unknown error occurred".into());
-        }
-        Ok(())
     }
 }
