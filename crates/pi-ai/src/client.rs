@@ -20,13 +20,14 @@
 
 use std::time::Duration;
 
-use crate::auth::redact;
+use crate::http::{error_chain, timeout};
 use crate::message::{AssistantMessage, Event, LlmError, Sink, StopReason};
 use crate::providers::{
     Call, ErrorResponse, Parser, Prepared, Provider, anthropic, bedrock, google, mistral, openai,
     responses,
 };
 use crate::request::{Options, Request, Target, Wire};
+use crate::secrets::redact;
 
 /// The HTTP client could not be set up.
 #[derive(Debug, thiserror::Error)]
@@ -92,26 +93,6 @@ fn retry_after(h: &reqwest::header::HeaderMap) -> Option<f64> {
     // An HTTP date: the wait until then.
     let at = pi_base::clock::parse_http_date(v)?;
     Some((at - pi_base::clock::now_ms()).max(0) as f64)
-}
-
-/// The text of an error and its sources (reqwest puts the useful part in the sources).
-pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut s = e.to_string();
-    let mut src = e.source();
-    while let Some(x) = src {
-        let t = x.to_string();
-        if !s.contains(&t) {
-            s.push_str(": ");
-            s.push_str(&t);
-        }
-        src = x.source();
-    }
-    s
-}
-
-/// The time allowed for the response headers, and between two chunks of the body.
-pub(crate) fn timeout(opts: &Options) -> Duration {
-    Duration::from_millis(opts.retry.timeout_ms.max(1))
 }
 
 impl Client {

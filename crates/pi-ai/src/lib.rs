@@ -28,6 +28,7 @@
 pub mod auth;
 pub mod client;
 pub mod config;
+mod http;
 mod json_partial;
 mod message;
 pub mod models;
@@ -35,7 +36,7 @@ mod oauth;
 pub mod overflow;
 pub mod providers;
 pub mod request;
-mod sse;
+mod secrets;
 mod transform;
 pub mod value;
 

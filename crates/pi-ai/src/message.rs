@@ -338,11 +338,6 @@ impl LlmError {
         }
     }
 
-    /// The provider refused the request as larger than the model's context window.
-    pub fn is_overflow(&self) -> bool {
-        crate::overflow::is_overflow_message(&self.message)
-    }
-
     /// The provider refused the key (401, 403).
     pub fn is_auth(&self) -> bool {
         matches!(self.status, Some(401 | 403))

@@ -301,7 +301,7 @@ impl Registry {
     pub fn load(agent_dir: &Path) -> Registry {
         let mut r = Registry::builtin_with_config(agent_dir);
         // A GitHub Copilot login names the API host of its plan (as the reference applies it).
-        if let Some(url) = crate::oauth::copilot_base_url(agent_dir) {
+        if let Some(url) = copilot_base_url(agent_dir) {
             for m in r
                 .models
                 .iter_mut()
@@ -687,6 +687,43 @@ fn custom_model(
     let mut details = Details::from_json(d);
     details.config_headers = std::mem::take(&mut details.headers);
     Some((m, details))
+}
+
+/// The API host of a GitHub Copilot login in `<agent_dir>/auth.json`: the one its token
+/// names (`proxy-ep=proxy.HOST` gives `https://api.HOST`), else its GitHub Enterprise
+/// domain's (`https://copilot-api.DOMAIN`). `None` without such a login or either clue, so
+/// the model's `baseUrl` stays as configured.
+pub(crate) fn copilot_base_url(agent_dir: &Path) -> Option<String> {
+    let auth = crate::secrets::auth_file(agent_dir);
+    let c = auth.get("github-copilot")?;
+    if c.get("type").and_then(Value::as_str) != Some("oauth") {
+        return None;
+    }
+    let proxy = c
+        .get("access")
+        .and_then(Value::as_str)
+        .and_then(|t| t.split(';').find_map(|p| p.strip_prefix("proxy-ep=")))
+        .filter(|h| !h.is_empty());
+    if let Some(h) = proxy {
+        let h = h
+            .strip_prefix("proxy.")
+            .map_or(h.to_owned(), |r| format!("api.{r}"));
+        return Some(format!("https://{h}"));
+    }
+    let domain = c
+        .get("enterpriseUrl")
+        .and_then(Value::as_str)
+        .map(|d| {
+            let d = d.trim();
+            let d = d.split("://").nth(1).unwrap_or(d);
+            let host = d.split('/').next().unwrap_or_default();
+            host.split(':')
+                .next()
+                .unwrap_or_default()
+                .to_ascii_lowercase()
+        })
+        .filter(|d| !d.is_empty())?;
+    Some(format!("https://copilot-api.{domain}"))
 }
 
 #[cfg(test)]

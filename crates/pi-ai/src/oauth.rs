@@ -22,7 +22,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::{Map, Value, json};
 
-use crate::auth::redact;
+use crate::secrets::redact;
 
 /// The environment variable that points the token endpoints elsewhere (tests).
 pub(crate) const ORIGIN_ENV: &str = "PI_OAUTH_TOKEN_ORIGIN";
@@ -44,43 +44,6 @@ const MARGIN_MS: f64 = 5.0 * 60.0 * 1000.0;
 const LOCK_WAIT: Duration = Duration::from_secs(15);
 /// The reference's lock directory is stale after this long.
 const STALE: Duration = Duration::from_secs(30);
-
-/// The API host of a GitHub Copilot login in `<agent_dir>/auth.json`: the one its token
-/// names (`proxy-ep=proxy.HOST` gives `https://api.HOST`), else its GitHub Enterprise
-/// domain's (`https://copilot-api.DOMAIN`). `None` without such a login or either clue, so
-/// the model's `baseUrl` stays as configured.
-pub(crate) fn copilot_base_url(agent_dir: &Path) -> Option<String> {
-    let auth = crate::auth::auth_file(agent_dir);
-    let c = auth.get("github-copilot")?;
-    if c.get("type").and_then(Value::as_str) != Some("oauth") {
-        return None;
-    }
-    let proxy = c
-        .get("access")
-        .and_then(Value::as_str)
-        .and_then(|t| t.split(';').find_map(|p| p.strip_prefix("proxy-ep=")))
-        .filter(|h| !h.is_empty());
-    if let Some(h) = proxy {
-        let h = h
-            .strip_prefix("proxy.")
-            .map_or(h.to_owned(), |r| format!("api.{r}"));
-        return Some(format!("https://{h}"));
-    }
-    let domain = c
-        .get("enterpriseUrl")
-        .and_then(Value::as_str)
-        .map(|d| {
-            let d = d.trim();
-            let d = d.split("://").nth(1).unwrap_or(d);
-            let host = d.split('/').next().unwrap_or_default();
-            host.split(':')
-                .next()
-                .unwrap_or_default()
-                .to_ascii_lowercase()
-        })
-        .filter(|d| !d.is_empty())?;
-    Some(format!("https://copilot-api.{domain}"))
-}
 
 /// Whether pi can refresh the OAuth login of `provider`.
 pub(crate) fn supports(provider: &str) -> bool {
@@ -338,7 +301,7 @@ async fn send_async(call: Call<'_>) -> Result<(u16, String), String> {
         .user_agent(concat!("pi/", env!("CARGO_PKG_VERSION")))
         .timeout(Duration::from_secs(30))
         .build()
-        .map_err(|e| crate::client::error_chain(&e))?;
+        .map_err(|e| crate::http::error_chain(&e))?;
     let req = match call {
         Call::Post {
             url,
@@ -360,15 +323,12 @@ async fn send_async(call: Call<'_>) -> Result<(u16, String), String> {
             r
         }
     };
-    let resp = req
-        .send()
-        .await
-        .map_err(|e| crate::client::error_chain(&e))?;
+    let resp = req.send().await.map_err(|e| crate::http::error_chain(&e))?;
     let status = resp.status().as_u16();
     let text = resp
         .text()
         .await
-        .map_err(|e| crate::client::error_chain(&e))?;
+        .map_err(|e| crate::http::error_chain(&e))?;
     Ok((status, text))
 }
 

@@ -9,7 +9,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use crate::message::{AssistantMessage, StopReason};
+use crate::message::{AssistantMessage, LlmError, StopReason};
 
 /// One regex matching any of `patterns` (CRLF mode, so `.` matches neither `\r` nor `\n`);
 /// `None` only if a pattern is invalid, which a test rules out.
@@ -129,6 +129,13 @@ pub fn is_retryable(msg: &AssistantMessage, context_window: u64) -> bool {
         return false;
     }
     matches(&RETRYABLE_RE, &e.to_lowercase())
+}
+
+impl LlmError {
+    /// The provider refused the request as larger than the model's context window.
+    pub fn is_overflow(&self) -> bool {
+        is_overflow_message(&self.message)
+    }
 }
 
 #[cfg(test)]

@@ -91,7 +91,7 @@ impl Options {
     pub(crate) fn var(&self, name: &str) -> Option<String> {
         match &self.env {
             Some(m) => m.get(name).filter(|v| !v.is_empty()).cloned(),
-            None => crate::providers::google::vertex::process_env(name),
+            None => crate::request::process_env(name),
         }
     }
 
@@ -197,4 +197,8 @@ impl Target {
             wire,
         })
     }
+}
+/// The process environment (empty values count as unset).
+pub(crate) fn process_env(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
 }

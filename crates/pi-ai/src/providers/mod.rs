@@ -12,8 +12,9 @@ pub(crate) mod google;
 pub(crate) mod mistral;
 pub mod openai;
 pub(crate) mod responses;
+pub(crate) mod sse;
 
-use crate::auth::set_header;
+use crate::http::set_header;
 use crate::message::{AssistantMessage, Event, LlmError, Sink};
 use crate::models::Model;
 use crate::request::{Options, Request, Target, Wire};
@@ -153,7 +154,7 @@ pub(crate) trait Parser {
 /// 2. implement this trait on a type of that folder: [`Provider::request`] (async, so that
 ///    credentials can be fetched first), [`Provider::http_error`], the retry rules when they
 ///    differ from the usual ones, and a [`Parser`]: for a server-sent event stream, an
-///    [`crate::sse::Events`] handler read by an [`crate::sse::Reader`]; for another
+///    [`crate::providers::sse::Events`] handler read by an [`crate::providers::sse::Reader`]; for another
 ///    framing, a parser of its own that keeps a [`blocks::Draft`] of the message. Either
 ///    way the content is built with the [`blocks::Assembler`] (opening, appending to and
 ///    ending blocks), never by hand;

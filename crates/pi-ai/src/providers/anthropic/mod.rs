@@ -13,9 +13,9 @@ use crate::message::{Block, Event, LlmError, StopReason};
 use crate::models::Model;
 use crate::providers::anthropic::messages as wire_messages;
 use crate::providers::blocks::Assembler;
+use crate::providers::sse;
 use crate::providers::{Call, ErrorResponse, Prepared, Provider, max_tokens, thinking_level};
 use crate::request::{Options, Request, Target, ToolChoice};
-use crate::sse;
 use crate::value::{Obj, Value as Js};
 
 const FINE_GRAINED_TOOL_STREAMING: &str = "fine-grained-tool-streaming-2025-05-14";
@@ -577,7 +577,7 @@ mod tests {
     use crate::message::AssistantMessage;
     use crate::models::Registry;
     use crate::providers::blocks::Draft;
-    use crate::sse::Events as _;
+    use crate::providers::sse::Events as _;
     use serde_json::json;
 
     fn target(provider: &str, id: &str) -> Target {

@@ -205,7 +205,7 @@ fn profile_keys(name: &str, env: Env) -> Result<Option<Credentials>, LlmError> {
         return Ok(Some(k));
     }
     if let Some(cmd) = p.get("credential_process").filter(|c| !c.is_empty()) {
-        let out = crate::auth::resolve_value(&format!("!{cmd}")).map_err(|e| {
+        let out = crate::secrets::resolve_value(&format!("!{cmd}")).map_err(|e| {
             LlmError::new(format!(
                 "the credential_process of AWS profile \"{name}\" failed: {e}"
             ))
@@ -662,7 +662,7 @@ pub(crate) async fn prepare(
     let (region, endpoint) = region_and_endpoint(&target.model, env)?;
     let body = body(target, req, opts, &region)?;
     let url = url(&endpoint, &target.model.id);
-    let auth = auth(http, env, crate::client::timeout(opts)).await?;
+    let auth = auth(http, env, crate::http::timeout(opts)).await?;
     let secrets = auth.secrets();
     let mut headers = vec![("content-type".to_owned(), "application/json".to_owned())];
     match &auth {

@@ -14,9 +14,9 @@ use crate::message::{Block, Event, LlmError, StopReason};
 use crate::models::{Model, clamp_thinking_level};
 use crate::providers::blocks::Assembler;
 use crate::providers::google::contents as wire_contents;
+use crate::providers::sse;
 use crate::providers::{Call, ErrorResponse, Prepared, Provider, max_tokens};
 use crate::request::{Options, Request, Target, ToolChoice, Wire};
-use crate::sse;
 use crate::value::{Obj, Value as Js};
 
 /// The Gemini API's host, when a model has no `baseUrl`.
@@ -269,7 +269,7 @@ impl Provider for Gemini {
         let vertex = target.wire == Wire::GoogleVertex;
         let (url, headers, secrets) = if vertex {
             let key = (!call.key.is_empty()).then_some(call.key);
-            let timeout = crate::client::timeout(opts);
+            let timeout = crate::http::timeout(opts);
             vertex::prepare(
                 call.http,
                 &target.model,

@@ -37,11 +37,6 @@ const CLOUD_PLATFORM: &str = "https://www.googleapis.com/auth/cloud-platform";
 pub(crate) const TOKEN_URL: &str = "https://oauth2.googleapis.com/token";
 const PLACEHOLDER: &str = "gcp-vertex-credentials";
 
-/// The process environment (empty values count as unset).
-pub(crate) fn process_env(name: &str) -> Option<String> {
-    std::env::var(name).ok().filter(|v| !v.is_empty())
-}
-
 /// The API key a call uses, if any: the call's key, else `GOOGLE_CLOUD_API_KEY`, trimmed;
 /// empty values and placeholders (`gcp-vertex-credentials`, `<authenticated>`) do not count.
 pub(crate) fn api_key(key: Option<&str>, env: Env) -> Option<String> {

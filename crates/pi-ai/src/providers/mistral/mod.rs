@@ -14,11 +14,11 @@ use serde_json::Value;
 use crate::message::{Block, Event, LlmError, StopReason};
 use crate::providers::blocks::Assembler;
 use crate::providers::mistral::messages as wire_messages;
+use crate::providers::sse;
 use crate::providers::{
     Call, ErrorResponse, Prepared, Provider, max_tokens, openai, thinking_level, with_caller,
 };
 use crate::request::{Options, Request, Target};
-use crate::sse;
 use crate::value::{Obj, Value as Js};
 
 /// How long an error body may be in a message (UTF-16 units, as the reference counts).

@@ -13,9 +13,9 @@ use crate::message::{AssistantMessage, Block, Event, LlmError, StopReason};
 use crate::models::Model;
 use crate::providers::blocks::Assembler;
 use crate::providers::openai::messages as wire_messages;
+use crate::providers::sse;
 use crate::providers::{Call, ErrorResponse, Prepared, Provider, max_tokens, thinking_level};
 use crate::request::{Options, Request, Target, Tool, ToolChoice};
-use crate::sse;
 use crate::value::{Obj, Value as Js};
 
 /// The compatibility flags that shape the request (beyond those of the messages, in
@@ -657,7 +657,7 @@ mod tests {
     use super::*;
     use crate::models::{Details, Registry};
     use crate::providers::blocks::Draft;
-    use crate::sse::Events as _;
+    use crate::providers::sse::Events as _;
     use serde_json::json;
 
     fn target(provider: &str, id: &str) -> Target {

@@ -27,18 +27,18 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 
-use crate::auth::set_header;
+use crate::http::set_header;
 use crate::json_partial;
 use crate::message::{Block, Event, LlmError, StopReason};
 use crate::providers::blocks::Assembler;
 use crate::providers::openai::mapped;
 use crate::providers::responses::input as wire_input;
+use crate::providers::sse;
 use crate::providers::{
     Call, Env, ErrorResponse, Prepared, Provider, max_tokens, retryable_status, thinking_level,
     with_caller,
 };
 use crate::request::{Options, Request, Target, ToolChoice, Wire};
-use crate::sse;
 use crate::value::{Obj, Value as Js};
 
 /// Providers whose `call|item` tool-call ids OpenAI's and Codex's Responses APIs take as
