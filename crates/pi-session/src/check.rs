@@ -6,9 +6,10 @@
 use std::path::Path;
 
 use super::Session;
-use super::index::{NONE, Problem, ProblemKind};
+use super::index::{Problem, ProblemKind};
 use super::scan::Visit;
 use super::store::{OpenError, Source};
+use super::tree::cycle_closers;
 use pi_base::json::{self, RawStr};
 
 /// What a check found.
@@ -64,7 +65,7 @@ pub fn check_source(source: Source) -> Result<Report, OpenError> {
             });
         }
     }
-    for i in cycles(&s) {
+    for i in cycle_closers(&s) {
         let r = &s.entries[i as usize];
         problems.push(Problem {
             kind: ProblemKind::Cycle,
@@ -107,38 +108,6 @@ impl Visit for Refs {
         self.0
             .extend(next.0.into_iter().map(|(i, f, id)| (i + offset, f, id)));
     }
-}
-
-/// One entry of every parent cycle (the one that closes it, in file order).
-fn cycles(s: &Session) -> Vec<u32> {
-    let n = s.entries.len();
-    // 0 = unvisited, 1 = on the current walk, 2 = done.
-    let mut state = vec![0u8; n];
-    let mut found = Vec::new();
-    let mut walk = Vec::new();
-    for start in 0..n {
-        if state[start] != 0 {
-            continue;
-        }
-        walk.clear();
-        let mut cur = start as u32;
-        while cur != NONE && state[cur as usize] == 0 {
-            state[cur as usize] = 1;
-            walk.push(cur);
-            cur = s.entries[cur as usize].parent;
-        }
-        if cur != NONE && state[cur as usize] == 1 {
-            // The cycle runs from `cur` around to the end of the walk.
-            let pos = walk.iter().position(|&w| w == cur).unwrap_or(0);
-            if let Some(&m) = walk[pos..].iter().max() {
-                found.push(m);
-            }
-        }
-        for &w in &walk {
-            state[w as usize] = 2;
-        }
-    }
-    found
 }
 
 #[cfg(test)]

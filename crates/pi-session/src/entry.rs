@@ -659,7 +659,6 @@ fn parse_range(
     now_ms: i64,
 ) -> Parsed {
     let text = ck.text;
-    let utf8_error = |at: usize, msg: &str| ck.error(at, msg.to_owned());
     let mut positions = Positions::starting_at(text, from);
     let mut out = Vec::new();
     // Values from here on share their line with the one before: they are scanned on their own
@@ -672,91 +671,17 @@ fn parse_range(
         } else {
             memchr::memchr(b'\n', &text[i..]).map_or(text.len(), |p| i + p)
         };
-        // JSONL: an object that ends on its line is scanned once for its end and members.
-        let one_line = if text[i] == b'{' && i >= shared_line_until {
-            ck.object_within(i, line_end)
-        } else {
-            None
-        };
-        let (end, depth, known) = match one_line {
-            Some((end, depth, members)) => (end, depth, Some(members)),
-            None => {
-                let (end, depth) = scan(ck, i, bad_utf8)?;
-                (end, depth, None)
-            }
-        };
-        if let Some((at, msg)) = &bad_utf8
-            && *at < end
-        {
-            return Err(utf8_error(*at, msg));
-        }
-        if depth > 512 {
-            return Err(ck.error(i, "JSON nested more than 512 levels deep".into()));
-        }
+        let own_line = i >= shared_line_until;
+        let (end, members) = object_at(ck, bad_utf8, i, own_line.then_some(line_end))?;
         let next = json::skip_ws(text, end);
         if next < line_end {
             shared_line_until = line_end;
         }
-        if ck.kind(i, end) != Some(JsonKind::Object) {
-            return Err(ck.error(
-                i,
-                format!(
-                    "expected an entry object (with \"type\") or a message object (with \"role\"), not {}",
-                    ck.kind(i, end).map_or("nothing", JsonKind::name)
-                ),
-            ));
-        }
-        let members = known.unwrap_or_else(|| ck.members(i, end));
-        let get = |k: &str| members.iter().rev().find(|(key, _, _)| key == k);
-        let (line, column) = positions.at(i);
-        let record = if let Some(&(_, ts, te)) = get("type") {
-            if ck.kind(ts, te) != Some(JsonKind::String) {
-                return Err(ck.error(ts, "type must be a string".into()));
-            }
-            let ty = ck.string(ts, te);
-            let has_ts = ck.entry(&members, i, &ty)?;
-            // The message validated is the last one (as with any repeated key).
-            let checked = members.iter().rposition(|(k, _, _)| k == "message");
-            let input_id = get("id")
-                .filter(|(_, s, e)| ck.kind(*s, *e) == Some(JsonKind::String))
-                .map(|(_, s, e)| ck.string(*s, *e));
-            let mut fields = Vec::new();
-            for (n, (k, s, e)) in members.iter().enumerate() {
-                if matches!(k.as_ref(), "type" | "id" | "parentId" | "timestamp") {
-                    continue;
-                }
-                let mut v = compact(&text[*s..*e]).into_owned();
-                if ty == "message" && k == "message" {
-                    let stamped = match has_ts {
-                        Some(has) if checked == Some(n) => has,
-                        _ => message_has_timestamp(&v),
-                    };
-                    if !stamped {
-                        v = add_timestamp(&v, now_ms);
-                    }
-                }
-                fields.push((k.to_string(), v));
-            }
-            InputRecord {
-                line,
-                column,
-                ty,
-                fields,
-                input_id,
-            }
-        } else if get("role").is_some() {
-            let has_ts = ck.message_members(&members, i, "")?;
-            let mut msg = compact(&text[i..end]).into_owned();
-            if !has_ts {
-                msg = add_timestamp(&msg, now_ms);
-            }
-            InputRecord {
-                line,
-                column,
-                ty: "message".into(),
-                fields: vec![("message".into(), msg)],
-                input_id: None,
-            }
+        let at = positions.at(i);
+        let record = if let Some(&(_, ts, te)) = last(&members, "type") {
+            entry_record(ck, &members, i, (ts, te), at, now_ms)?
+        } else if last(&members, "role").is_some() {
+            message_record(ck, &members, (i, end), at, now_ms)?
         } else {
             return Err(ck.error(
                 i,
@@ -768,6 +693,120 @@ fn parse_range(
         i = next;
     }
     Ok((out, i))
+}
+
+/// The end and the members of the value at `i`, which must be valid UTF-8, nested at most
+/// 512 levels deep and an object. With `line_end` (the value starts its line), an object
+/// that ends on its line is scanned once for its end and members (JSONL).
+fn object_at<'a>(
+    ck: &Checker<'a>,
+    bad_utf8: &Option<(usize, String)>,
+    i: usize,
+    line_end: Option<usize>,
+) -> Check<(usize, Members<'a>)> {
+    let one_line = match line_end {
+        Some(line_end) if ck.text[i] == b'{' => ck.object_within(i, line_end),
+        _ => None,
+    };
+    let (end, depth, known) = match one_line {
+        Some((end, depth, members)) => (end, depth, Some(members)),
+        None => {
+            let (end, depth) = scan(ck, i, bad_utf8)?;
+            (end, depth, None)
+        }
+    };
+    if let Some((at, msg)) = &bad_utf8
+        && *at < end
+    {
+        return Err(ck.error(*at, msg.to_owned()));
+    }
+    if depth > 512 {
+        return Err(ck.error(i, "JSON nested more than 512 levels deep".into()));
+    }
+    if ck.kind(i, end) != Some(JsonKind::Object) {
+        return Err(ck.error(
+            i,
+            format!(
+                "expected an entry object (with \"type\") or a message object (with \"role\"), not {}",
+                ck.kind(i, end).map_or("nothing", JsonKind::name)
+            ),
+        ));
+    }
+    Ok((end, known.unwrap_or_else(|| ck.members(i, end))))
+}
+
+/// The last member with the key `key` (as with any repeated key).
+fn last<'m, 'a>(members: &'m Members<'a>, key: &str) -> Option<&'m (Cow<'a, str>, usize, usize)> {
+    members.iter().rev().find(|(k, _, _)| k == key)
+}
+
+/// The record of an entry object at `i` whose `type` is at `ts..te`: checked, and its
+/// message stamped with `now_ms` when it has no timestamp.
+fn entry_record<'a>(
+    ck: &Checker<'a>,
+    members: &Members<'a>,
+    i: usize,
+    (ts, te): (usize, usize),
+    (line, column): (usize, usize),
+    now_ms: i64,
+) -> Check<InputRecord> {
+    if ck.kind(ts, te) != Some(JsonKind::String) {
+        return Err(ck.error(ts, "type must be a string".into()));
+    }
+    let ty = ck.string(ts, te);
+    let has_ts = ck.entry(members, i, &ty)?;
+    // The message validated is the last one (as with any repeated key).
+    let checked = members.iter().rposition(|(k, _, _)| k == "message");
+    let input_id = last(members, "id")
+        .filter(|(_, s, e)| ck.kind(*s, *e) == Some(JsonKind::String))
+        .map(|(_, s, e)| ck.string(*s, *e));
+    let mut fields = Vec::new();
+    for (n, (k, s, e)) in members.iter().enumerate() {
+        if matches!(k.as_ref(), "type" | "id" | "parentId" | "timestamp") {
+            continue;
+        }
+        let mut v = compact(&ck.text[*s..*e]).into_owned();
+        if ty == "message" && k == "message" {
+            let stamped = match has_ts {
+                Some(has) if checked == Some(n) => has,
+                _ => message_has_timestamp(&v),
+            };
+            if !stamped {
+                v = add_timestamp(&v, now_ms);
+            }
+        }
+        fields.push((k.to_string(), v));
+    }
+    Ok(InputRecord {
+        line,
+        column,
+        ty,
+        fields,
+        input_id,
+    })
+}
+
+/// The record of a bare message object at `i..end`: checked, and stamped with `now_ms`
+/// when it has no timestamp.
+fn message_record<'a>(
+    ck: &Checker<'a>,
+    members: &Members<'a>,
+    (i, end): (usize, usize),
+    (line, column): (usize, usize),
+    now_ms: i64,
+) -> Check<InputRecord> {
+    let has_ts = ck.message_members(members, i, "")?;
+    let mut msg = compact(&ck.text[i..end]).into_owned();
+    if !has_ts {
+        msg = add_timestamp(&msg, now_ms);
+    }
+    Ok(InputRecord {
+        line,
+        column,
+        ty: "message".into(),
+        fields: vec![("message".into(), msg)],
+        input_id: None,
+    })
 }
 
 /// A valid JSON value without whitespace between its tokens: itself when it has none (as

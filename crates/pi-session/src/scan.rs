@@ -318,11 +318,12 @@ impl<V: Visit> Acc<V> {
     fn accept(&mut self, offset: u64, line_no: u32, line: &[u8], start: usize) {
         self.parsed += 1;
         let parsed_idx = self.parsed - 1;
+        let at = (line_no, offset);
         if line[start] != b'{' {
             let column = json::line_col(line, start).1;
             self.problem(
                 ProblemKind::NotEntry,
-                (line_no, offset),
+                at,
                 Some(column),
                 "a JSON value that is not an object".into(),
             );
@@ -330,89 +331,131 @@ impl<V: Visit> Acc<V> {
         }
         let mut members = recycle(std::mem::take(&mut self.member_buf));
         members.extend(self.members.iter().map(|m| m.member(line)));
-        let field = |k: &str| json::field(line, &members, k);
-        let Some(ty) = field("type").and_then(RawStr::from_value) else {
-            self.problem(
-                ProblemKind::NotEntry,
-                (line_no, offset),
-                None,
-                "an object without a string \"type\"".into(),
-            );
+        let Some((kind, id)) = self.admit(at, line, &members) else {
             return;
+        };
+        let idx = self.entries;
+        self.entries += 1;
+        if id.is_none() {
+            self.note_v1(idx, parsed_idx, kind, line, &members);
+        }
+        if V::RECORDS {
+            self.note_kind(idx, kind, line, &members);
+        }
+        self.visit(idx, line, &members);
+        if V::RECORDS {
+            self.recs.push(record(at, line, &members, kind, id));
+        }
+        self.member_buf = recycle(members);
+    }
+
+    /// Whether an object line is an entry: it has a string `type`, a session header came
+    /// before it, and (after v1) it has a string `id`. A header line is taken in here, and
+    /// every other line that is no entry is a problem. `Some((kind, id))` for an entry,
+    /// with `id` `None` in a v1 file (the migration plan assigns them).
+    #[inline]
+    fn admit<'l>(
+        &mut self,
+        at: (u32, u64),
+        line: &'l [u8],
+        members: &[Member<'l>],
+    ) -> Option<(Kind, Option<RawStr<'l>>)> {
+        let field = |k: &str| json::field(line, members, k);
+        let Some(ty) = field("type").and_then(RawStr::from_value) else {
+            let msg = "an object without a string \"type\"".into();
+            self.problem(ProblemKind::NotEntry, at, None, msg);
+            return None;
         };
         if ty.eq_str("session") {
-            if self.discover_header && self.header.is_none() && !self.saw_entry {
-                match header_from(line, &members, line_no) {
-                    Ok(h) => self.header = Some(h),
-                    Err(msg) => {
-                        self.saw_entry = true;
-                        self.problem(ProblemKind::NoHeader, (line_no, offset), None, msg);
-                    }
-                }
-            } else {
-                self.problem(
-                    ProblemKind::ExtraHeader,
-                    (line_no, offset),
-                    None,
-                    "a second session header (skipped)".into(),
-                );
-            }
-            return;
+            self.header_line(at, line, members);
+            return None;
         }
         if self.header.is_none() {
-            let msg = if self.saw_entry {
-                "an entry in a file without a session header (skipped)".to_owned()
-            } else {
-                format!("the first entry (line {line_no}) comes before any session header line")
-            };
-            self.saw_entry = true;
-            self.problem(ProblemKind::NoHeader, (line_no, offset), None, msg);
-            return;
+            self.headless(at);
+            return None;
         }
-        let idx = self.entries;
         let kind = Kind::from_type(ty.raw);
-        let v1 = self.version() < 2;
-        let id = if v1 {
-            None // assigned by the migration plan
-        } else {
-            let Some(id) = field("id").and_then(RawStr::from_value) else {
-                self.problem(
-                    ProblemKind::NotEntry,
-                    (line_no, offset),
-                    None,
-                    "an entry without a string \"id\"".into(),
-                );
-                return;
-            };
-            Some(id)
-        };
-        self.entries += 1;
-        if v1 {
-            self.parsed_index.push(parsed_idx);
-            if kind == Kind::Compaction {
-                let fk = field("firstKeptEntryIndex").and_then(json::number);
-                self.first_kept_index.push((idx, fk));
-            }
+        if self.version() < 2 {
+            return Some((kind, None)); // ids are assigned by the migration plan
         }
-        let string = |k: &str| {
-            field(k)
-                .and_then(RawStr::from_value)
-                .map(|r| r.decode().into_owned())
+        let Some(id) = field("id").and_then(RawStr::from_value) else {
+            let msg = "an entry without a string \"id\"".into();
+            self.problem(ProblemKind::NotEntry, at, None, msg);
+            return None;
         };
-        if V::RECORDS && kind == Kind::Label {
-            if let Some(target) = string("targetId") {
+        Some((kind, Some(id)))
+    }
+
+    /// A `session` line: the header when this scan looks for one and no entry came first,
+    /// else a problem.
+    #[cold]
+    fn header_line(&mut self, (line_no, offset): (u32, u64), line: &[u8], members: &[Member<'_>]) {
+        if self.discover_header && self.header.is_none() && !self.saw_entry {
+            match header_from(line, members, line_no) {
+                Ok(h) => self.header = Some(h),
+                Err(msg) => {
+                    self.saw_entry = true;
+                    self.problem(ProblemKind::NoHeader, (line_no, offset), None, msg);
+                }
+            }
+        } else {
+            self.problem(
+                ProblemKind::ExtraHeader,
+                (line_no, offset),
+                None,
+                "a second session header (skipped)".into(),
+            );
+        }
+    }
+
+    /// An entry before any session header: a problem.
+    #[cold]
+    fn headless(&mut self, (line_no, offset): (u32, u64)) {
+        let msg = if self.saw_entry {
+            "an entry in a file without a session header (skipped)".to_owned()
+        } else {
+            format!("the first entry (line {line_no}) comes before any session header line")
+        };
+        self.saw_entry = true;
+        self.problem(ProblemKind::NoHeader, (line_no, offset), None, msg);
+    }
+
+    /// What the migration of a v1 file needs: the entry's index among parsed lines, and a
+    /// compaction's numeric `firstKeptEntryIndex`.
+    #[inline]
+    fn note_v1(
+        &mut self,
+        idx: u32,
+        parsed_idx: u32,
+        kind: Kind,
+        line: &[u8],
+        members: &[Member<'_>],
+    ) {
+        self.parsed_index.push(parsed_idx);
+        if kind == Kind::Compaction {
+            let fk = json::field(line, members, "firstKeptEntryIndex").and_then(json::number);
+            self.first_kept_index.push((idx, fk));
+        }
+    }
+
+    /// Keeps what opening a session needs from the entries of some kinds: labels, session
+    /// names and recorded recoveries of interrupted appends.
+    #[inline]
+    fn note_kind(&mut self, idx: u32, kind: Kind, line: &[u8], members: &[Member<'_>]) {
+        let field = |k: &str| json::field(line, members, k);
+        if kind == Kind::Label {
+            if let Some(target) = string_field(line, members, "targetId") {
                 self.labels.push(LabelRec {
                     entry: idx,
                     target: Id::new(&target),
-                    label: string("label"),
-                    timestamp: string("timestamp").unwrap_or_default(),
+                    label: string_field(line, members, "label"),
+                    timestamp: string_field(line, members, "timestamp").unwrap_or_default(),
                 });
             }
-        } else if V::RECORDS && kind == Kind::SessionInfo {
-            self.names
-                .push((idx, string("name").unwrap_or_default().trim().to_owned()));
-        } else if V::RECORDS
-            && kind == Kind::Custom
+        } else if kind == Kind::SessionInfo {
+            let name = string_field(line, members, "name").unwrap_or_default();
+            self.names.push((idx, name.trim().to_owned()));
+        } else if kind == Kind::Custom
             && field("customType")
                 .and_then(RawStr::from_value)
                 .is_some_and(|t| t.eq_str(super::pending::CUSTOM_TYPE))
@@ -420,71 +463,55 @@ impl<V: Visit> Acc<V> {
         {
             self.recoveries.push((idx, range));
         }
-        if let Some(key) = V::DEEP.map(|d| d.key).or(V::NESTED) {
-            // The members of the value of the last occurrence of the key, if an object.
-            let span = members
+    }
+
+    /// Hands the entry to the visitor, with the members below the top level it asked for.
+    #[inline]
+    fn visit(&mut self, idx: u32, line: &[u8], members: &[Member<'_>]) {
+        let Some(key) = V::DEEP.map(|d| d.key).or(V::NESTED) else {
+            self.visitor.entry(idx, line, members);
+            return;
+        };
+        // The members of the value of the last occurrence of the key, if an object.
+        let span = members
+            .iter()
+            .rev()
+            .find(|m| m.key.eq_str(key))
+            .map(|m| (m.value_start, m.value_end));
+        let at = span.map(|s| s.0);
+        let mut nested = recycle(std::mem::take(&mut self.nested_buf));
+        nested.extend(
+            self.nested
                 .iter()
-                .rev()
-                .find(|m| m.key.eq_str(key))
-                .map(|m| (m.value_start, m.value_end));
-            let at = span.map(|s| s.0);
-            let mut nested = recycle(std::mem::take(&mut self.nested_buf));
-            nested.extend(
+                .filter(|(o, _)| Some(*o) == at)
+                .map(|(_, m)| m.member(line)),
+        );
+        if V::DEEP.is_some() {
+            let inside = |list: &[(usize, MemberSpan)]| -> Vec<(usize, Member<'_>)> {
+                list.iter()
+                    .filter(|(o, _)| span.is_some_and(|(a, b)| (a..b).contains(o)))
+                    .map(|(o, m)| (*o, m.member(line)))
+                    .collect()
+            };
+            let (elements, subs) = (inside(&self.elements), inside(&self.subs));
+            self.visitor
+                .entry_deep(idx, line, members, &nested, &elements, &subs);
+        } else if !V::PATH.is_empty() {
+            // Collected after the nested object's members: those inside its span.
+            let mut below = recycle_below(std::mem::take(&mut self.below_buf));
+            below.extend(
                 self.nested
                     .iter()
-                    .filter(|(o, _)| Some(*o) == at)
-                    .map(|(_, m)| m.member(line)),
+                    .filter(|(o, _)| span.is_some_and(|(a, b)| a < *o && *o < b))
+                    .map(|(o, m)| (*o, m.member(line))),
             );
-            if V::DEEP.is_some() {
-                let inside = |list: &[(usize, MemberSpan)]| -> Vec<(usize, Member<'_>)> {
-                    list.iter()
-                        .filter(|(o, _)| span.is_some_and(|(a, b)| (a..b).contains(o)))
-                        .map(|(o, m)| (*o, m.member(line)))
-                        .collect()
-                };
-                let (elements, subs) = (inside(&self.elements), inside(&self.subs));
-                self.visitor
-                    .entry_deep(idx, line, &members, &nested, &elements, &subs);
-            } else if !V::PATH.is_empty() {
-                // Collected after the nested object's members: those inside its span.
-                let mut below = recycle_below(std::mem::take(&mut self.below_buf));
-                below.extend(
-                    self.nested
-                        .iter()
-                        .filter(|(o, _)| span.is_some_and(|(a, b)| a < *o && *o < b))
-                        .map(|(o, m)| (*o, m.member(line))),
-                );
-                self.visitor
-                    .entry_below(idx, line, &members, &nested, &below);
-                self.below_buf = recycle_below(below);
-            } else {
-                self.visitor.entry_nested(idx, line, &members, &nested);
-            }
-            self.nested_buf = recycle(nested);
+            self.visitor
+                .entry_below(idx, line, members, &nested, &below);
+            self.below_buf = recycle_below(below);
         } else {
-            self.visitor.entry(idx, line, &members);
+            self.visitor.entry_nested(idx, line, members, &nested);
         }
-        if V::RECORDS {
-            let (id, parent_id) = match id {
-                Some(id) => (
-                    Id::new(&id.decode()),
-                    field("parentId")
-                        .and_then(RawStr::from_value)
-                        .map(|p| Id::new(&p.decode())),
-                ),
-                None => (Id::new(""), None),
-            };
-            self.recs.push(Rec {
-                offset,
-                len: line.len() as u32,
-                line: line_no,
-                kind,
-                id,
-                parent_id,
-                parent: NONE,
-            });
-        }
-        self.member_buf = recycle(members);
+        self.nested_buf = recycle(nested);
     }
 
     /// Appends the accumulator of the following chunk, whose line numbers start after
@@ -579,23 +606,55 @@ impl MemberSpan {
     }
 }
 
+/// The record of an entry (its parent not yet resolved): its place, kind, id and
+/// `parentId`.
+#[inline]
+fn record(
+    (line_no, offset): (u32, u64),
+    line: &[u8],
+    members: &[Member<'_>],
+    kind: Kind,
+    id: Option<RawStr<'_>>,
+) -> Rec {
+    let (id, parent_id) = match id {
+        Some(id) => (
+            Id::new(&id.decode()),
+            json::field(line, members, "parentId")
+                .and_then(RawStr::from_value)
+                .map(|p| Id::new(&p.decode())),
+        ),
+        None => (Id::new(""), None),
+    };
+    Rec {
+        offset,
+        len: line.len() as u32,
+        line: line_no,
+        kind,
+        id,
+        parent_id,
+        parent: NONE,
+    }
+}
+
+/// The decoded value of the member `key` when it is a string.
+fn string_field(line: &[u8], members: &[Member<'_>], key: &str) -> Option<String> {
+    json::field(line, members, key)
+        .and_then(RawStr::from_value)
+        .map(|r| r.decode().into_owned())
+}
+
 pub(crate) fn header_from(
     line: &[u8],
     members: &[Member<'_>],
     line_no: u32,
 ) -> Result<Header, String> {
-    let field = |k: &str| json::field(line, members, k);
-    let string = |k: &str| {
-        field(k)
-            .and_then(RawStr::from_value)
-            .map(|r| r.decode().into_owned())
-    };
+    let string = |k: &str| string_field(line, members, k);
     let Some(id) = string("id") else {
         return Err(format!(
             "the session header on line {line_no} has no string \"id\""
         ));
     };
-    let version = match field("version").and_then(json::number) {
+    let version = match json::field(line, members, "version").and_then(json::number) {
         None => 1,
         Some(v) if v >= 0.0 && v.fract() == 0.0 && v < 1e9 => v as u32,
         Some(v) => return Err(format!("the session header has an invalid version {v}")),

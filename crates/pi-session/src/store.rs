@@ -416,63 +416,11 @@ impl Session {
         lines: u32,
         marker: Option<&Path>,
     ) {
-        for &(i, (start, end)) in recoveries {
-            let r = &self.entries[i as usize];
-            // Only a range that ends where the recovery entry starts is one it recorded.
-            if end != r.offset {
-                continue;
-            }
-            let (line, id) = (r.line, r.id.to_string());
-            let inside = |o: u64| (start..end).contains(&o);
-            let left = self.lines_from(start, end);
-            let before = self.problems.len();
-            self.problems.retain(|p| {
-                !(inside(p.offset)
-                    && matches!(
-                        p.kind,
-                        ProblemKind::Torn | ProblemKind::Invalid | ProblemKind::NotEntry
-                    ))
-            });
-            let incomplete = before - self.problems.len();
-            let parent = self.entries[i as usize]
-                .parent_id
-                .as_ref()
-                .map_or_else(|| "a new root".to_owned(), |p| format!("'{p}'"));
-            let message = format!(
-                "an append was interrupted; entry '{id}' recovered it: what it left, {}{}, is an abandoned branch, and the conversation continues from {parent}",
-                batch_lines(left.len(), incomplete),
-                line_span(&left, incomplete, line),
-            );
-            self.push_problem(ProblemKind::InterruptedAppend, line, r.offset, message);
+        for &(i, range) in recoveries {
+            self.settle_recovery(i, range);
         }
         match self.appending {
-            Appending::Idle => {
-                // An incomplete last line while the file grows (or a writer's marker
-                // appeared) is an append in progress: not damage.
-                let torn = self
-                    .problems
-                    .iter()
-                    .position(|p| p.kind == ProblemKind::Torn);
-                if let Some(t) = torn {
-                    let grew = self.file.metadata().is_ok_and(|m| m.len() > self.len);
-                    let marked = marker.is_some_and(|m| {
-                        matches!(
-                            super::pending::read(m),
-                            Ok(super::pending::Found::Marker(_))
-                        )
-                    });
-                    if grew || marked {
-                        let p = self.problems.remove(t);
-                        self.appending = Appending::InProgress { start: p.offset };
-                        self.push_problem(
-                            ProblemKind::AppendInProgress,
-                            p.line,
-                            p.offset,
-                            "another process is appending to the file; its last line is still being written and was not read".into(),
-                        );
-                    }
-                }
-            }
+            Appending::Idle => self.settle_torn(marker),
             Appending::InProgress { start } => {
                 let line = self.line_at(start, lines);
                 self.push_problem(
@@ -484,28 +432,7 @@ impl Session {
                     ),
                 );
             }
-            Appending::Interrupted { start, end } => {
-                let inside = |o: u64| o >= start;
-                let left = self.lines_from(start, u64::MAX);
-                let before = self.problems.len();
-                self.problems
-                    .retain(|p| !(inside(p.offset) && p.kind == ProblemKind::Torn));
-                let incomplete = before - self.problems.len();
-                let line = self.line_at(start, lines);
-                let message = if self.len >= end && end > start {
-                    format!(
-                        "an append was interrupted (its writer is gone) and left {}{}, never acknowledged; the next `pi` command that can write the file moves the leaf back before them",
-                        batch_lines(left.len(), incomplete),
-                        line_span(&left, incomplete, lines + 1),
-                    )
-                } else {
-                    format!(
-                        "an append was interrupted (its writer is gone) and could not be recovered; the {} bytes it left from byte {start} were not read",
-                        end.saturating_sub(start)
-                    )
-                };
-                self.push_problem(ProblemKind::InterruptedAppend, line, start, message);
-            }
+            Appending::Interrupted { start, end } => self.settle_interrupted(start, end, lines),
         }
         let added = self.problems.iter().any(|p| {
             matches!(
@@ -516,6 +443,92 @@ impl Session {
         if added {
             self.problems.sort_by_key(|p| p.line);
         }
+    }
+
+    /// The problems of the lines a batch left in `start..end` that entry `i` recovered (when
+    /// the range ends where that entry starts: only such a range is one it recorded) become
+    /// one warning.
+    fn settle_recovery(&mut self, i: u32, (start, end): (u64, u64)) {
+        let r = &self.entries[i as usize];
+        if end != r.offset {
+            return;
+        }
+        let (line, offset, id) = (r.line, r.offset, r.id.to_string());
+        let parent = r
+            .parent_id
+            .as_ref()
+            .map_or_else(|| "a new root".to_owned(), |p| format!("'{p}'"));
+        let left = self.lines_from(start, end);
+        let incomplete = self.drop_problems(|p| {
+            (start..end).contains(&p.offset)
+                && matches!(
+                    p.kind,
+                    ProblemKind::Torn | ProblemKind::Invalid | ProblemKind::NotEntry
+                )
+        });
+        let message = format!(
+            "an append was interrupted; entry '{id}' recovered it: what it left, {}{}, is an abandoned branch, and the conversation continues from {parent}",
+            batch_lines(left.len(), incomplete),
+            line_span(&left, incomplete, line),
+        );
+        self.push_problem(ProblemKind::InterruptedAppend, line, offset, message);
+    }
+
+    /// With no append known: an incomplete last line while the file grows (or a writer's
+    /// marker appeared) is an append in progress, not damage.
+    fn settle_torn(&mut self, marker: Option<&Path>) {
+        let Some(t) = self
+            .problems
+            .iter()
+            .position(|p| p.kind == ProblemKind::Torn)
+        else {
+            return;
+        };
+        let grew = self.file.metadata().is_ok_and(|m| m.len() > self.len);
+        let marked = marker.is_some_and(|m| {
+            matches!(
+                super::pending::read(m),
+                Ok(super::pending::Found::Marker(_))
+            )
+        });
+        if grew || marked {
+            let p = self.problems.remove(t);
+            self.appending = Appending::InProgress { start: p.offset };
+            self.push_problem(
+                ProblemKind::AppendInProgress,
+                p.line,
+                p.offset,
+                "another process is appending to the file; its last line is still being written and was not read".into(),
+            );
+        }
+    }
+
+    /// An interrupted append not yet recovered, from byte `start` (to `end` when its marker
+    /// knows): one warning instead of the problem of its incomplete line.
+    fn settle_interrupted(&mut self, start: u64, end: u64, lines: u32) {
+        let left = self.lines_from(start, u64::MAX);
+        let incomplete = self.drop_problems(|p| p.offset >= start && p.kind == ProblemKind::Torn);
+        let line = self.line_at(start, lines);
+        let message = if self.len >= end && end > start {
+            format!(
+                "an append was interrupted (its writer is gone) and left {}{}, never acknowledged; the next `pi` command that can write the file moves the leaf back before them",
+                batch_lines(left.len(), incomplete),
+                line_span(&left, incomplete, lines + 1),
+            )
+        } else {
+            format!(
+                "an append was interrupted (its writer is gone) and could not be recovered; the {} bytes it left from byte {start} were not read",
+                end.saturating_sub(start)
+            )
+        };
+        self.push_problem(ProblemKind::InterruptedAppend, line, start, message);
+    }
+
+    /// Removes the problems `drop` picks; returns how many.
+    fn drop_problems(&mut self, drop: impl Fn(&Problem) -> bool) -> usize {
+        let before = self.problems.len();
+        self.problems.retain(|p| !drop(p));
+        before - self.problems.len()
     }
 
     /// The line numbers of the entries that start in `start..end`.
@@ -602,13 +615,7 @@ impl Session {
         }
         for (kind, line, offset, message) in found {
             if self.problems.len() < scan::MAX_PROBLEMS {
-                self.problems.push(Problem {
-                    kind,
-                    line,
-                    offset,
-                    column: None,
-                    message,
-                });
+                self.push_problem(kind, line, offset, message);
             } else {
                 self.problems_dropped += 1;
             }

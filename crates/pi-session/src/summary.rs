@@ -270,28 +270,8 @@ impl Visitor {
         msg_members: &[Member<'_>],
         below: &[(usize, Member<'_>)],
     ) {
-        // The members wanted, in one look (the last of a repeated key wins, as in
-        // `JSON.parse`).
-        let mut f: [Option<&[u8]>; 6] = [None; 6];
-        const ROLE: usize = 0;
-        const TIME: usize = 1;
-        const USAGE: usize = 2;
-        const PROVIDER: usize = 3;
-        const MODEL: usize = 4;
-        const CONTENT: usize = 5;
-        for m in msg_members {
-            let k = match &*key(m) {
-                b"role" => ROLE,
-                b"timestamp" => TIME,
-                b"usage" => USAGE,
-                b"provider" => PROVIDER,
-                b"model" => MODEL,
-                b"content" => CONTENT,
-                _ => continue,
-            };
-            f[k] = Some(&line[m.value_start..m.value_end]);
-        }
-        let role = f[ROLE].and_then(RawStr::from_value);
+        let f = MessageFields::of(line, msg_members);
+        let role = f.role.and_then(RawStr::from_value);
         let role_is = |r: &str| role.is_some_and(|role| role.eq_str(r));
         let (user, assistant) = (role_is("user"), role_is("assistant"));
         if user {
@@ -299,96 +279,68 @@ impl Visitor {
         } else if assistant {
             self.counts.assistant_messages += 1;
         }
-        let is_chat = user || assistant;
         let entry_time = || {
             entry_ts
                 .and_then(RawStr::from_value)
                 .and_then(|s| clock::parse_iso(&s.decode()))
                 .map(|ms| ms as f64)
         };
-        let time = f[TIME].and_then(json::number).or_else(entry_time);
+        let time = f.timestamp.and_then(json::number).or_else(entry_time);
         if assistant
-            && let Some(usage) = f[USAGE]
+            && let Some(usage) = f.usage
             && JsonKind::of(usage) == Some(JsonKind::Object)
         {
             let hour = time.filter(|t| t.is_finite()).unwrap_or(0.0) as i64;
             let hour = hour - hour.rem_euclid(3_600_000);
+            let row = usage_row(line, usage, below, hour);
             let (provider, model) = (
-                f[PROVIDER].and_then(RawStr::from_value),
-                f[MODEL].and_then(RawStr::from_value),
+                f.provider.and_then(RawStr::from_value),
+                f.model.and_then(RawStr::from_value),
             );
-            // The members of `usage` and of its `cost`, collected in the line's pass (the
-            // last of a repeated key wins, as in `JSON.parse`).
-            let at = |v: &[u8]| v.as_ptr() as usize - line.as_ptr() as usize;
-            let usage_at = at(usage);
-            let mut fields: [Option<&[u8]>; 6] = [None; 6];
-            for (o, m) in below {
-                if *o != usage_at {
-                    continue;
-                }
-                let k = match &*key(m) {
-                    b"input" => 0,
-                    b"output" => 1,
-                    b"cacheRead" => 2,
-                    b"cacheWrite" => 3,
-                    b"totalTokens" => 4,
-                    b"cost" => 5,
-                    _ => continue,
-                };
-                fields[k] = Some(&line[m.value_start..m.value_end]);
+            self.add_to_run(row, provider, model);
+        }
+        if (user || assistant)
+            && let Some(content) = f.content
+        {
+            self.chat_message(time, content, user);
+        }
+    }
+
+    /// Adds an assistant message's usage to the current run, or starts a new run when the
+    /// hour or the provider/model differs.
+    #[inline]
+    fn add_to_run(&mut self, row: Usage, provider: Option<RawStr<'_>>, model: Option<RawStr<'_>>) {
+        // Messages in a row mostly share the hour and the model: then they add to the
+        // run's totals, found without building a key (or decoding the names).
+        let same_str = |kept: &str, v: Option<RawStr<'_>>| match v {
+            Some(r) => r.eq_str(kept),
+            None => kept.is_empty(),
+        };
+        match &mut self.run {
+            Some((k, u))
+                if k.0 == row.hour_ms && same_str(&k.1, provider) && same_str(&k.2, model) =>
+            {
+                u.add(&row);
             }
-            let [input, output, cache_read, cache_write, total_tokens, cost] = fields;
-            let cost_at = cost.map(at);
-            let cost = below
-                .iter()
-                .rev()
-                .find(|(o, m)| Some(*o) == cost_at && m.key.eq_str("total"))
-                .map(|(_, m)| &line[m.value_start..m.value_end])
-                .and_then(json::number)
-                .filter(|c| c.is_finite())
-                .map_or(0, |c| (c * 1e12).round() as i64);
-            let row = Usage {
-                hour_ms: hour,
-                provider: String::new(),
-                model: String::new(),
-                messages: 1,
-                input: count(input),
-                output: count(output),
-                cache_read: count(cache_read),
-                cache_write: count(cache_write),
-                total_tokens: count(total_tokens),
-                cost_pico: cost,
-            };
-            // Messages in a row mostly share the hour and the model: then they add to the
-            // run's totals, found without building a key (or decoding the names).
-            let same_str = |kept: &str, v: Option<RawStr<'_>>| match v {
-                Some(r) => r.eq_str(kept),
-                None => kept.is_empty(),
-            };
-            match &mut self.run {
-                Some((k, u))
-                    if k.0 == hour && same_str(&k.1, provider) && same_str(&k.2, model) =>
-                {
-                    u.add(&row);
-                }
-                _ => {
-                    self.settle();
-                    let owned = |v: Option<RawStr<'_>>| {
-                        v.map(|r| r.decode().into_owned()).unwrap_or_default()
-                    };
-                    let (provider, model) = (owned(provider), owned(model));
-                    let row = Usage {
-                        provider: provider.clone(),
-                        model: model.clone(),
-                        ..row
-                    };
-                    self.run = Some(((hour, provider, model), row));
-                }
+            _ => {
+                self.settle();
+                let owned =
+                    |v: Option<RawStr<'_>>| v.map(|r| r.decode().into_owned()).unwrap_or_default();
+                let (provider, model) = (owned(provider), owned(model));
+                let row = Usage {
+                    provider: provider.clone(),
+                    model: model.clone(),
+                    ..row
+                };
+                self.run = Some(((row.hour_ms, provider, model), row));
             }
         }
-        let Some(content) = f[CONTENT].filter(|_| is_chat) else {
-            return;
-        };
+    }
+
+    /// Counts a user or assistant message with content: the last activity, and the first
+    /// user message's text.
+    #[inline]
+    fn chat_message(&mut self, time: Option<f64>, content: &[u8], user: bool) {
         if let Some(t) = time {
             let t = t.max(0.0);
             self.counts.last_activity = Some(self.counts.last_activity.map_or(t, |a| a.max(t)));
@@ -404,6 +356,86 @@ impl Visitor {
                 self.counts.first_message = Some(text);
             }
         }
+    }
+}
+
+/// The members of a message that the counts need, as written (the last of a repeated key
+/// wins, as in `JSON.parse`).
+#[derive(Default)]
+struct MessageFields<'a> {
+    role: Option<&'a [u8]>,
+    timestamp: Option<&'a [u8]>,
+    usage: Option<&'a [u8]>,
+    provider: Option<&'a [u8]>,
+    model: Option<&'a [u8]>,
+    content: Option<&'a [u8]>,
+}
+
+impl<'a> MessageFields<'a> {
+    /// The fields among the message's members, in one look.
+    #[inline]
+    fn of(line: &'a [u8], msg_members: &[Member<'_>]) -> MessageFields<'a> {
+        let mut f = MessageFields::default();
+        for m in msg_members {
+            let slot = match &*key(m) {
+                b"role" => &mut f.role,
+                b"timestamp" => &mut f.timestamp,
+                b"usage" => &mut f.usage,
+                b"provider" => &mut f.provider,
+                b"model" => &mut f.model,
+                b"content" => &mut f.content,
+                _ => continue,
+            };
+            *slot = Some(&line[m.value_start..m.value_end]);
+        }
+        f
+    }
+}
+
+/// The usage of one assistant message in the hour starting at `hour` (provider and model
+/// left empty): `usage` is its object, `below` the members of `usage` and of its `cost`
+/// collected in the line's pass (the last of a repeated key wins, as in `JSON.parse`).
+#[inline]
+fn usage_row(line: &[u8], usage: &[u8], below: &[(usize, Member<'_>)], hour: i64) -> Usage {
+    let at = |v: &[u8]| v.as_ptr() as usize - line.as_ptr() as usize;
+    let usage_at = at(usage);
+    let mut fields: [Option<&[u8]>; 6] = [None; 6];
+    for (o, m) in below {
+        if *o != usage_at {
+            continue;
+        }
+        let k = match &*key(m) {
+            b"input" => 0,
+            b"output" => 1,
+            b"cacheRead" => 2,
+            b"cacheWrite" => 3,
+            b"totalTokens" => 4,
+            b"cost" => 5,
+            _ => continue,
+        };
+        fields[k] = Some(&line[m.value_start..m.value_end]);
+    }
+    let [input, output, cache_read, cache_write, total_tokens, cost] = fields;
+    let cost_at = cost.map(at);
+    let cost = below
+        .iter()
+        .rev()
+        .find(|(o, m)| Some(*o) == cost_at && m.key.eq_str("total"))
+        .map(|(_, m)| &line[m.value_start..m.value_end])
+        .and_then(json::number)
+        .filter(|c| c.is_finite())
+        .map_or(0, |c| (c * 1e12).round() as i64);
+    Usage {
+        hour_ms: hour,
+        provider: String::new(),
+        model: String::new(),
+        messages: 1,
+        input: count(input),
+        output: count(output),
+        cache_read: count(cache_read),
+        cache_write: count(cache_write),
+        total_tokens: count(total_tokens),
+        cost_pico: cost,
     }
 }
 

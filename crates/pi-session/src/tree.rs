@@ -33,7 +33,7 @@ pub enum Cycle {
 
 /// The entries that close a parent cycle: for every cycle of two or more entries, the one
 /// latest in the file (the one `pi session check` names). Linear in the number of entries.
-fn cycle_closers(s: &Session) -> Vec<u32> {
+pub(crate) fn cycle_closers(s: &Session) -> Vec<u32> {
     let n = s.entries.len();
     // 0 = not seen, 1 = on the current walk, 2 = done.
     let mut state = vec![0u8; n];

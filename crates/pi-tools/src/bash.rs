@@ -474,16 +474,9 @@ struct Collected {
     aborted: bool,
 }
 
-/// Runs `command` (the prefix already on it) and collects its output; `on_chunk` sees the
-/// output as it arrives (decoded).
-async fn collect(
-    ctx: &ToolContext,
-    command: &str,
-    timeout: Option<f64>,
-    cancel: &CancelToken,
-    on_update: &mut (dyn FnMut(ToolOutput) + Send),
-    mut on_chunk: Option<&mut (dyn FnMut(&str) + Send)>,
-) -> Result<Collected, ToolError> {
+/// The shell, once the command can start: the working directory exists and the call was
+/// not cancelled yet.
+fn ready(ctx: &ToolContext, cancel: &CancelToken) -> Result<PathBuf, ToolError> {
     let shell = shell(ctx)?;
     if !ctx.cwd.exists() {
         return Err(ToolError(format!(
@@ -494,7 +487,20 @@ async fn collect(
     if cancel.is_cancelled() {
         return Err(ToolError::new("Command aborted"));
     }
+    Ok(shell)
+}
 
+/// A started command: the shell process, its process group, and the read end of the pipe
+/// its stdout and stderr share.
+struct Started {
+    child: tokio::process::Child,
+    group: Group,
+    output: tokio::net::unix::pipe::Receiver,
+}
+
+/// Starts `shell -c command` in the working directory, in a process group of its own, with
+/// the tool's environment and stdin closed.
+fn spawn(ctx: &ToolContext, shell: &Path, command: &str) -> Result<Started, ToolError> {
     // One pipe for both stdout and stderr keeps their output in the order it was written.
     let spawn_error = |e: std::io::Error| {
         ToolError(match io_code(&e) {
@@ -504,7 +510,7 @@ async fn collect(
     };
     let (reader, writer) = std::io::pipe().map_err(spawn_error)?;
     let writer2 = writer.try_clone().map_err(spawn_error)?;
-    let mut cmd = tokio::process::Command::new(&shell);
+    let mut cmd = tokio::process::Command::new(shell);
     cmd.arg("-c")
         .arg(command)
         .current_dir(&ctx.cwd)
@@ -521,12 +527,12 @@ async fn collect(
     let spawned = cmd.spawn();
     // The command holds our copies of the pipe's write end: close them.
     drop(cmd);
-    let mut child = spawned.map_err(spawn_error)?;
+    let child = spawned.map_err(spawn_error)?;
     let Some(pid) = child.id().and_then(|p| i32::try_from(p).ok()) else {
         return Err(ToolError::new("spawn failed: no process id"));
     };
-    let mut group = Group::new(pid);
-    let mut output = match tokio::net::unix::pipe::Receiver::from_file(File::from(
+    let group = Group::new(pid);
+    let output = match tokio::net::unix::pipe::Receiver::from_file(File::from(
         std::os::fd::OwnedFd::from(reader),
     )) {
         Ok(r) => r,
@@ -535,106 +541,207 @@ async fn collect(
             return Err(spawn_error(e));
         }
     };
+    Ok(Started {
+        child,
+        group,
+        output,
+    })
+}
 
-    let mut acc = Accumulator::new(&ctx.temp_dir);
-    let timeout_at = timeout
-        .filter(|t| *t > 0.0)
-        .and_then(|t| Duration::try_from_secs_f64(t).ok())
-        .map(|d| Instant::now() + d);
-    let mut open = true;
-    let mut status: Option<std::io::Result<ExitStatus>> = None;
-    let mut grace_until: Option<Instant> = None;
-    let mut timed_out = false;
-    let mut aborted = false;
-    let mut dirty = false;
-    let mut last_update: Option<Instant> = None;
-    let mut update_at: Option<Instant> = None;
-    let mut buf = vec![0u8; 64 * 1024];
-    let mut chunks = Utf8Decoder::new();
+/// The output as it arrives: kept in the accumulator, handed on decoded, and shown in
+/// snapshots at most every [`UPDATE_INTERVAL`].
+struct Progress<'u, 'c> {
+    acc: Accumulator,
+    on_update: &'u mut (dyn FnMut(ToolOutput) + Send),
+    on_chunk: Option<&'c mut (dyn FnMut(&str) + Send)>,
+    chunks: Utf8Decoder,
+    /// Output arrived since the last snapshot.
+    dirty: bool,
+    last_update: Option<Instant>,
+    /// When the next (throttled) snapshot is due.
+    update_at: Option<Instant>,
+}
 
-    let mut emit = |acc: &mut Accumulator, dirty: &mut bool, last: &mut Option<Instant>| {
-        if !*dirty {
+impl<'u, 'c> Progress<'u, 'c> {
+    fn new(
+        temp_dir: &Path,
+        on_update: &'u mut (dyn FnMut(ToolOutput) + Send),
+        on_chunk: Option<&'c mut (dyn FnMut(&str) + Send)>,
+    ) -> Progress<'u, 'c> {
+        Progress {
+            acc: Accumulator::new(temp_dir),
+            on_update,
+            on_chunk,
+            chunks: Utf8Decoder::new(),
+            dirty: false,
+            last_update: None,
+            update_at: None,
+        }
+    }
+
+    /// Takes in bytes read from the pipe.
+    fn take(&mut self, bytes: &[u8]) {
+        self.acc.append(bytes);
+        if let Some(f) = self.on_chunk.as_mut() {
+            let mut text = String::new();
+            self.chunks.decode(bytes, &mut text);
+            if !text.is_empty() {
+                f(&text);
+            }
+        }
+        self.dirty = true;
+    }
+
+    /// Sends a snapshot when output arrived since the last one.
+    fn emit(&mut self) {
+        if !self.dirty {
             return;
         }
-        *dirty = false;
-        *last = Some(Instant::now());
-        let s = acc.snapshot(true);
-        on_update(ToolOutput {
+        self.dirty = false;
+        self.last_update = Some(Instant::now());
+        let s = self.acc.snapshot(true);
+        (self.on_update)(ToolOutput {
             content: vec![Content::text(s.content.clone())],
             details: details_of(&s, true),
         });
-    };
+    }
 
+    /// Emits now if the last update is [`UPDATE_INTERVAL`] old, else schedules it for when
+    /// the interval is up.
+    fn throttle(&mut self) {
+        if self.dirty && self.update_at.is_none() {
+            match self.last_update {
+                Some(t) if t.elapsed() < UPDATE_INTERVAL => {
+                    self.update_at = Some(t + UPDATE_INTERVAL);
+                }
+                _ => self.emit(),
+            }
+        }
+    }
+
+    /// Ends the output: a last snapshot, the final one with the last line's length, and
+    /// the rest of the decoded text handed on.
+    fn finish(mut self) -> (Snapshot, usize) {
+        self.acc.finish();
+        self.emit();
+        let snapshot = self.acc.snapshot(true);
+        let last_line = self.acc.last_line_bytes();
+        let Progress {
+            acc,
+            mut on_chunk,
+            mut chunks,
+            ..
+        } = self;
+        drop(acc);
+        if let Some(f) = on_chunk.as_mut() {
+            let mut text = String::new();
+            chunks.finish(&mut text);
+            if !text.is_empty() {
+                f(&text);
+            }
+        }
+        (snapshot, last_line)
+    }
+}
+
+/// How the wait for a command ended.
+struct Ending {
+    status: Option<std::io::Result<ExitStatus>>,
+    timed_out: bool,
+    aborted: bool,
+}
+
+/// Reads the command's output until the command has exited and the pipe is closed (or
+/// [`EXIT_GRACE`] after it exited); a timeout or a cancel kills its process group.
+async fn pump(
+    started: &mut Started,
+    timeout_at: Option<Instant>,
+    cancel: &CancelToken,
+    progress: &mut Progress<'_, '_>,
+) -> Ending {
+    let Started {
+        child,
+        group,
+        output,
+    } = started;
+    let mut end = Ending {
+        status: None,
+        timed_out: false,
+        aborted: false,
+    };
+    let mut open = true;
+    let mut grace_until: Option<Instant> = None;
+    let mut buf = vec![0u8; 64 * 1024];
     loop {
-        if status.is_some() && !open {
+        if end.status.is_some() && !open {
             break;
         }
         tokio::select! {
             r = output.read(&mut buf), if open => match r {
                 Ok(0) | Err(_) => open = false,
-                Ok(n) => {
-                    acc.append(&buf[..n]);
-                    if let Some(f) = on_chunk.as_mut() {
-                        let mut text = String::new();
-                        chunks.decode(&buf[..n], &mut text);
-                        if !text.is_empty() {
-                            f(&text);
-                        }
-                    }
-                    dirty = true;
-                }
+                Ok(n) => progress.take(&buf[..n]),
             },
-            s = child.wait(), if status.is_none() => {
-                status = Some(s);
+            s = child.wait(), if end.status.is_none() => {
+                end.status = Some(s);
                 grace_until = Some(Instant::now() + EXIT_GRACE);
             },
             () = tokio::time::sleep_until(timeout_at.unwrap_or_else(far_future)),
-                if timeout_at.is_some() && !timed_out && status.is_none() => {
-                timed_out = true;
+                if timeout_at.is_some() && !end.timed_out && end.status.is_none() => {
+                end.timed_out = true;
                 group.kill();
             },
-            () = cancel.cancelled(), if !aborted && status.is_none() => {
-                aborted = true;
+            () = cancel.cancelled(), if !end.aborted && end.status.is_none() => {
+                end.aborted = true;
                 group.kill();
             },
-            () = tokio::time::sleep_until(update_at.unwrap_or_else(far_future)), if update_at.is_some() => {
-                update_at = None;
-                emit(&mut acc, &mut dirty, &mut last_update);
+            () = tokio::time::sleep_until(progress.update_at.unwrap_or_else(far_future)),
+                if progress.update_at.is_some() => {
+                progress.update_at = None;
+                progress.emit();
             },
             () = tokio::time::sleep_until(grace_until.unwrap_or_else(far_future)), if grace_until.is_some() => {
                 break;
             },
         }
-        // Throttle: emit now if the last update is 100 ms old, else once the 100 ms are up.
-        if dirty && update_at.is_none() {
-            match last_update {
-                Some(t) if t.elapsed() < UPDATE_INTERVAL => update_at = Some(t + UPDATE_INTERVAL),
-                _ => emit(&mut acc, &mut dirty, &mut last_update),
-            }
-        }
+        progress.throttle();
     }
+    end
+}
+
+/// Runs `command` (the prefix already on it) and collects its output; `on_chunk` sees the
+/// output as it arrives (decoded).
+async fn collect(
+    ctx: &ToolContext,
+    command: &str,
+    timeout: Option<f64>,
+    cancel: &CancelToken,
+    on_update: &mut (dyn FnMut(ToolOutput) + Send),
+    on_chunk: Option<&mut (dyn FnMut(&str) + Send)>,
+) -> Result<Collected, ToolError> {
+    let shell = ready(ctx, cancel)?;
+    let mut started = spawn(ctx, &shell, command)?;
+    let mut progress = Progress::new(&ctx.temp_dir, on_update, on_chunk);
+    let timeout_at = timeout
+        .filter(|t| *t > 0.0)
+        .and_then(|t| Duration::try_from_secs_f64(t).ok())
+        .map(|d| Instant::now() + d);
+    let end = pump(&mut started, timeout_at, cancel, &mut progress).await;
+    let Started {
+        child,
+        mut group,
+        output,
+    } = started;
     drop(output);
     group.armed = false;
     drop(group);
-
-    acc.finish();
-    emit(&mut acc, &mut dirty, &mut last_update);
-    let snapshot = acc.snapshot(true);
-    let last_line = acc.last_line_bytes();
-    drop(acc);
-    if let Some(f) = on_chunk.as_mut() {
-        let mut text = String::new();
-        chunks.finish(&mut text);
-        if !text.is_empty() {
-            f(&text);
-        }
-    }
+    let (snapshot, last_line) = progress.finish();
+    drop(child);
     Ok(Collected {
         snapshot,
         last_line,
-        status,
-        timed_out,
-        aborted,
+        status: end.status,
+        timed_out: end.timed_out,
+        aborted: end.aborted,
     })
 }
 

@@ -107,66 +107,14 @@ pub(crate) fn run(
         .filter(|c| *c > 0.0)
         .map_or(0, |c| js_int(c).max(0) as u64);
     let limit = args.limit.unwrap_or(DEFAULT_LIMIT as f64).max(1.0);
-
-    let matcher: RegexMatcher = RegexMatcherBuilder::new()
-        .case_insensitive(args.ignore_case.unwrap_or(false))
-        .fixed_strings(args.literal.unwrap_or(false))
-        .line_terminator(Some(b'\n'))
-        .build(&args.pattern)
-        .map_err(|e| ToolError(regex_error(&e)))?;
-
-    let mut hits: Vec<Hit> = Vec::new();
+    let matcher = matcher(args)?;
     let keep_text = context == 0;
-    if is_dir {
-        let mut walk = WalkBuilder::new(&search);
-        walk.hidden(false)
-            .add_custom_ignore_filename(".rgignore")
-            .sort_by_file_name(|a, b| a.cmp(b));
-        if let Some(glob) = args.glob.as_deref().filter(|g| !g.is_empty()) {
-            let mut ov = OverrideBuilder::new(&ctx.cwd);
-            ov.add(glob).map_err(|e| ToolError(format!("rg: {e}")))?;
-            let ov = ov.build().map_err(|e| ToolError(format!("rg: {e}")))?;
-            walk.overrides(ov);
-        }
-        let mut searcher = SearcherBuilder::new()
-            .line_number(true)
-            .heap_limit(Some(HEAP_LIMIT))
-            .binary_detection(BinaryDetection::quit(0))
-            .build();
-        for entry in walk.build() {
-            if cancel.is_cancelled() || hits.len() as f64 >= limit {
-                break;
-            }
-            // Unreadable directories and broken links are skipped.
-            let Ok(entry) = entry else { continue };
-            if !entry.file_type().is_some_and(|t| t.is_file()) {
-                continue;
-            }
-            let file = entry.path();
-            let sink = Collector {
-                file,
-                hits: &mut hits,
-                limit,
-                keep_text,
-                cancel,
-            };
-            let _ = searcher.search_path(&matcher, file, sink);
-        }
+    let hits = if is_dir {
+        let walk = walker(ctx, args, &search)?;
+        search_dir(walk, &matcher, limit, keep_text, cancel)
     } else {
-        let mut searcher = SearcherBuilder::new()
-            .line_number(true)
-            .heap_limit(Some(HEAP_LIMIT))
-            .binary_detection(BinaryDetection::none())
-            .build();
-        let sink = Collector {
-            file: &search,
-            hits: &mut hits,
-            limit,
-            keep_text,
-            cancel,
-        };
-        let _ = searcher.search_path(&matcher, &search, sink);
-    }
+        search_file(&search, &matcher, limit, keep_text, cancel)
+    };
     if cancel.is_cancelled() {
         return Err(ToolError::new("Operation aborted"));
     }
@@ -174,61 +122,15 @@ pub(crate) fn run(
         return Ok(ToolOutput::text("No matches found"));
     }
     let limit_reached = hits.len() as f64 >= limit;
-
-    let rel = |file: &Path| -> String {
-        if is_dir && let Ok(r) = file.strip_prefix(&search) {
-            let r = r.to_string_lossy();
-            if !r.is_empty() && !r.starts_with("..") {
-                return r.into_owned();
-            }
-        }
-        file.file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default()
+    let names = Names {
+        root: &search,
+        is_dir,
     };
-
-    let mut lines_truncated = false;
-    let mut out: Vec<String> = Vec::new();
-    if context == 0 {
-        for h in &hits {
-            let (text, cut) = h.text.clone().unwrap_or_default();
-            lines_truncated |= cut;
-            out.push(format!("{}:{}: {text}", rel(&h.file), h.line));
-        }
+    let (out, lines_truncated) = if context == 0 {
+        match_lines(&hits, &names)
     } else {
-        // Read each file once for the lines around its matches.
-        let mut wanted: BTreeMap<&Path, BTreeSet<u64>> = BTreeMap::new();
-        for h in &hits {
-            let set = wanted.entry(h.file.as_path()).or_default();
-            for n in h.line.saturating_sub(context).max(1)..=h.line + context {
-                set.insert(n);
-            }
-        }
-        let mut files: BTreeMap<&Path, Option<FileLines>> = BTreeMap::new();
-        for (file, set) in &wanted {
-            files.insert(file, read_lines(file, set).ok());
-        }
-        for h in &hits {
-            let name = rel(&h.file);
-            let Some(Some(fl)) = files.get(h.file.as_path()) else {
-                out.push(format!("{name}:{}: (unable to read file)", h.line));
-                continue;
-            };
-            let start = h.line.saturating_sub(context).max(1);
-            let end = (h.line + context).min(fl.count);
-            for n in start..=end {
-                let text = fl.lines.get(&n).map_or("", String::as_str);
-                let (text, cut) = truncate_line(text, GREP_MAX_LINE_LENGTH);
-                lines_truncated |= cut;
-                if n == h.line {
-                    out.push(format!("{name}:{n}: {text}"));
-                } else {
-                    out.push(format!("{name}-{n}- {text}"));
-                }
-            }
-        }
-    }
-
+        context_lines(&hits, context, &names)
+    };
     let extra = if lines_truncated {
         vec![(
             format!(
@@ -245,6 +147,166 @@ pub(crate) fn run(
         limit_reached.then_some(("matches", ", or refine pattern", "matchLimitReached", limit)),
         extra,
     ))
+}
+
+/// The matcher for the pattern and its options.
+fn matcher(args: &GrepArgs) -> Result<RegexMatcher, ToolError> {
+    RegexMatcherBuilder::new()
+        .case_insensitive(args.ignore_case.unwrap_or(false))
+        .fixed_strings(args.literal.unwrap_or(false))
+        .line_terminator(Some(b'\n'))
+        .build(&args.pattern)
+        .map_err(|e| ToolError(regex_error(&e)))
+}
+
+/// The walk over a directory: hidden files in, ignore files respected, in name order,
+/// filtered by the `glob` (relative to the working directory).
+fn walker(ctx: &ToolContext, args: &GrepArgs, root: &Path) -> Result<WalkBuilder, ToolError> {
+    let mut walk = WalkBuilder::new(root);
+    walk.hidden(false)
+        .add_custom_ignore_filename(".rgignore")
+        .sort_by_file_name(|a, b| a.cmp(b));
+    if let Some(glob) = args.glob.as_deref().filter(|g| !g.is_empty()) {
+        let mut ov = OverrideBuilder::new(&ctx.cwd);
+        ov.add(glob).map_err(|e| ToolError(format!("rg: {e}")))?;
+        let ov = ov.build().map_err(|e| ToolError(format!("rg: {e}")))?;
+        walk.overrides(ov);
+    }
+    Ok(walk)
+}
+
+/// A line-numbering searcher that gives up on lines over [`HEAP_LIMIT`].
+fn searcher(binary: BinaryDetection) -> Searcher {
+    SearcherBuilder::new()
+        .line_number(true)
+        .heap_limit(Some(HEAP_LIMIT))
+        .binary_detection(binary)
+        .build()
+}
+
+/// The matches in the files of a walk (binary files skipped), up to `limit`.
+fn search_dir(
+    walk: WalkBuilder,
+    matcher: &RegexMatcher,
+    limit: f64,
+    keep_text: bool,
+    cancel: &CancelToken,
+) -> Vec<Hit> {
+    let mut hits = Vec::new();
+    let mut searcher = searcher(BinaryDetection::quit(0));
+    for entry in walk.build() {
+        if cancel.is_cancelled() || hits.len() as f64 >= limit {
+            break;
+        }
+        // Unreadable directories and broken links are skipped.
+        let Ok(entry) = entry else { continue };
+        if !entry.file_type().is_some_and(|t| t.is_file()) {
+            continue;
+        }
+        let file = entry.path();
+        let sink = Collector {
+            file,
+            hits: &mut hits,
+            limit,
+            keep_text,
+            cancel,
+        };
+        let _ = searcher.search_path(matcher, file, sink);
+    }
+    hits
+}
+
+/// The matches in one file named directly (searched even when binary), up to `limit`.
+fn search_file(
+    file: &Path,
+    matcher: &RegexMatcher,
+    limit: f64,
+    keep_text: bool,
+    cancel: &CancelToken,
+) -> Vec<Hit> {
+    let mut hits = Vec::new();
+    let sink = Collector {
+        file,
+        hits: &mut hits,
+        limit,
+        keep_text,
+        cancel,
+    };
+    let _ = searcher(BinaryDetection::none()).search_path(matcher, file, sink);
+    hits
+}
+
+/// How files are named in the output: relative to the searched directory, else by their
+/// file name.
+struct Names<'a> {
+    root: &'a Path,
+    is_dir: bool,
+}
+
+impl Names<'_> {
+    fn of(&self, file: &Path) -> String {
+        if self.is_dir
+            && let Ok(r) = file.strip_prefix(self.root)
+        {
+            let r = r.to_string_lossy();
+            if !r.is_empty() && !r.starts_with("..") {
+                return r.into_owned();
+            }
+        }
+        file.file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    }
+}
+
+/// The output without context: one line a match. Also whether a line was cut.
+fn match_lines(hits: &[Hit], names: &Names<'_>) -> (Vec<String>, bool) {
+    let mut lines_truncated = false;
+    let mut out = Vec::new();
+    for h in hits {
+        let (text, cut) = h.text.clone().unwrap_or_default();
+        lines_truncated |= cut;
+        out.push(format!("{}:{}: {text}", names.of(&h.file), h.line));
+    }
+    (out, lines_truncated)
+}
+
+/// The output with `context` lines around each match (each file read once). Also whether
+/// a line was cut.
+fn context_lines(hits: &[Hit], context: u64, names: &Names<'_>) -> (Vec<String>, bool) {
+    let mut wanted: BTreeMap<&Path, BTreeSet<u64>> = BTreeMap::new();
+    for h in hits {
+        let set = wanted.entry(h.file.as_path()).or_default();
+        for n in h.line.saturating_sub(context).max(1)..=h.line + context {
+            set.insert(n);
+        }
+    }
+    let mut files: BTreeMap<&Path, Option<FileLines>> = BTreeMap::new();
+    for (file, set) in &wanted {
+        files.insert(file, read_lines(file, set).ok());
+    }
+    let mut lines_truncated = false;
+    let mut out = Vec::new();
+    for h in hits {
+        let name = names.of(&h.file);
+        let Some(Some(fl)) = files.get(h.file.as_path()) else {
+            out.push(format!("{name}:{}: (unable to read file)", h.line));
+            continue;
+        };
+        let start = h.line.saturating_sub(context).max(1);
+        let end = (h.line + context).min(fl.count);
+        for n in start..=end {
+            let text = fl.lines.get(&n).map_or("", String::as_str);
+            let (text, cut) = truncate_line(text, GREP_MAX_LINE_LENGTH);
+            lines_truncated |= cut;
+            if n == h.line {
+                out.push(format!("{name}:{n}: {text}"));
+            } else {
+                out.push(format!("{name}-{n}- {text}"));
+            }
+        }
+    }
+    (out, lines_truncated)
 }
 
 /// The wanted lines of a file (numbered from 1, line breaks `\r\n`, `\r` or `\n` as upstream

@@ -124,9 +124,22 @@ struct Scan {
     decoder: Utf8Decoder,
 }
 
+/// The lines asked for: from `start` (0-based) up to `end` (exclusive), or to the end.
+#[derive(Clone, Copy)]
+struct Selection {
+    start: i64,
+    end: Option<i64>,
+}
+
+impl Selection {
+    fn contains(self, i: i64) -> bool {
+        i >= self.start && self.end.is_none_or(|e| i < e)
+    }
+}
+
 fn read_text(
     args: &ReadArgs,
-    mut file: File,
+    file: File,
     head: Vec<u8>,
     cancel: &CancelToken,
 ) -> Result<ToolOutput, ToolError> {
@@ -134,8 +147,30 @@ fn read_text(
     let offset = args.offset.filter(|o| *o != 0.0 && !o.is_nan());
     let start: i64 = offset.map_or(0, |o| (js_int(o) - 1).max(0));
     let end: Option<i64> = args.limit.map(|l| start.saturating_add(js_int(l)));
-    let selected = |i: i64| i >= start && end.is_none_or(|e| i < e);
+    let sel = Selection { start, end };
+    let s = scan(file, head, cancel, sel, limits)?;
+    let total = s.total_lines;
+    if start >= total {
+        let shown = offset.map_or_else(|| "undefined".to_owned(), js::number);
+        return Err(ToolError(format!(
+            "Offset {shown} is beyond end of file ({total} lines total)"
+        )));
+    }
+    if s.sel_lines <= limits.max_lines && s.sel_bytes <= limits.max_bytes {
+        return Ok(ToolOutput::text(whole(s.kept, sel, total)));
+    }
+    Ok(truncated(args, s, start, limits))
+}
 
+/// Streams the file (its first bytes, `head`, already read) through a [`Scan`] of the
+/// selected lines.
+fn scan(
+    mut file: File,
+    head: Vec<u8>,
+    cancel: &CancelToken,
+    sel: Selection,
+    limits: Limits,
+) -> Result<Scan, ToolError> {
     let mut s = Scan {
         total_lines: 0,
         sel_lines: 0,
@@ -159,13 +194,13 @@ fn read_text(
                 Some(i) => (&rest[..i], Some(i + 1)),
                 None => (rest, None),
             };
-            if selected(s.total_lines) {
+            if sel.contains(s.total_lines) {
                 feed(&mut s, piece, limits);
             }
             match done {
                 Some(n) => {
-                    let sel = selected(s.total_lines);
-                    end_line(&mut s, sel, limits);
+                    let was = sel.contains(s.total_lines);
+                    end_line(&mut s, was, limits);
                     rest = &rest[n..];
                 }
                 None => rest = &[],
@@ -183,32 +218,32 @@ fn read_text(
         chunk.clear();
         chunk.extend_from_slice(&buf[..n]);
     }
-    let sel = selected(s.total_lines);
-    end_line(&mut s, sel, limits);
+    let was = sel.contains(s.total_lines);
+    end_line(&mut s, was, limits);
+    Ok(s)
+}
 
+/// The text of a selection that fits the limits, with a notice where a `limit` stopped it
+/// before the end of the file.
+fn whole(mut text: String, sel: Selection, total: i64) -> String {
+    let start = sel.start;
+    if let Some(n) = sel.end.map(|e| e.min(total) - start)
+        && start + n < total
+    {
+        let remaining = total - (start + n);
+        let next = start + n + 1;
+        text.push_str(&format!(
+            "\n\n[{remaining} more lines in file. Use offset={next} to continue.]"
+        ));
+    }
+    text
+}
+
+/// The output for a selection over the limits: the lines kept and a notice saying where to
+/// continue, or only a notice when the first line alone is over the byte limit.
+fn truncated(args: &ReadArgs, s: Scan, start: i64, limits: Limits) -> ToolOutput {
     let total = s.total_lines;
-    if start >= total {
-        let shown = offset.map_or_else(|| "undefined".to_owned(), js::number);
-        return Err(ToolError(format!(
-            "Offset {shown} is beyond end of file ({total} lines total)"
-        )));
-    }
-    let user_limited = end.map(|e| e.min(total) - start);
-    let fits = s.sel_lines <= limits.max_lines && s.sel_bytes <= limits.max_bytes;
     let start_display = start + 1;
-    if fits {
-        let mut text = s.kept;
-        if let Some(n) = user_limited
-            && start + n < total
-        {
-            let remaining = total - (start + n);
-            let next = start + n + 1;
-            text.push_str(&format!(
-                "\n\n[{remaining} more lines in file. Use offset={next} to continue.]"
-            ));
-        }
-        return Ok(ToolOutput::text(text));
-    }
     let first_exceeds = s.first_len > limits.max_bytes;
     let (content, output_lines, by) = if first_exceeds {
         (String::new(), 0, TruncatedBy::Bytes)
@@ -254,10 +289,10 @@ fn read_text(
         };
         format!("{}\n\n{notice}", truncation.content)
     };
-    Ok(ToolOutput {
+    ToolOutput {
         content: vec![Content::text(text)],
         details: Some(json!({ "truncation": truncation.to_json() })),
-    })
+    }
 }
 
 /// Adds a piece of the current (selected) line.

@@ -118,6 +118,21 @@ impl Obj {
         self.raw(key, &v)
     }
 
+    /// [`Obj::str`] when there is a value, else nothing.
+    fn opt_str(self, key: &str, value: Option<&str>) -> Obj {
+        match value {
+            Some(v) => self.str(key, v),
+            None => self,
+        }
+    }
+
+    /// The tool call's id, the tool's name and the arguments (of the start and update events).
+    fn tool_call(self, id: &str, name: &str, args: &Json) -> Obj {
+        self.str("toolCallId", id)
+            .str("toolName", name)
+            .raw("args", &js::stringify(args))
+    }
+
     fn num(self, key: &str, n: impl Into<f64>) -> Obj {
         self.raw(key, js::number(n.into()).as_bytes())
     }
@@ -130,6 +145,17 @@ impl Obj {
         self.0.push(b'}');
         self.0
     }
+}
+
+/// The `result` of a `compaction_end` event: the summary first, without a `type`.
+fn compaction_result(r: &CompactionResult) -> Vec<u8> {
+    let mut v = Obj(b"{".to_vec());
+    v.0.extend_from_slice(b"\"summary\":");
+    pi_base::json::write_str(&mut v.0, &r.summary);
+    v.str("firstKeptEntryId", &r.first_kept_entry_id)
+        .num("tokensBefore", r.tokens_before)
+        .raw("details", &js::stringify(&r.details))
+        .done()
 }
 
 fn list(ms: &[Message]) -> Vec<u8> {
@@ -243,20 +269,14 @@ impl Event<'_> {
                 let e = stream_event(event, partial, &p)?;
                 o.raw("assistantMessageEvent", &e).raw("message", &p).done()
             }
-            Event::ToolExecutionStart { id, name, args } => o
-                .str("toolCallId", id)
-                .str("toolName", name)
-                .raw("args", &js::stringify(args))
-                .done(),
+            Event::ToolExecutionStart { id, name, args } => o.tool_call(id, name, args).done(),
             Event::ToolExecutionUpdate {
                 id,
                 name,
                 args,
                 partial,
             } => o
-                .str("toolCallId", id)
-                .str("toolName", name)
-                .raw("args", &js::stringify(args))
+                .tool_call(id, name, args)
                 .raw("partialResult", &js::stringify(&partial.to_json()))
                 .done(),
             Event::ToolExecutionEnd {
@@ -280,21 +300,12 @@ impl Event<'_> {
             } => {
                 let mut o = o.str("reason", reason.as_str());
                 if let Some(r) = result {
-                    let mut v = Obj(b"{".to_vec());
-                    v.0.extend_from_slice(b"\"summary\":");
-                    pi_base::json::write_str(&mut v.0, &r.summary);
-                    let v = v
-                        .str("firstKeptEntryId", &r.first_kept_entry_id)
-                        .num("tokensBefore", r.tokens_before)
-                        .raw("details", &js::stringify(&r.details))
-                        .done();
-                    o = o.raw("result", &v);
+                    o = o.raw("result", &compaction_result(r));
                 }
-                o = o.bool("aborted", *aborted).bool("willRetry", *will_retry);
-                if let Some(e) = error_message {
-                    o = o.str("errorMessage", e);
-                }
-                o.done()
+                o.bool("aborted", *aborted)
+                    .bool("willRetry", *will_retry)
+                    .opt_str("errorMessage", *error_message)
+                    .done()
             }
             Event::AutoRetryStart {
                 attempt,
@@ -311,13 +322,11 @@ impl Event<'_> {
                 success,
                 attempt,
                 final_error,
-            } => {
-                let mut o = o.bool("success", *success).num("attempt", *attempt);
-                if let Some(e) = final_error {
-                    o = o.str("finalError", e);
-                }
-                o.done()
-            }
+            } => o
+                .bool("success", *success)
+                .num("attempt", *attempt)
+                .opt_str("finalError", *final_error)
+                .done(),
             Event::ExtensionError { hook, event, error } => o
                 .str("extensionPath", hook)
                 .str("event", event)

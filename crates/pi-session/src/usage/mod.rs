@@ -536,77 +536,83 @@ enum Group {
 /// Groups the facts of `files` (already deduplicated) into rows, newest first (models and
 /// projects: most expensive first).
 pub fn report(files: &[FileUsage], by: By, tz: &TimeZone, range: &Range) -> Vec<Row> {
-    let mut rows: Vec<Row> = Vec::new();
-    let mut by_key: HashMap<String, usize> = HashMap::new();
-    let mut by_group: HashMap<Group, usize, std::hash::BuildHasherDefault<Quick>> =
-        HashMap::default();
-    // The last fact's row and breakdown slot: most facts share them with the one before.
-    let mut last_row: Option<(Group, usize)>;
-    let mut days = Days::new(tz);
+    let mut report = Report {
+        by,
+        tz,
+        range,
+        rows: Vec::new(),
+        by_key: HashMap::new(),
+        by_group: HashMap::default(),
+        days: Days::new(tz),
+    };
     for (fi, f) in files.iter().enumerate() {
+        report.add_file(fi, f);
+    }
+    let mut rows = report.rows;
+    rows.retain(|r| !r.key.is_empty());
+    match by {
+        By::Session => rows.sort_by(|a, b| last_day(b).cmp(last_day(a))),
+        By::Model | By::Project => rows.sort_by(|a, b| b.tokens.cost.total_cmp(&a.tokens.cost)),
+        _ => rows.sort_by(|a, b| b.key.cmp(&a.key)),
+    }
+    rows
+}
+
+/// A map with [`Quick`] hashing.
+type QuickMap<K> = HashMap<K, usize, std::hash::BuildHasherDefault<Quick>>;
+
+/// A report while its rows are gathered, file by file.
+struct Report<'a> {
+    by: By,
+    tz: &'a TimeZone,
+    range: &'a Range,
+    rows: Vec<Row>,
+    /// The row of each key.
+    by_key: HashMap<String, usize>,
+    /// The row of each group (groups of a file, and of its models, only while it is added).
+    by_group: QuickMap<Group>,
+    days: Days<'a>,
+}
+
+impl Report<'_> {
+    /// Adds the facts of the file `f` (the `fi`th) to their rows.
+    fn add_file(&mut self, fi: usize, f: &FileUsage) {
         let keys: Vec<String> = f.models.iter().map(Model::key).collect();
         // Per model of the file: the row's breakdown slot, found once per row.
-        let mut slots: HashMap<(usize, u32), usize, std::hash::BuildHasherDefault<Quick>> =
-            HashMap::default();
+        let mut slots: QuickMap<(usize, u32)> = HashMap::default();
+        // The last fact's row and breakdown slot: most facts share them with the one before.
         let mut last_slot: Option<((usize, u32), usize)> = None;
-        last_row = None;
+        let mut last_row: Option<(Group, usize)> = None;
         let mut last: Option<&Fact> = None;
         for x in &f.facts {
-            let day = days.of(x.ms);
-            if by == By::Session {
+            let day = self.days.of(x.ms);
+            if self.by == By::Session {
                 if last.is_none_or(|l| x.timestamp.as_bytes() > l.timestamp.as_bytes()) {
                     last = Some(x);
                 }
-            } else if !range.admits(x.ms, day, tz) {
+            } else if !self.range.admits(x.ms, day, self.tz) {
                 continue;
             }
-            let group = match by {
+            let group = match self.by {
                 By::Daily => day.map_or(Group::None, Group::Day),
                 By::Weekly => day.map_or(Group::None, |d| Group::Day(dates::week_start(d))),
                 By::Monthly => day.map_or(Group::None, |d| Group::Day(dates::month_start(d))),
                 By::Session | By::Project => Group::File(fi),
                 By::Model => Group::Model(fi, x.model),
             };
-            let i = match (last_row, by_group.get(&group)) {
+            let i = match (last_row, self.by_group.get(&group)) {
                 (Some((g, i)), _) if g == group => i,
                 (_, Some(&i)) => i,
-                (_, None) => {
-                    let key = match (by, group) {
-                        (By::Daily | By::Weekly, Group::Day(d)) => d.to_string(),
-                        (By::Monthly, Group::Day(d)) => d.to_string().chars().take(7).collect(),
-                        (By::Session, _) => f.path.to_string_lossy().into_owned(),
-                        (By::Model, _) => keys.get(x.model as usize).cloned().unwrap_or_default(),
-                        (By::Project, _) => f.cwd.clone(),
-                        _ => String::new(),
-                    };
-                    let i = *by_key.entry(key.clone()).or_insert_with(|| {
-                        rows.push(Row {
-                            key,
-                            session: None,
-                            tokens: Tokens::default(),
-                            models: Vec::new(),
-                        });
-                        rows.len() - 1
-                    });
-                    by_group.insert(group, i);
-                    i
-                }
+                (_, None) => self.row_of(group, f, &keys, x.model),
             };
             last_row = Some((group, i));
-            let row = &mut rows[i];
+            let row = &mut self.rows[i];
             row.tokens.add(&x.tokens);
             let slot = match (last_slot, slots.get(&(i, x.model))) {
                 (Some((s, k)), _) if s == (i, x.model) => k,
                 (_, Some(&k)) => k,
                 (_, None) => {
-                    let m = keys.get(x.model as usize).cloned().unwrap_or_default();
-                    let k = match row.models.iter().position(|(k, _)| *k == m) {
-                        Some(k) => k,
-                        None => {
-                            row.models.push((m, Tokens::default()));
-                            row.models.len() - 1
-                        }
-                    };
+                    let k = model_slot(row, model_key(&keys, x.model));
                     slots.insert((i, x.model), k);
                     k
                 }
@@ -615,29 +621,71 @@ pub fn report(files: &[FileUsage], by: By, tz: &TimeZone, range: &Range) -> Vec<
             row.models[slot].1.add(&x.tokens);
         }
         // Groups of files (and of a file's models) are not shared with the next file.
-        by_group.retain(|g, _| matches!(g, Group::Day(_)));
-        let path_key = f.path.to_string_lossy();
-        if by == By::Session
-            && let (Some(l), Some(&i)) = (last, by_key.get(path_key.as_ref()))
+        self.by_group.retain(|g, _| matches!(g, Group::Day(_)));
+        if self.by == By::Session
+            && let Some(l) = last
         {
-            let day = days.of(l.ms);
-            if !range.admits(l.ms, day, tz) {
-                by_key.remove(path_key.as_ref());
-                rows[i].key.clear();
-                continue;
-            }
-            let day = day.map_or_else(String::new, |d| d.to_string());
-            rows[i].session = Some((f.path.clone(), f.cwd.clone(), day));
-            rows[i].key = f.session.clone();
+            self.end_session(f, l);
         }
     }
-    rows.retain(|r| !r.key.is_empty());
-    match by {
-        By::Session => rows.sort_by(|a, b| last_day(b).cmp(last_day(a))),
-        By::Model | By::Project => rows.sort_by(|a, b| b.tokens.cost.total_cmp(&a.tokens.cost)),
-        _ => rows.sort_by(|a, b| b.key.cmp(&a.key)),
+
+    /// The row of a group not seen yet: the row of its key, made when new.
+    fn row_of(&mut self, group: Group, f: &FileUsage, keys: &[String], model: u32) -> usize {
+        let key = match (self.by, group) {
+            (By::Daily | By::Weekly, Group::Day(d)) => d.to_string(),
+            (By::Monthly, Group::Day(d)) => d.to_string().chars().take(7).collect(),
+            (By::Session, _) => f.path.to_string_lossy().into_owned(),
+            (By::Model, _) => model_key(keys, model),
+            (By::Project, _) => f.cwd.clone(),
+            _ => String::new(),
+        };
+        let rows = &mut self.rows;
+        let i = *self.by_key.entry(key.clone()).or_insert_with(|| {
+            rows.push(Row {
+                key,
+                session: None,
+                tokens: Tokens::default(),
+                models: Vec::new(),
+            });
+            rows.len() - 1
+        });
+        self.by_group.insert(group, i);
+        i
     }
-    rows
+
+    /// Completes the row of a session file whose last message is `l`: keyed by the session
+    /// id, with its file, cwd and day; dropped when that message is out of the range.
+    fn end_session(&mut self, f: &FileUsage, l: &Fact) {
+        let path_key = f.path.to_string_lossy();
+        let Some(&i) = self.by_key.get(path_key.as_ref()) else {
+            return;
+        };
+        let day = self.days.of(l.ms);
+        if !self.range.admits(l.ms, day, self.tz) {
+            self.by_key.remove(path_key.as_ref());
+            self.rows[i].key.clear();
+            return;
+        }
+        let day = day.map_or_else(String::new, |d| d.to_string());
+        self.rows[i].session = Some((f.path.clone(), f.cwd.clone(), day));
+        self.rows[i].key = f.session.clone();
+    }
+}
+
+/// The provider/model key of a file's model `model`.
+fn model_key(keys: &[String], model: u32) -> String {
+    keys.get(model as usize).cloned().unwrap_or_default()
+}
+
+/// Where the row's breakdown keeps the model `m` (added when new).
+fn model_slot(row: &mut Row, m: String) -> usize {
+    match row.models.iter().position(|(k, _)| *k == m) {
+        Some(k) => k,
+        None => {
+            row.models.push((m, Tokens::default()));
+            row.models.len() - 1
+        }
+    }
 }
 
 fn last_day(r: &Row) -> &str {
