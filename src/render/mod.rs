@@ -638,44 +638,9 @@ pub fn item_of(
     Some(item)
 }
 
-/// Runs `f` over `items` on up to `threads` threads, keeping the order.
-pub fn par_map<T: Send, R: Send>(
-    mut items: Vec<T>,
-    threads: usize,
-    f: impl Fn(T) -> R + Sync,
-) -> Vec<R> {
-    let threads = threads.clamp(1, 8);
-    if threads == 1 || items.len() < 2 {
-        return items.into_iter().map(f).collect();
-    }
-    let per = items.len().div_ceil(threads);
-    let mut chunks = Vec::new();
-    while items.len() > per {
-        let rest = items.split_off(per);
-        chunks.push(items);
-        items = rest;
-    }
-    chunks.push(items);
-    let f = &f;
-    std::thread::scope(|sc| {
-        let handles: Vec<_> = chunks
-            .into_iter()
-            .map(|c| sc.spawn(move || c.into_iter().map(f).collect::<Vec<R>>()))
-            .collect();
-        let mut out = Vec::new();
-        for h in handles {
-            match h.join() {
-                Ok(part) => out.extend(part),
-                Err(p) => std::panic::resume_unwind(p),
-            }
-        }
-        out
-    })
-}
-
 /// Threads for rendering: the machine's, at most 4.
 pub fn threads() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get().min(4))
+    pi_base::par::threads_at_most(4)
 }
 
 /// The header facts of a session (name, directory, creation time).

@@ -283,7 +283,7 @@ pub fn redact_lines(lines: &mut Vec<Vec<u8>>, r: &mut Redactor) -> Vec<u8> {
         rest = tail;
     }
     parts.push(rest);
-    let done = super::par_map(parts, threads, |part| {
+    let done = pi_base::par::map(parts, threads, |part| {
         let mut red = r.fresh();
         let mut out = Vec::new();
         for line in part {

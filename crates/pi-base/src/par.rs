@@ -1,5 +1,7 @@
 //! Work spread over threads with results delivered in input order: the many-files commands
-//! (`pi session search`, `pi usage`) read files in parallel and still print a stable order.
+//! (`pi session search`, `pi usage`) read files in parallel and still print a stable order,
+//! listings summarize files, `pi session append` parses a large input in parts, `fork`
+//! copies, and exports render, all through these two functions.
 
 use std::collections::BTreeMap;
 use std::ops::ControlFlow;
@@ -60,14 +62,67 @@ pub fn ordered<R: Send>(
     });
 }
 
+/// Runs `f` over `items` on up to `threads` threads, `items` cut into one run per thread,
+/// and returns the results in the order of `items`. For work of about equal cost per item;
+/// [`ordered`] hands out items one by one instead.
+pub fn map<T: Send, R: Send>(
+    mut items: Vec<T>,
+    threads: usize,
+    f: impl Fn(T) -> R + Sync,
+) -> Vec<R> {
+    let threads = threads.clamp(1, items.len().max(1));
+    if threads == 1 {
+        return items.into_iter().map(f).collect();
+    }
+    let per = items.len().div_ceil(threads);
+    let mut runs = Vec::with_capacity(threads);
+    while items.len() > per {
+        let rest = items.split_off(per);
+        runs.push(items);
+        items = rest;
+    }
+    runs.push(items);
+    let f = &f;
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = runs
+            .into_iter()
+            .map(|run| scope.spawn(move || run.into_iter().map(f).collect::<Vec<R>>()))
+            .collect();
+        let mut out = Vec::new();
+        for h in handles {
+            match h.join() {
+                Ok(part) => out.extend(part),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
+        out
+    })
+}
+
 /// The number of threads for reading many files.
 pub fn threads() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get().min(16))
+    threads_at_most(16)
+}
+
+/// The machine's threads, at most `max`.
+pub fn threads_at_most(max: usize) -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get().min(max))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn map_keeps_the_order_of_items() {
+        for threads in [1, 2, 3, 8] {
+            for n in [0, 1, 2, 7, 100] {
+                let got = map((0..n).collect(), threads, |i: u32| i * 3);
+                let want: Vec<u32> = (0..n).map(|i| i * 3).collect();
+                assert_eq!(got, want, "{n} items on {threads} threads");
+            }
+        }
+    }
 
     #[test]
     fn results_come_in_order_and_stop_on_break() {

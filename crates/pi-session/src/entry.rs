@@ -593,28 +593,18 @@ pub fn parse_input(text: &[u8], source: &str, now_ms: i64) -> Result<Vec<InputRe
     if bounds.len() <= 2 {
         return run(json::skip_ws(text, 0), text.len()).map(|(records, _)| records);
     }
-    let results: Vec<Option<Parsed>> = std::thread::scope(|scope| {
-        let run = &run;
-        let others: Vec<_> = bounds[1..]
-            .windows(2)
-            .map(|w| {
-                let (from, limit) = (w[0], w[1]);
-                scope.spawn(move || run(from, limit))
-            })
-            .collect();
-        let first = run(bounds[0], bounds[1]);
-        std::iter::once(Some(first))
-            .chain(others.into_iter().map(|h| h.join().ok()))
-            .collect()
-    });
+    let ranges: Vec<(usize, usize)> = bounds.windows(2).map(|w| (w[0], w[1])).collect();
+    let threads = ranges.len();
+    let results = pi_base::par::map(ranges, threads, |(from, limit)| run(from, limit));
     let mut out = Vec::new();
     let mut expected = bounds[0];
     for (k, result) in results.into_iter().enumerate() {
         let (from, limit) = (bounds[k], bounds[k + 1]);
-        let result = match result {
-            Some(r) if from == expected => r,
-            // The part before ended past this one's start (or its thread is gone).
-            _ => run(expected, limit.max(expected)),
+        let result = if from == expected {
+            result
+        } else {
+            // The part before ended past this one's start.
+            run(expected, limit.max(expected))
         };
         let (records, next) = result?;
         out.extend(records);
@@ -631,7 +621,7 @@ type Parsed = Result<(Vec<InputRecord>, usize), InputError>;
 fn parts(text: &[u8]) -> Vec<usize> {
     const SMALLEST: usize = 4 << 20;
     let start = json::skip_ws(text, 0);
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+    let threads = pi_base::par::threads_at_most(8);
     let mut bounds = vec![start];
     if threads > 1 && text.len() >= SMALLEST {
         for k in 1..threads {

@@ -219,14 +219,14 @@ fn copy_runs(
     let base = dst.stream_position()?;
     let runs = s.byte_runs(order);
     let (pieces, end) = plan(&runs, base, SMALL, PART);
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
+    let threads = pi_base::par::threads_at_most(4);
     copy_pieces(s.file(), &runs, &pieces, dst, threads)?;
     dst.seek(SeekFrom::Start(end))?;
     Ok(())
 }
 
 /// Copies `pieces` of `runs` of `src` to `dst` on up to `threads` threads; the first error
-/// stops the others.
+/// (in the order of the pieces) stops the others.
 fn copy_pieces(
     src: &File,
     runs: &[(u64, u64)],
@@ -234,39 +234,20 @@ fn copy_pieces(
     dst: &File,
     threads: usize,
 ) -> std::io::Result<()> {
-    use std::sync::Mutex;
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    let next = AtomicUsize::new(0);
-    let failed: Mutex<Option<std::io::Error>> = Mutex::new(None);
-    let work = || {
-        let mut buf = Vec::new();
-        loop {
-            let i = next.fetch_add(1, Ordering::Relaxed);
-            let Some(p) = pieces.get(i) else { break };
-            if let Err(e) = copy_piece(src, runs, p, dst, &mut buf) {
-                next.store(pieces.len(), Ordering::Relaxed);
-                if let Ok(mut f) = failed.lock() {
-                    f.get_or_insert(e);
-                }
-                break;
+    let mut failed = None;
+    pi_base::par::ordered(
+        pieces.len(),
+        threads,
+        |i, _| copy_piece(src, runs, &pieces[i], dst, &mut Vec::new()),
+        |_, done| match done {
+            Ok(()) => std::ops::ControlFlow::Continue(()),
+            Err(e) => {
+                failed = Some(e);
+                std::ops::ControlFlow::Break(())
             }
-        }
-    };
-    let threads = threads.clamp(1, pieces.len().max(1));
-    if threads == 1 {
-        work();
-    } else {
-        std::thread::scope(|sc| {
-            for _ in 0..threads {
-                sc.spawn(work);
-            }
-        });
-    }
-    match failed.into_inner() {
-        Ok(None) => Ok(()),
-        Ok(Some(e)) => Err(e),
-        Err(_) => Err(std::io::Error::other("a copying thread failed")),
-    }
+        },
+    );
+    failed.map_or(Ok(()), Err)
 }
 
 /// Writes one piece at its offset and starts its writing to disk.

@@ -77,10 +77,7 @@ where
     N: Fn(u32) -> bool + Sync,
 {
     let batches = order.len().div_ceil(BATCH);
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .clamp(1, 8)
-        .min(batches.max(1));
+    let threads = pi_base::par::threads_at_most(8).clamp(1, batches.max(1));
     std::thread::scope(|scope| {
         let mut workers = Vec::with_capacity(threads);
         for w in 0..threads {

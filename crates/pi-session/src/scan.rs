@@ -888,10 +888,7 @@ pub(crate) fn scan_file<V: Visit>(file: &File, len: u64, visitor: V) -> io::Resu
     let header = acc.header.clone();
     let body = len - body_start;
     let threads = if body >= PARALLEL_MIN {
-        std::thread::available_parallelism()
-            .map_or(1, |n| n.get())
-            .clamp(1, 8)
-            .min((body / (PARALLEL_MIN / 2)) as usize)
+        pi_base::par::threads_at_most(8).min((body / (PARALLEL_MIN / 2)) as usize)
     } else {
         1
     };
@@ -913,24 +910,14 @@ pub(crate) fn scan_file<V: Visit>(file: &File, len: u64, visitor: V) -> io::Resu
         acc.append(part);
         return Ok((acc, nl));
     }
-    let parts: Vec<io::Result<(Acc<V>, bool)>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = ranges
-            .iter()
-            .map(|&(s, e)| {
-                let mut part = Acc::new(header.clone(), false, acc.visitor.split());
-                scope.spawn(move || {
-                    let nl = for_each_line_into(file, s, e, &mut part)?;
-                    Ok((part, nl))
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err(io::Error::other("scan thread failed")))
-            })
-            .collect()
+    let jobs: Vec<_> = ranges
+        .iter()
+        .map(|&(s, e)| (s, e, Acc::new(header.clone(), false, acc.visitor.split())))
+        .collect();
+    let threads = jobs.len();
+    let parts = pi_base::par::map(jobs, threads, |(s, e, mut part)| {
+        let nl = for_each_line_into(file, s, e, &mut part)?;
+        Ok::<_, io::Error>((part, nl))
     });
     let mut nl = true;
     for p in parts {

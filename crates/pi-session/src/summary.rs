@@ -34,9 +34,9 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fs::File;
 use std::io;
+use std::ops::ControlFlow;
 use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use serde::{Deserialize, Serialize};
@@ -808,39 +808,16 @@ impl Cache {
         for i in big {
             out[i] = self.summary(&paths[i]);
         }
-        let threads = std::thread::available_parallelism()
-            .map_or(1, |n| n.get())
-            .clamp(1, 8)
-            .min(small.len());
-        if threads <= 1 {
-            for i in small {
-                out[i] = self.summary(&paths[i]);
-            }
-        } else {
-            let next = AtomicUsize::new(0);
-            let parts: Vec<Vec<(usize, Option<Summary>)>> = std::thread::scope(|scope| {
-                let handles: Vec<_> = (0..threads)
-                    .map(|_| {
-                        scope.spawn(|| {
-                            let mut mine = Vec::new();
-                            loop {
-                                let k = next.fetch_add(1, Ordering::Relaxed);
-                                let Some(&i) = small.get(k) else { break };
-                                mine.push((i, self.summary(&paths[i])));
-                            }
-                            mine
-                        })
-                    })
-                    .collect();
-                handles
-                    .into_iter()
-                    .map(|h| h.join().unwrap_or_default())
-                    .collect()
-            });
-            for (i, s) in parts.into_iter().flatten() {
-                out[i] = s;
-            }
-        }
+        let threads = pi_base::par::threads_at_most(8);
+        pi_base::par::ordered(
+            small.len(),
+            threads,
+            |k, _| self.summary(&paths[small[k]]),
+            |k, summary| {
+                out[small[k]] = summary;
+                ControlFlow::Continue(())
+            },
+        );
         out.into_iter().flatten().collect()
     }
 }

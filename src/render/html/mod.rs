@@ -596,7 +596,7 @@ pub fn write_page(
             Ok(())
         })?;
         let items: Vec<Option<Item>> = match redactor.as_deref_mut() {
-            None => super::par_map(lines, threads, |(i, line)| {
+            None => pi_base::par::map(lines, threads, |(i, line)| {
                 super::item_of(i, &line, labels, None)
             }),
             Some(red) => {
@@ -609,7 +609,7 @@ pub fn write_page(
                     rest = tail;
                 }
                 parts.push(rest);
-                let done = super::par_map(parts, threads, |part| {
+                let done = pi_base::par::map(parts, threads, |part| {
                     let mut r = red.fresh();
                     let items: Vec<Option<Item>> = part
                         .into_iter()
@@ -705,7 +705,7 @@ fn write_holders(
         let i = it.meta.index as usize;
         show[i] = i as i64;
     }
-    let html = super::par_map(items, threads, |item| {
+    let html = pi_base::par::map(items, threads, |item| {
         let mut h = String::with_capacity(2048);
         h.push_str("<script type=\"text/x-pi\" id=\"pi-h");
         h.push_str(&item.meta.index.to_string());
