@@ -1,5 +1,5 @@
 //! Errors as the user sees them: `pi: error: …`, the chain of causes, an optional hint, and
-//! the exit status (DECISIONS §4). This is the one place that turns the domain's typed
+//! the exit status (docs/decisions.md §4). This is the one place that turns the domain's typed
 //! errors into exit statuses and hints; the domain modules neither print nor know exit codes.
 
 use std::fmt;
@@ -114,7 +114,7 @@ fn pipe_closed(e: &(dyn std::error::Error + 'static)) -> bool {
 /// The status and hint of one error of a chain, when its type says them.
 fn classify(e: &(dyn std::error::Error + 'static)) -> Option<(ExitStatus, Option<String>)> {
     use pi_agent::compact::job::JobError;
-    use pi_ai::config::{ModelError, SelectError};
+    use pi_ai::config::ModelError;
     use pi_session::{
         append::AppendError, entry::InputError, find::ClaimError, find::FindError,
         store::EntryLookupError, store::NotASession, store::OpenError,
@@ -150,38 +150,7 @@ fn classify(e: &(dyn std::error::Error + 'static)) -> Option<(ExitStatus, Option
         };
     }
     if let Some(f) = e.downcast_ref::<FindError>() {
-        return Some(match f {
-            FindError::NoSessions { .. } => (
-                ExitStatus::Failure,
-                Some("create one with `pi session new`, or name a session file or id".into()),
-            ),
-            FindError::NotFound { .. } => (
-                ExitStatus::Usage,
-                Some("`pi session list --all` shows every session".into()),
-            ),
-            FindError::Ambiguous { .. } => (
-                ExitStatus::Usage,
-                Some(
-                    "give more characters of the id (`pi session list` shows as many as tell the sessions apart)"
-                        .into(),
-                ),
-            ),
-            FindError::NoSuchFile { .. } => (ExitStatus::Usage, None),
-            FindError::Stdin => (
-                ExitStatus::Usage,
-                Some(
-                    "save the session to a file and name that file"
-                        .into(),
-                ),
-            ),
-            FindError::Empty => (
-                ExitStatus::Usage,
-                Some(
-                    "name a session file, id or id prefix, or leave the argument out for the most recent session of this directory"
-                        .into(),
-                ),
-            ),
-        });
+        return Some(find_status(f));
     }
     if let Some(c) = e.downcast_ref::<ClaimError>() {
         return Some(match c {
@@ -193,37 +162,7 @@ fn classify(e: &(dyn std::error::Error + 'static)) -> Option<(ExitStatus, Option
         });
     }
     if let Some(m) = e.downcast_ref::<ModelError>() {
-        return Some(match m {
-            ModelError::Select(s) => (
-                ExitStatus::Usage,
-                Some(
-                    match s {
-                        SelectError::Unknown(_) => {
-                            "`pi models --all` lists the models pi knows; define others in models.json"
-                        }
-                        SelectError::Unsupported { .. } => {
-                            "pick another model with --model, or define the model in models.json with \"api\": \"openai-completions\""
-                        }
-                        SelectError::None => {
-                            "pass --model PROVIDER/ID, or set defaultProvider and defaultModel in settings.json"
-                        }
-                    }
-                    .to_owned(),
-                ),
-            ),
-            ModelError::Auth(_) => (ExitStatus::Failure, None),
-            ModelError::NoKey { provider, env } => (
-                ExitStatus::Failure,
-                Some(match env {
-                    Some(v) => format!(
-                        "set {v}, or add {{\"{provider}\": {{\"type\": \"api_key\", \"key\": …}}}} to auth.json"
-                    ),
-                    None => format!(
-                        "set \"apiKey\" for provider \"{provider}\" in models.json, or add it to auth.json"
-                    ),
-                }),
-            ),
-        });
+        return Some(model_status(m));
     }
     if let Some(o) = e.downcast_ref::<pi_agent::agent::store::OpenError>() {
         return match o {
@@ -241,6 +180,79 @@ fn classify(e: &(dyn std::error::Error + 'static)) -> Option<(ExitStatus, Option
         return Some(job_status(j));
     }
     None
+}
+
+/// The status and hint of a session that cannot be found.
+fn find_status(f: &pi_session::find::FindError) -> (ExitStatus, Option<String>) {
+    use pi_session::find::FindError;
+    match f {
+        FindError::NoSessions { .. } => (
+            ExitStatus::Failure,
+            Some("create one with `pi session new`, or name a session file or id".into()),
+        ),
+        FindError::NotFound { .. } => (
+            ExitStatus::Usage,
+            Some("`pi session list --all` shows every session".into()),
+        ),
+        FindError::Ambiguous { .. } => (
+            ExitStatus::Usage,
+            Some(
+                "give more characters of the id (`pi session list` shows as many as tell the sessions apart)"
+                    .into(),
+            ),
+        ),
+        FindError::NoSuchFile { .. } => (ExitStatus::Usage, None),
+        FindError::Stdin => (
+            ExitStatus::Usage,
+            Some(
+                "save the session to a file and name that file"
+                    .into(),
+            ),
+        ),
+        FindError::Empty => (
+            ExitStatus::Usage,
+            Some(
+                "name a session file, id or id prefix, or leave the argument out for the most recent session of this directory"
+                    .into(),
+            ),
+        ),
+    }
+}
+
+/// The status and hint of a model that cannot be used.
+fn model_status(m: &pi_ai::config::ModelError) -> (ExitStatus, Option<String>) {
+    use pi_ai::config::{ModelError, SelectError};
+    match m {
+        ModelError::Select(s) => (
+            ExitStatus::Usage,
+            Some(
+                match s {
+                    SelectError::Unknown(_) => {
+                        "`pi models --all` lists the models pi knows; define others in models.json"
+                    }
+                    SelectError::Unsupported { .. } => {
+                        "pick another model with --model, or define the model in models.json with \"api\": \"openai-completions\""
+                    }
+                    SelectError::None => {
+                        "pass --model PROVIDER/ID, or set defaultProvider and defaultModel in settings.json"
+                    }
+                }
+                .to_owned(),
+            ),
+        ),
+        ModelError::Auth(_) => (ExitStatus::Failure, None),
+        ModelError::NoKey { provider, env } => (
+            ExitStatus::Failure,
+            Some(match env {
+                Some(v) => format!(
+                    "set {v}, or add {{\"{provider}\": {{\"type\": \"api_key\", \"key\": …}}}} to auth.json"
+                ),
+                None => format!(
+                    "set \"apiKey\" for provider \"{provider}\" in models.json, or add it to auth.json"
+                ),
+            }),
+        ),
+    }
 }
 
 /// The status and hint of a failed compaction or branch summary.

@@ -253,16 +253,7 @@ fn now() -> String {
 /// `--quiet`, only for those compacted, locked or failed), then a summary record. Stops when
 /// the model could not be reached for [`UNREACHABLE_IN_A_ROW`] sessions in a row.
 fn all(args: &CompactArgs, job: &mut Job, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
-    let dirs = match &args.cwd {
-        Some(d) => vec![ctx.dirs.session_dir_for(&ctx.cwd_arg(Some(d))?)],
-        None => find::all_session_dirs(&ctx.dirs),
-    };
-    let short = find::ShortIds::of_all(&ctx.dirs);
-    let files: Vec<(PathBuf, String)> = dirs
-        .iter()
-        .flat_map(|d| find::jsonl_files(d))
-        .filter_map(|p| find::read_header(&p).map(|h| (p, short.get(&h.id).to_owned())))
-        .collect();
+    let files = all_sessions(args, ctx)?;
     let bar = Bar::new(files.len() as u64);
     let mut counts = Counts::default();
     let mut unreachable = 0usize;
@@ -353,6 +344,21 @@ fn all(args: &CompactArgs, job: &mut Job, ctx: &mut Ctx) -> anyhow::Result<ExitS
     }
     drop(bar);
     end_of_all(args, &counts, stopped, files.len(), ctx)
+}
+
+/// The sessions `--all` goes through (those of `--cwd` only, when given), with their short
+/// ids.
+fn all_sessions(args: &CompactArgs, ctx: &Ctx) -> anyhow::Result<Vec<(PathBuf, String)>> {
+    let dirs = match &args.cwd {
+        Some(d) => vec![ctx.dirs.session_dir_for(&ctx.cwd_arg(Some(d))?)],
+        None => find::all_session_dirs(&ctx.dirs),
+    };
+    let short = find::ShortIds::of_all(&ctx.dirs);
+    Ok(dirs
+        .iter()
+        .flat_map(|d| find::jsonl_files(d))
+        .filter_map(|p| find::read_header(&p).map(|h| (p, short.get(&h.id).to_owned())))
+        .collect())
 }
 
 /// The summary record of `--all`, and its exit status.

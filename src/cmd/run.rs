@@ -15,7 +15,7 @@ use clap::{Args, ValueEnum};
 use crate::cmd::Ctx;
 use crate::cmd::args::{ModelArgs, SessionArg, SystemPromptArgs, positive_u32};
 use crate::error::{Exit, ExitStatus};
-use crate::render::run::{Human, JsonLines, Tally};
+use crate::render::run::{Human, JsonLines, Tally, Totals};
 use crate::rpc::{self, Mirror, RpcObserver, Server};
 use pi_agent::agent::setup::{self, PromptError};
 use pi_agent::agent::store::{self, FileStore};
@@ -303,17 +303,7 @@ impl RunSettings {
             flag.as_ref(),
             session_model.as_ref(),
         )?;
-        // pi's rule for a reserve that does not fit the model's window (the agent applies
-        // it whenever it judges the context; said once, here).
-        let fitted = pi_agent::context::tokens::Reserves {
-            reserve_tokens: agent.reserve_tokens,
-            keep_recent_tokens: agent.keep_recent_tokens,
-        }
-        .fit(target.model.context_window);
-        let model_name = format!("{}/{}", target.model.provider, target.model.id);
-        if let Some(w) = fitted.warning("reserveTokens", Some(&model_name)) {
-            crate::error::warn(&crate::output::escape(&w));
-        }
+        warn_unfitted_reserve(&agent, &target);
         let recorded_level = opened
             .as_ref()
             .filter(|o| o.has_thinking_entry())
@@ -325,22 +315,7 @@ impl RunSettings {
             &target.model,
             &target.details,
         );
-        let prompt_tools: Vec<_> = tools.iter().map(Tool::prompt).collect();
-        let assembled = pi_prompt::system::Sources {
-            cwd: &cwd,
-            agent_dir,
-            launch_dir: &ctx.cwd,
-            custom: custom_prompt,
-            append: &args.system_prompt.append_system_prompt,
-            context_files: !args.system_prompt.no_context_files,
-            tools: &prompt_tools,
-            skills: &resources.skills,
-            now_ms: pi_base::clock::now_ms(),
-        }
-        .assemble();
-        for w in &assembled.warnings {
-            crate::error::warn(w);
-        }
+        let system_prompt = system_prompt(args, ctx, &cwd, custom_prompt, &tools, &resources);
         Ok(RunSettings {
             existing,
             cwd,
@@ -360,9 +335,51 @@ impl RunSettings {
             target,
             recorded_level,
             level,
-            system_prompt: assembled.text,
+            system_prompt,
         })
     }
+}
+
+/// pi's rule for a reserve that does not fit the model's window: the agent applies it
+/// whenever it judges the context; it is said once, here.
+fn warn_unfitted_reserve(agent: &pi_agent::agent::settings::Settings, target: &Target) {
+    let fitted = pi_agent::context::tokens::Reserves {
+        reserve_tokens: agent.reserve_tokens,
+        keep_recent_tokens: agent.keep_recent_tokens,
+    }
+    .fit(target.model.context_window);
+    let model_name = format!("{}/{}", target.model.provider, target.model.id);
+    if let Some(w) = fitted.warning("reserveTokens", Some(&model_name)) {
+        crate::error::warn(&crate::output::escape(&w));
+    }
+}
+
+/// The system prompt of the run, its warnings printed.
+fn system_prompt(
+    args: &RunArgs,
+    ctx: &Ctx,
+    cwd: &std::path::Path,
+    custom: Option<String>,
+    tools: &[Tool],
+    resources: &resources::Resources,
+) -> String {
+    let prompt_tools: Vec<_> = tools.iter().map(Tool::prompt).collect();
+    let assembled = pi_prompt::system::Sources {
+        cwd,
+        agent_dir: &ctx.dirs.agent_dir,
+        launch_dir: &ctx.cwd,
+        custom,
+        append: &args.system_prompt.append_system_prompt,
+        context_files: !args.system_prompt.no_context_files,
+        tools: &prompt_tools,
+        skills: &resources.skills,
+        now_ms: pi_base::clock::now_ms(),
+    }
+    .assemble();
+    for w in &assembled.warnings {
+        crate::error::warn(w);
+    }
+    assembled.text
 }
 
 /// Program tools and hooks (the project's only when it is trusted), and the tools of the
@@ -480,13 +497,7 @@ fn launch(
         tool_ctx: Arc::new(tool_ctx),
         tool_execution: ToolExecution::Parallel,
         settings: rs.agent,
-        options: Options {
-            retry: rs.llm.retry,
-            thinking_budgets: rs.llm.thinking_budgets.clone(),
-            // The session's id: the prompt-cache key of the APIs that take one.
-            session_id: session_id.clone(),
-            ..Options::default()
-        },
+        options: call_options(&rs.llm, session_id.clone()),
         credentials: Credentials {
             agent_dir,
             registry: rs.registry,
@@ -535,21 +546,7 @@ fn launch(
         });
     }
     let recorded = session_file.is_some();
-    let (outcome, totals) = if args.json {
-        let mut out = Tally::new(JsonLines::new(std::io::stdout()));
-        if let Some(h) = &header {
-            let line = Value::parse(h)
-                .map(|v| v.to_json())
-                .unwrap_or_else(|| h.clone());
-            out.view.line(&line);
-        }
-        let outcome = run.drive(&mut out, rs.prompt);
-        (outcome, out.totals)
-    } else {
-        let mut view = Tally::new(Human::new(model_name));
-        let outcome = run.drive(&mut view, rs.prompt);
-        (outcome, view.totals)
-    };
+    let (outcome, totals) = drive(run, args.json, header.as_deref(), model_name, rs.prompt);
     // On a terminal, the run's last line: what it used, how long it took, and where it is.
     if std::io::stderr().is_terminal() {
         let id = session_id.filter(|_| recorded).map(|id| {
@@ -560,6 +557,43 @@ fn launch(
         crate::error::note(&totals.line(started.elapsed(), id.as_deref()));
     }
     finish(outcome?, signalled.get(), args)
+}
+
+/// The options of every model call of the run.
+fn call_options(llm: &LlmSettings, session_id: Option<String>) -> Options {
+    Options {
+        retry: llm.retry,
+        thinking_budgets: llm.thinking_budgets.clone(),
+        // The session's id: the prompt-cache key of the APIs that take one.
+        session_id,
+        ..Options::default()
+    }
+}
+
+/// Runs the agent in print mode (`--json`: every event as a line, after the session's
+/// header), and returns the outcome and what the run used.
+fn drive(
+    run: Run<'_>,
+    json: bool,
+    header: Option<&[u8]>,
+    model_name: String,
+    prompt: Option<String>,
+) -> (anyhow::Result<Outcome>, Totals) {
+    if json {
+        let mut out = Tally::new(JsonLines::new(std::io::stdout()));
+        if let Some(h) = header {
+            let line = Value::parse(h)
+                .map(|v| v.to_json())
+                .unwrap_or_else(|| h.to_vec());
+            out.view.line(&line);
+        }
+        let outcome = run.drive(&mut out, prompt);
+        (outcome, out.totals)
+    } else {
+        let mut view = Tally::new(Human::new(model_name));
+        let outcome = run.drive(&mut view, prompt);
+        (outcome, view.totals)
+    }
 }
 
 /// What the tools work with. The shell of `bash` calls is the project's only when the
