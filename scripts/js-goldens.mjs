@@ -1,5 +1,5 @@
 // Records how JavaScript writes and reads numbers and what it counts as white space, so that
-// the unit tests of src/js.rs can check the Rust imitations without Node.
+// the unit tests of crates/pi-base/src/js.rs can check the Rust imitations without Node.
 //
 //   node scripts/js-goldens.mjs        (Node 20 or newer; no packages needed)
 //

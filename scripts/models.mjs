@@ -1,4 +1,4 @@
-// Writes src/models/builtin.jsonl: the reference's built-in model registry, reduced to what
+// Writes crates/pi-ai/src/models/builtin.jsonl: the reference's built-in model registry, reduced to what
 // pi needs to build and measure a context (context window, output limit, input types,
 // reasoning, API, base URL, compatibility flags). One model per line, in the reference's
 // order (provider, then model id as listed by @mariozechner/pi-ai).
@@ -7,7 +7,7 @@
 //   node scripts/models.mjs --pi-dir /some/dir
 //
 // To carry more of a model's definition (cost, headers, thinkingLevelMap…), add its key to
-// KEYS below, regenerate, and read it in src/models.rs (`Model::from_builtin`).
+// KEYS below, regenerate, and read it in crates/pi-ai/src/models.rs (`Model::from_builtin`).
 
 import { writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
@@ -30,6 +30,6 @@ for (const provider of getProviders()) {
 		lines.push(JSON.stringify(rec));
 	}
 }
-const out = join(repo, "src", "models", "builtin.jsonl");
+const out = join(repo, "crates", "pi-ai", "src", "models", "builtin.jsonl");
 writeFileSync(out, `${lines.join("\n")}\n`);
 console.log(`wrote ${lines.length} models to ${out.slice(repo.length + 1)}`);

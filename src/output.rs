@@ -1,5 +1,5 @@
 //! Standard output: buffered, JSONL by default, human text on a terminal where a command has
-//! a human view (DECISIONS §4).
+//! a human view (docs/decisions.md §4).
 
 pub use pi_base::text::{escape, escape_text, is_unsafe_char};
 

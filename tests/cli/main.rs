@@ -52,6 +52,7 @@ mod session_safety;
 mod session_search;
 mod session_show;
 mod session_tree;
+mod structure;
 mod terminal;
 mod tools_bash;
 mod tools_cases;

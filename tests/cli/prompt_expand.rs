@@ -106,7 +106,7 @@ fn placeholders_pt() {
         ("$1 x", &["$@", "b"], "$@ b x"),                      // PT42
         ("$1 and $10", &["a"], "a and "),                      // PT43
         ("${@:2", &["a"], "${@:2"),                            // PT43
-        // JavaScript replacement patterns are not interpreted (deviation, DECISIONS §1).
+        // JavaScript replacement patterns are not interpreted (deviation, docs/decisions.md §1).
         ("<$ARGUMENTS>", &["$$", "$&x"], "<$$ $&x>"),
     ];
     for (content, args, expected) in cases {

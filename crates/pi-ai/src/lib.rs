@@ -43,3 +43,25 @@ pub mod value;
 pub use client::Client;
 pub use message::{AssistantMessage, Block, Event, LlmError, StopReason, Usage};
 pub use request::{Options, Request, RetryPolicy, Target, Tool, ToolChoice, Wire};
+
+/// What the benchmarks (`cargo bench -p pi-ai`) run of the crate's private parts.
+#[doc(hidden)]
+pub mod bench {
+    /// Reads `body` as server-sent events, fed in chunks of `chunk` bytes as a response
+    /// arrives; returns the number of events and the bytes of their data.
+    pub fn sse(body: &[u8], chunk: usize) -> (usize, usize) {
+        let mut parser = crate::providers::sse::Parser::new();
+        let (mut events, mut data) = (0, 0);
+        for part in body.chunks(chunk.max(1)) {
+            for ev in parser.feed(part) {
+                events += 1;
+                data += ev.data.len();
+            }
+        }
+        if let Some(ev) = parser.finish() {
+            events += 1;
+            data += ev.data.len();
+        }
+        (events, data)
+    }
+}

@@ -1,7 +1,7 @@
 //! Files, written the ways pi needs them written, each way once:
 //!
 //! - private: files that hold conversations or secrets are 0600 and their folders 0700,
-//!   whatever the umask (decisions §6);
+//!   whatever the umask (docs/decisions.md §6);
 //! - atomic: a file replaced as a whole ([`AtomicFile`], [`write_atomic`]) is written beside
 //!   its destination, synced, and renamed over it, so a reader sees the old file or the new
 //!   one, never a part;

@@ -1,4 +1,4 @@
-//! Safe appends (DECISIONS §3): an exclusive lock on the file, the state read under the lock
+//! Safe appends (docs/decisions.md §3): an exclusive lock on the file, the state read under the lock
 //! from the two ends of the file (header and leaf) plus one raw byte scan for ids, one
 //! `write(2)` per batch on an `O_APPEND` descriptor, then `fsync`.
 //!

@@ -21,6 +21,29 @@ pub struct Report {
 }
 
 /// Reads the whole file at `path` and lists its problems, in line order.
+///
+/// ```
+/// use pi_session::check::check;
+/// use pi_session::index::ProblemKind;
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("torn.jsonl");
+/// std::fs::write(
+///     &path,
+///     concat!(
+///         r#"{"type":"session","version":3,"id":"s1","timestamp":"2026-01-02T03:04:05.678Z","cwd":"/src"}"#, "\n",
+///         r#"{"type":"message","id":"a1b2c3d4","parentId":"99999999","timestamp":"2026-01-02T03:04:05.678Z","message":{"role":"user","content":"hi"}}"#, "\n",
+///         r#"{"type":"message","id":"e5f6"#, // a write cut short
+///     ),
+/// )?;
+/// let report = check(&path)?;
+/// let kinds: Vec<ProblemKind> = report.problems.iter().map(|p| p.kind).collect();
+/// assert_eq!(kinds, [ProblemKind::DanglingParent, ProblemKind::Torn]);
+/// assert_eq!(report.problems[1].line, 3);
+/// # Ok(())
+/// # }
+/// ```
 pub fn check(path: &Path) -> Result<Report, OpenError> {
     check_source(Source::File(path.to_owned()))
 }

@@ -1,5 +1,5 @@
 //! The environment of the programs pi starts for a run: the `bash` tool's shell, hooks and
-//! program tools (DECISIONS §6). It follows Codex's `shell_environment_policy`, with the keys
+//! program tools (docs/decisions.md §6). It follows Codex's `shell_environment_policy`, with the keys
 //! spelt as the reference's settings spell theirs (`shellEnvironmentPolicy` in
 //! `settings.json`):
 //!

@@ -1,4 +1,4 @@
-//! Which projects' code may run (DECISIONS §6): a project's hooks (`hooks` in its
+//! Which projects' code may run (docs/decisions.md §6): a project's hooks (`hooks` in its
 //! `.pi/settings.json`), its program tools (`.pi/tools/`) and its `shellEnvironmentPolicy`
 //! are used only after `pi trust DIR`, and only while the project's extension files are the
 //! ones that were trusted — as direnv binds `direnv allow` to the content of `.envrc`.
