@@ -618,6 +618,32 @@ pub fn for_each_item(
     })
 }
 
+/// [`for_each_item`] with tool results attached to their calls ([`Pairer`]): each item is
+/// added to `summary`, then `f` is called with every item ready to render, the last one
+/// held included.
+pub fn for_each_paired(
+    s: &Session,
+    order: &[u32],
+    labels: &HashMap<String, String>,
+    redactor: Option<&mut Redactor>,
+    summary: &mut Summary,
+    mut f: impl FnMut(&Item) -> io::Result<()>,
+) -> io::Result<()> {
+    let mut pairer = Pairer::default();
+    let mut none = |_: &Meta, _: &Meta| {};
+    for_each_item(s, order, labels, redactor, |item| {
+        summary.add(&item);
+        for it in pairer.push(item, &mut none) {
+            f(&it)?;
+        }
+        Ok(())
+    })?;
+    if let Some(it) = pairer.finish() {
+        f(&it)?;
+    }
+    Ok(())
+}
+
 /// The item of entry `i` from its line: redacted first when a redactor is given, its label
 /// set. `None` when the line is not a JSON object.
 pub fn item_of(
@@ -640,7 +666,7 @@ pub fn item_of(
 
 /// Runs `f` over `items` on up to `threads` threads, keeping the order.
 pub fn par_map<T: Send, R: Send>(
-    mut items: Vec<T>,
+    items: Vec<T>,
     threads: usize,
     f: impl Fn(T) -> R + Sync,
 ) -> Vec<R> {
@@ -648,14 +674,7 @@ pub fn par_map<T: Send, R: Send>(
     if threads == 1 || items.len() < 2 {
         return items.into_iter().map(f).collect();
     }
-    let per = items.len().div_ceil(threads);
-    let mut chunks = Vec::new();
-    while items.len() > per {
-        let rest = items.split_off(per);
-        chunks.push(items);
-        items = rest;
-    }
-    chunks.push(items);
+    let chunks = split(items, threads);
     let f = &f;
     std::thread::scope(|sc| {
         let handles: Vec<_> = chunks
@@ -671,6 +690,20 @@ pub fn par_map<T: Send, R: Send>(
         }
         out
     })
+}
+
+/// `items` cut, in order, into at most `n` (at least 1) parts of the same length (the last
+/// one shorter, and empty when `items` is).
+fn split<T>(mut items: Vec<T>, n: usize) -> Vec<Vec<T>> {
+    let per = items.len().div_ceil(n).max(1);
+    let mut parts = Vec::new();
+    while items.len() > per {
+        let rest = items.split_off(per);
+        parts.push(items);
+        items = rest;
+    }
+    parts.push(items);
+    parts
 }
 
 /// Threads for rendering: the machine's, at most 4.

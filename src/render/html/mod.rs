@@ -21,7 +21,7 @@ use std::io::{self, Write};
 use base64::Engine;
 use serde_json::{Value, json};
 
-use super::redact::Redactor;
+use super::redact::{self, Redactor};
 use super::{
     Block, Body, Content, Item, Meta, Pairer, Summary, ToolCall, ToolResult, datetime, highlight,
 };
@@ -599,31 +599,14 @@ pub fn write_page(
             None => super::par_map(lines, threads, |(i, line)| {
                 super::item_of(i, &line, labels, None)
             }),
-            Some(red) => {
-                let mut parts: Vec<Vec<(u32, Vec<u8>)>> = Vec::new();
-                let per = lines.len().div_ceil(threads.max(1)).max(1);
-                let mut rest = lines;
-                while rest.len() > per {
-                    let tail = rest.split_off(per);
-                    parts.push(rest);
-                    rest = tail;
-                }
-                parts.push(rest);
-                let done = super::par_map(parts, threads, |part| {
-                    let mut r = red.fresh();
-                    let items: Vec<Option<Item>> = part
-                        .into_iter()
-                        .map(|(i, line)| super::item_of(i, &line, labels, Some(&mut r)))
-                        .collect();
-                    (items, r)
-                });
-                let mut items = Vec::new();
-                for (part, r) in done {
-                    red.merge(r);
-                    items.extend(part);
-                }
-                items
-            }
+            Some(red) => redact::par_parts(lines, red, |part, r| {
+                part.into_iter()
+                    .map(|(i, line)| super::item_of(i, &line, labels, Some(&mut *r)))
+                    .collect::<Vec<_>>()
+            })
+            .into_iter()
+            .flatten()
+            .collect(),
         };
         let mut ready: Vec<Item> = Vec::new();
         for item in items.into_iter().flatten() {
