@@ -858,8 +858,15 @@ impl<'a> Run<'a> {
         p.rt.block_on(async {
             let watcher = watch_signals(signals.clone(), p.signalled.clone())
                 .context("cannot listen for signals")?;
-            let mut server =
-                Server::new(&mut session, out, mirror, expand, info, signals, commands);
+            let shared = rpc::Shared {
+                out,
+                mirror,
+                expand,
+                info,
+                signals,
+                commands,
+            };
+            let mut server = Server::new(&mut session, shared);
             let r = server.serve(rpc::stdin_lines()).await;
             watcher.abort();
             r

@@ -12,7 +12,7 @@ use pi_session::usage::{self, By, FileUsage, Range, Row, Tokens};
 #[derive(Debug, Args)]
 pub struct UsageArgs {
     /// How rows are grouped
-    #[arg(value_enum, default_value_t = Grouping::Daily)]
+    #[arg(value_enum, default_value_t = GROUPINGS[0])]
     pub by: Grouping,
     #[command(flatten)]
     pub scope: ScopeArgs,
@@ -34,20 +34,71 @@ pub struct UsageArgs {
     pub json: bool,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Grouping {
-    /// By calendar day
-    Daily,
-    /// By ISO week (starting on Monday)
-    Weekly,
-    /// By calendar month
-    Monthly,
-    /// By session file
-    Session,
-    /// By provider/model
-    Model,
-    /// By working directory
-    Project,
+/// A grouping of the report: the library's [`By`] with its name and help on the command
+/// line, the key of its rows in JSON and the heading of its column in the table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Grouping {
+    by: By,
+    name: &'static str,
+    help: &'static str,
+    json_key: &'static str,
+    heading: &'static str,
+}
+
+/// Every grouping, the default first.
+const GROUPINGS: [Grouping; 6] = [
+    Grouping {
+        by: By::Daily,
+        name: "daily",
+        help: "By calendar day",
+        json_key: "date",
+        heading: "DATE",
+    },
+    Grouping {
+        by: By::Weekly,
+        name: "weekly",
+        help: "By ISO week (starting on Monday)",
+        json_key: "week",
+        heading: "WEEK",
+    },
+    Grouping {
+        by: By::Monthly,
+        name: "monthly",
+        help: "By calendar month",
+        json_key: "month",
+        heading: "MONTH",
+    },
+    Grouping {
+        by: By::Session,
+        name: "session",
+        help: "By session file",
+        json_key: "sessionId",
+        heading: "SESSION",
+    },
+    Grouping {
+        by: By::Model,
+        name: "model",
+        help: "By provider/model",
+        json_key: "model",
+        heading: "MODEL",
+    },
+    Grouping {
+        by: By::Project,
+        name: "project",
+        help: "By working directory",
+        json_key: "projectPath",
+        heading: "PROJECT",
+    },
+];
+
+impl ValueEnum for Grouping {
+    fn value_variants<'a>() -> &'a [Self] {
+        &GROUPINGS
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        Some(clap::builder::PossibleValue::new(self.name).help(self.help))
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -104,15 +155,7 @@ pub fn run(args: UsageArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
     if format == UsageFormat::Jsonl {
         facts(ctx, &read, &range, &tz)?;
     } else {
-        let by = match args.by {
-            Grouping::Daily => By::Daily,
-            Grouping::Weekly => By::Weekly,
-            Grouping::Monthly => By::Monthly,
-            Grouping::Session => By::Session,
-            Grouping::Model => By::Model,
-            Grouping::Project => By::Project,
-        };
-        let rows = usage::report(&read, by, &tz, &range);
+        let rows = usage::report(&read, args.by.by, &tz, &range);
         let human = match format {
             UsageFormat::Human => true,
             UsageFormat::Auto => ctx.out.tty,
@@ -166,15 +209,7 @@ fn tokens_json(t: &Tokens, cost: &str) -> Value {
 
 fn row_json(r: &Row, by: Grouping) -> Value {
     let mut v = serde_json::Map::new();
-    let key = match by {
-        Grouping::Daily => "date",
-        Grouping::Weekly => "week",
-        Grouping::Monthly => "month",
-        Grouping::Session => "sessionId",
-        Grouping::Model => "model",
-        Grouping::Project => "projectPath",
-    };
-    v.insert(key.into(), json!(r.key));
+    v.insert(by.json_key.into(), json!(r.key));
     if let Some((path, cwd, last)) = &r.session {
         v.insert("projectPath".into(), json!(cwd));
         v.insert("path".into(), json!(path));
@@ -272,16 +307,8 @@ fn table(ctx: &mut Ctx, rows: &[Row], by: Grouping, breakdown: bool) -> std::io:
         crate::error::note("no usage found");
         return Ok(());
     }
-    let first = match by {
-        Grouping::Daily => "DATE",
-        Grouping::Weekly => "WEEK",
-        Grouping::Monthly => "MONTH",
-        Grouping::Session => "SESSION",
-        Grouping::Model => "MODEL",
-        Grouping::Project => "PROJECT",
-    };
     let head: Vec<String> = [
-        first,
+        by.heading,
         "INPUT",
         "OUTPUT",
         "CACHE WRITE",

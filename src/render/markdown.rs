@@ -12,8 +12,8 @@ pub struct MarkdownView<'w> {
     opts: Options,
 }
 
-/// A fence of backticks longer than any run of backticks in `text` (at least three).
-pub fn fence_for(text: &str) -> String {
+/// The length of the longest run of backticks in `text`.
+fn longest_backticks(text: &str) -> usize {
     let mut longest = 0;
     let mut run = 0;
     for c in text.chars() {
@@ -24,22 +24,18 @@ pub fn fence_for(text: &str) -> String {
             run = 0;
         }
     }
-    "`".repeat((longest + 1).max(3))
+    longest
+}
+
+/// A fence of backticks longer than any run of backticks in `text` (at least three).
+pub fn fence_for(text: &str) -> String {
+    "`".repeat((longest_backticks(text) + 1).max(3))
 }
 
 /// `text` as inline code, whatever backticks it holds.
 pub fn code_span(text: &str) -> String {
     let text = super::one_line(text);
-    let mut longest = 0;
-    let mut run = 0;
-    for c in text.chars() {
-        if c == '`' {
-            run += 1;
-            longest = longest.max(run);
-        } else {
-            run = 0;
-        }
-    }
+    let longest = longest_backticks(&text);
     let ticks = "`".repeat(longest + 1);
     if longest > 0 || text.starts_with(' ') || text.ends_with(' ') {
         format!("{ticks} {text} {ticks}")
@@ -140,9 +136,18 @@ impl<'w> MarkdownView<'w> {
     }
 
     fn content(&mut self, c: &Content) -> io::Result<()> {
+        self.content_with(c, Self::text)
+    }
+
+    /// The text of `c` written by `text` (unless blank), then a line for each image.
+    fn content_with(
+        &mut self,
+        c: &Content,
+        text: impl FnOnce(&mut Self, &str) -> io::Result<()>,
+    ) -> io::Result<()> {
         let t = c.text();
         if !t.trim().is_empty() {
-            self.text(&t)?;
+            text(self, &t)?;
         }
         for (mime, data) in c.images() {
             writeln!(
@@ -208,19 +213,7 @@ impl<'w> MarkdownView<'w> {
         if let Some(d) = r.diff() {
             return self.fenced(d, "diff");
         }
-        let t = r.content.text();
-        if !t.trim().is_empty() {
-            self.fenced(&t, "text")?;
-        }
-        for (mime, data) in r.content.images() {
-            writeln!(
-                self.w,
-                "\n*[image: {}, {}]*",
-                escape_inline(mime),
-                size(data.len() / 4 * 3)
-            )?;
-        }
-        Ok(())
+        self.content_with(&r.content, |v, t| v.fenced(t, "text"))
     }
 
     fn note(&mut self, meta: &Meta, text: &str) -> io::Result<()> {

@@ -618,6 +618,32 @@ pub fn for_each_item(
     })
 }
 
+/// [`for_each_item`] with tool results attached to their calls ([`Pairer`]): each item is
+/// added to `summary`, then `f` is called with every item ready to render, the last one
+/// held included.
+pub fn for_each_paired(
+    s: &Session,
+    order: &[u32],
+    labels: &HashMap<String, String>,
+    redactor: Option<&mut Redactor>,
+    summary: &mut Summary,
+    mut f: impl FnMut(&Item) -> io::Result<()>,
+) -> io::Result<()> {
+    let mut pairer = Pairer::default();
+    let mut none = |_: &Meta, _: &Meta| {};
+    for_each_item(s, order, labels, redactor, |item| {
+        summary.add(&item);
+        for it in pairer.push(item, &mut none) {
+            f(&it)?;
+        }
+        Ok(())
+    })?;
+    if let Some(it) = pairer.finish() {
+        f(&it)?;
+    }
+    Ok(())
+}
+
 /// The item of entry `i` from its line: redacted first when a redactor is given, its label
 /// set. `None` when the line is not a JSON object.
 pub fn item_of(

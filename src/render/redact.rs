@@ -273,18 +273,7 @@ impl Redactor {
 /// line with nothing to redact, or that does not parse, is kept as it is), on every core; returns them joined, each
 /// with its newline.
 pub fn redact_lines(lines: &mut Vec<Vec<u8>>, r: &mut Redactor) -> Vec<u8> {
-    let threads = super::threads();
-    let per = lines.len().div_ceil(threads).max(1);
-    let mut parts: Vec<Vec<Vec<u8>>> = Vec::new();
-    let mut rest = std::mem::take(lines);
-    while rest.len() > per {
-        let tail = rest.split_off(per);
-        parts.push(rest);
-        rest = tail;
-    }
-    parts.push(rest);
-    let done = pi_base::par::map(parts, threads, |part| {
-        let mut red = r.fresh();
+    let parts = par_parts(std::mem::take(lines), r, |part, red| {
         let mut out = Vec::new();
         for line in part {
             // A line with nothing to redact is kept byte for byte.
@@ -295,14 +284,31 @@ pub fn redact_lines(lines: &mut Vec<Vec<u8>>, r: &mut Redactor) -> Vec<u8> {
             out.extend_from_slice(redacted.as_deref().unwrap_or(&line));
             out.push(b'\n');
         }
+        out
+    });
+    parts.concat()
+}
+
+/// Runs `f` over `items` on every core, cut into a part a thread, each part with a
+/// [`Redactor::fresh`] copy of `r` whose counts are then merged into `r`; the results of
+/// the parts in order.
+pub(super) fn par_parts<T: Send, R: Send>(
+    items: Vec<T>,
+    r: &mut Redactor,
+    f: impl Fn(Vec<T>, &mut Redactor) -> R + Sync,
+) -> Vec<R> {
+    let threads = super::threads();
+    let done = pi_base::par::map(pi_base::par::split(items, threads), threads, |part| {
+        let mut red = r.fresh();
+        let out = f(part, &mut red);
         (out, red)
     });
-    let mut out = Vec::new();
-    for (bytes, red) in done {
-        r.merge(red);
-        out.extend_from_slice(&bytes);
-    }
-    out
+    done.into_iter()
+        .map(|(out, red)| {
+            r.merge(red);
+            out
+        })
+        .collect()
 }
 
 /// The secrets pi knows: keys and tokens in `auth.json`, `apiKey` and header values of

@@ -269,34 +269,19 @@ impl<'w> TextView<'w> {
                 tokens_before,
                 ..
             } => {
-                let stamp = self.stamp(meta);
                 let head = format!(
                     "┃ compaction: {} tokens summarized",
                     super::tokens(*tokens_before)
                 );
-                writeln!(
-                    self.w,
-                    "\n{} {}",
-                    self.st.magenta(&self.st.bold(&head)),
-                    stamp
-                )?;
-                self.body(summary, "┃ ", |_, s| s.to_owned())?;
+                self.summary(meta, &head, summary)?;
             }
             Body::BranchSummary { summary, from_id } => {
-                let stamp = self.stamp(meta);
                 let from = if from_id.is_empty() {
                     String::new()
                 } else {
                     format!(" (from {})", self.esc(from_id))
                 };
-                let head = format!("┃ branch summary{from}");
-                writeln!(
-                    self.w,
-                    "\n{} {}",
-                    self.st.magenta(&self.st.bold(&head)),
-                    stamp
-                )?;
-                self.body(summary, "┃ ", |_, s| s.to_owned())?;
+                self.summary(meta, &format!("┃ branch summary{from}"), summary)?;
             }
             Body::ModelChange { provider, model_id } => {
                 let m = format!("{}/{}", self.esc(provider), self.esc(model_id));
@@ -331,6 +316,19 @@ impl<'w> TextView<'w> {
             }
         }
         Ok(())
+    }
+
+    /// A summary (of a compaction or a branch): its heading `head` with the stamp, then
+    /// its text behind `┃ `.
+    fn summary(&mut self, meta: &Meta, head: &str, text: &str) -> io::Result<()> {
+        let stamp = self.stamp(meta);
+        writeln!(
+            self.w,
+            "\n{} {}",
+            self.st.magenta(&self.st.bold(head)),
+            stamp
+        )?;
+        self.plain(text, "┃ ")
     }
 
     fn note(&mut self, meta: &Meta, text: &str) -> io::Result<()> {

@@ -196,9 +196,8 @@ pub enum Stop {
     Signal,
 }
 
-/// The RPC server over a session.
-pub struct Server<'a, 'c, H: Hooks> {
-    pub session: &'a mut AgentSession<'c, H, RpcObserver>,
+/// What the server and the commands it serves while the session is busy both use.
+pub struct Shared {
     pub out: Out,
     pub mirror: Rc<RefCell<Mirror>>,
     /// Expands templates and skills in steering and follow-up texts.
@@ -208,6 +207,12 @@ pub struct Server<'a, 'c, H: Hooks> {
     pub signals: CancelToken,
     /// What `get_commands` lists: templates, skills and program tools.
     pub commands: Json,
+}
+
+/// The RPC server over a session.
+pub struct Server<'a, 'c, H: Hooks> {
+    pub session: &'a mut AgentSession<'c, H, RpcObserver>,
+    pub shared: Shared,
     /// Commands that arrived while the session was busy, served in order.
     pending: std::collections::VecDeque<Command>,
 }
@@ -215,21 +220,11 @@ pub struct Server<'a, 'c, H: Hooks> {
 impl<'a, 'c, H: Hooks> Server<'a, 'c, H> {
     pub fn new(
         session: &'a mut AgentSession<'c, H, RpcObserver>,
-        out: Out,
-        mirror: Rc<RefCell<Mirror>>,
-        expand: Expander,
-        info: Info,
-        signals: CancelToken,
-        commands: Json,
+        shared: Shared,
     ) -> Server<'a, 'c, H> {
         Server {
             session,
-            out,
-            mirror,
-            expand,
-            info,
-            signals,
-            commands,
+            shared,
             pending: std::collections::VecDeque::new(),
         }
     }
@@ -417,20 +412,13 @@ fn state(info: &Info, snap: &Snapshot, mirror: &Mirror, queue: &Queue) -> Json {
 }
 
 /// Queues a steering or follow-up message (expanded like a prompt).
-fn enqueue(
-    out: &Out,
-    mirror: &Rc<RefCell<Mirror>>,
-    queue: &Queue,
-    expand: &Expander,
-    body: &Map<String, Json>,
-    steer: bool,
-) -> Reply {
+fn enqueue(shared: &Shared, queue: &Queue, body: &Map<String, Json>, steer: bool) -> Reply {
     let text = text_field(body, "message")?;
     let imgs = images(body)?;
-    let text = expand(text)?;
+    let text = (shared.expand)(text)?;
     let m = user_message_with(&text, imgs);
     let update = {
-        let mut mi = mirror.borrow_mut();
+        let mut mi = shared.mirror.borrow_mut();
         if steer {
             queue.steer(m);
             mi.steering.push(text);
@@ -440,7 +428,7 @@ fn enqueue(
         }
         mi.queue_update()
     };
-    write(out, &update);
+    write(&shared.out, &update);
     Ok(None)
 }
 
@@ -460,18 +448,12 @@ fn set_mode(queue: &Queue, body: &Map<String, Json>, steering: bool) -> Reply {
 
 /// What commands see while the session works (a prompt's run, or a compaction).
 struct Busy<'b> {
-    out: &'b Out,
-    mirror: &'b Rc<RefCell<Mirror>>,
+    shared: &'b Shared,
     queue: Queue,
-    expand: &'b Expander,
-    info: &'b Info,
     snap: &'b Snapshot,
     /// Cancels the work (`abort`, `abort_bash`).
     cancel: CancelToken,
-    signals: &'b CancelToken,
     kind: Work,
-    /// What `get_commands` lists.
-    commands: &'b Json,
     /// For a `bash` command during a run.
     tool_ctx: std::sync::Arc<pi_tools::ToolContext>,
     /// Stops the `bash` command running beside a run (`abort_bash`).
@@ -507,7 +489,7 @@ struct BusyEnd {
 impl Busy<'_> {
     /// A command while the session works; `None` when its answer waits for the end.
     fn command(&self, cmd: &Command, end: &mut BusyEnd) -> Option<Reply> {
-        let (out, mirror, queue, expand) = (self.out, self.mirror, &self.queue, self.expand);
+        let (shared, mirror, queue) = (self.shared, &self.shared.mirror, &self.queue);
         let work = self.kind;
         Some(match cmd.ty.as_str() {
             // A shell command is not the agent's work: `abort` leaves it running.
@@ -539,14 +521,14 @@ impl Busy<'_> {
                 return None;
             }
             "abort_retry" => Ok(None),
-            "steer" => enqueue(out, mirror, queue, expand, &cmd.body, true),
-            "follow_up" => enqueue(out, mirror, queue, expand, &cmd.body, false),
+            "steer" => enqueue(shared, queue, &cmd.body, true),
+            "follow_up" => enqueue(shared, queue, &cmd.body, false),
             "prompt" => match cmd.body.get("streamingBehavior").and_then(Json::as_str) {
                 Some("steer") if work == Work::Run => {
-                    enqueue(out, mirror, queue, expand, &cmd.body, true)
+                    enqueue(shared, queue, &cmd.body, true)
                 }
                 Some("followUp") if work == Work::Run => {
-                    enqueue(out, mirror, queue, expand, &cmd.body, false)
+                    enqueue(shared, queue, &cmd.body, false)
                 }
                 _ if work != Work::Run => {
                     end.deferred.push(cmd.clone());
@@ -554,19 +536,19 @@ impl Busy<'_> {
                 }
                 _ => Err("Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message.".into()),
             },
-            "get_state" => Ok(Some(state(self.info, self.snap, &mirror.borrow(), queue))),
+            "get_state" => Ok(Some(state(&self.shared.info, self.snap, &mirror.borrow(), queue))),
             "get_messages" => Ok(Some(
                 json!({"messages": messages_json(&mirror.borrow().messages)}),
             )),
-            "get_session_stats" => Ok(Some(stats(&mirror.borrow().messages, self.info, self.snap))),
+            "get_session_stats" => Ok(Some(stats(&mirror.borrow().messages, &self.shared.info, self.snap))),
             "get_last_assistant_text" => Ok(Some(
                 json!({"text": last_assistant_text(&mirror.borrow().messages)}),
             )),
             "get_available_models" => Ok(Some(json!({"models": self.snap.models}))),
             "set_steering_mode" => set_mode(queue, &cmd.body, true),
             "set_follow_up_mode" => set_mode(queue, &cmd.body, false),
-            "get_fork_messages" => Ok(Some(ops::fork_messages(self.info.session_file.as_deref()))),
-            "get_commands" => Ok(Some(json!({"commands": self.commands}))),
+            "get_fork_messages" => Ok(Some(ops::fork_messages(self.shared.info.session_file.as_deref()))),
+            "get_commands" => Ok(Some(json!({"commands": self.shared.commands}))),
             // A manual compaction stops the run first, as upstream's does.
             "compact" if work == Work::Run => {
                 self.cancel.cancel();
@@ -602,12 +584,12 @@ impl Busy<'_> {
                             self.tool_ctx.clone(),
                             c.to_owned(),
                             cancel,
-                            self.out.clone(),
+                            self.shared.out.clone(),
                         );
                         bash = Some((cmd, f));
                     }
                     Ok(_) => end.deferred.push(cmd),
-                    Err(e) => respond(self.out, &cmd.id, "bash", Err(e)),
+                    Err(e) => respond(&self.shared.out, &cmd.id, "bash", Err(e)),
                 }
             }
             if bash.is_none()
@@ -630,7 +612,7 @@ impl Busy<'_> {
                             }
                             Err(e) => Err(e.0),
                         };
-                        respond(self.out, &cmd.id, "bash", reply);
+                        respond(&self.shared.out, &cmd.id, "bash", reply);
                     }
                 },
                 l = input.recv(), if !end.eof => {
@@ -644,13 +626,13 @@ impl Busy<'_> {
                     match parse(&line) {
                         Ok(cmd) => {
                             if let Some(reply) = self.command(&cmd, &mut end) {
-                                respond(self.out, &cmd.id, &cmd.ty, reply);
+                                respond(&self.shared.out, &cmd.id, &cmd.ty, reply);
                             }
                         }
-                        Err(e) => respond(self.out, &None, "parse", Err(e)),
+                        Err(e) => respond(&self.shared.out, &None, "parse", Err(e)),
                     }
                 }
-                () = self.signals.cancelled(), if !end.signalled => {
+                () = self.shared.signals.cancelled(), if !end.signalled => {
                     end.signalled = true;
                     self.cancel.cancel();
                 }
@@ -688,7 +670,7 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
         let stop = self.serve_commands(&mut input).await;
         // Full-output files the current session does not name go (the first session's are
         // checked when the session changes).
-        pi_tools::bash::remove_unreferenced_logs(self.info.session_file.as_deref());
+        pi_tools::bash::remove_unreferenced_logs(self.shared.info.session_file.as_deref());
         stop
     }
 
@@ -696,7 +678,7 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
         &mut self,
         input: &mut mpsc::UnboundedReceiver<Vec<u8>>,
     ) -> anyhow::Result<Stop> {
-        self.mirror.borrow_mut().messages = self.session.messages.clone();
+        self.shared.mirror.borrow_mut().messages = self.session.messages.clone();
         let mut snap = self.snapshot();
         let mut eof = false;
         loop {
@@ -707,7 +689,7 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
             } else {
                 let line = tokio::select! {
                     l = input.recv() => l,
-                    () = self.signals.cancelled() => return Ok(Stop::Signal),
+                    () = self.shared.signals.cancelled() => return Ok(Stop::Signal),
                 };
                 let Some(line) = line else {
                     return Ok(Stop::Eof);
@@ -718,7 +700,7 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
                 match parse(&line) {
                     Ok(c) => c,
                     Err(e) => {
-                        respond(&self.out, &None, "parse", Err(e));
+                        respond(&self.shared.out, &None, "parse", Err(e));
                         continue;
                     }
                 }
@@ -729,7 +711,7 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
                 "bash" => self.bash(cmd, input, &snap).await?,
                 _ => {
                     let reply = self.idle(&cmd).await?;
-                    respond(&self.out, &cmd.id, &cmd.ty, reply);
+                    respond(&self.shared.out, &cmd.id, &cmd.ty, reply);
                     None
                 }
             };
@@ -758,32 +740,20 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
         let queue = self.session.queue.clone();
         let tool_ctx = self.session.config.tool_ctx.clone();
         let Server {
-            session,
-            out,
-            mirror,
-            expand,
-            info,
-            signals,
-            commands,
-            pending: _,
+            session, shared, ..
         } = self;
         let b = Busy {
-            out,
-            mirror,
+            shared,
             queue,
-            expand,
-            info,
             snap,
             cancel,
-            signals,
             kind,
-            commands,
             tool_ctx,
             bash_cancel: RefCell::new(None),
         };
         let (r, end) = b.serve(work(session), input).await;
         {
-            let mut m = mirror.borrow_mut();
+            let mut m = shared.mirror.borrow_mut();
             m.streaming = false;
             m.compacting = false;
             m.retrying = false;
@@ -796,7 +766,7 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
 
     fn after_busy(&mut self, end: BusyEnd) -> anyhow::Result<Option<Stop>> {
         for (id, command) in end.aborts {
-            respond(&self.out, &id, command, Ok(None));
+            respond(&self.shared.out, &id, command, Ok(None));
         }
         for m in end.bash_messages {
             self.record_bash(m)?;
@@ -821,14 +791,14 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
         let (text, imgs) = match (text_field(&cmd.body, "message"), images(&cmd.body)) {
             (Ok(t), Ok(i)) => (t.to_owned(), i),
             (Err(e), _) | (_, Err(e)) => {
-                respond(&self.out, &cmd.id, "prompt", Err(e));
+                respond(&self.shared.out, &cmd.id, "prompt", Err(e));
                 return Ok(None);
             }
         };
         // A fresh token: a hook of the preflight must not start out cancelled.
         let cancel = CancelToken::new();
         self.session.set_cancel(cancel.clone());
-        let signals = self.signals.clone();
+        let signals = self.shared.signals.clone();
         let accepted = tokio::select! {
             a = self.session.accept(&text) => a,
             () = signals.cancelled() => return Ok(Some(Stop::Signal)),
@@ -836,16 +806,16 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
         let prepared = match accepted {
             Ok(pi_agent::agent::session::Accepted::Prompt(p)) => p,
             Ok(pi_agent::agent::session::Accepted::Handled) => {
-                respond(&self.out, &cmd.id, "prompt", Ok(None));
+                respond(&self.shared.out, &cmd.id, "prompt", Ok(None));
                 return Ok(None);
             }
             Err(e) => {
-                respond(&self.out, &cmd.id, "prompt", Err(format!("{e:#}")));
+                respond(&self.shared.out, &cmd.id, "prompt", Err(format!("{e:#}")));
                 return Ok(None);
             }
         };
-        respond(&self.out, &cmd.id, "prompt", Ok(None));
-        self.mirror.borrow_mut().streaming = true;
+        respond(&self.shared.out, &cmd.id, "prompt", Ok(None));
+        self.shared.mirror.borrow_mut().streaming = true;
         let (result, end) = self
             .busy(
                 move |s| Box::pin(s.start(prepared, imgs)),
@@ -871,7 +841,7 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
             Some(Json::String(s)) => Some(s.clone()),
             Some(_) => {
                 respond(
-                    &self.out,
+                    &self.shared.out,
                     &cmd.id,
                     "compact",
                     Err("\"customInstructions\" must be a string".into()),
@@ -881,7 +851,7 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
         };
         let cancel = CancelToken::new();
         self.session.set_cancel(cancel.clone());
-        self.mirror.borrow_mut().compacting = true;
+        self.shared.mirror.borrow_mut().compacting = true;
         let (result, end) = self
             .busy(
                 move |s| Box::pin(async move { s.compact_manual(instructions.as_deref()).await }),
@@ -900,7 +870,7 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
             }))),
             Err(e) => Err(e),
         };
-        respond(&self.out, &cmd.id, "compact", reply);
+        respond(&self.shared.out, &cmd.id, "compact", reply);
         self.after_busy(end)
     }
 
@@ -911,18 +881,22 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
         let b = &cmd.body;
         Ok(match cmd.ty.as_str() {
             "abort" | "abort_retry" => Ok(None),
-            "steer" => enqueue(&self.out, &self.mirror, &queue, &self.expand, b, true),
-            "follow_up" => enqueue(&self.out, &self.mirror, &queue, &self.expand, b, false),
+            "steer" => enqueue(&self.shared, &queue, b, true),
+            "follow_up" => enqueue(&self.shared, &queue, b, false),
             "get_state" => Ok(Some(state(
-                &self.info,
+                &self.shared.info,
                 &snap,
-                &self.mirror.borrow(),
+                &self.shared.mirror.borrow(),
                 &queue,
             ))),
             "get_messages" => Ok(Some(
                 json!({"messages": messages_json(&self.session.messages)}),
             )),
-            "get_session_stats" => Ok(Some(stats(&self.session.messages, &self.info, &snap))),
+            "get_session_stats" => Ok(Some(stats(
+                &self.session.messages,
+                &self.shared.info,
+                &snap,
+            ))),
             "get_last_assistant_text" => Ok(Some(
                 json!({"text": last_assistant_text(&self.session.messages)}),
             )),
@@ -975,9 +949,9 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
                     if let Some(store) = self.session.store_mut() {
                         store.append("session_info", vec![("name", jstr(&name))])?;
                     }
-                    self.info.session_name = Some(name.clone());
+                    self.shared.info.session_name = Some(name.clone());
                     write(
-                        &self.out,
+                        &self.shared.out,
                         &json!({"type": "session_info_changed", "name": name}),
                     );
                     Ok(None)
@@ -991,9 +965,11 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
             "switch_session" => self.switch_session(b).await.unwrap_or_else(failed),
             "fork" => self.fork(b, false).await.unwrap_or_else(failed),
             "clone" => self.fork(b, true).await.unwrap_or_else(failed),
-            "get_fork_messages" => Ok(Some(ops::fork_messages(self.info.session_file.as_deref()))),
+            "get_fork_messages" => Ok(Some(ops::fork_messages(
+                self.shared.info.session_file.as_deref(),
+            ))),
             "cycle_model" => self.cycle_model(&snap)?,
-            "get_commands" => Ok(Some(json!({"commands": self.commands}))),
+            "get_commands" => Ok(Some(json!({"commands": self.shared.commands}))),
             "export_html" => self.export_html(b),
             t => Err(format!("Unknown command: {t}")),
         })
@@ -1011,7 +987,7 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
             store.append_thinking_level(level)?;
         }
         write(
-            &self.out,
+            &self.shared.out,
             &json!({"type": "thinking_level_changed", "level": level}),
         );
         Ok(())

@@ -44,21 +44,26 @@ pub(super) fn fork_messages(file: Option<&Path>) -> Json {
             if m["role"] != "user" {
                 continue;
             }
-            let text = match &m["content"] {
-                Json::String(t) => t.clone(),
-                Json::Array(blocks) => blocks
-                    .iter()
-                    .filter(|b| b["type"] == "text")
-                    .filter_map(|b| b["text"].as_str())
-                    .collect(),
-                _ => String::new(),
-            };
+            let text = content_text(&m["content"]);
             if !text.is_empty() {
                 list.push(json!({"entryId": e.id.as_str(), "text": text}));
             }
         }
     }
     json!({ "messages": list })
+}
+
+/// The text of a message's `content`: the string, or its text blocks concatenated.
+fn content_text(content: &Json) -> String {
+    match content {
+        Json::String(t) => t.clone(),
+        Json::Array(blocks) => blocks
+            .iter()
+            .filter(|b| b["type"] == "text")
+            .filter_map(|b| b["text"].as_str())
+            .collect(),
+        _ => String::new(),
+    }
 }
 
 /// What `get_commands` lists, as upstream's fields: program tools (`source: "extension"`),
@@ -215,7 +220,7 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
         info: Info,
         cwd: &Path,
     ) {
-        let old = self.info.session_file.clone();
+        let old = self.shared.info.session_file.clone();
         self.session.switch_to(store, messages, last_compaction);
         let file = self.session.store.as_ref().map(|s| s.path().to_owned());
         let ctx = Arc::make_mut(&mut self.session.config.tool_ctx);
@@ -223,12 +228,12 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
         ctx.cwd = cwd.to_owned();
         self.session.hooks.session_changed(cwd, file.as_deref());
         {
-            let mut m = self.mirror.borrow_mut();
+            let mut m = self.shared.mirror.borrow_mut();
             m.messages = self.session.messages.clone();
             m.steering.clear();
             m.follow_up.clear();
         }
-        self.info = info;
+        self.shared.info = info;
         // Full-output files the old session does not name go now.
         pi_tools::bash::remove_unreferenced_logs(old.as_deref());
     }
@@ -336,7 +341,7 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
         if level != self.session.config.thinking_level {
             self.session.config.thinking_level = level.to_owned();
             write(
-                &self.out,
+                &self.shared.out,
                 &json!({"type": "thinking_level_changed", "level": level}),
             );
         }
@@ -370,7 +375,7 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
         clone: bool,
     ) -> anyhow::Result<Reply> {
         let command = if clone { "clone" } else { "fork" };
-        let Some(src) = self.info.session_file.clone() else {
+        let Some(src) = self.shared.info.session_file.clone() else {
             return Ok(Err(format!(
                 "Cannot {command}: the session is not recorded (--no-session)"
             )));
@@ -412,15 +417,7 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
             if s.entries[k as usize].kind != Kind::Message || v["message"]["role"] != "user" {
                 return Ok(Err("Invalid entry ID for forking".into()));
             }
-            let text: String = match &v["message"]["content"] {
-                Json::String(t) => t.clone(),
-                Json::Array(blocks) => blocks
-                    .iter()
-                    .filter(|b| b["type"] == "text")
-                    .filter_map(|b| b["text"].as_str())
-                    .collect(),
-                _ => String::new(),
-            };
+            let text = content_text(&v["message"]["content"]);
             let parent = s.entries[k as usize].parent;
             let end = (parent != pi_session::store::NONE).then_some(parent);
             (end, Some(text))
@@ -474,7 +471,7 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
     /// `export_html {outputPath?}`: the page of `pi session export` (default
     /// `pi-session-<file name>.html` in the working directory); returns the path as given.
     pub(super) fn export_html(&self, b: &Map<String, Json>) -> Reply {
-        let Some(src) = self.info.session_file.clone() else {
+        let Some(src) = self.shared.info.session_file.clone() else {
             return Err("Cannot export in-memory session to HTML".into());
         };
         let given = match b.get("outputPath") {
@@ -505,13 +502,13 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
         let command = match text_field(&cmd.body, "command") {
             Ok(c) => c.to_owned(),
             Err(e) => {
-                respond(&self.out, &cmd.id, "bash", Err(e));
+                respond(&self.shared.out, &cmd.id, "bash", Err(e));
                 return Ok(None);
             }
         };
         let ctx: Arc<ToolContext> = self.session.config.tool_ctx.clone();
         let cancel = CancelToken::new();
-        let out = self.out.clone();
+        let out = self.shared.out.clone();
         let c2 = cancel.clone();
         let cmd_text = command.clone();
         let (result, end) = self
@@ -530,7 +527,7 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
             }
             Err(e) => Err(e.0),
         };
-        respond(&self.out, &cmd.id, "bash", reply);
+        respond(&self.shared.out, &cmd.id, "bash", reply);
         self.after_busy(end)
     }
 }
@@ -571,7 +568,7 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
             store.append_message(&m)?;
         }
         self.session.messages.push(m.clone());
-        self.mirror.borrow_mut().messages.push(m);
+        self.shared.mirror.borrow_mut().messages.push(m);
         Ok(())
     }
 }

@@ -65,23 +65,12 @@ pub fn ordered<R: Send>(
 /// Runs `f` over `items` on up to `threads` threads, `items` cut into one run per thread,
 /// and returns the results in the order of `items`. For work of about equal cost per item;
 /// [`ordered`] hands out items one by one instead.
-pub fn map<T: Send, R: Send>(
-    mut items: Vec<T>,
-    threads: usize,
-    f: impl Fn(T) -> R + Sync,
-) -> Vec<R> {
+pub fn map<T: Send, R: Send>(items: Vec<T>, threads: usize, f: impl Fn(T) -> R + Sync) -> Vec<R> {
     let threads = threads.clamp(1, items.len().max(1));
     if threads == 1 {
         return items.into_iter().map(f).collect();
     }
-    let per = items.len().div_ceil(threads);
-    let mut runs = Vec::with_capacity(threads);
-    while items.len() > per {
-        let rest = items.split_off(per);
-        runs.push(items);
-        items = rest;
-    }
-    runs.push(items);
+    let runs = split(items, threads);
     let f = &f;
     std::thread::scope(|scope| {
         let handles: Vec<_> = runs
@@ -97,6 +86,20 @@ pub fn map<T: Send, R: Send>(
         }
         out
     })
+}
+
+/// `items` cut, in order, into at most `n` (at least 1) runs of the same length (the last
+/// one shorter, and empty when `items` is).
+pub fn split<T>(mut items: Vec<T>, n: usize) -> Vec<Vec<T>> {
+    let per = items.len().div_ceil(n.max(1)).max(1);
+    let mut runs = Vec::new();
+    while items.len() > per {
+        let rest = items.split_off(per);
+        runs.push(items);
+        items = rest;
+    }
+    runs.push(items);
+    runs
 }
 
 /// The number of threads for reading many files.

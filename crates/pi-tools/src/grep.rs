@@ -54,22 +54,42 @@ struct Hit {
     text: Option<(String, bool)>,
 }
 
+/// What a search looks for, and how much of it.
+struct Query<'a> {
+    matcher: &'a RegexMatcher,
+    /// The most matches.
+    limit: f64,
+    /// Keep the matching lines (no context asked for).
+    keep_text: bool,
+    cancel: &'a CancelToken,
+}
+
+impl Query<'_> {
+    /// Adds the matches in `file` to `hits`, up to the limit.
+    fn search(&self, searcher: &mut Searcher, file: &Path, hits: &mut Vec<Hit>) {
+        let sink = Collector {
+            file,
+            hits,
+            query: self,
+        };
+        let _ = searcher.search_path(self.matcher, file, sink);
+    }
+}
+
 struct Collector<'a> {
     file: &'a Path,
     hits: &'a mut Vec<Hit>,
-    limit: f64,
-    keep_text: bool,
-    cancel: &'a CancelToken,
+    query: &'a Query<'a>,
 }
 
 impl Sink for Collector<'_> {
     type Error = std::io::Error;
 
     fn matched(&mut self, _s: &Searcher, m: &SinkMatch<'_>) -> Result<bool, std::io::Error> {
-        if self.cancel.is_cancelled() {
+        if self.query.cancel.is_cancelled() {
             return Ok(false);
         }
-        let text = self.keep_text.then(|| {
+        let text = self.query.keep_text.then(|| {
             let raw = String::from_utf8_lossy(m.bytes());
             let cleaned = raw.replace("\r\n", "\n").replace('\r', "");
             let cleaned = cleaned.strip_suffix('\n').unwrap_or(&cleaned);
@@ -80,7 +100,7 @@ impl Sink for Collector<'_> {
             line: m.line_number().unwrap_or(0),
             text,
         });
-        Ok((self.hits.len() as f64) < self.limit)
+        Ok((self.hits.len() as f64) < self.query.limit)
     }
 }
 
@@ -108,12 +128,16 @@ pub(crate) fn run(
         .map_or(0, |c| js_int(c).max(0) as u64);
     let limit = args.limit.unwrap_or(DEFAULT_LIMIT as f64).max(1.0);
     let matcher = matcher(args)?;
-    let keep_text = context == 0;
+    let query = Query {
+        matcher: &matcher,
+        limit,
+        keep_text: context == 0,
+        cancel,
+    };
     let hits = if is_dir {
-        let walk = walker(ctx, args, &search)?;
-        search_dir(walk, &matcher, limit, keep_text, cancel)
+        search_dir(walker(ctx, args, &search)?, &query)
     } else {
-        search_file(&search, &matcher, limit, keep_text, cancel)
+        search_file(&search, &query)
     };
     if cancel.is_cancelled() {
         return Err(ToolError::new("Operation aborted"));
@@ -184,18 +208,12 @@ fn searcher(binary: BinaryDetection) -> Searcher {
         .build()
 }
 
-/// The matches in the files of a walk (binary files skipped), up to `limit`.
-fn search_dir(
-    walk: WalkBuilder,
-    matcher: &RegexMatcher,
-    limit: f64,
-    keep_text: bool,
-    cancel: &CancelToken,
-) -> Vec<Hit> {
+/// The matches in the files of a walk (binary files skipped), up to the limit.
+fn search_dir(walk: WalkBuilder, query: &Query) -> Vec<Hit> {
     let mut hits = Vec::new();
     let mut searcher = searcher(BinaryDetection::quit(0));
     for entry in walk.build() {
-        if cancel.is_cancelled() || hits.len() as f64 >= limit {
+        if query.cancel.is_cancelled() || hits.len() as f64 >= query.limit {
             break;
         }
         // Unreadable directories and broken links are skipped.
@@ -203,36 +221,15 @@ fn search_dir(
         if !entry.file_type().is_some_and(|t| t.is_file()) {
             continue;
         }
-        let file = entry.path();
-        let sink = Collector {
-            file,
-            hits: &mut hits,
-            limit,
-            keep_text,
-            cancel,
-        };
-        let _ = searcher.search_path(matcher, file, sink);
+        query.search(&mut searcher, entry.path(), &mut hits);
     }
     hits
 }
 
-/// The matches in one file named directly (searched even when binary), up to `limit`.
-fn search_file(
-    file: &Path,
-    matcher: &RegexMatcher,
-    limit: f64,
-    keep_text: bool,
-    cancel: &CancelToken,
-) -> Vec<Hit> {
+/// The matches in one file named directly (searched even when binary), up to the limit.
+fn search_file(file: &Path, query: &Query) -> Vec<Hit> {
     let mut hits = Vec::new();
-    let sink = Collector {
-        file,
-        hits: &mut hits,
-        limit,
-        keep_text,
-        cancel,
-    };
-    let _ = searcher(BinaryDetection::none()).search_path(matcher, file, sink);
+    query.search(&mut searcher(BinaryDetection::none()), file, &mut hits);
     hits
 }
 

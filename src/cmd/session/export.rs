@@ -9,9 +9,9 @@ use clap::{Args, ValueEnum};
 use crate::cmd::Ctx;
 use crate::cmd::args::{READ_SESSION_HELP, SessionArg, ViewArgs};
 use crate::error::{ExitStatus, usage};
+use crate::render;
 use crate::render::markdown::MarkdownView;
 use crate::render::redact::{self, Redactor};
-use crate::render::{self, Pairer};
 use pi_session::Session;
 use pi_session::scan::NoVisit;
 use pi_session::store::Source;
@@ -233,7 +233,6 @@ fn write(
             };
             let mut view = MarkdownView::new(w, args.view.options());
             view.header(&summary)?;
-            let mut none = |_: &render::Meta, _: &render::Meta| {};
             for (k, (point, order)) in parts.iter().enumerate() {
                 if args.all && k > 0 {
                     let from = point.map_or_else(
@@ -242,17 +241,14 @@ fn write(
                     );
                     view.section(&format!("Branch from {from}"))?;
                 }
-                let mut pairer = Pairer::default();
-                render::for_each_item(s, order, &labels, redactor.as_deref_mut(), |item| {
-                    summary.add(&item);
-                    for it in pairer.push(item, &mut none) {
-                        view.item(&it)?;
-                    }
-                    Ok(())
-                })?;
-                if let Some(it) = pairer.finish() {
-                    view.item(&it)?;
-                }
+                render::for_each_paired(
+                    s,
+                    order,
+                    &labels,
+                    redactor.as_deref_mut(),
+                    &mut summary,
+                    |it| view.item(it),
+                )?;
             }
             view.footer(&summary)?;
         }

@@ -13,7 +13,11 @@ use pi_session::scan::NoVisit;
 use pi_session::{Kind, Session};
 
 #[derive(Debug, Args)]
-#[command(mut_arg("session", |a| a.help(READ_SESSION_HELP)))]
+#[command(
+    mut_arg("session", |a| a.help(READ_SESSION_HELP)),
+    mut_arg("arg", jq_variable),
+    mut_arg("argjson", jq_variable)
+)]
 pub struct LogArgs {
     #[command(flatten)]
     pub session: SessionArg,
@@ -43,29 +47,24 @@ pub struct LogArgs {
     #[arg(long, requires = "filter")]
     pub slurp: bool,
     /// With --filter, set $NAME to the string VALUE (repeatable)
-    #[arg(
-        long = "arg",
-        num_args = 2,
-        value_names = ["NAME", "VALUE"],
-        action = clap::ArgAction::Append,
-        allow_hyphen_values = true,
-        requires = "filter"
-    )]
+    #[arg(long = "arg", value_names = ["NAME", "VALUE"])]
     pub arg: Vec<String>,
     /// With --filter, set $NAME to the JSON value JSON (repeatable)
-    #[arg(
-        long = "argjson",
-        num_args = 2,
-        value_names = ["NAME", "JSON"],
-        action = clap::ArgAction::Append,
-        allow_hyphen_values = true,
-        requires = "filter"
-    )]
+    #[arg(long = "argjson", value_names = ["NAME", "JSON"])]
     pub argjson: Vec<String>,
     /// Compact output, as jq's -c: accepted for habit's sake, the output is always one
     /// value per line
     #[arg(short = 'c', long)]
     pub compact_output: bool,
+}
+
+/// What `--arg` and `--argjson` share: a name and a value each time, repeatable, values
+/// that may start with `-`, only with `--filter`.
+fn jq_variable(a: clap::Arg) -> clap::Arg {
+    a.num_args(2)
+        .action(clap::ArgAction::Append)
+        .allow_hyphen_values(true)
+        .requires("filter")
 }
 
 /// The filter of `--filter`, with the variables of `--arg` and `--argjson`.

@@ -7,9 +7,9 @@ use crate::cmd::args::{READ_SESSION_HELP, SessionArg, ViewArgs};
 use crate::error::ExitStatus;
 use crate::output::term_width;
 use crate::pager::Pager;
+use crate::render;
 use crate::render::markdown::MarkdownView;
 use crate::render::text::{Terminal, TextView};
-use crate::render::{self, Pairer};
 use pi_session::scan::NoVisit;
 
 #[derive(Debug, Args)]
@@ -60,37 +60,17 @@ pub fn run(args: ShowArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
         },
     };
     let mut pager = Pager::new(&mut ctx.out, !args.no_pager);
-    let mut pairer = Pairer::default();
-    let mut none = |_: &render::Meta, _: &render::Meta| {};
     match args.format {
         ShowFormat::Text => {
             let mut view = TextView::new(&mut pager, opts, term);
             view.header(&summary)?;
-            render::for_each_item(&s, &order, &labels, None, |item| {
-                summary.add(&item);
-                for it in pairer.push(item, &mut none) {
-                    view.item(&it)?;
-                }
-                Ok(())
-            })?;
-            if let Some(it) = pairer.finish() {
-                view.item(&it)?;
-            }
+            render::for_each_paired(&s, &order, &labels, None, &mut summary, |it| view.item(it))?;
             view.footer(&summary)?;
         }
         ShowFormat::Md => {
             let mut view = MarkdownView::new(&mut pager, opts);
             view.header(&summary)?;
-            render::for_each_item(&s, &order, &labels, None, |item| {
-                summary.add(&item);
-                for it in pairer.push(item, &mut none) {
-                    view.item(&it)?;
-                }
-                Ok(())
-            })?;
-            if let Some(it) = pairer.finish() {
-                view.item(&it)?;
-            }
+            render::for_each_paired(&s, &order, &labels, None, &mut summary, |it| view.item(it))?;
             view.footer(&summary)?;
         }
     }

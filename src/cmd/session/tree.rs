@@ -603,6 +603,20 @@ impl View {
     }
 }
 
+/// The style and width of the text view: colours when the output takes them, the
+/// terminal's width on a terminal (else no limit).
+fn text_look(ctx: &Ctx) -> (Style, usize) {
+    let st = Style {
+        on: ctx.out.color(),
+    };
+    let width = if ctx.out.tty {
+        term_width()
+    } else {
+        usize::MAX
+    };
+    (st, width)
+}
+
 pub fn run(args: TreeArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
     let source = ctx.session_source(args.session.get()?)?;
     let shaped = args.depth.is_some() || args.only.is_some() || args.around.is_some();
@@ -625,14 +639,7 @@ pub fn run(args: TreeArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
         })?;
         return Ok(ExitStatus::Success);
     }
-    let st = Style {
-        on: ctx.out.color(),
-    };
-    let width = if ctx.out.tty {
-        term_width()
-    } else {
-        usize::MAX
-    };
+    let (st, width) = text_look(ctx);
     let mut order = Vec::with_capacity(v.s.entries.len());
     tree::layout(&v.t, &v.active, |row| {
         order.push(row.idx);
@@ -688,14 +695,7 @@ fn run_shaped(
         Some(a) => Some(v.s.resolve_entry(a)?),
         None => None,
     };
-    let st = Style {
-        on: ctx.out.color(),
-    };
-    let width = if ctx.out.tty {
-        term_width()
-    } else {
-        usize::MAX
-    };
+    let (st, width) = text_look(ctx);
     let lines = shape(&v.s, &v.t, &v.active, &x, &v.labels, &args, around)?;
     let mut out = Pager::new(&mut ctx.out, !args.no_pager);
     for line in &lines {

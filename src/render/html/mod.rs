@@ -21,7 +21,7 @@ use std::io::{self, Write};
 use base64::Engine;
 use serde_json::{Value, json};
 
-use super::redact::Redactor;
+use super::redact::{self, Redactor};
 use super::{
     Block, Body, Content, Item, Meta, Pairer, Summary, ToolCall, ToolResult, datetime, highlight,
 };
@@ -595,36 +595,7 @@ pub fn write_page(
             lines.push((i, line.to_vec()));
             Ok(())
         })?;
-        let items: Vec<Option<Item>> = match redactor.as_deref_mut() {
-            None => pi_base::par::map(lines, threads, |(i, line)| {
-                super::item_of(i, &line, labels, None)
-            }),
-            Some(red) => {
-                let mut parts: Vec<Vec<(u32, Vec<u8>)>> = Vec::new();
-                let per = lines.len().div_ceil(threads.max(1)).max(1);
-                let mut rest = lines;
-                while rest.len() > per {
-                    let tail = rest.split_off(per);
-                    parts.push(rest);
-                    rest = tail;
-                }
-                parts.push(rest);
-                let done = pi_base::par::map(parts, threads, |part| {
-                    let mut r = red.fresh();
-                    let items: Vec<Option<Item>> = part
-                        .into_iter()
-                        .map(|(i, line)| super::item_of(i, &line, labels, Some(&mut r)))
-                        .collect();
-                    (items, r)
-                });
-                let mut items = Vec::new();
-                for (part, r) in done {
-                    red.merge(r);
-                    items.extend(part);
-                }
-                items
-            }
-        };
+        let items = parse_items(lines, threads, labels, redactor.as_deref_mut());
         let mut ready: Vec<Item> = Vec::new();
         for item in items.into_iter().flatten() {
             let i = item.meta.index as usize;
@@ -651,24 +622,8 @@ pub fn write_page(
     for (r, a) in absorbed {
         show[r as usize] = i64::from(a);
     }
-    // Parents as the tree view cuts them (no cycles), children in timestamp order.
-    let tree = Tree::build(s, &times);
-    let mut parent: Vec<i64> = vec![-1; n];
-    for i in 0..n as u32 {
-        for &c in tree.children(i) {
-            parent[c as usize] = i64::from(i);
-        }
-    }
-    let mut label_list: Vec<Value> = Vec::new();
-    for (i, r) in s.entries.iter().enumerate() {
-        if let Some(l) = labels.get(r.id.as_str()) {
-            let l = match redactor.as_deref_mut() {
-                Some(red) => red.text(l),
-                None => l.clone(),
-            };
-            label_list.push(json!([i, l]));
-        }
-    }
+    let parent = tree_parents(s, &times);
+    let label_list = label_list(s, labels, redactor);
     let ids: Vec<&str> = s.entries.iter().map(|r| r.id.as_str()).collect();
     let leaf = leaf.map_or(-1, i64::from);
     write_shell(&mut w, &summary)?;
@@ -691,6 +646,59 @@ pub fn write_page(
     w.flush()?;
     written.bytes = w.n;
     Ok(written)
+}
+
+/// The items of a batch of `(index, line)`, parsed (and redacted) on `threads` threads.
+fn parse_items(
+    lines: Vec<(u32, Vec<u8>)>,
+    threads: usize,
+    labels: &HashMap<String, String>,
+    redactor: Option<&mut Redactor>,
+) -> Vec<Option<Item>> {
+    match redactor {
+        None => pi_base::par::map(lines, threads, |(i, line)| {
+            super::item_of(i, &line, labels, None)
+        }),
+        Some(red) => redact::par_parts(lines, red, |part, r| {
+            part.into_iter()
+                .map(|(i, line)| super::item_of(i, &line, labels, Some(&mut *r)))
+                .collect::<Vec<_>>()
+        })
+        .into_iter()
+        .flatten()
+        .collect(),
+    }
+}
+
+/// Each entry's parent as the tree view cuts them (no cycles; -1 for roots).
+fn tree_parents(s: &Session, times: &[i64]) -> Vec<i64> {
+    let tree = Tree::build(s, times);
+    let mut parent: Vec<i64> = vec![-1; s.entries.len()];
+    for i in 0..s.entries.len() as u32 {
+        for &c in tree.children(i) {
+            parent[c as usize] = i64::from(i);
+        }
+    }
+    parent
+}
+
+/// The labels of the page: `[entry index, label]` pairs, redacted when asked.
+fn label_list(
+    s: &Session,
+    labels: &HashMap<String, String>,
+    mut redactor: Option<&mut Redactor>,
+) -> Vec<Value> {
+    let mut out = Vec::new();
+    for (i, r) in s.entries.iter().enumerate() {
+        if let Some(l) = labels.get(r.id.as_str()) {
+            let l = match redactor.as_deref_mut() {
+                Some(red) => red.text(l),
+                None => l.clone(),
+            };
+            out.push(json!([i, l]));
+        }
+    }
+    out
 }
 
 /// Renders the articles of `items` (in parallel) and writes them as inert script elements.
