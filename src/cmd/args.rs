@@ -267,6 +267,35 @@ impl SystemPromptArgs {
         }
         Ok(custom)
     }
+
+    /// The system prompt of a session in `cwd` from these options and the `custom` prompt
+    /// they gave ([`SystemPromptArgs::custom`]), launched from `launch_dir`; its warnings
+    /// are printed.
+    pub fn assemble(
+        &self,
+        custom: Option<String>,
+        dirs: (&Path, &Path, &Path),
+        tools: &[pi_prompt::system::Tool],
+        skills: &[pi_prompt::skills::Skill],
+    ) -> pi_prompt::system::Assembled {
+        let (cwd, agent_dir, launch_dir) = dirs;
+        let assembled = pi_prompt::system::Sources {
+            cwd,
+            agent_dir,
+            launch_dir,
+            custom,
+            append: &self.append_system_prompt,
+            context_files: !self.no_context_files,
+            tools,
+            skills,
+            now_ms: pi_base::clock::now_ms(),
+        }
+        .assemble();
+        for w in &assembled.warnings {
+            crate::error::warn(w);
+        }
+        assembled
+    }
 }
 
 #[cfg(test)]

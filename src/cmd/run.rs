@@ -364,22 +364,10 @@ fn system_prompt(
     resources: &resources::Resources,
 ) -> String {
     let prompt_tools: Vec<_> = tools.iter().map(Tool::prompt).collect();
-    let assembled = pi_prompt::system::Sources {
-        cwd,
-        agent_dir: &ctx.dirs.agent_dir,
-        launch_dir: &ctx.cwd,
-        custom,
-        append: &args.system_prompt.append_system_prompt,
-        context_files: !args.system_prompt.no_context_files,
-        tools: &prompt_tools,
-        skills: &resources.skills,
-        now_ms: pi_base::clock::now_ms(),
-    }
-    .assemble();
-    for w in &assembled.warnings {
-        crate::error::warn(w);
-    }
-    assembled.text
+    let dirs = (cwd, ctx.dirs.agent_dir.as_path(), ctx.cwd.as_path());
+    args.system_prompt
+        .assemble(custom, dirs, &prompt_tools, &resources.skills)
+        .text
 }
 
 /// Program tools and hooks (the project's only when it is trusted), and the tools of the

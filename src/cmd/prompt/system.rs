@@ -9,7 +9,6 @@ use serde_json::json;
 use super::DiscoveryArgs;
 use crate::cmd::Ctx;
 use crate::cmd::args::SystemPromptArgs;
-use pi_base::clock;
 use pi_prompt::system::{self, DEFAULT_TOOLS, Tool};
 
 #[derive(Debug, Args)]
@@ -160,21 +159,9 @@ pub fn run(args: SystemArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
     let tools = active_tools(&args, &programs)?;
 
     let custom = args.system_prompt.custom(&ctx.cwd)?;
-    let assembled = system::Sources {
-        cwd: &cwd,
-        agent_dir: &agent_dir,
-        launch_dir: &ctx.cwd,
-        custom,
-        append: &args.system_prompt.append_system_prompt,
-        context_files: !args.system_prompt.no_context_files,
-        tools: &tools,
-        skills: &res.skills,
-        now_ms: clock::now_ms(),
-    }
-    .assemble();
-    for w in &assembled.warnings {
-        crate::error::warn(w);
-    }
+    let assembled =
+        args.system_prompt
+            .assemble(custom, (&cwd, &agent_dir, &ctx.cwd), &tools, &res.skills);
     let text = assembled.text;
     let context_files = assembled.context_files;
     if args.json {
