@@ -194,9 +194,6 @@ fn main() {
         if std::arch::is_x86_feature_detected!("avx2") {
             widths.push((256, "AVX2"));
         }
-        if std::arch::is_x86_feature_detected!("avx512bw") {
-            widths.push((512, "AVX-512BW"));
-        }
     }
     let mut members = None;
     for (bits, name) in widths {

@@ -1,4 +1,3 @@
-// Kept hand-written (not eventsource-stream): the SDKs' event rules over any chunking.
 //! Server-sent events (the `text/event-stream` format both providers stream in), parsed
 //! incrementally: bytes go in as they arrive, in chunks of any size (a line, a UTF-8
 //! character or a `\r\n` pair may be split between chunks), and complete events come out.
@@ -11,6 +10,14 @@
 //!
 //! Providers that stream in this format read their answers through a [`Reader`]: it cuts
 //! the body into events and hands them to the provider's [`Events`].
+//!
+//! Why not the `eventsource-stream` crate: this parser is fed synchronously by the
+//! provider's `Parser::feed` (the crate wants an async `Stream`), and it is faster at every
+//! chunk size. Measured with `cargo bench -p pi-ai --bench sse` (16 MB of Anthropic text
+//! deltas, the same events from both; medians of 4 runs, 2026-12-03, the 2-core machine of
+//! `docs/performance.md`): in chunks of 1460 bytes (one TCP segment) 307 MB/s against the
+//! crate's 208 (1.5x), in 16 KiB chunks 380 against 142 (2.7x), and in 256 KiB chunks 324
+//! against 10.5 MB/s (31x): the crate slows down as chunks grow, this parser does not.
 
 use crate::message::{AssistantMessage, LlmError, Sink};
 use crate::providers::blocks::{Assembler, Draft};
