@@ -1,4 +1,8 @@
 //! Word wrapping by display width (East Asian wide characters count two columns).
+//!
+//! Not the `textwrap` crate: a word longer than a line starts where the line has room
+//! here (textwrap moves it to a line of its own, which would change every view with a long
+//! path or URL), and [`fit_ansi`] closes a colour at a break and opens it again after it.
 
 use unicode_width::UnicodeWidthChar;
 

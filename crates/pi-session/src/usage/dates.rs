@@ -1,26 +1,79 @@
 //! Dates given on the command line (`--since`, `--until`) and the calendar of reports:
 //! days, ISO weeks and months in a time zone (the system's, or one named with `--timezone`).
 
-use chrono::{DateTime, Datelike, Days, LocalResult, NaiveDate, NaiveTime};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use chrono::{DateTime, Datelike, Days, LocalResult, NaiveDate, NaiveTime, TimeZone as _};
 
 /// A calendar day.
 pub type Date = NaiveDate;
 
-/// The time zone of a report: the system's (`TZ`, else `/etc/localtime`) or one named.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// The time zone of a report: the system's (`TZ`, else `/etc/localtime`), UTC, or one named,
+/// read from the system's time zone database.
+#[derive(Debug, Clone, PartialEq)]
 pub enum TimeZone {
     Local,
-    Named(chrono_tz::Tz),
+    Utc,
+    Named(Arc<tz::TimeZone>),
 }
 
 impl TimeZone {
     /// Coordinated Universal Time.
-    pub const UTC: TimeZone = TimeZone::Named(chrono_tz::UTC);
+    pub const UTC: TimeZone = TimeZone::Utc;
 
-    /// The zone named `name` (IANA, such as `Europe/Berlin`, or `UTC`).
+    /// The zone named `name` (IANA, such as `Europe/Berlin`, or `UTC`), from the database in
+    /// `$TZDIR` or `/usr/share/zoneinfo`. Only names: not paths, not POSIX rule strings.
     pub fn get(name: &str) -> Option<TimeZone> {
-        name.parse::<chrono_tz::Tz>().ok().map(TimeZone::Named)
+        if name == "UTC" {
+            return Some(TimeZone::Utc);
+        }
+        let plain = |part: &str| {
+            !part.is_empty()
+                && part != "."
+                && part != ".."
+                && part
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"_-+".contains(&b))
+        };
+        if !name.split('/').all(plain) {
+            return None;
+        }
+        let dirs = std::env::var_os("TZDIR")
+            .map(PathBuf::from)
+            .into_iter()
+            .chain(
+                [
+                    "/usr/share/zoneinfo",
+                    "/usr/share/lib/zoneinfo",
+                    "/etc/zoneinfo",
+                ]
+                .map(PathBuf::from),
+            );
+        dirs.filter_map(|d| std::fs::read(d.join(name)).ok())
+            .find_map(|bytes| tz::TimeZone::from_tz_data(&bytes).ok())
+            .map(|z| TimeZone::Named(Arc::new(z)))
     }
+}
+
+/// The offset from UTC of `z` at the Unix time `secs`, in seconds (0 when out of its range).
+fn offset_at(z: &tz::TimeZone, secs: i64) -> i64 {
+    z.find_local_time_type(secs)
+        .map_or(0, |t| i64::from(t.ut_offset()))
+}
+
+/// The instants (Unix seconds) whose local time in `z` is `local` (the local time read as
+/// if it were UTC): none in a gap, two in an overlap, earliest first.
+fn instants_of_local(z: &tz::TimeZone, local: i64) -> Vec<i64> {
+    let mut out: Vec<i64> = [-86_400, 0, 86_400]
+        .iter()
+        .map(|d| offset_at(z, local + d))
+        .map(|off| local - off)
+        .filter(|&utc| utc + offset_at(z, utc) == local)
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out
 }
 
 /// A `--since`/`--until` value: a calendar day, an instant, or a time before now.
@@ -122,24 +175,26 @@ pub fn zone(name: Option<&str>) -> Result<TimeZone, String> {
 /// The first instant of the day `d` in `tz` (in milliseconds): its midnight, or where
 /// midnight falls in a gap (a clock moved forward over it), the end of the gap.
 pub fn day_start_ms(d: Date, tz: &TimeZone) -> i64 {
-    fn first<Z: chrono::TimeZone>(z: &Z, d: Date) -> i64 {
-        // A gap is at most a day long; the first minute after it is its end.
-        for minute in 0..24 * 60 {
-            let t = NaiveTime::from_num_seconds_from_midnight_opt(minute * 60, 0)
-                .unwrap_or(NaiveTime::MIN);
-            match z.from_local_datetime(&d.and_time(t)) {
-                LocalResult::Single(x) | LocalResult::Ambiguous(x, _) => {
-                    return x.timestamp_millis();
-                }
-                LocalResult::None => {}
-            }
+    // A gap is at most a day long; the first minute after it is its end.
+    for minute in 0..24 * 60 {
+        let t =
+            NaiveTime::from_num_seconds_from_midnight_opt(minute * 60, 0).unwrap_or(NaiveTime::MIN);
+        let local = d.and_time(t);
+        let first = match tz {
+            TimeZone::Local => match chrono::Local.from_local_datetime(&local) {
+                LocalResult::Single(x) | LocalResult::Ambiguous(x, _) => Some(x.timestamp()),
+                LocalResult::None => None,
+            },
+            TimeZone::Utc => Some(local.and_utc().timestamp()),
+            TimeZone::Named(z) => instants_of_local(z, local.and_utc().timestamp())
+                .first()
+                .copied(),
+        };
+        if let Some(secs) = first {
+            return secs.saturating_mul(1000);
         }
-        i64::MIN
     }
-    match tz {
-        TimeZone::Local => first(&chrono::Local, d),
-        TimeZone::Named(z) => first(z, d),
-    }
+    i64::MIN
 }
 
 /// The calendar day of the instant `ms` in `tz`.
@@ -147,7 +202,11 @@ pub fn day_of(ms: i64, tz: &TimeZone) -> Option<Date> {
     let t = DateTime::from_timestamp_millis(ms)?;
     Some(match tz {
         TimeZone::Local => t.with_timezone(&chrono::Local).date_naive(),
-        TimeZone::Named(z) => t.with_timezone(z).date_naive(),
+        TimeZone::Utc => t.date_naive(),
+        TimeZone::Named(z) => {
+            let off = offset_at(z, ms.div_euclid(1000));
+            DateTime::from_timestamp_millis(ms.checked_add(off.checked_mul(1000)?)?)?.date_naive()
+        }
     })
 }
 
@@ -201,7 +260,33 @@ mod tests {
         );
         assert_eq!(day_of(start, &tz), Some(d));
         assert_eq!(day_of(start - 1, &tz), d.pred_opt());
-        assert!(TimeZone::get("Mars/Base").is_none());
+        // The day before lasts 24 hours, the day of the gap 23.
+        let before = day_start_ms("2018-11-03".parse().unwrap(), &tz);
+        let after = day_start_ms("2018-11-05".parse().unwrap(), &tz);
+        assert_eq!(start - before, 24 * 3_600_000);
+        assert_eq!(after - start, 23 * 3_600_000);
+        // An overlap: New York's clocks went back from 02:00 to 01:00 on 2026-11-01; the
+        // day starts at its (single) midnight and is 25 hours long.
+        let ny = TimeZone::get("America/New_York").unwrap();
+        let nov1 = day_start_ms("2026-11-01".parse().unwrap(), &ny);
+        let nov2 = day_start_ms("2026-11-02".parse().unwrap(), &ny);
+        assert_eq!(nov2 - nov1, 25 * 3_600_000);
+        assert_eq!(
+            nov1,
+            DateTime::parse_from_rfc3339("2026-11-01T04:00:00Z")
+                .unwrap()
+                .timestamp_millis()
+        );
+        assert_eq!(TimeZone::get("UTC"), Some(TimeZone::UTC));
+        for bad in [
+            "Mars/Base",
+            "../etc/passwd",
+            "/etc/localtime",
+            "EST5EDT,M3.2.0,M11.1.0",
+            "",
+        ] {
+            assert!(TimeZone::get(bad).is_none(), "{bad}");
+        }
         assert_eq!(
             zone(Some("Mars/Base")).unwrap_err(),
             "unknown time zone 'Mars/Base'"
