@@ -53,12 +53,7 @@ fn record(m: &Model, r: &Registry, key: Option<&str>, default: bool) -> Json {
         "input": m.input,
         "contextWindow": m.context_window,
         "maxTokens": m.max_tokens,
-        "cost": {
-            "input": pi_base::js::json_number(d.prices.input),
-            "output": pi_base::js::json_number(d.prices.output),
-            "cacheRead": pi_base::js::json_number(d.prices.cache_read),
-            "cacheWrite": pi_base::js::json_number(d.prices.cache_write),
-        },
+        "cost": d.prices.to_json(),
         "source": m.source.as_str(),
         "key": key,
         "supported": Wire::for_api(&m.api).is_some(),

@@ -95,6 +95,32 @@ fn models_json_definitions_auth_json_and_the_default() {
     local     llama *  8.2K     16.4K    yes       no      models.json
     ----- stderr -----
     ");
+    // 1.6's pricing tiers: the file is applied and the tiers are kept.
+    w.write(
+        "agent/models.json",
+        json!({"providers": {"local": {"baseUrl": "http://127.0.0.1:1/v1", "api": "openai-completions", "apiKey": "k",
+            "models": [{"id": "llama", "cost": {"input": 1, "output": 2, "cacheRead": 0.1, "cacheWrite": 1,
+                "tiers": [{"inputTokensAbove": 200000, "input": 2, "output": 4, "cacheRead": 0.2, "cacheWrite": 2}]}}]}}})
+        .to_string(),
+    );
+    let out = w.ok(&["models", "llama", "--json"]);
+    let l = &jsonl(&out)[0];
+    assert_eq!(l["provider"], "local");
+    assert_eq!(l["cost"]["input"], 1);
+    assert_eq!(l["cost"]["tiers"][0]["inputTokensAbove"], 200000);
+    assert_eq!(l["cost"]["tiers"][0]["output"], 4);
+    // A tier without its prices is named in the report.
+    w.write(
+        "agent/models.json",
+        r#"{"providers":{"local":{"baseUrl":"http://127.0.0.1:1/v1","api":"openai-completions","apiKey":"k","models":[{"id":"llama","cost":{"input":1,"tiers":[{"inputTokensAbove":5}]}}]}}}"#,
+    );
+    let out = w.pi().args(["models", "--json"]).output().unwrap();
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("providers.local.models.0.cost.tiers must be a list"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     // A models.json that does not fit the schema is reported and ignored.
     w.write(
         "agent/models.json",

@@ -60,6 +60,7 @@ impl Usage {
     pub(crate) fn settle(&mut self, prices: &Prices) {
         self.total_tokens = self.input + self.output + self.cache_read + self.cache_write;
         let c = |price: f64, n: u64| price / 1_000_000.0 * n as f64;
+        let prices = prices.for_input(self.input + self.cache_read + self.cache_write);
         self.cost.input = c(prices.input, self.input);
         self.cost.output = c(prices.output, self.output);
         self.cost.cache_read = c(prices.cache_read, self.cache_read);
@@ -412,14 +413,34 @@ mod tests {
             cache_write: 0,
             ..Usage::default()
         };
-        u.settle(&Prices {
+        let mut prices = Prices {
             input: 3.0,
             output: 15.0,
             cache_read: 0.3,
             cache_write: 3.75,
-        });
+            tiers: Vec::new(),
+        };
+        u.settle(&prices);
         assert_eq!(u.total_tokens, 1_700_000);
         assert!((u.cost.total - (3.0 + 7.5 + 0.06)).abs() < 1e-9);
+        // Tiers: the highest threshold below the request's input (1.2M with the cache
+        // reads) prices the whole request; a threshold it does not pass does nothing.
+        let tier = |above: f64, input: f64| crate::models::Tier {
+            input_tokens_above: above,
+            input,
+            output: 2.0 * input,
+            cache_read: input / 10.0,
+            cache_write: input,
+        };
+        prices.tiers = vec![
+            tier(1_000_000.0, 6.0),
+            tier(200_000.0, 4.0),
+            tier(1_200_000.0, 9.0),
+        ];
+        u.settle(&prices);
+        assert!((u.cost.input - 6.0).abs() < 1e-9, "{:?}", u.cost);
+        assert!((u.cost.output - 6.0).abs() < 1e-9, "{:?}", u.cost);
+        assert!((u.cost.cache_read - 0.12).abs() < 1e-9, "{:?}", u.cost);
     }
 
     #[test]

@@ -99,12 +99,39 @@ impl Model {
 }
 
 /// A model's prices in dollars per million tokens.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Prices {
     pub input: f64,
     pub output: f64,
     pub cache_read: f64,
     pub cache_write: f64,
+    /// Prices for whole requests above an input size (`cost.tiers`, the reference's 1.6).
+    pub tiers: Vec<Tier>,
+}
+
+/// The prices of requests whose input (input, cache read and cache write tokens together)
+/// is above `input_tokens_above`.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Tier {
+    pub input_tokens_above: f64,
+    pub input: f64,
+    pub output: f64,
+    pub cache_read: f64,
+    pub cache_write: f64,
+}
+
+impl Tier {
+    /// A tier from its JSON object; `None` unless every field is a number.
+    fn from_json(v: &Value) -> Option<Tier> {
+        let f = |k: &str| v.get(k).and_then(Value::as_f64);
+        Some(Tier {
+            input_tokens_above: f("inputTokensAbove")?,
+            input: f("input")?,
+            output: f("output")?,
+            cache_read: f("cacheRead")?,
+            cache_write: f("cacheWrite")?,
+        })
+    }
 }
 
 impl Prices {
@@ -119,6 +146,7 @@ impl Prices {
             output: f("output"),
             cache_read: f("cacheRead"),
             cache_write: f("cacheWrite"),
+            tiers: tiers_of(v),
         }
     }
 
@@ -129,8 +157,66 @@ impl Prices {
         self.output = f("output", self.output);
         self.cache_read = f("cacheRead", self.cache_read);
         self.cache_write = f("cacheWrite", self.cache_write);
+        if o.get("tiers").is_some() {
+            self.tiers = tiers_of(Some(o));
+        }
         self
     }
+
+    /// The prices as `models.json` writes them (`tiers` only when there are some).
+    pub fn to_json(&self) -> Value {
+        let num = pi_base::js::json_number;
+        let mut cost = serde_json::json!({
+            "input": num(self.input),
+            "output": num(self.output),
+            "cacheRead": num(self.cache_read),
+            "cacheWrite": num(self.cache_write),
+        });
+        if !self.tiers.is_empty() {
+            cost["tiers"] = self
+                .tiers
+                .iter()
+                .map(|t| {
+                    serde_json::json!({
+                        "inputTokensAbove": num(t.input_tokens_above),
+                        "input": num(t.input),
+                        "output": num(t.output),
+                        "cacheRead": num(t.cache_read),
+                        "cacheWrite": num(t.cache_write),
+                    })
+                })
+                .collect();
+        }
+        cost
+    }
+
+    /// The prices that apply to a request of `input_tokens` (input, cache read and cache
+    /// write): those of the tier with the highest threshold below it, else the base ones.
+    pub fn for_input(&self, input_tokens: u64) -> Tier {
+        let base = Tier {
+            input_tokens_above: -1.0,
+            input: self.input,
+            output: self.output,
+            cache_read: self.cache_read,
+            cache_write: self.cache_write,
+        };
+        let n = input_tokens as f64;
+        self.tiers.iter().fold(base, |best, t| {
+            if n > t.input_tokens_above && t.input_tokens_above > best.input_tokens_above {
+                *t
+            } else {
+                best
+            }
+        })
+    }
+}
+
+/// The valid tiers of a `cost` object (see [`tiers_ok`] for the invalid ones).
+fn tiers_of(cost: Option<&Value>) -> Vec<Tier> {
+    cost.and_then(|c| c.get("tiers"))
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Tier::from_json).collect())
+        .unwrap_or_default()
 }
 
 /// A `models.json` that cannot be applied: why (nothing of it is applied).
@@ -210,7 +296,6 @@ pub fn thinking_levels(model: &Model, details: &Details) -> Vec<&'static str> {
 /// A model as upstream's RPC mode shows it (`get_state.model`, `set_model`): id, name, api,
 /// provider, baseUrl, reasoning, input, cost, contextWindow, maxTokens.
 pub fn model_json(m: &Model, d: &Details) -> Value {
-    let num = pi_base::js::json_number;
     serde_json::json!({
         "id": m.id,
         "name": d.name.clone().unwrap_or_else(|| m.id.clone()),
@@ -219,12 +304,7 @@ pub fn model_json(m: &Model, d: &Details) -> Value {
         "baseUrl": m.base_url,
         "reasoning": m.reasoning,
         "input": m.input,
-        "cost": {
-            "input": num(d.prices.input),
-            "output": num(d.prices.output),
-            "cacheRead": num(d.prices.cache_read),
-            "cacheWrite": num(d.prices.cache_write),
-        },
+        "cost": d.prices.to_json(),
         "contextWindow": m.context_window,
         "maxTokens": m.max_tokens,
     })
@@ -561,8 +641,22 @@ fn headers_ok(v: Option<&Value>, what: &str) -> Result<(), String> {
 fn cost_ok(v: Option<&Value>, what: &str) -> Result<(), String> {
     match v {
         None => Ok(()),
-        Some(Value::Object(o)) if o.values().all(Value::is_number) => Ok(()),
+        Some(Value::Object(o)) if o.iter().all(|(k, v)| k == "tiers" || v.is_number()) => {
+            tiers_ok(o.get("tiers"), &format!("{what}.tiers"))
+        }
         Some(_) => Err(format!("{what} must be an object of numbers")),
+    }
+}
+
+/// `cost.tiers`: a list of objects with a number for each of `inputTokensAbove`, `input`,
+/// `output`, `cacheRead` and `cacheWrite`.
+fn tiers_ok(v: Option<&Value>, what: &str) -> Result<(), String> {
+    match v {
+        None => Ok(()),
+        Some(Value::Array(a)) if a.iter().all(|t| Tier::from_json(t).is_some()) => Ok(()),
+        Some(_) => Err(format!(
+            "{what} must be a list of objects with numbers inputTokensAbove, input, output, cacheRead and cacheWrite"
+        )),
     }
 }
 
@@ -650,7 +744,7 @@ fn override_model(m: &mut Model, d: &mut Details, o: &Map<String, Value>) {
         d.name = Some(n.to_owned());
     }
     if let Some(c) = o.get("cost").filter(|c| c.is_object()) {
-        d.prices = d.prices.with(c);
+        d.prices = std::mem::take(&mut d.prices).with(c);
     }
     if let Some(t) = o.get("thinkingLevelMap").and_then(Value::as_object) {
         d.thinking_level_map.extend(t.clone());

@@ -403,7 +403,7 @@ impl Stream {
     pub(crate) fn new(target: &Target, req: &Request, oauth: bool) -> Stream {
         Stream {
             blocks: HashMap::new(),
-            prices: target.details.prices,
+            prices: target.details.prices.clone(),
             started: false,
             stopped: false,
             oauth,

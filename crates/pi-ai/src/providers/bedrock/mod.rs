@@ -882,7 +882,7 @@ impl Stream {
     pub(crate) fn new(target: &Target) -> Stream {
         Stream {
             open: HashMap::new(),
-            prices: target.details.prices,
+            prices: target.details.prices.clone(),
             stopped: false,
         }
     }

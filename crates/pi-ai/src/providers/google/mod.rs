@@ -359,7 +359,7 @@ impl sse::Events for Stream {
 impl Stream {
     pub(crate) fn new(target: &Target) -> Stream {
         Stream {
-            prices: target.details.prices,
+            prices: target.details.prices.clone(),
         }
     }
 

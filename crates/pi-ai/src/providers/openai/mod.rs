@@ -487,7 +487,7 @@ impl Stream {
             thinking: None,
             by_index: HashMap::new(),
             by_id: HashMap::new(),
-            prices: target.details.prices,
+            prices: target.details.prices.clone(),
             model_id: target.model.id.clone(),
             done: false,
             finish_seen: false,

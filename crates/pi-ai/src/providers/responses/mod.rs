@@ -738,7 +738,7 @@ impl Stream {
     pub(crate) fn new(target: &Target) -> Stream {
         Stream {
             wire: target.wire,
-            prices: target.details.prices,
+            prices: target.details.prices.clone(),
             model_id: target.model.id.clone(),
             item: None,
             block: None,
