@@ -57,8 +57,9 @@ pub struct CompactArgs {
     /// (contextWindow − reserveTokens); otherwise print {"compacted":false,…} and exit 0
     #[arg(long)]
     pub if_needed: bool,
-    /// With --if-needed: exit with status 3 when nothing needed compacting
-    #[arg(long, requires = "if_needed")]
+    /// Exit with status 3 when nothing was compacted: nothing needed it (--if-needed), or
+    /// there was nothing to compact
+    #[arg(long)]
     pub exit_code: bool,
     /// Print the plan (cut point, tokensBefore, what is summarized and kept, split turn,
     /// file lists) without calling a model or writing anything
@@ -136,7 +137,8 @@ fn job(args: &CompactArgs, ctx: &Ctx) -> anyhow::Result<Job> {
             keep_recent_tokens: args.keep_recent_tokens,
             context_window: args.context_window,
             summary: args.summary_file.as_deref().map(read_summary).transpose()?,
-            skip_unplannable: args.all,
+            // Nothing to compact is a skip, not a failure (the reference's 1.6).
+            skip_unplannable: true,
             wait: !args.all,
         },
         rt: pi_agent::runtime::Lazy::new(),
@@ -199,6 +201,13 @@ pub fn run(args: CompactArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
         Outcome::Compacted(line) => ctx.out.line(&line)?,
         Outcome::Planned(m) => ctx.out.json(&session(m))?,
         Outcome::Skipped(m) => {
+            let unplannable = matches!(
+                m.get("reason").and_then(Json::as_str),
+                Some("too-small" | "already-compacted")
+            );
+            if unplannable && let Some(why) = m.get("message").and_then(Json::as_str) {
+                crate::error::note(&format!("{why}; nothing was written"));
+            }
             ctx.out.json(&session(m))?;
             if cancelled && !args.if_needed {
                 return Ok(ExitStatus::Failure);

@@ -194,8 +194,29 @@ fn summary_file_appends_the_entry_without_a_model() {
         .write_stdin("x")
         .output()
         .unwrap();
-    assert_eq!(o.status.code(), Some(1));
+    // Nothing to compact is a skip (the reference's 1.6): a record, a note, status 0, and
+    // 3 with --exit-code; nothing is written.
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
     assert!(err(&o).contains("already compacted"), "{}", err(&o));
+    assert!(err(&o).contains("nothing was written"), "{}", err(&o));
+    let rec = &jsonl(&out(&o))[0];
+    assert_eq!(rec["compacted"], false);
+    assert_eq!(rec["reason"], "already-compacted");
+    let before = std::fs::read(&s).unwrap();
+    let o = w
+        .pi()
+        .args([
+            "compact",
+            s.to_str().unwrap(),
+            "--summary-file",
+            "-",
+            "--exit-code",
+        ])
+        .write_stdin("x")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(3));
+    assert_eq!(std::fs::read(&s).unwrap(), before);
 }
 
 #[test]
@@ -652,27 +673,28 @@ fn missing_key_and_unknown_model() {
     let s = s.to_str().unwrap();
     // The last: no --model, the session's model (anthropic) has no key, and no default is
     // set.
+    let k = ["--keep-recent-tokens", "15"];
     let shown = w.snaps(&[
-        &["compact", s, "--model", "openai/gpt-4o"],
-        &["compact", s, "--model", "nope/x"],
-        &["compact", s],
+        &["compact", s, k[0], k[1], "--model", "openai/gpt-4o"],
+        &["compact", s, k[0], k[1], "--model", "nope/x"],
+        &["compact", s, k[0], k[1]],
     ]);
     insta::assert_snapshot!(shown, @r#"
-    $ pi compact [ROOT]/s/co-c1.jsonl --model openai/gpt-4o
+    $ pi compact [ROOT]/s/co-c1.jsonl --keep-recent-tokens 15 --model openai/gpt-4o
     status: 1
     ----- stdout -----
     ----- stderr -----
     pi: error: no API key for provider "openai"
       hint: set OPENAI_API_KEY, or add {"openai": {"type": "api_key", "key": …}} to auth.json
 
-    $ pi compact [ROOT]/s/co-c1.jsonl --model nope/x
+    $ pi compact [ROOT]/s/co-c1.jsonl --keep-recent-tokens 15 --model nope/x
     status: 2
     ----- stdout -----
     ----- stderr -----
     pi: error: unknown model nope/x (not in models.json or the built-in table)
       hint: `pi models --all` lists the models pi knows; define others in models.json
 
-    $ pi compact [ROOT]/s/co-c1.jsonl
+    $ pi compact [ROOT]/s/co-c1.jsonl --keep-recent-tokens 15
     status: 2
     ----- stdout -----
     ----- stderr -----

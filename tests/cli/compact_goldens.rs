@@ -62,16 +62,19 @@ fn check_plan(s: &Session, what: &str, g: &Value, full: bool, bad: &mut Vec<Stri
         window: 0,
     };
     let what = format!("{what} leaf {} keep {keep}", g["leaf"]);
+    // These goldens are 0.73's. 1.6 makes no plan where 0.73's had nothing to summarize
+    // (no message before the kept part and no turn prefix): such records expect none.
+    let none = g["result"] != "plan" || (g["messages"] == 0 && g["prefix"] == 0);
     let plan = match compact::prepare(s, leaf, budget).unwrap() {
         Err(NoPlan::AlreadyCompacted | NoPlan::TooSmall) => {
-            if g["result"] != "none" {
+            if !none {
                 bad.push(format!("{what}: pi has no plan, the reference has one"));
             }
             return;
         }
         Ok(p) => p,
     };
-    if g["result"] != "plan" {
+    if none {
         bad.push(format!("{what}: pi has a plan, the reference has none"));
         return;
     }

@@ -640,7 +640,7 @@ fn after_abort_hooks_and_compaction_work_again() {
     let w = world(&server);
     settings(
         &w,
-        json!({"compaction": {"keepRecentTokens": 10},
+        json!({"compaction": {"keepRecentTokens": 1},
                "hooks": {"input": "cat >/dev/null; echo '{\"action\":\"transform\",\"text\":\"REWRITTEN\"}'"}}),
     );
     server.push(
@@ -649,6 +649,7 @@ fn after_abort_hooks_and_compaction_work_again() {
     );
     server.push(Reply::openai_text(&["second"]));
     server.push(Reply::openai_text(&["## Goal\nsummary"]));
+    server.push(Reply::openai_text(&["## Goal\nthe turn so far"]));
     let mut c = Client::start(&w, &[]);
     c.call("p1", json!({"type": "prompt", "message": "one"}));
     c.until(|v| v["type"] == "message_update");

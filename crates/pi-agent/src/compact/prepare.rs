@@ -394,6 +394,10 @@ pub fn prepare(s: &Session, leaf: u32, budget: Budget) -> Result<Result<Plan, No
     } else {
         Span::default()
     };
+    // Nothing before the kept part to summarize: no plan (the reference's 1.6).
+    if history.entries.is_empty() && turn_prefix.entries.is_empty() {
+        return Ok(Err(NoPlan::TooSmall));
+    }
     Ok(Ok(Plan {
         leaf,
         first_kept_entry_id,
