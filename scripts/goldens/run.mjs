@@ -1,8 +1,9 @@
-// Records how the reference implementation (npm @mariozechner/pi-coding-agent 0.73.1) sees the
+// Records how the reference implementation (npm @earendil-works/pi-coding-agent 1.6.0; 0.73.1
+// under its old name @mariozechner/ still works) sees the
 // session files `pi run` writes, so the test suite can check that they open in the reference
 // with the same context, without Node.
 //
-//   npm install --prefix /some/dir @mariozechner/pi-coding-agent@0.73.1
+//   npm install --prefix /some/dir @earendil-works/pi-coding-agent@1.6.0   # needs Node >= 22.19
 //   PI_UPDATE_RUN_FIXTURES=1 cargo test --test cli run_compat::scenarios   # (re)writes the inputs
 //   node scripts/goldens/run.mjs --pi-dir /some/dir
 //
@@ -17,7 +18,7 @@
 //   continued     whether appending a message with the reference (appendMessage) kept the
 //                 file's bytes as a prefix, and the new entry's parentId
 
-import { copyFileSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -28,9 +29,13 @@ const opt = (name, dflt) => {
 	return i >= 0 ? args[i + 1] : dflt;
 };
 const piDir = opt("--pi-dir", process.env.PI_REFERENCE_DIR);
-if (!piDir) throw new Error("--pi-dir DIR (where @mariozechner/pi-coding-agent is installed) is required");
+if (!piDir) throw new Error("--pi-dir DIR (where the reference is installed) is required");
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
-const pkg = join(resolve(piDir), "node_modules", "@mariozechner", "pi-coding-agent");
+const pkg = ["@earendil-works", "@mariozechner"]
+	.map((scope) => join(resolve(piDir), "node_modules", scope, "pi-coding-agent"))
+	.find((p) => existsSync(p));
+if (!pkg) throw new Error(`no pi-coding-agent under ${piDir}/node_modules`);
+const version = JSON.parse(readFileSync(join(pkg, "package.json"), "utf8")).version;
 const { SessionManager, buildSessionContext } = await import(pathToFileURL(join(pkg, "dist", "index.js")).href);
 
 const dir = join(repo, "tests", "fixtures", "run");
@@ -65,6 +70,7 @@ for (const name of readdirSync(dir).filter((f) => f.endsWith(".jsonl")).sort()) 
 		.map((l) => JSON.parse(l));
 	const golden = {
 		input: `tests/fixtures/run/${name}`,
+		reference: version,
 		leaf,
 		leaves,
 		continued: {

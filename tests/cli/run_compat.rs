@@ -7,7 +7,7 @@
 //! with the clock and ids fixed. `scenarios_write_the_committed_files` runs them again and
 //! compares (set `PI_UPDATE_RUN_FIXTURES=1` to rewrite the files instead).
 //!
-//! scripts/goldens/run.mjs opened those files with the reference (0.73.1:
+//! scripts/goldens/run.mjs opened those files with the reference (1.6.0:
 //! `SessionManager.open`, `buildSessionContext`, for every leaf), continued them with an
 //! appended message, and recorded what it saw in tests/fixtures/run/<name>.golden.json;
 //! `the_reference_builds_the_same_context` checks `pi context build` against it.
@@ -190,14 +190,20 @@ cat >/dev/null; echo 'added to the list'
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
     }
+    // An earlier turn, so that the compaction below has history to summarize.
+    server.push(answer_with_usage("The ticket is about notes.txt.", 500));
+    status(&run_fixed(w, &["-p", "What is the ticket about?"]), 0);
     server.push(tool_calls(&[(
         "call_todo",
         "todo",
         r#"{"item":"add delta"}"#,
     )]));
     server.push(answer_with_usage("Noted: add delta to notes.txt.", 700));
-    status(&run_fixed(w, &["-p", "Look at the ticket."]), 0);
     let f = session_file(w);
+    status(
+        &run_fixed(w, &[f.to_str().unwrap(), "-p", "Look at the ticket."]),
+        0,
+    );
     let o = w
         .pi()
         .env("PI_NOW", NOW)

@@ -260,6 +260,17 @@ fn every_command_takes_the_session_as_an_option() {
     );
     let o = jsonl(&w.ok(&["session", "migrate", "-s", a]));
     assert_eq!(o[0]["migrated"], false);
+    // A turn or two more, so that compaction has an earlier part to summarize.
+    w.ok_in(
+        &["session", "append", "-s", a],
+        &format!(
+            "{}\n{}\n{}\n{}\n",
+            user("second in a"),
+            assistant("second answer"),
+            user("third in a"),
+            assistant("third answer")
+        ),
+    );
     let summary = w.write("summary.md", "What happened.\n");
     let o = jsonl(&w.ok(&[
         "compact",
