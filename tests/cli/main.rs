@@ -9,6 +9,7 @@ mod common;
 mod compact_cli;
 mod compact_goldens;
 mod completions;
+mod context16;
 mod context_build;
 mod context_goldens;
 mod context_stats;

@@ -25,11 +25,15 @@ pub enum Kind {
     CustomMessage,
     Label,
     SessionInfo,
+    /// `context_edit` (reference 1.6): an edit of an earlier entry's model context.
+    ContextEdit,
+    /// `usage` (reference 1.6): model usage outside the conversation (cache warming, ...).
+    Usage,
     Other,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 9] = [
+    pub const ALL: [Kind; 11] = [
         Kind::Message,
         Kind::ThinkingLevelChange,
         Kind::ModelChange,
@@ -39,6 +43,8 @@ impl Kind {
         Kind::CustomMessage,
         Kind::Label,
         Kind::SessionInfo,
+        Kind::ContextEdit,
+        Kind::Usage,
     ];
 
     pub(crate) fn from_type(t: &[u8]) -> Kind {
@@ -52,6 +58,8 @@ impl Kind {
             b"custom_message" => Kind::CustomMessage,
             b"label" => Kind::Label,
             b"session_info" => Kind::SessionInfo,
+            b"context_edit" => Kind::ContextEdit,
+            b"usage" => Kind::Usage,
             _ => Kind::Other,
         }
     }
@@ -67,6 +75,8 @@ impl Kind {
             Kind::CustomMessage => "custom_message",
             Kind::Label => "label",
             Kind::SessionInfo => "session_info",
+            Kind::ContextEdit => "context_edit",
+            Kind::Usage => "usage",
             Kind::Other => "other",
         }
     }

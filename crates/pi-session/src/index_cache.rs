@@ -30,7 +30,8 @@ use super::id::Id;
 use super::index::{Header, Kind, LabelRec, Rec};
 use super::stamp::{self, Fresh, Stamp};
 
-const MAGIC: &[u8] = b"pi-session-index/1\n";
+// 2: the kinds `context_edit` and `usage` (reference 1.6) joined `Kind::ALL`.
+const MAGIC: &[u8] = b"pi-session-index/2\n";
 /// Files smaller than this are not recorded.
 pub(crate) const MIN_LEN: u64 = 64 << 20;
 const REC: usize = 22;

@@ -96,7 +96,9 @@ pub fn convert_one(m: Value) -> Option<Value> {
             };
             Some(user_text(wrapped(prefix, m.get("summary"), suffix), ts))
         }
-        "user" | "assistant" | "toolResult" => Some(m),
+        // System messages (reference 1.6) carry the prompt and the tools; they stay in the
+        // list, and each provider decides how to send them.
+        "system" | "user" | "assistant" | "toolResult" => Some(m),
         _ => None,
     }
 }

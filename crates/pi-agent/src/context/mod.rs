@@ -22,6 +22,7 @@ pub mod llm;
 pub mod settings;
 pub mod tokens;
 
+use std::collections::HashMap;
 use std::io;
 
 use pi_ai::value::{Obj, Value};
@@ -98,7 +99,20 @@ fn entry_message(entry: Value, kind: Kind) -> Option<Value> {
     };
     match kind {
         Kind::Message => match o.remove("message") {
-            Some(m @ Value::Obj(_)) => Some(m),
+            Some(Value::Obj(mut m)) => {
+                // Hand-edited or old files can hold a message without content; the reference
+                // 1.6 gives it an empty one (`""` for system messages, `[]` for the others).
+                if matches!(m.get("content"), None | Some(Value::Null)) {
+                    match m.get("role").and_then(Value::as_jstr).map(|r| r.text()) {
+                        Some(r) if r == "system" => m.set("content", Value::str("")),
+                        Some(r) if r == "user" || r == "assistant" || r == "toolResult" => {
+                            m.set("content", Value::Arr(Vec::new()))
+                        }
+                        _ => {}
+                    }
+                }
+                Some(Value::Obj(m))
+            }
             _ => None,
         },
         Kind::CustomMessage => {
@@ -131,6 +145,79 @@ fn produces(kind: Kind) -> bool {
     )
 }
 
+fn is_system(m: &Value) -> bool {
+    m.get("role").is_some_and(|r| r.is_str("system"))
+}
+
+/// The latest `context_edit` of each target among `selected` (in path order, so a later
+/// edit replaces an earlier one). An edit without a `replacement` is ignored.
+fn edits(s: &Session, selected: &[u32]) -> io::Result<HashMap<String, Value>> {
+    let mut out = HashMap::new();
+    let ids: Vec<u32> = selected
+        .iter()
+        .copied()
+        .filter(|&i| s.entries[i as usize].kind == Kind::ContextEdit)
+        .collect();
+    if ids.is_empty() {
+        return Ok(out);
+    }
+    let mut found: Vec<(u32, String, Value)> = Vec::with_capacity(ids.len());
+    s.for_each_line(&ids, |i, line| {
+        if let Some(Value::Obj(mut e)) = Value::parse(line)
+            && let Some(Value::Str(target)) = e.remove("targetId")
+            && let Some(r) = e.remove("replacement")
+        {
+            found.push((i, target.text().into_owned(), r));
+        }
+        Ok(())
+    })?;
+    // Lines come in file order; the path's order decides which edit is the latest.
+    let rank: HashMap<u32, usize> = selected.iter().enumerate().map(|(k, &i)| (i, k)).collect();
+    found.sort_by_key(|(i, _, _)| rank.get(i).copied().unwrap_or(usize::MAX));
+    for (_, target, r) in found {
+        out.insert(target, r);
+    }
+    Ok(out)
+}
+
+/// A message as a `context_edit` leaves it (reference 1.6's `projectContextEntry`): `None`
+/// when the edit omits it; otherwise the content of user, assistant, tool-result and custom
+/// messages replaced (text becomes one text block for assistants and tool results, which
+/// need blocks), other messages unchanged.
+fn edited(m: Value, edit: Option<&Value>) -> Option<Value> {
+    let Some(r) = edit else {
+        return Some(m);
+    };
+    if matches!(r, Value::Null) {
+        return None;
+    }
+    let Value::Obj(mut o) = m else {
+        return Some(m);
+    };
+    let role = o
+        .get("role")
+        .and_then(Value::as_jstr)
+        .map(|r| r.text().into_owned());
+    let blocks = match role.as_deref() {
+        Some("assistant" | "toolResult") => true,
+        Some("user" | "custom") => false,
+        _ => return Some(Value::Obj(o)),
+    };
+    match r.get("content") {
+        Some(Value::Str(t)) if blocks => {
+            let mut b = Obj::new();
+            b.set("type", Value::str("text"));
+            b.set("text", Value::Str(t.clone()));
+            o.set("content", Value::Arr(vec![Value::Obj(b)]));
+        }
+        Some(c) => o.set("content", c.clone()),
+        None => {
+            o.remove("content");
+        }
+    }
+    Some(Value::Obj(o))
+}
+
 /// Builds the agent messages of the path from the root to `leaf` (upstream's
 /// `buildSessionContext`); `None` gives the empty context.
 pub fn build(s: &Session, leaf: Option<u32>) -> io::Result<Context> {
@@ -160,8 +247,12 @@ pub fn build(s: &Session, leaf: Option<u32>) -> io::Result<Context> {
 #[derive(Debug)]
 pub struct Plan {
     pub info: Info,
-    /// The latest compaction's summary message.
-    summary: Option<Message>,
+    /// The latest compaction's messages: its system checkpoint, if it has one, and its
+    /// summary.
+    head: Vec<Message>,
+    /// The latest `context_edit` of each entry in the context, by target id: the
+    /// replacement, `Null` to leave the target out (reference 1.6).
+    edits: HashMap<String, Value>,
     /// The entries that produce messages, in order.
     order: Vec<u32>,
     /// Index in `order` of the first entry after the latest compaction.
@@ -175,7 +266,8 @@ impl Plan {
                 thinking_level: Some(Value::str("off")),
                 ..Info::default()
             },
-            summary: None,
+            head: Vec::new(),
+            edits: HashMap::new(),
             order: Vec::new(),
             first_after: 0,
         };
@@ -229,6 +321,7 @@ impl Plan {
         }
         // The compaction summary first, then the kept entries and those after the compaction.
         let Some(ci) = path.iter().rposition(|&i| kind(i) == Kind::Compaction) else {
+            plan.edits = edits(s, &path)?;
             plan.order = path.into_iter().filter(|&i| produces(kind(i))).collect();
             return Ok(plan);
         };
@@ -241,23 +334,42 @@ impl Plan {
         m.set_opt("summary", entry.get("summary").cloned());
         m.set_opt("tokensBefore", entry.get("tokensBefore").cloned());
         m.set("timestamp", js_date(entry.get("timestamp")));
-        plan.summary = Some(Message {
+        // The reference 1.6 saves the prompt and tools in effect as the compaction's
+        // `systemMessage`; it leads the compacted context.
+        if let Some(sys) = entry.get("systemMessage").filter(|v| v.truthy()) {
+            plan.head.push(Message {
+                value: sys.clone(),
+                entry: c,
+                after_compaction: false,
+            });
+        }
+        plan.head.push(Message {
             value: Value::Obj(m),
             entry: c,
             after_compaction: false,
         });
+        // The context's entries: the compaction, those it kept, those after it.
+        let mut selected = vec![c];
         if let Some(fk) = entry.get("firstKeptEntryId").and_then(Value::as_jstr) {
             let fk = fk.text();
             if let Some(k) = path[..ci]
                 .iter()
                 .position(|&i| s.entries[i as usize].id.as_str() == fk)
             {
-                let kept = path[k..ci].iter().copied().filter(|&i| produces(kind(i)));
-                plan.order.extend(kept);
+                selected.extend_from_slice(&path[k..ci]);
             }
         }
+        let kept = selected.len() - 1;
+        selected.extend_from_slice(&path[ci + 1..]);
+        plan.edits = edits(s, &selected)?;
+        plan.order.extend(
+            selected[1..1 + kept]
+                .iter()
+                .copied()
+                .filter(|&i| produces(kind(i))),
+        );
         plan.first_after = plan.order.len();
-        let after = path[ci + 1..]
+        let after = selected[1 + kept..]
             .iter()
             .copied()
             .filter(|&i| produces(kind(i)));
@@ -273,13 +385,18 @@ impl Plan {
         mut emit: impl FnMut(Message) -> io::Result<()>,
     ) -> io::Result<Vec<String>> {
         let mut warnings = Vec::new();
-        let compacted = self.summary.is_some();
-        if let Some(m) = &self.summary {
-            emit(Message {
-                value: m.value.clone(),
-                entry: m.entry,
-                after_compaction: false,
-            })?;
+        let compacted = !self.head.is_empty();
+        if let Some(c) = self.head.first().map(|m| m.entry) {
+            let edit = self.edits.get(s.entries[c as usize].id.as_str());
+            for m in &self.head {
+                if let Some(value) = edited(m.value.clone(), edit) {
+                    emit(Message {
+                        value,
+                        entry: m.entry,
+                        after_compaction: false,
+                    })?;
+                }
+            }
         }
         // Path order is file order (parents are written before their children), so the
         // lines are read in large sequential blocks.
@@ -289,11 +406,19 @@ impl Plan {
             n += 1;
             let kind = s.entries[i as usize].kind;
             match Value::parse(line).and_then(|e| entry_message(e, kind)) {
-                Some(value) => emit(Message {
-                    value,
-                    entry: i,
-                    after_compaction,
-                }),
+                // A compaction replaces the system messages of the range it keeps with its
+                // checkpoint (reference 1.6).
+                Some(value) if compacted && !after_compaction && is_system(&value) => Ok(()),
+                Some(value) => {
+                    match edited(value, self.edits.get(s.entries[i as usize].id.as_str())) {
+                        Some(value) => emit(Message {
+                            value,
+                            entry: i,
+                            after_compaction,
+                        }),
+                        None => Ok(()),
+                    }
+                }
                 None => {
                     if kind == Kind::Message {
                         let r = &s.entries[i as usize];
