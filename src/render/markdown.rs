@@ -118,6 +118,9 @@ impl<'w> MarkdownView<'w> {
         if let Some(l) = &meta.label {
             parts.push(format!("🏷 {}", escape_inline(l)));
         }
+        if let Some(e) = meta.edit {
+            parts.push(super::text::edit_mark(e).to_owned());
+        }
         parts.join(" · ")
     }
 
@@ -339,6 +342,10 @@ impl<'w> MarkdownView<'w> {
                 self.note(meta, &text)?;
             }
             Body::Custom(t) => self.note(meta, &format!("custom entry {}", code_span(t)))?,
+            Body::Note { head, text } => self.note(
+                meta,
+                &format!("{}: {}", escape_inline(head), escape_inline(text)),
+            )?,
             Body::Other(t) => self.note(meta, &format!("entry of type {}", code_span(t)))?,
         }
         Ok(())

@@ -37,6 +37,8 @@ pub struct Meta {
     pub time: Option<i64>,
     /// The label set on the entry, if any.
     pub label: Option<String>,
+    /// How a `context_edit` on the path shown changes the entry for the model.
+    pub edit: Option<Edit>,
 }
 
 /// A piece of user, tool or custom content.
@@ -304,6 +306,12 @@ pub enum Body {
     SessionInfo(Option<String>),
     /// A `custom` entry (extension state; not part of the conversation).
     Custom(String),
+    /// An entry shown as one line of what it does (a system message, a context edit, a
+    /// usage record): a heading and the text.
+    Note {
+        head: String,
+        text: String,
+    },
     /// An entry type or message role this program does not know.
     Other(String),
 }
@@ -337,6 +345,7 @@ impl Item {
             parent_id: str_of(v, "parentId").map(str::to_owned),
             time: str_of(v, "timestamp").and_then(|t| clock::parse_iso(t.trim())),
             label: None,
+            edit: None,
         };
         let ty = str_of(v, "type").unwrap_or_default();
         let body = match ty {
@@ -375,6 +384,36 @@ impl Item {
                     .map(str::to_owned),
             ),
             "custom" => Body::Custom(string_of(v, "customType")),
+            "context_edit" => {
+                let target = string_of(v, "targetId");
+                let text = match v.get("replacement") {
+                    Some(Value::Null) => format!("{target} left out of the model's context"),
+                    Some(r) => format!(
+                        "{target} sent to the model as: {}",
+                        text_prefix(&Content::of(r.get("content")), 120)
+                    ),
+                    None => format!("{target} (no replacement given; ignored)"),
+                };
+                Body::Note {
+                    head: "context edit".into(),
+                    text,
+                }
+            }
+            "usage" => {
+                let tokens = v
+                    .get("usage")
+                    .and_then(|u| u.get("totalTokens"))
+                    .and_then(Value::as_f64)
+                    .unwrap_or(0.0);
+                Body::Note {
+                    head: format!("usage ({})", string_of(v, "kind")),
+                    text: format!(
+                        "{}/{}: {tokens} tokens",
+                        string_of(v, "provider"),
+                        string_of(v, "model")
+                    ),
+                }
+            }
             other => Body::Other(other.to_owned()),
         };
         Some(Item { meta, body })
@@ -446,9 +485,58 @@ impl Item {
                 None => "[title: (cleared)]".into(),
             },
             Body::Custom(t) => format!("[custom: {t}]"),
+            Body::Note { head, text } => format!("[{head}]: {}", one_line_prefix(text, 200)),
             Body::Other(t) => format!("[{t}]"),
         };
         pi_base::text::truncate(&s, 160)
+    }
+}
+
+/// What a system message (reference 1.6) declares: its text's size, the sections it sets
+/// or removes, the tools it adds or removes.
+fn system_text(m: &Value) -> String {
+    let mut parts = Vec::new();
+    let text = Content::of(m.get("content"));
+    let chars = text_prefix(&text, usize::MAX).chars().count();
+    if chars > 0 {
+        parts.push(format!("{chars} characters of text"));
+    }
+    if let Some(Value::Object(secs)) = m.get("sections") {
+        let names: Vec<String> = secs
+            .iter()
+            .map(|(k, v)| {
+                if v.is_null() {
+                    format!("-{k}")
+                } else {
+                    k.clone()
+                }
+            })
+            .collect();
+        if !names.is_empty() {
+            parts.push(format!("sections {}", names.join(", ")));
+        }
+    }
+    let names = |key: &str, sign: char| -> Vec<String> {
+        m.get(key)
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .map(|t| format!("{sign}{}", string_of(t, "name")))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let tools: Vec<String> = names("toolsAdded", '+')
+        .into_iter()
+        .chain(names("toolsRemoved", '-'))
+        .collect();
+    if !tools.is_empty() {
+        parts.push(format!("tools {}", tools.join(" ")));
+    }
+    if parts.is_empty() {
+        "(empty)".into()
+    } else {
+        parts.join("; ")
     }
 }
 
@@ -519,6 +607,10 @@ fn message_body(m: &Value) -> Body {
         "compactionSummary" => Body::Compaction {
             summary: string_of(m, "summary"),
             tokens_before: m.get("tokensBefore").and_then(Value::as_f64).unwrap_or(0.0),
+        },
+        "system" => Body::Note {
+            head: "system prompt".into(),
+            text: system_text(m),
         },
         other => Body::Other(if other.is_empty() {
             "message".to_owned()
@@ -593,11 +685,56 @@ impl Pairer {
 }
 
 /// The labels of a session's entries: entry id → label.
-pub fn labels(s: &Session) -> HashMap<String, String> {
-    s.resolved_labels()
-        .into_iter()
-        .map(|(id, l, _)| (id.to_string(), l))
-        .collect()
+/// What is said about entries elsewhere in the file: their labels, and on one path the
+/// `context_edit` entries that change what the model sees of them.
+#[derive(Debug, Default)]
+pub struct Marks {
+    pub labels: HashMap<String, String>,
+    pub edits: HashMap<String, Edit>,
+}
+
+/// How the latest `context_edit` on a path leaves its target in the model's context.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Edit {
+    Omitted,
+    Replaced,
+}
+
+impl Marks {
+    /// The latest `context_edit` of each entry among `order` (a path, root first).
+    pub fn with_edits(mut self, s: &Session, order: &[u32]) -> io::Result<Marks> {
+        let edits: Vec<u32> = order
+            .iter()
+            .copied()
+            .filter(|&i| s.entries[i as usize].kind == pi_session::Kind::ContextEdit)
+            .collect();
+        s.for_each_line(&edits, |_, line| {
+            if let Ok(v) = serde_json::from_slice::<Value>(line)
+                && let Some(t) = str_of(&v, "targetId")
+                && let Some(r) = v.get("replacement")
+            {
+                let e = if r.is_null() {
+                    Edit::Omitted
+                } else {
+                    Edit::Replaced
+                };
+                self.edits.insert(t.to_owned(), e);
+            }
+            Ok(())
+        })?;
+        Ok(self)
+    }
+}
+
+pub fn labels(s: &Session) -> Marks {
+    Marks {
+        labels: s
+            .resolved_labels()
+            .into_iter()
+            .map(|(id, l, _)| (id.to_string(), l))
+            .collect(),
+        edits: HashMap::new(),
+    }
 }
 
 /// Calls `f` with the item of each entry of `order` (ascending entry indexes), its label
@@ -606,7 +743,7 @@ pub fn labels(s: &Session) -> HashMap<String, String> {
 pub fn for_each_item(
     s: &Session,
     order: &[u32],
-    labels: &HashMap<String, String>,
+    labels: &Marks,
     mut redactor: Option<&mut Redactor>,
     mut f: impl FnMut(Item) -> io::Result<()>,
 ) -> io::Result<()> {
@@ -624,7 +761,7 @@ pub fn for_each_item(
 pub fn for_each_paired(
     s: &Session,
     order: &[u32],
-    labels: &HashMap<String, String>,
+    labels: &Marks,
     redactor: Option<&mut Redactor>,
     summary: &mut Summary,
     mut f: impl FnMut(&Item) -> io::Result<()>,
@@ -649,7 +786,7 @@ pub fn for_each_paired(
 pub fn item_of(
     i: u32,
     line: &[u8],
-    labels: &HashMap<String, String>,
+    labels: &Marks,
     mut redactor: Option<&mut Redactor>,
 ) -> Option<Item> {
     let mut v = serde_json::from_slice::<Value>(line).ok()?;
@@ -657,7 +794,8 @@ pub fn item_of(
         r.value(&mut v);
     }
     let mut item = Item::from_value(i, &v)?;
-    item.meta.label = labels.get(&item.meta.id).cloned();
+    item.meta.label = labels.labels.get(&item.meta.id).cloned();
+    item.meta.edit = labels.edits.get(&item.meta.id).copied();
     if let (Some(l), Some(r)) = (item.meta.label.as_mut(), redactor) {
         *l = r.text(l);
     }

@@ -116,6 +116,10 @@ impl<'w> TextView<'w> {
             s.push(' ');
             s.push_str(&self.st.magenta(&format!("[{}]", self.esc(l))));
         }
+        if let Some(e) = meta.edit {
+            s.push(' ');
+            s.push_str(&self.st.dim(edit_mark(e)));
+        }
         s
     }
 
@@ -310,6 +314,10 @@ impl<'w> TextView<'w> {
                 let t = self.esc(t).into_owned();
                 self.note(meta, &format!("custom entry ({t})"))?;
             }
+            Body::Note { head, text } => {
+                let t = format!("{}: {}", self.esc(head), self.esc(text));
+                self.note(meta, &t)?;
+            }
             Body::Other(t) => {
                 let t = self.esc(t).into_owned();
                 self.note(meta, &format!("entry of type \"{t}\""))?;
@@ -445,6 +453,14 @@ impl<'w> TextView<'w> {
             writeln!(self.w, "{indent}{}", self.st.dim(&s))?;
         }
         Ok(())
+    }
+}
+
+/// How `show` marks an entry a `context_edit` on the path changes.
+pub(crate) fn edit_mark(e: super::Edit) -> &'static str {
+    match e {
+        super::Edit::Omitted => "(left out of the model's context)",
+        super::Edit::Replaced => "(edited for the model)",
     }
 }
 

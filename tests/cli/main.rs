@@ -45,6 +45,7 @@ mod run_tools;
 mod session_append;
 mod session_cache;
 mod session_compat;
+mod session_edit;
 mod session_gc;
 mod session_ids;
 mod session_log;

@@ -124,7 +124,14 @@ pub(crate) const REFERENCES: [(&str, &str, bool); 3] = [
 
 const THINKING_LEVELS: [&str; 6] = ["off", "minimal", "low", "medium", "high", "xhigh"];
 const STOP_REASONS: [&str; 5] = ["stop", "length", "toolUse", "error", "aborted"];
-const ROLES: [&str; 5] = ["user", "assistant", "toolResult", "bashExecution", "custom"];
+const ROLES: [&str; 6] = [
+    "system",
+    "user",
+    "assistant",
+    "toolResult",
+    "bashExecution",
+    "custom",
+];
 
 struct Checker<'a> {
     text: &'a [u8],
@@ -318,6 +325,7 @@ impl<'a> Checker<'a> {
         let at = role_span.map_or(s, |r| r.0);
         let f = |key: &str, want: &[JsonKind], req: bool| self.expect(m, key, &path, want, req, s);
         match role.as_str() {
+            "system" => self.system_message(m, s, path)?,
             "user" => {
                 let c = f("content", &[Str, Array], true)?;
                 if let Some(c) = c {
@@ -393,6 +401,52 @@ impl<'a> Checker<'a> {
         Ok(f("timestamp", &[Number], false)?.is_some())
     }
 
+    /// A system message (reference 1.6): the prompt as `content` and/or named `sections`
+    /// (`null` removes one), and the tools it declares (`toolsAdded`) or withdraws
+    /// (`toolsRemoved`).
+    fn system_message(&self, m: &Members<'a>, s: usize, path: &str) -> Check<()> {
+        use JsonKind::{Array, Null, Object, String as Str};
+        let f = |key: &str, want: &[JsonKind], req: bool| self.expect(m, key, &path, want, req, s);
+        if let Some(c) = f("content", &[Str, Array, Null], false)?
+            && self.kind(c.0, c.1) != Some(Null)
+        {
+            self.content(c, &format_args!("{path}content"), true, &["text"])?;
+        }
+        if let Some((ss, se)) = f("sections", &[Object], false)? {
+            let sm = self.members(ss, se);
+            let sp = format!("{path}sections.");
+            for (k, _, _) in &sm {
+                self.expect(&sm, k, &sp, &[Str, Null], true, ss)?;
+            }
+        }
+        for key in ["toolsAdded", "toolsRemoved"] {
+            let Some((ts, te)) = f(key, &[Array], false)? else {
+                continue;
+            };
+            let mut tools = Vec::new();
+            let v = &self.text[ts..te];
+            let _ = json::for_each_element(v, |el| {
+                let off = el.as_ptr() as usize - v.as_ptr() as usize;
+                tools.push((ts + off, ts + off + el.len()));
+            });
+            for (n, &(a, b)) in tools.iter().enumerate() {
+                if self.kind(a, b) != Some(Object) {
+                    return Err(self.error(a, format!("{path}{key}[{n}] must be a tool object")));
+                }
+                let tm = self.members(a, b);
+                self.expect(
+                    &tm,
+                    "name",
+                    &format_args!("{path}{key}[{n}]."),
+                    &[Str],
+                    true,
+                    a,
+                )?;
+            }
+        }
+        Ok(())
+    }
+
     /// Validates an entry object of type `ty`, whose members are `m`; for a `message` entry,
     /// returns whether its message has a `timestamp`.
     fn entry(&self, m: &Members<'a>, s: usize, ty: &str) -> Check<Option<bool>> {
@@ -418,6 +472,44 @@ impl<'a> Checker<'a> {
                 f("firstKeptEntryId", &[Str], true)?;
                 f("tokensBefore", &[Number], true)?;
                 f("fromHook", &[Bool], false)?;
+                f("usage", &[Object], false)?;
+                if let Some((ms, me)) = f("systemMessage", &[Object], false)? {
+                    let mm = self.members(ms, me);
+                    let role = self.expect(&mm, "role", &"systemMessage.", &[Str], true, ms)?;
+                    if let Some(r) = role {
+                        self.one_of(r, &"systemMessage.role", &["system"])?;
+                    }
+                    self.system_message(&mm, ms, "systemMessage.")?;
+                }
+            }
+            "context_edit" => {
+                f("targetId", &[Str], true)?;
+                if let Some((rs, re)) = f("replacement", &[Object, JsonKind::Null], true)?
+                    && self.kind(rs, re) == Some(Object)
+                {
+                    let rm = self.members(rs, re);
+                    if let Some(c) =
+                        self.expect(&rm, "content", &"replacement.", &[Str, Array], true, rs)?
+                    {
+                        self.content(
+                            c,
+                            &"replacement.content",
+                            true,
+                            &["text", "image", "thinking", "toolCall"],
+                        )?;
+                    }
+                }
+            }
+            "usage" => {
+                f("kind", &[Str], true)?;
+                f("provider", &[Str], true)?;
+                f("model", &[Str], true)?;
+                if let Some((us, ue)) = f("usage", &[Object], true)? {
+                    let um = self.members(us, ue);
+                    for k in ["input", "output", "cacheRead", "cacheWrite"] {
+                        self.expect(&um, k, &"usage.", &[Number], true, us)?;
+                    }
+                }
             }
             "branch_summary" => {
                 f("fromId", &[Str], true)?;

@@ -3,10 +3,11 @@
 pub mod append;
 pub mod branch;
 pub mod check;
+mod edit;
 pub mod export;
 pub mod fork;
 pub mod gc;
-pub mod label;
+mod label;
 pub mod list;
 pub mod log;
 pub mod migrate;
@@ -68,6 +69,14 @@ pub enum SessionCommand {
     /// Set or clear the label of an entry
     #[command(after_long_help = EXIT_STATUS)]
     Label(label::LabelArgs),
+    /// Change what the model sees of an entry, without rewriting history
+    ///
+    /// Appends a `context_edit` entry (the reference 1.6's format): from here on the branch
+    /// sends the model the entry's replacement, or nothing with --omit. The entry itself stays
+    /// in the file, in `log`, `show`, exports and usage. The latest edit of an entry wins; an
+    /// edit on one branch leaves the others alone. Prints the entry written.
+    #[command(after_long_help = EXIT_STATUS)]
+    Edit(edit::EditArgs),
     /// Set or clear the session's name
     #[command(after_long_help = EXIT_STATUS)]
     Name(name::NameArgs),
@@ -106,6 +115,7 @@ pub fn run(args: SessionArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
         SessionCommand::Search(a) => search::run(a, ctx),
         SessionCommand::Resume(a) => resume::run(a, ctx),
         SessionCommand::Label(a) => label::run(a, ctx),
+        SessionCommand::Edit(a) => edit::run(a, ctx),
         SessionCommand::Name(a) => name::run(a, ctx),
         SessionCommand::Fork(a) => fork::run(a, ctx),
         SessionCommand::Check(a) => check::run(a, ctx),

@@ -46,7 +46,7 @@ pub fn run(args: ShowArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
         None => s.leaf(),
     };
     let order = leaf.map(|l| s.path_to(l)).unwrap_or_default();
-    let labels = render::labels(&s);
+    let labels = render::labels(&s).with_edits(&s, &order)?;
     let mut summary = render::summary_of(&s, None);
     let opts = args.view.options();
     let tty = ctx.out.tty;

@@ -15,7 +15,6 @@
 
 pub mod markdown;
 
-use std::collections::HashMap;
 use std::io::{self, Write};
 
 use base64::Engine;
@@ -481,6 +480,7 @@ impl Article<'_> {
                 self.head("Session", "note", meta, &what);
             }
             Body::Custom(t) => self.head("Extension state", "note", meta, t),
+            Body::Note { head, text } => self.head(head, "note", meta, text),
             Body::Other(t) => self.head("Entry", "note", meta, t),
         }
     }
@@ -503,6 +503,7 @@ fn kind_code(item: &Item) -> char {
         Body::Label { .. } => 'l',
         Body::SessionInfo(_) => 'i',
         Body::Custom(_) => 'x',
+        Body::Note { .. } => 'n',
         Body::Other(_) => 'o',
     }
 }
@@ -561,7 +562,7 @@ fn script_json(v: &Value) -> String {
 pub fn write_page(
     s: &Session,
     leaf: Option<u32>,
-    labels: &HashMap<String, String>,
+    labels: &super::Marks,
     mut redactor: Option<&mut Redactor>,
     w: &mut dyn Write,
 ) -> io::Result<Written> {
@@ -652,7 +653,7 @@ pub fn write_page(
 fn parse_items(
     lines: Vec<(u32, Vec<u8>)>,
     threads: usize,
-    labels: &HashMap<String, String>,
+    labels: &super::Marks,
     redactor: Option<&mut Redactor>,
 ) -> Vec<Option<Item>> {
     match redactor {
@@ -685,12 +686,12 @@ fn tree_parents(s: &Session, times: &[i64]) -> Vec<i64> {
 /// The labels of the page: `[entry index, label]` pairs, redacted when asked.
 fn label_list(
     s: &Session,
-    labels: &HashMap<String, String>,
+    labels: &super::Marks,
     mut redactor: Option<&mut Redactor>,
 ) -> Vec<Value> {
     let mut out = Vec::new();
     for (i, r) in s.entries.iter().enumerate() {
-        if let Some(l) = labels.get(r.id.as_str()) {
+        if let Some(l) = labels.labels.get(r.id.as_str()) {
             let l = match redactor.as_deref_mut() {
                 Some(red) => red.text(l),
                 None => l.clone(),
