@@ -1,15 +1,20 @@
-// Records what the reference implementation (npm @mariozechner/pi-coding-agent 0.73.1) plans
-// when it compacts a session or summarizes a branch, so the test suite can check
-// `pi compact` and `pi session branch --summarize` against it without Node.
+// Records what the reference implementation (npm @earendil-works/pi-coding-agent 1.6.0; 0.73.1
+// under its old name @mariozechner/ still runs) plans when it compacts a session or summarizes
+// a branch, so the test suite can check `pi compact` and `pi session branch --summarize`
+// against it without Node.
 //
-//   npm install --prefix /some/dir @mariozechner/pi-coding-agent@0.73.1
+//   npm install --prefix /some/dir @earendil-works/pi-coding-agent@1.6.0   # Node >= 22.19
 //   node scripts/goldens/compact.mjs --pi-dir /some/dir
 //
 // For every input, leaf and keepRecentTokens it records the reference's prepareCompaction:
 //   result        "none" (undefined: the leaf is a compaction, or nothing to compact) or:
 //   firstKept     index of the first kept entry in the path (root first); firstKeptEntryId
 //                 (omitted for v1 files, whose migrated ids are random)
-//   split, turnStart (index in the path, -1 if none), tokensBefore
+//   split, turnStart (index in the path, -1 if none), tokensBefore. 1.6 plans over the
+//                 projected context (context edits applied) and does not return the turn
+//                 start: it is the path entry whose message is the turn prefix's first
+//                 message (the same object), or null when that message was rebuilt (edited,
+//                 custom or summary messages) and the test then does not compare it
 //   messages, prefix          numbers of messages to summarize / of the turn prefix
 //   conversation, prefixText  FNV-1a 64 of serializeConversation(convertToLlm(...)) of each
 //   previousSummary           FNV-1a 64 of the previous summary, or null
@@ -24,10 +29,12 @@
 //   before-compaction.jsonl, sessions/*.jsonl   the existing fixtures
 //   context/gen/*.jsonl.deflate                 the generated sessions (see context.mjs)
 //   compact/cases/*.jsonl                       hand-written sessions (CASES below; written
-//                                               by this script), with outputs in full
+//                                               by this script), with outputs in full; with
+//                                               1.6 also the cases of context16.mjs (system
+//                                               messages, context edits, checkpoints)
 // Output: tests/fixtures/compact/goldens.json
 
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync, copyFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync, copyFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -39,9 +46,13 @@ const opt = (name, dflt) => {
 	return i >= 0 ? args[i + 1] : dflt;
 };
 const piDir = opt("--pi-dir", process.env.PI_REFERENCE_DIR);
-if (!piDir) throw new Error("--pi-dir DIR (where @mariozechner/pi-coding-agent is installed) is required");
+if (!piDir) throw new Error("--pi-dir DIR (where the reference is installed) is required");
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
-const mods = join(resolve(piDir), "node_modules", "@mariozechner");
+const scope = ["@earendil-works", "@mariozechner"].find((s) => existsSync(join(resolve(piDir), "node_modules", s, "pi-coding-agent")));
+if (!scope) throw new Error(`no pi-coding-agent under ${piDir}/node_modules`);
+const mods = join(resolve(piDir), "node_modules", scope);
+const version = JSON.parse(readFileSync(join(mods, "pi-coding-agent", "package.json"), "utf8")).version;
+const v16 = scope === "@earendil-works";
 const url = (p) => pathToFileURL(join(mods, p)).href;
 const { SessionManager } = await import(url("pi-coding-agent/dist/index.js"));
 const C = await import(url("pi-coding-agent/dist/core/compaction/index.js"));
@@ -69,7 +80,11 @@ function plan(path, keep, full, migrated) {
 	if (!prep) return { result: "none" };
 	const firstKept = path.findIndex((e) => e.id === prep.firstKeptEntryId);
 	let turnStart = -1;
-	if (prep.isSplitTurn) {
+	if (prep.isSplitTurn && v16) {
+		const first = prep.turnPrefixMessages[0];
+		const k = path.findIndex((e) => e.type === "message" && e.message === first);
+		turnStart = k >= 0 ? k : null;
+	} else if (prep.isSplitTurn) {
 		// The turn start is where the prefix messages begin: find it as the reference does.
 		const cut = C.findCutPoint(path, boundary(path), path.length, keep);
 		turnStart = cut.turnStartIndex;
@@ -186,7 +201,7 @@ function fileGolden(name, file, text, extra = {}) {
 	return out;
 }
 
-const goldens = { reference: "@mariozechner/pi-coding-agent 0.73.1", files: [], cases: [] };
+const goldens = { reference: `${scope}/pi-coding-agent ${version}`, files: [], cases: [] };
 
 goldens.files.push(fileGolden("before-compaction", join(fixtures, "before-compaction.jsonl"), undefined, { input: "tests/fixtures/before-compaction.jsonl" }));
 for (const f of readdirSync(join(fixtures, "sessions")).sort()) {
@@ -285,6 +300,37 @@ for (const c of CASES) {
 	for (const keep of c.plans) out.plans.push({ leaf: null, keep, ...plan(path, keep, true, false) });
 	for (const [old, target] of c.branches ?? []) out.branches.push(branch(sm, old, target, [0, 40, 100, 150], true));
 	goldens.cases.push(out);
+}
+
+// 1.6: the context16 cases (what 1.6 added), compacted at their default leaf.
+if (v16) {
+	const ctx = JSON.parse(readFileSync(join(fixtures, "context16", "cases.golden.json"), "utf8"));
+	ctx.cases.forEach((c, k) => {
+		const name = `ctx16-${String(k + 1).padStart(2, "0")}`;
+		const file = join(outDir, "cases", `${name}.jsonl`);
+		writeFileSync(file, `${[JSON.stringify(header), ...c.lines].join("\n")}\n`);
+		const copy = join(work, `${name}.jsonl`);
+		copyFileSync(file, copy);
+		const sm = SessionManager.open(copy);
+		const out = { name, about: c.name, input: `tests/fixtures/compact/cases/${name}.jsonl`, plans: [], branches: [] };
+		const entries = sm.getEntries();
+		const parents = new Set(entries.map((e) => e.parentId).filter(Boolean));
+		const leaves = [null, ...entries.filter((e) => !parents.has(e.id)).map((e) => e.id)];
+		for (const leaf of [...new Set(leaves)]) {
+			const path = leaf ? sm.getBranch(leaf) : sm.getBranch();
+			for (const keep of [1, 10, 30, 100]) {
+				let r;
+				try {
+					r = plan(path, keep, true, false);
+				} catch (e) {
+					// The reference fails on this input (a context edit without content).
+					r = { result: "error", error: String(e.message) };
+				}
+				out.plans.push({ leaf, keep, ...r });
+			}
+		}
+		goldens.cases.push(out);
+	});
 }
 
 // One line per file or case record, so a difference shows where it is.

@@ -9,7 +9,9 @@
 //    context.mjs): for every input and leaf there, 1.6's buildSessionContext and convertToLlm
 //    are computed again and compared with the recorded lines (or their hashes). Where 1.6
 //    differs, tests/fixtures/context16/changed.json holds 1.6's answer (lines in full for
-//    hand-written cases, hashes for files), and the test suite expects that instead.
+//    hand-written cases, hashes for files), and the test suite expects that instead. The
+//    same for `pi context stats` (`stats`: 1.6's figures where they differ, keyed by golden
+//    file, or `case:NAME`, and leaf number; see stats16 below).
 // 2. Sessions with what 1.6 added (CASES below; tests/fixtures/context16/cases.golden.json):
 //    system messages with sections and tool deltas, compactions carrying a systemMessage and
 //    system messages in their kept range, older compactions inside a kept range, retain-none
@@ -44,7 +46,7 @@ const pkg = join(resolve(piDir), "node_modules", "@earendil-works", "pi-coding-a
 const version = JSON.parse(readFileSync(join(pkg, "package.json"), "utf8")).version;
 const agent = await import(pathToFileURL(join(pkg, "dist", "index.js")).href);
 const compaction = await import(pathToFileURL(join(pkg, "dist", "core", "compaction", "compaction.js")).href);
-const { SessionManager, buildSessionContext, buildSessionProjection, convertToLlm, estimateTokens } = agent;
+const { SessionManager, buildSessionContext, buildSessionProjection, convertToLlm, estimateTokens, shouldCompact, calculateContextTokens } = agent;
 const { estimateContextTokens, estimateProjectedContextTokens } = compaction;
 
 const fixtures = join(repo, "tests", "fixtures");
@@ -97,9 +99,44 @@ const settingsOf = (l) => {
 // ---------------------------------------------------------------------------------------------
 // 1. Agreement with the 0.73.1 goldens.
 
-const changed = { reference: version, files: {}, cases: {} };
+// `pi context stats` as 1.6 counts (AgentSession.getContextUsage and _checkCompaction): the
+// projected estimate (reported usage only while no context edit or compaction came after
+// it), and no size known after a compaction until a reply since reported one. The window
+// and reserve are the 0.73 golden's (the model catalogue is another matter).
+function stats16(sm, leaf, ctx, old, settings = {}) {
+	const entries = sm.getEntries();
+	const projection = buildSessionProjection(entries, leaf ?? undefined);
+	const branch = leaf ? sm.getBranch(leaf) : sm.getBranch();
+	const est = estimateProjectedContextTokens(projection, branch);
+	let stale = false;
+	const ci = branch.findLastIndex((e) => e.type === "compaction");
+	if (ci >= 0) {
+		const reported = new Set(
+			projection.entries
+				.filter((e) => e.messages.some((m) => m.role === "assistant" && m.stopReason !== "aborted" && m.stopReason !== "error" && calculateContextTokens(m.usage) > 0))
+				.map((e) => e.sourceEntry.id),
+		);
+		stale = !branch.slice(ci + 1).some((e) => reported.has(e.id));
+	}
+	const window = old.contextWindow;
+	return {
+		...old,
+		messages: ctx.messages.length,
+		estimatedTokens: ctx.messages.reduce((a, m) => a + estimateTokens(m), 0),
+		tokens: est.tokens,
+		usageTokens: est.usageTokens,
+		trailingTokens: est.trailingTokens,
+		lastUsageIndex: est.lastUsageIndex,
+		usageStale: stale,
+		shouldCompact: window !== null && !stale && shouldCompact(est.tokens, window, { enabled: true, keepRecentTokens: 20000, ...settings, reserveTokens: old.reserveTokens }),
+	};
+}
+const sameStats = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+
+const changed = { reference: version, files: {}, cases: {}, stats: {} };
 let compared = 0;
 let differ = 0;
+let statsDiffer = 0;
 const sameHash = (a, b) => a.n === b.n && a.hash === b.hash;
 for (const name of readdirSync(oldDir).filter((f) => f.endsWith(".golden.json") && f !== "cases.golden.json").sort()) {
 	const g = JSON.parse(readFileSync(join(oldDir, name), "utf8"));
@@ -118,6 +155,12 @@ for (const name of readdirSync(oldDir).filter((f) => f.endsWith(".golden.json") 
 			differ++;
 			changed.files[name] ??= {};
 			changed.files[name][k] = ours;
+		}
+		const st = stats16(sm, l.leaf, o.ctx, l.stats);
+		if (!sameStats(st, l.stats)) {
+			statsDiffer++;
+			changed.stats[name] ??= {};
+			changed.stats[name][k] = st;
 		}
 	});
 }
@@ -138,13 +181,20 @@ for (const name of readdirSync(oldDir).filter((f) => f.endsWith(".golden.json") 
 				changed.cases[c.name] ??= {};
 				changed.cases[c.name][k] = { settings: o.settings, agent: o.agent, llm: o.llm };
 			}
+			const st = stats16(sm, l.leaf, o.ctx, l.stats, c.settings?.compaction);
+			if (!sameStats(st, l.stats)) {
+				statsDiffer++;
+				changed.stats[`case:${c.name}`] ??= {};
+				changed.stats[`case:${c.name}`][k] = st;
+			}
 		});
 	}
 }
 changed.compared = compared;
 changed.differ = differ;
+changed.statsDiffer = statsDiffer;
 writeFileSync(join(outDir, "changed.json"), `${JSON.stringify(changed, null, 1)}\n`);
-console.log(`0.73.1 goldens: ${compared} leaves compared, ${differ} differ in 1.6.0`);
+console.log(`0.73.1 goldens: ${compared} leaves compared, ${differ} differ in 1.6.0, ${statsDiffer} in their stats`);
 
 // ---------------------------------------------------------------------------------------------
 // 2. What 1.6 added.

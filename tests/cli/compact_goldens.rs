@@ -1,5 +1,5 @@
 //! Differential tests of compaction planning against the reference implementation:
-//! tests/fixtures/compact/goldens.json holds what @mariozechner/pi-coding-agent 0.73.1 plans
+//! tests/fixtures/compact/goldens.json holds what @earendil-works/pi-coding-agent 1.6.0 plans
 //! (`prepareCompaction`, `findCutPoint`, `serializeConversation`, `computeFileLists`) and
 //! prepares for branch summaries (`collectEntriesForBranchSummary`, `prepareBranchEntries`)
 //! on the session fixtures, the 20 generated sessions of tests/fixtures/context/gen and the
@@ -62,9 +62,7 @@ fn check_plan(s: &Session, what: &str, g: &Value, full: bool, bad: &mut Vec<Stri
         window: 0,
     };
     let what = format!("{what} leaf {} keep {keep}", g["leaf"]);
-    // These goldens are 0.73's. 1.6 makes no plan where 0.73's had nothing to summarize
-    // (no message before the kept part and no turn prefix): such records expect none.
-    let none = g["result"] != "plan" || (g["messages"] == 0 && g["prefix"] == 0);
+    let none = g["result"] != "plan";
     let plan = match compact::prepare(s, leaf, budget).unwrap() {
         Err(NoPlan::AlreadyCompacted | NoPlan::TooSmall) => {
             if !none {
@@ -109,6 +107,10 @@ fn check_plan(s: &Session, what: &str, g: &Value, full: bool, bad: &mut Vec<Stri
     }
     for (k, v) in ours.as_object().unwrap() {
         let want = &g[k];
+        // 1.6 does not say where a split turn starts when its first message was rebuilt.
+        if k == "turnStart" && want.is_null() {
+            continue;
+        }
         let same = match (v.as_f64(), want.as_f64()) {
             (Some(a), Some(b)) => a == b,
             _ => v == want,
@@ -242,6 +244,11 @@ fn hand_written_cases_match_in_full() {
         let s = Session::open(&path).unwrap();
         let name = c["name"].as_str().unwrap();
         for p in c["plans"].as_array().unwrap() {
+            // The reference fails on a context edit without content; pi ignores that edit
+            // (docs/decisions.md §1), so there is nothing to compare.
+            if p["result"] == "error" {
+                continue;
+            }
             check_plan(&s, name, p, true, &mut bad);
             checked += 1;
         }

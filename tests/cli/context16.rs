@@ -45,12 +45,33 @@ fn context_equals_the_reference_1_6_at_every_leaf() {
         let f = file.to_str().unwrap();
         for lg in c["leaves"].as_array().unwrap() {
             leaves += 1;
-            let mut base = vec!["context", "build", f];
+            let mut leaf = vec![f];
             if let Some(l) = lg["leaf"].as_str() {
-                base.extend(["--leaf", l]);
+                leaf.extend(["--leaf", l]);
+            }
+            let base = [&["context", "stats"][..], &leaf].concat();
+            // `pi context stats`: the estimate, and the size 1.6 reports (the reported usage
+            // only while no edit or compaction came after it).
+            let st = &lg["stats"];
+            if st.get("error").is_none() {
+                let out = w.ok(&[&base[..], &["--json", "--context-window", "200000"]].concat());
+                let ours: Value = serde_json::from_str(out.trim()).unwrap();
+                for (k, want) in [
+                    ("estimatedTokens", &st["estimatedTokens"]),
+                    ("tokens", &st["projectedTokens"]),
+                    ("lastUsageIndex", &st["projectedLastUsageIndex"]),
+                ] {
+                    if ours[k].as_f64() != want.as_f64() {
+                        failures.push(format!(
+                            "{name} (leaf {}): stats {k}: ours {}, 1.6's {want}",
+                            lg["leaf"], ours[k]
+                        ));
+                    }
+                }
             }
             for fmt in ["agent", "llm"] {
-                let out = w.ok(&[&base[..], &["--format", fmt, "--with-settings"]].concat());
+                let build = [&["context", "build"][..], &leaf].concat();
+                let out = w.ok(&[&build[..], &["--format", fmt, "--with-settings"]].concat());
                 let mut got: Vec<&str> = out.lines().collect();
                 let settings: Value = serde_json::from_str(got.remove(0)).unwrap();
                 let want_settings: Value =

@@ -50,6 +50,8 @@ pub fn run(args: ContextArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
 pub struct Opened {
     pub session: Session,
     pub path: PathBuf,
+    /// The entry the context's path ends at.
+    pub leaf: Option<u32>,
     pub plan: Plan,
 }
 
@@ -67,6 +69,7 @@ pub fn open(ctx: &Ctx, session: Option<&str>, leaf: Option<&str>) -> anyhow::Res
     Ok(Opened {
         session: s,
         path,
+        leaf,
         plan,
     })
 }

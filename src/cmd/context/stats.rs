@@ -150,10 +150,10 @@ fn measure(o: &Opened) -> anyhow::Result<Measured> {
             Some((_, n)) => *n += 1,
             None => roles.push((r, 1)),
         }
-        if tokens::usable_usage(&m.value).is_some() {
+        if tokens::reported(&m.value).is_some() {
             usage_entry = Some(m.entry);
         }
-        meter.add(&m.value, m.after_compaction);
+        meter.add_entry(&m.value, Some(m.entry), m.after_compaction);
         Ok(())
     })?;
     Ok(Measured {
@@ -170,13 +170,20 @@ pub fn run(args: StatsArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
         crate::error::warn(w);
     }
     let w = window(&args, ctx, &o, &settings)?;
-    let m = measure(&o)?;
+    let mut m = measure(&o)?;
+    let path = o.leaf.map(|l| o.session.path_to(l)).unwrap_or_default();
     let a = m.meter.assess(
+        |e| tokens::usage_holds(&o.session, &path, e),
         o.plan.info.compaction.is_some(),
         w.window,
         w.reserve,
         settings.compaction_enabled,
     );
+    if a.estimate.last_usage_index.is_none() {
+        // The usage reported no longer describes the context (an edit or a compaction came
+        // after it): the figure is an estimate of every message.
+        m.usage_entry = None;
+    }
     let leaf_id = match &args.leaf {
         Some(l) => o.session.resolve_entry(l).ok().map(|i| o.id(i)),
         None => o.session.leaf().map(|i| o.id(i)),
@@ -303,6 +310,10 @@ impl Stats<'_> {
                     if later == 1 { "" } else { "s" }
                 )
             }
+            _ if self.m.meter.usage().is_some() => format!(
+                "{} estimated (the usage last reported came before a compaction or context edit that changed the context)",
+                thousands(est.tokens)
+            ),
             _ => format!(
                 "{} estimated (no usage reported on the path)",
                 thousands(est.tokens)

@@ -372,11 +372,18 @@ impl Job {
         let mut meter = tokens::Meter::default();
         o.plan
             .each(&o.s, |m| {
-                meter.add(&m.value, m.after_compaction);
+                meter.add_entry(&m.value, Some(m.entry), m.after_compaction);
                 Ok(())
             })
             .map_err(o.read_error())?;
-        let a = meter.assess(o.plan.info.compaction.is_some(), window, reserve, true);
+        let path = o.s.path_to(o.leaf);
+        let a = meter.assess(
+            |e| tokens::usage_holds(&o.s, &path, e),
+            o.plan.info.compaction.is_some(),
+            window,
+            reserve,
+            true,
+        );
         let mut m = match a.need {
             Need::Above => return Ok(None),
             Need::UsagePredatesCompaction => skipped(

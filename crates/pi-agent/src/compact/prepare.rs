@@ -53,16 +53,36 @@ impl Budget {
     }
 }
 
-/// One entry of the path, as the cut-point search sees it.
+/// One entry of the context, as the cut-point search sees it (an entry of the reference
+/// 1.6's projection: its messages after context edits, not kept).
 #[derive(Debug, Clone)]
 pub struct Item {
     /// Index of the entry in the session.
     pub entry: u32,
     pub kind: Kind,
-    /// `message.role` of a message entry.
-    pub role: Option<String>,
-    /// The message's estimated tokens (message entries only; 0 otherwise).
+    /// The estimated tokens of the messages the entry gives the model.
     pub tokens: u64,
+    /// Whether it gives the model a message at all.
+    pub visible: bool,
+    /// Whether one of its messages may start the kept part (user, assistant, shell command,
+    /// custom message, summaries).
+    pub cut_point: bool,
+    /// Whether one of its messages starts a turn (the same, without assistants).
+    pub turn_start: bool,
+    /// Whether the entry holds a message of its own, before edits.
+    pub intrinsic: bool,
+    /// Whether it is an assistant message.
+    pub assistant: bool,
+    /// For a `context_edit`: its target's entry index, if in the file, and whether it
+    /// replaces (rather than omits) the target.
+    pub edit: Option<(Option<u32>, bool)>,
+}
+
+impl Item {
+    /// An entry a context edit left out.
+    fn omitted(&self) -> bool {
+        self.intrinsic && !self.visible
+    }
 }
 
 /// The agent message of an entry, for summaries (upstream's `getMessageFromEntry`).
@@ -93,28 +113,74 @@ pub(crate) fn entry_message(kind: Kind, e: &Value) -> Option<Value> {
     Some(Value::Obj(m))
 }
 
-/// Reads the entries `path` of a session as [`Item`]s (their content is not kept).
-pub fn load(s: &Session, path: &[u32]) -> io::Result<Vec<Item>> {
-    let mut items = Vec::with_capacity(path.len());
-    s.for_each_line(path, |i, line| {
+const CUT_ROLES: [&str; 6] = [
+    "user",
+    "assistant",
+    "bashExecution",
+    "custom",
+    "branchSummary",
+    "compactionSummary",
+];
+
+/// Reads the context's entries (the latest compaction's kept part and what follows) as
+/// [`Item`]s, measuring the context as it goes (for `tokensBefore`); the messages
+/// themselves are not kept.
+fn load(s: &Session, plan: &context::Plan, meter: &mut tokens::Meter) -> io::Result<Vec<Item>> {
+    let (selected, kept) = plan.selected();
+    let mut items = Vec::with_capacity(selected.len());
+    if let Some(c) = plan.info.compaction {
+        for m in plan.head_messages(s) {
+            meter.add_entry(&m, Some(c), false);
+        }
+    }
+    let mut n = 0usize;
+    s.for_each_line(selected, |i, line| {
+        let in_kept = n < kept;
+        n += 1;
         let kind = s.entries[i as usize].kind;
-        let (role, tokens) = match kind {
-            Kind::Message => {
-                let value = Value::parse(line).unwrap_or_default();
-                let msg = value.get("message");
-                let role = msg
-                    .and_then(|m| m.get("role"))
-                    .and_then(Value::as_jstr)
-                    .map(|r| r.text().into_owned());
-                (role, msg.map_or(0, tokens::estimate))
-            }
-            _ => (None, 0),
+        let value = Value::parse(line).unwrap_or_default();
+        let edit = (kind == Kind::ContextEdit).then(|| {
+            let target = value
+                .get("targetId")
+                .and_then(Value::as_jstr)
+                .and_then(|t| s.get(&t.text()));
+            let replaces = value
+                .get("replacement")
+                .is_some_and(|r| !matches!(r, Value::Null));
+            (target, replaces)
+        });
+        let intrinsic = kind == Kind::Compaction || entry_message(kind, &value).is_some();
+        let assistant = kind == Kind::Message
+            && value
+                .get("message")
+                .and_then(|m| m.get("role"))
+                .is_some_and(|r| r.is_str("assistant"));
+        let Some(messages) = plan.project_entry(s, i, value, in_kept) else {
+            return Ok(());
         };
+        let role_in = |roles: &[&str]| {
+            kind != Kind::Compaction
+                && messages.iter().any(|m| {
+                    m.get("role")
+                        .and_then(Value::as_jstr)
+                        .is_some_and(|r| roles.contains(&r.text().as_ref()))
+                })
+        };
+        let mut tokens = 0;
+        for m in &messages {
+            tokens += tokens::estimate(m);
+            meter.add_entry(m, Some(i), false);
+        }
         items.push(Item {
             entry: i,
             kind,
-            role,
             tokens,
+            visible: !messages.is_empty(),
+            cut_point: role_in(&CUT_ROLES),
+            turn_start: role_in(&CUT_ROLES[2..]) || role_in(&CUT_ROLES[..1]),
+            intrinsic,
+            assistant,
+            edit,
         });
         Ok(())
     })?;
@@ -138,7 +204,13 @@ pub struct Span {
 impl Span {
     /// Reads the messages of `entries` (compactions skipped), keeping the newest that fit
     /// in `limit` tokens, and adding every message's files to `files`.
-    fn read(s: &Session, entries: &[u32], limit: u64, files: &mut FileOps) -> io::Result<Span> {
+    fn read(
+        s: &Session,
+        plan: &context::Plan,
+        entries: &[u32],
+        limit: u64,
+        files: &mut FileOps,
+    ) -> io::Result<Span> {
         let mut span = Span::default();
         let mut kept: std::collections::VecDeque<(Value, u64)> = Default::default();
         let mut total = 0u64;
@@ -148,27 +220,35 @@ impl Span {
                 return Ok(());
             }
             let value = Value::parse(line).unwrap_or_default();
-            let Some(m) = entry_message(kind, &value) else {
-                return Ok(());
-            };
-            files.add_message(&m);
-            let role = m
-                .get("role")
-                .and_then(Value::as_jstr)
-                .map_or_else(|| "(none)".to_owned(), |r| r.text().into_owned());
-            match span.roles.iter_mut().find(|(r, _)| *r == role) {
-                Some((_, n)) => *n += 1,
-                None => span.roles.push((role, 1)),
-            }
-            span.entries.push(i);
-            let t = tokens::estimate(&m);
-            total += t;
-            kept.push_back((m, t));
-            // Keep at least the newest message, whatever its size.
-            while total > limit && kept.len() > 1 {
-                if let Some((_, old)) = kept.pop_front() {
-                    total -= old;
-                    span.omitted += 1;
+            // The messages as the context has them (edits applied); system messages are
+            // the prompt, not conversation, and are not summarized.
+            let messages = plan
+                .project_entry(s, i, value, false)
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|m| !m.get("role").is_some_and(|r| r.is_str("system")));
+            for m in messages {
+                files.add_message(&m);
+                let role = m
+                    .get("role")
+                    .and_then(Value::as_jstr)
+                    .map_or_else(|| "(none)".to_owned(), |r| r.text().into_owned());
+                match span.roles.iter_mut().find(|(r, _)| *r == role) {
+                    Some((_, n)) => *n += 1,
+                    None => span.roles.push((role, 1)),
+                }
+                if span.entries.last() != Some(&i) {
+                    span.entries.push(i);
+                }
+                let t = tokens::estimate(&m);
+                total += t;
+                kept.push_back((m, t));
+                // Keep at least the newest message, whatever its size.
+                while total > limit && kept.len() > 1 {
+                    if let Some((_, old)) = kept.pop_front() {
+                        total -= old;
+                        span.omitted += 1;
+                    }
                 }
             }
             Ok(())
@@ -186,39 +266,16 @@ pub struct Cut {
     pub split: bool,
 }
 
-fn is_cut_point(it: &Item) -> bool {
-    match it.kind {
-        Kind::Message => matches!(
-            it.role.as_deref(),
-            Some(
-                "bashExecution"
-                    | "custom"
-                    | "branchSummary"
-                    | "compactionSummary"
-                    | "user"
-                    | "assistant"
-            )
-        ),
-        Kind::BranchSummary | Kind::CustomMessage => true,
-        _ => false,
-    }
-}
-
-/// Upstream's `findTurnStartIndex`: the user message (or shell command, custom message,
-/// branch summary) that starts the turn holding item `i`.
+/// The reference 1.6's `findProjectedTurnStartIndex`: the entry (a user message, shell
+/// command, custom message or summary) that starts the turn holding item `i`.
 pub fn turn_start(items: &[Item], i: usize, start: usize) -> Option<usize> {
-    (start..=i).rev().find(|&k| {
-        let it = &items[k];
-        matches!(it.kind, Kind::BranchSummary | Kind::CustomMessage)
-            || (it.kind == Kind::Message
-                && matches!(it.role.as_deref(), Some("user" | "bashExecution")))
-    })
+    (start..=i).rev().find(|&k| items[k].turn_start)
 }
 
-/// Upstream's `findCutPoint(entries, start, end, keepRecentTokens)`.
+/// The reference 1.6's `findProjectedCutPoint(entries, start, end, keepRecentTokens)`.
 pub(crate) fn find_cut_point(items: &[Item], start: usize, end: usize, keep: u64) -> Cut {
-    let cuts: Vec<usize> = (start..end).filter(|&i| is_cut_point(&items[i])).collect();
-    let Some(&first) = cuts.first() else {
+    let cuts: Vec<usize> = (start..end).filter(|&i| items[i].cut_point).collect();
+    let (Some(&first), Some(&last)) = (cuts.first(), cuts.last()) else {
         return Cut {
             first_kept: start,
             turn_start: None,
@@ -227,28 +284,50 @@ pub(crate) fn find_cut_point(items: &[Item], start: usize, end: usize, keep: u64
     };
     let mut cut = first;
     let mut total = 0u64;
+    let mut exceeded = false;
     for i in (start..end).rev() {
-        if items[i].kind != Kind::Message {
+        if items[i].tokens == 0 {
             continue;
         }
         total += items[i].tokens;
         if total >= keep {
-            if let Some(&c) = cuts.iter().find(|&&c| c >= i) {
-                cut = c;
-            }
+            exceeded = true;
+            // The closest cut point at or after this entry; trailing tool results larger
+            // than the budget keep the call they answer.
+            cut = cuts.iter().copied().find(|&c| c >= i).unwrap_or(last);
             break;
         }
     }
+    // An attempt the user left out of the context (an omitted assistant reply, and the
+    // edits that omit it) after the last input is not kept on its own.
+    let suffix = &items[(cut + 1).min(end)..end];
+    let omitted: Vec<u32> = suffix
+        .iter()
+        .filter(|e| e.omitted())
+        .map(|e| e.entry)
+        .collect();
+    let replaces_other = suffix
+        .iter()
+        .any(|e| matches!(e.edit, Some((t, true)) if t.is_none_or(|t| !omitted.contains(&t))));
+    let recovery = exceeded
+        && !replaces_other
+        && suffix.iter().any(|e| e.assistant && e.omitted())
+        && suffix.iter().all(|e| {
+            e.kind != Kind::Compaction
+                && (e.kind == Kind::ContextEdit || !e.intrinsic || e.omitted())
+        });
+    if recovery {
+        cut += 1;
+    }
     while cut > start {
         let prev = &items[cut - 1];
-        if matches!(prev.kind, Kind::Compaction | Kind::Message) {
+        if prev.kind == Kind::Compaction || prev.visible {
             break;
         }
         cut -= 1;
     }
-    let at = &items[cut];
-    let user = at.kind == Kind::Message && at.role.as_deref() == Some("user");
-    let ts = if user {
+    let starts = items[cut].turn_start;
+    let ts = if starts {
         None
     } else {
         turn_start(items, cut, start)
@@ -256,7 +335,7 @@ pub(crate) fn find_cut_point(items: &[Item], start: usize, end: usize, keep: u64
     Cut {
         first_kept: cut,
         turn_start: ts,
-        split: !user && ts.is_some(),
+        split: !starts && ts.is_some(),
     }
 }
 
@@ -299,53 +378,10 @@ pub struct Plan {
     pub budget: Budget,
 }
 
-/// The previous compaction on a path, as the next one starts from it.
-struct Previous {
-    /// Its position on the path.
-    pos: usize,
-    summary: Option<String>,
-    /// Where the span to summarize starts: the position of its first kept entry.
-    boundary: usize,
-    /// Its file lists (unless a hook wrote it).
-    details: Option<Value>,
-}
-
-fn previous(s: &Session, path: &[u32]) -> io::Result<Option<Previous>> {
-    let Some(p) = path
-        .iter()
-        .rposition(|&i| s.entries[i as usize].kind == Kind::Compaction)
-    else {
-        return Ok(None);
-    };
-    let e = Value::parse(&s.line(path[p])?).unwrap_or_default();
-    let kept = e
-        .get("firstKeptEntryId")
-        .and_then(Value::as_jstr)
-        .map(|k| k.text().into_owned());
-    Ok(Some(Previous {
-        pos: p,
-        summary: e
-            .get("summary")
-            .filter(|v| !matches!(v, Value::Null))
-            .map(|v| Value::js_string(Some(v)).text().into_owned()),
-        boundary: kept
-            .and_then(|k| {
-                path.iter()
-                    .position(|&i| s.entries[i as usize].id.as_str() == k)
-            })
-            .unwrap_or(p + 1),
-        details: if e.get("fromHook").is_some_and(Value::truthy) {
-            None
-        } else {
-            e.get("details").cloned()
-        },
-    }))
-}
-
-/// Upstream's `prepareCompaction(pathEntries, settings)` for the path to `leaf`, in memory
-/// bounded by what a summary request can carry (`budget.request_tokens()`): the path is read
-/// as a list of small items, then the messages to summarize are streamed, keeping the newest
-/// that fit.
+/// The reference 1.6's `prepareCompaction(pathEntries, settings)` for the path to `leaf`,
+/// over the context as the model sees it (edits applied), in memory bounded by what a
+/// summary request can carry (`budget.request_tokens()`): the context is read as a list of
+/// small items, then the messages to summarize are streamed, keeping the newest that fit.
 pub fn prepare(s: &Session, leaf: u32, budget: Budget) -> Result<Result<Plan, NoPlan>, io::Error> {
     let path = s.path_to(leaf);
     let kind = |i: u32| s.entries[i as usize].kind;
@@ -355,16 +391,19 @@ pub fn prepare(s: &Session, leaf: u32, budget: Budget) -> Result<Result<Plan, No
     if path.is_empty() {
         return Ok(Err(NoPlan::TooSmall));
     }
-    let prev = previous(s, &path)?;
-    let boundary = prev.as_ref().map_or(0, |p| p.boundary);
-    // The context the model would see now: its estimated size.
+    let cplan = context::Plan::new(s, Some(leaf))?;
     let mut meter = tokens::Meter::default();
-    context::Plan::new(s, Some(leaf))?.each(s, |m| {
-        meter.add(&m.value, false);
-        Ok(())
-    })?;
-    let tokens_before = meter.estimate().tokens;
-    let items = load(s, &path[boundary..])?;
+    let items = load(s, &cplan, &mut meter)?;
+    let tokens_before = meter.projected(|e| tokens::usage_holds(s, &path, e)).tokens;
+    // The previous compaction, unless an edit left it out of the context.
+    let previous = cplan
+        .info
+        .compaction
+        .filter(|_| !cplan.head_messages(s).is_empty());
+    let prev_entry = match previous {
+        Some(c) => Value::parse(&s.line(c)?).unwrap_or_default(),
+        None => Value::Null,
+    };
     let cut = find_cut_point(&items, 0, items.len(), budget.keep_recent_tokens);
     let Some(first) = items.get(cut.first_kept) else {
         return Ok(Err(NoPlan::TooSmall));
@@ -381,12 +420,15 @@ pub fn prepare(s: &Session, leaf: u32, budget: Budget) -> Result<Result<Plan, No
     let entries =
         |r: std::ops::Range<usize>| -> Vec<u32> { items[r].iter().map(|it| it.entry).collect() };
     let mut file_ops = FileOps::default();
-    file_ops.add_details(prev.as_ref().and_then(|p| p.details.as_ref()));
+    if !prev_entry.get("fromHook").is_some_and(Value::truthy) {
+        file_ops.add_details(prev_entry.get("details"));
+    }
     let limit = budget.request_tokens();
-    let history = Span::read(s, &entries(0..history_end), limit, &mut file_ops)?;
+    let history = Span::read(s, &cplan, &entries(0..history_end), limit, &mut file_ops)?;
     let turn_prefix = if cut.split {
         Span::read(
             s,
+            &cplan,
             &entries(history_end..cut.first_kept),
             limit,
             &mut file_ops,
@@ -395,7 +437,7 @@ pub fn prepare(s: &Session, leaf: u32, budget: Budget) -> Result<Result<Plan, No
         Span::default()
     };
     // Nothing before the kept part to summarize: no plan (the reference's 1.6).
-    if history.entries.is_empty() && turn_prefix.entries.is_empty() {
+    if history.messages.is_empty() && turn_prefix.messages.is_empty() {
         return Ok(Err(NoPlan::TooSmall));
     }
     Ok(Ok(Plan {
@@ -407,9 +449,12 @@ pub fn prepare(s: &Session, leaf: u32, budget: Budget) -> Result<Result<Plan, No
         split_turn: cut.split,
         turn_start: cut.turn_start.filter(|_| cut.split).map(|t| items[t].entry),
         tokens_before,
-        previous: prev.as_ref().map(|p| path[p.pos]),
-        previous_summary: prev.and_then(|p| p.summary),
-        boundary_start: path[boundary],
+        previous,
+        previous_summary: prev_entry
+            .get("summary")
+            .filter(|v| !matches!(v, Value::Null))
+            .map(|v| Value::js_string(Some(v)).text().into_owned()),
+        boundary_start: items.first().map_or(path[0], |it| it.entry),
         file_ops,
         kept_entries: items.len() - cut.first_kept,
         path_entries: path.len(),
@@ -422,11 +467,17 @@ mod tests {
     use super::*;
 
     fn item(kind: Kind, role: Option<&str>, chars: usize) -> Item {
+        let roles = |rs: &[&str]| role.is_some_and(|r| rs.contains(&r));
         Item {
             entry: 0,
             kind,
-            role: role.map(str::to_owned),
             tokens: chars.div_ceil(4) as u64,
+            visible: role.is_some(),
+            cut_point: roles(&CUT_ROLES),
+            turn_start: roles(&CUT_ROLES) && role != Some("assistant"),
+            intrinsic: role.is_some(),
+            assistant: role == Some("assistant"),
+            edit: None,
         }
     }
 
@@ -458,7 +509,8 @@ mod tests {
             m("assistant", 40),
         ];
         assert_eq!(cut(&tools, 50), (3, 0, true));
-        assert_eq!(cut(&tools[..3], 50), (0, -1, false));
+        // Trailing tool results over the budget keep the call they answer (1.6).
+        assert_eq!(cut(&tools[..3], 50), (1, 0, true));
         let thinking = [
             m("user", 40),
             m("assistant", 40),
@@ -470,18 +522,20 @@ mod tests {
         let custom = [
             m("user", 40),
             m("assistant", 40),
-            item(Kind::CustomMessage, None, 0),
+            item(Kind::CustomMessage, Some("custom"), 0),
             m("user", 40),
             m("assistant", 40),
         ];
-        assert_eq!(cut(&custom, 15), (2, 2, true));
+        // A custom message is context: the kept part does not reach back over it.
+        assert_eq!(cut(&custom, 15), (3, -1, false));
         let bash = [
             m("user", 40),
             m("assistant", 40),
             m("bashExecution", 40),
             m("assistant", 40),
         ];
-        assert_eq!(cut(&bash, 15), (2, 2, true));
+        // A shell command starts a turn (1.6).
+        assert_eq!(cut(&bash, 15), (2, -1, false));
         assert_eq!(cut(&[m("toolResult", 40)], 1), (0, -1, false));
         assert_eq!(cut(&[m("assistant", 1)], 1000), (0, -1, false));
     }

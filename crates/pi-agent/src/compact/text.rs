@@ -91,20 +91,15 @@ pub(crate) fn serialize(messages: &[Value]) -> String {
                 parts.push(format!("[User]: {t}"));
             }
         } else if is("assistant") {
+            // Thinking is not part of what is summarized (the reference 1.6 leaves it out).
             let mut text = Vec::new();
-            let mut thinking = Vec::new();
             let mut calls = Vec::new();
             for b in m.get("content").and_then(Value::as_arr).unwrap_or_default() {
                 if is_type(b, "text") {
                     text.push(join_text(b.get("text")));
-                } else if is_type(b, "thinking") {
-                    thinking.push(join_text(b.get("thinking")));
                 } else if is_type(b, "toolCall") {
                     calls.push(tool_call(b));
                 }
-            }
-            if !thinking.is_empty() {
-                parts.push(format!("[Assistant thinking]: {}", thinking.join("\n")));
             }
             if !text.is_empty() {
                 parts.push(format!("[Assistant]: {}", text.join("\n")));
@@ -387,7 +382,7 @@ mod tests {
         ];
         assert_eq!(
             serialize(&msgs),
-            "[User]: Fix bug\n\n[Assistant thinking]: t1\nt2\n\n[Assistant]: Sure\nMore\n\n[Assistant tool calls]: read(path=\"a.ts\", offset=5); bash(command=\"ls -la \\\"x\\\"\")\n\n[Tool result]: line1line2"
+            "[User]: Fix bug\n\n[Assistant]: Sure\nMore\n\n[Assistant tool calls]: read(path=\"a.ts\", offset=5); bash(command=\"ls -la \\\"x\\\"\")\n\n[Tool result]: line1line2"
         );
     }
 

@@ -145,6 +145,106 @@ fn produces(kind: Kind) -> bool {
     )
 }
 
+/// Text of a message's content (pi-ai's `contentText`): a string as it is, or the text
+/// blocks joined by newlines.
+fn content_text(c: Option<&Value>) -> String {
+    match c {
+        Some(Value::Str(s)) => s.text().into_owned(),
+        Some(Value::Arr(blocks)) => blocks
+            .iter()
+            .filter(|b| b.get("type").is_some_and(|t| t.is_str("text")))
+            .map(|b| match b.get("text") {
+                Some(Value::Str(t)) => t.text().into_owned(),
+                Some(Value::Null) | None => String::new(),
+                Some(v) => Value::js_string(Some(v)).text().into_owned(),
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+/// The reference 1.6's `getCurrentSystemMessage`: the system messages among `messages`
+/// replayed into one, with the prompt text of each appended, sections patched by name
+/// (`null` removes one) and tools added and removed by name. `None` without any.
+pub fn current_system<'a>(messages: impl IntoIterator<Item = &'a Value>) -> Option<Value> {
+    let mut content: Vec<String> = Vec::new();
+    let mut sections: Vec<(String, Value)> = Vec::new();
+    let mut tools: Vec<(String, Value)> = Vec::new();
+    let mut timestamp: Option<Value> = None;
+    let mut any = false;
+    let name_of = |t: &Value| {
+        t.get("name")
+            .map(|n| Value::js_string(Some(n)).text().into_owned())
+            .unwrap_or_else(|| "undefined".into())
+    };
+    for m in messages.into_iter().filter(|m| is_system(m)) {
+        any = true;
+        if timestamp.as_ref().is_none_or(|t| matches!(t, Value::Null)) {
+            timestamp = m.get("timestamp").cloned();
+        }
+        let text = content_text(m.get("content"));
+        if !text.is_empty() {
+            content.push(text);
+        }
+        if let Some(Value::Obj(secs)) = m.get("sections") {
+            for (k, v) in secs.iter() {
+                let k = k.text().into_owned();
+                let at = sections.iter().position(|(n, _)| *n == k);
+                match (v, at) {
+                    (Value::Null, Some(p)) => {
+                        sections.remove(p);
+                    }
+                    (Value::Null, None) => {}
+                    (v, Some(p)) => sections[p].1 = v.clone(),
+                    (v, None) => sections.push((k, v.clone())),
+                }
+            }
+        }
+        for t in m
+            .get("toolsRemoved")
+            .and_then(Value::as_arr)
+            .unwrap_or_default()
+        {
+            let n = name_of(t);
+            tools.retain(|(x, _)| *x != n);
+        }
+        for t in m
+            .get("toolsAdded")
+            .and_then(Value::as_arr)
+            .unwrap_or_default()
+        {
+            let n = name_of(t);
+            match tools.iter().position(|(x, _)| *x == n) {
+                Some(p) => tools[p].1 = t.clone(),
+                None => tools.push((n, t.clone())),
+            }
+        }
+    }
+    let timestamp = timestamp.filter(|t| !matches!(t, Value::Null));
+    if !any || (timestamp.is_none() && tools.is_empty()) {
+        return None;
+    }
+    let mut o = Obj::new();
+    o.set("role", Value::str("system"));
+    o.set("content", Value::str(&content.join("\n\n")));
+    if !sections.is_empty() {
+        let mut so = Obj::new();
+        for (k, v) in sections {
+            so.set(&k, v);
+        }
+        o.set("sections", Value::Obj(so));
+    }
+    if !tools.is_empty() {
+        o.set(
+            "toolsAdded",
+            Value::Arr(tools.into_iter().map(|(_, t)| t).collect()),
+        );
+    }
+    o.set("timestamp", timestamp.unwrap_or(Value::Num(0.0)));
+    Some(Value::Obj(o))
+}
+
 fn is_system(m: &Value) -> bool {
     m.get("role").is_some_and(|r| r.is_str("system"))
 }
@@ -178,6 +278,15 @@ fn edits(s: &Session, selected: &[u32]) -> io::Result<HashMap<String, Value>> {
         out.insert(target, r);
     }
     Ok(out)
+}
+
+/// A message of the context: `None` when left out, because it is a system message of a
+/// compaction's kept range (`kept`) or a `context_edit` omits it.
+fn project(m: Value, edit: Option<&Value>, kept: bool) -> Option<Value> {
+    if kept && is_system(&m) {
+        return None;
+    }
+    edited(m, edit)
 }
 
 /// A message as a `context_edit` leaves it (reference 1.6's `projectContextEntry`): `None`
@@ -253,6 +362,11 @@ pub struct Plan {
     /// The latest `context_edit` of each entry in the context, by target id: the
     /// replacement, `Null` to leave the target out (reference 1.6).
     edits: HashMap<String, Value>,
+    /// The context's entries besides the latest compaction (1.6's `buildContextEntries`):
+    /// those the compaction kept, then those after it (the whole path without one).
+    selected: Vec<u32>,
+    /// How many of `selected` the latest compaction kept.
+    kept: usize,
     /// The entries that produce messages, in order.
     order: Vec<u32>,
     /// Index in `order` of the first entry after the latest compaction.
@@ -268,6 +382,8 @@ impl Plan {
             },
             head: Vec::new(),
             edits: HashMap::new(),
+            selected: Vec::new(),
+            kept: 0,
             order: Vec::new(),
             first_after: 0,
         };
@@ -322,7 +438,12 @@ impl Plan {
         // The compaction summary first, then the kept entries and those after the compaction.
         let Some(ci) = path.iter().rposition(|&i| kind(i) == Kind::Compaction) else {
             plan.edits = edits(s, &path)?;
-            plan.order = path.into_iter().filter(|&i| produces(kind(i))).collect();
+            plan.order = path
+                .iter()
+                .copied()
+                .filter(|&i| produces(kind(i)))
+                .collect();
+            plan.selected = path;
             return Ok(plan);
         };
         let c = path[ci];
@@ -374,7 +495,52 @@ impl Plan {
             .copied()
             .filter(|&i| produces(kind(i)));
         plan.order.extend(after);
+        selected.remove(0);
+        plan.selected = selected;
+        plan.kept = kept;
         Ok(plan)
+    }
+
+    /// The context's entries besides the latest compaction, and how many of them (at the
+    /// start) the compaction kept.
+    pub fn selected(&self) -> (&[u32], usize) {
+        (&self.selected, self.kept)
+    }
+
+    /// The latest compaction's messages (its checkpoint and summary), as an edit of it
+    /// leaves them.
+    pub fn head_messages(&self, s: &Session) -> Vec<Value> {
+        let Some(c) = self.head.first().map(|m| m.entry) else {
+            return Vec::new();
+        };
+        let edit = self.edits.get(s.entries[c as usize].id.as_str());
+        self.head
+            .iter()
+            .filter_map(|m| edited(m.value.clone(), edit))
+            .collect()
+    }
+
+    /// The messages entry `i` (one of [`Plan::selected`]; `kept` when the latest compaction
+    /// kept it) gives the model: `None` when it is no part of the context (a system message
+    /// of the kept range, replaced by the compaction's checkpoint), else its message as the
+    /// latest edit leaves it (none when omitted). Compactions and entries without a message
+    /// give none.
+    pub fn project_entry(
+        &self,
+        s: &Session,
+        i: u32,
+        entry: Value,
+        kept: bool,
+    ) -> Option<Vec<Value>> {
+        let kind = s.entries[i as usize].kind;
+        let Some(m) = entry_message(entry, kind) else {
+            return Some(Vec::new());
+        };
+        if kept && is_system(&m) {
+            return None;
+        }
+        let edit = self.edits.get(s.entries[i as usize].id.as_str());
+        Some(edited(m, edit).into_iter().collect())
     }
 
     /// Hands the messages to `emit` one at a time, in order (only one is held in memory);
@@ -406,11 +572,9 @@ impl Plan {
             n += 1;
             let kind = s.entries[i as usize].kind;
             match Value::parse(line).and_then(|e| entry_message(e, kind)) {
-                // A compaction replaces the system messages of the range it keeps with its
-                // checkpoint (reference 1.6).
-                Some(value) if compacted && !after_compaction && is_system(&value) => Ok(()),
                 Some(value) => {
-                    match edited(value, self.edits.get(s.entries[i as usize].id.as_str())) {
+                    let edit = self.edits.get(s.entries[i as usize].id.as_str());
+                    match project(value, edit, compacted && !after_compaction) {
                         Some(value) => emit(Message {
                             value,
                             entry: i,

@@ -11,26 +11,47 @@ fn text_len(v: Option<&Value>) -> usize {
     v.and_then(Value::as_jstr).map_or(0, |s| s.utf16_len())
 }
 
-/// Upstream's `estimateTokens(message)`.
+/// Characters of text or image content: a string's length, or its text blocks' lengths
+/// and [`IMAGE_CHARS`] per image.
+fn content_chars(content: Option<&Value>) -> usize {
+    match content {
+        Some(Value::Str(s)) => s.utf16_len(),
+        Some(Value::Arr(blocks)) => blocks
+            .iter()
+            .map(|b| {
+                let t = b.get("type");
+                if t.is_some_and(|t| t.is_str("text")) && b.get("text").is_some_and(Value::truthy) {
+                    text_len(b.get("text"))
+                } else if t.is_some_and(|t| t.is_str("image")) {
+                    IMAGE_CHARS
+                } else {
+                    0
+                }
+            })
+            .sum(),
+        _ => 0,
+    }
+}
+
+/// Upstream's `estimateTokens(message)` (the reference 1.6's: images in user messages
+/// count, and system messages count their text, sections and declared tools).
 pub fn estimate(message: &Value) -> u64 {
     let role = message.get("role");
     let is = |r: &str| role.is_some_and(|x| x.is_str(r));
     let content = message.get("content");
     let mut chars = 0usize;
-    if is("user") {
-        match content {
-            Some(Value::Str(s)) => chars = s.utf16_len(),
-            Some(Value::Arr(blocks)) => {
-                for b in blocks {
-                    if b.get("type").is_some_and(|t| t.is_str("text"))
-                        && b.get("text").is_some_and(Value::truthy)
-                    {
-                        chars += text_len(b.get("text"));
-                    }
-                }
+    if is("system") {
+        chars = content_chars(content);
+        if let Some(Value::Obj(secs)) = message.get("sections") {
+            for (_, v) in secs.iter() {
+                chars += text_len(Some(v));
             }
-            _ => {}
         }
+        if let Some(tools) = message.get("toolsAdded").filter(|t| t.truthy()) {
+            chars += tools.json_utf16_len();
+        }
+    } else if is("user") {
+        chars = content_chars(content);
     } else if is("assistant") {
         for b in content.and_then(Value::as_arr).unwrap_or_default() {
             let t = b.get("type");
@@ -44,23 +65,7 @@ pub fn estimate(message: &Value) -> u64 {
             }
         }
     } else if is("custom") || is("toolResult") {
-        match content {
-            Some(Value::Str(s)) => chars = s.utf16_len(),
-            Some(Value::Arr(blocks)) => {
-                for b in blocks {
-                    let t = b.get("type");
-                    if t.is_some_and(|t| t.is_str("text"))
-                        && b.get("text").is_some_and(Value::truthy)
-                    {
-                        chars += text_len(b.get("text"));
-                    }
-                    if t.is_some_and(|t| t.is_str("image")) {
-                        chars += IMAGE_CHARS;
-                    }
-                }
-            }
-            _ => {}
-        }
+        chars = content_chars(content);
     } else if is("bashExecution") {
         chars = text_len(message.get("command")) + text_len(message.get("output"));
     } else if is("branchSummary") || is("compactionSummary") {
@@ -141,36 +146,47 @@ pub struct Meter {
     pub messages: usize,
     /// The sum of the estimates of all messages.
     pub estimated: u64,
-    /// The last usable usage: (message index, usage).
-    last: Option<(usize, Value)>,
+    /// The last usable usage: (message index, usage, the entry it comes from).
+    last: Option<(usize, Value, Option<u32>)>,
     /// Estimates of the messages after it.
     trailing: u64,
-    /// For the last assistant after the latest compaction that was neither aborted nor
-    /// failed: whether it reported a context size above 0.
-    reported_after: Option<bool>,
+    /// Whether an assistant after the latest compaction, neither aborted nor failed,
+    /// reported a context size above 0.
+    reported_after: bool,
+    /// The system messages (few), replayed for the estimate of a context whose reported
+    /// usage no longer holds.
+    system: Vec<Value>,
+    /// Estimates of the other messages.
+    others: u64,
+}
+
+/// Usage an assistant reported that describes its context: neither aborted nor failed, and
+/// above 0 (the reference 1.6's `getAssistantUsage`).
+pub fn reported(m: &Value) -> Option<&Value> {
+    usable_usage(m).filter(|u| context_tokens(u).0 > 0.0)
 }
 
 impl Meter {
     pub fn add(&mut self, m: &Value, after_compaction: bool) {
+        self.add_entry(m, None, after_compaction);
+    }
+
+    /// [`Meter::add`] of a message that comes from session entry `entry`.
+    pub fn add_entry(&mut self, m: &Value, entry: Option<u32>, after_compaction: bool) {
         let e = estimate(m);
         self.estimated += e;
-        match usable_usage(m) {
+        if m.get("role").is_some_and(|r| r.is_str("system")) {
+            self.system.push(m.clone());
+        } else {
+            self.others += e;
+        }
+        match reported(m) {
             Some(u) => {
-                self.last = Some((self.messages, u.clone()));
+                self.last = Some((self.messages, u.clone(), entry));
                 self.trailing = 0;
+                self.reported_after |= after_compaction;
             }
             None => self.trailing += e,
-        }
-        if after_compaction
-            && m.get("role").is_some_and(|r| r.is_str("assistant"))
-            && !m
-                .get("stopReason")
-                .is_some_and(|s| s.is_str("aborted") || s.is_str("error"))
-        {
-            self.reported_after = Some(
-                m.get("usage")
-                    .is_some_and(|u| u.truthy() && context_tokens(u).0 > 0.0),
-            );
         }
         self.messages += 1;
     }
@@ -185,7 +201,7 @@ impl Meter {
                 last_usage_index: None,
                 rule: None,
             },
-            Some((k, usage)) => {
+            Some((k, usage, _)) => {
                 let (u, rule) = context_tokens(usage);
                 Estimate {
                     tokens: u + self.trailing as f64,
@@ -198,9 +214,30 @@ impl Meter {
         }
     }
 
+    /// The reference 1.6's `estimateProjectedContextTokens`: [`Meter::estimate`] when the
+    /// reported usage still describes the context (`valid(entry)`: no context edit or
+    /// compaction came after the reply that reported it); otherwise the estimate of every
+    /// message, the system messages replayed into one.
+    pub fn projected(&self, valid: impl Fn(u32) -> bool) -> Estimate {
+        if let Some((_, _, Some(entry))) = &self.last
+            && valid(*entry)
+        {
+            return self.estimate();
+        }
+        let system = crate::context::current_system(&self.system).map_or(0, |m| estimate(&m));
+        let t = system + self.others;
+        Estimate {
+            tokens: t as f64,
+            usage_tokens: 0.0,
+            trailing_tokens: t,
+            last_usage_index: None,
+            rule: None,
+        }
+    }
+
     /// The usage the estimate rests on.
     pub fn usage(&self) -> Option<&Value> {
-        self.last.as_ref().map(|(_, u)| u)
+        self.last.as_ref().map(|(_, u, _)| u)
     }
 
     /// Whether, after the latest compaction, an assistant has reported a usable context size
@@ -208,8 +245,22 @@ impl Meter {
     /// context before the compaction). Messages must have been added with their
     /// `after_compaction` flag.
     pub(crate) fn reported_after_compaction(&self) -> bool {
-        self.reported_after == Some(true)
+        self.reported_after
     }
+}
+
+/// Whether the reply in entry `usage_entry` came after the latest context edit or
+/// compaction on `path` (its reported usage then still describes the context).
+pub fn usage_holds(s: &pi_session::Session, path: &[u32], usage_entry: u32) -> bool {
+    use pi_session::Kind;
+    let at = path.iter().position(|&i| i == usage_entry);
+    let invalid = path.iter().rposition(|&i| {
+        matches!(
+            s.entries[i as usize].kind,
+            Kind::ContextEdit | Kind::Compaction
+        )
+    });
+    at.is_some_and(|a| invalid.is_none_or(|v| a > v))
 }
 
 /// Whether a context should be compacted: the one rule `pi compact --if-needed`,
@@ -335,9 +386,17 @@ pub struct Assessment {
 }
 
 impl Meter {
-    /// Judges the context measured (with `compacted`: the path has a compaction).
-    pub fn assess(&self, compacted: bool, window: u64, reserve: u64, enabled: bool) -> Assessment {
-        let estimate = self.estimate();
+    /// Judges the context measured (with `compacted`: the path has a compaction), its size
+    /// as [`Meter::projected`] gives it.
+    pub fn assess(
+        &self,
+        valid: impl Fn(u32) -> bool,
+        compacted: bool,
+        window: u64,
+        reserve: u64,
+        enabled: bool,
+    ) -> Assessment {
+        let estimate = self.projected(valid);
         let stale = compacted && !self.reported_after_compaction();
         Assessment {
             need: Need::judge(estimate.tokens, window, reserve, enabled, stale),
@@ -376,7 +435,15 @@ mod tests {
             estimate(&v(
                 r#"{"role":"user","content":[{"type":"image","data":"x"}]}"#
             )),
-            0
+            1200,
+            "1.6 counts images in user messages"
+        );
+        // A system message: its text, sections and the JSON of the tools it adds.
+        assert_eq!(
+            estimate(&v(
+                r#"{"role":"system","content":"abcd","sections":{"a":"1234","b":null},"toolsAdded":[{"name":"x"}]}"#
+            )),
+            (4 + 4 + r#"[{"name":"x"}]"#.len() as u64).div_ceil(4)
         );
         assert_eq!(
             estimate(&v(
@@ -511,17 +578,22 @@ mod tests {
         let u = r#"{"role":"assistant","content":[],"usage":{"input":95000,"output":0,"cacheRead":0,"cacheWrite":0},"stopReason":"stop"}"#;
         let mut m = Meter::default();
         m.add(&v(r#"{"role":"compactionSummary","summary":"s"}"#), false);
-        m.add(&v(u), false);
-        let a = m.assess(true, 100_000, 10_000, true);
+        m.add_entry(&v(u), Some(1), false);
+        let a = m.assess(|_| true, true, 100_000, 10_000, true);
         assert!(a.stale);
         assert!(!a.need.compact());
         let mut m = Meter::default();
         m.add(&v(r#"{"role":"compactionSummary","summary":"s"}"#), false);
-        m.add(&v(u), true);
-        let a = m.assess(true, 100_000, 10_000, true);
+        m.add_entry(&v(u), Some(1), true);
+        let a = m.assess(|_| true, true, 100_000, 10_000, true);
         assert_eq!(
             (a.stale, a.need, a.threshold),
             (false, Need::Above, 90_000.0)
         );
+        // Usage from before an edit or a compaction no longer holds: every message is
+        // estimated instead (the reference 1.6).
+        let a = m.assess(|_| false, true, 100_000, 10_000, true);
+        assert_eq!(a.estimate.tokens, 1.0);
+        assert_eq!(a.estimate.last_usage_index, None);
     }
 }
