@@ -483,9 +483,16 @@ pub fn load(opts: &Options) -> Resources {
     let mut all = Vec::new();
     for p in &paths {
         match std::fs::metadata(p) {
-            Ok(m) if m.is_dir() => all.extend(templates::load_dir(p, &source_of)),
+            Ok(m) if m.is_dir() => {
+                let (t, d) = templates::load_dir(p, &source_of);
+                all.extend(t);
+                res.template_diagnostics.extend(d);
+            }
             Ok(m) if m.is_file() && p.to_string_lossy().ends_with(".md") => {
-                all.extend(templates::load_file(p, source_of(p)));
+                match templates::load_file(p, source_of(p)) {
+                    Ok(t) => all.push(t),
+                    Err(d) => res.template_diagnostics.push(*d),
+                }
             }
             _ => {}
         }
