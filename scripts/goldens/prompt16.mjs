@@ -718,6 +718,34 @@ const scenarios = [
 			"agent/prompts/defaults.md": "---\ndescription: defaults\n---\nFocus on ${1:-everything}\n",
 		},
 	},
+	{
+		name: "v16-paths",
+		dirs: [".git"],
+		files: {
+			"proj/.pi/settings.json": JSON.stringify({
+				prompts: ["~/home-prompts", "!~/home-prompts/skip.md", "~tilde-prompts"],
+				skills: ["~/home-skills", "-~/home-skills/off"],
+			}),
+			"home/home-prompts/a.md": "from ~/ in settings",
+			"home/home-prompts/skip.md": "excluded by a ~/ pattern",
+			"hometilde-prompts/b.md": "~x is not the home directory",
+			"proj/.pi/~tilde-prompts/c.md": "~x is relative to .pi",
+			"home/home-skills/on/SKILL.md": fm("From ~/ in settings."),
+			"home/home-skills/off/SKILL.md": fm("Switched off by a ~/ path."),
+			"cli/url-prompts/u.md": "from a file:// URL",
+			"cli/padded/p.md": "from a path with spaces around it",
+			"cli/url space/s.md": "from a file:// URL with an escaped space",
+			"cli/url-skills/us/SKILL.md": fm("From a file:// URL."),
+		},
+		options: {
+			additionalPromptTemplatePaths: [
+				"file://[ROOT]/cli/url-prompts",
+				"  [ROOT]/cli/padded  ",
+				"file://[ROOT]/cli/url%20space/s.md",
+			],
+			additionalSkillPaths: ["file://[ROOT]/cli/url-skills"],
+		},
+	},
 ];
 {
 	const cases = [];

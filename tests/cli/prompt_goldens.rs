@@ -549,7 +549,7 @@ fn discovery_matches_upstream() {
             }
         }
     }
-    assert_eq!(cases(&g).len(), 8);
+    assert_eq!(cases(&g).len(), 9);
 }
 
 /// The names in "Available tools", the number of guidelines and everything after the
