@@ -7,6 +7,11 @@
 //
 // (PI_REFERENCE_DIR=/some/dir works instead of --pi-dir.) Needs Node 20 or newer.
 //
+// Since issue 29 the tests read substitute, args, expand, frontmatter, skills, skill-expand
+// and discovery from tests/fixtures/prompt/goldens16/ (scripts/goldens/prompt16.mjs, the
+// reference 1.6.0), which answers every case asked here; these files stay as the 0.73 record,
+// and the tests check that no case of theirs is missing from the 1.6 ones.
+//
 // Output: tests/fixtures/prompt/goldens/*.json, each {"reference": "<version>", "cases": [...]}:
 //   substitute.json   substituteArgs(content, args) on explicit argument arrays
 //   args.json         parseCommandArgs(text); cases where POSIX word splitting (our documented

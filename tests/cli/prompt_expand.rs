@@ -37,7 +37,7 @@ fn review_example_from_the_issue() {
         expand(&w, &["/review", "1234", "src/auth.ts"]),
         "Review PR 1234 focusing on src/auth.ts"
     );
-    // One argument or stdin: split by shell rules.
+    // One argument or stdin: split by the reference 1.6's quote rules.
     assert_eq!(
         expand(&w, &["/review 1234 'src/my file.ts' lib.rs"]),
         "Review PR 1234 focusing on src/my file.ts lib.rs"
@@ -102,12 +102,20 @@ fn placeholders_pt() {
             &["eslint", "f1", "f2", "f3"],
             "Run eslint on f1 f2, then process eslint f1 f2 f3",
         ), // PT40
-        ("$1", &["${@:2}", "z"], "z"),                         // PT42
-        ("$1 x", &["$@", "b"], "$@ b x"),                      // PT42
-        ("$1 and $10", &["a"], "a and "),                      // PT43
-        ("${@:2", &["a"], "${@:2"),                            // PT43
-        // JavaScript replacement patterns are not interpreted (deviation, docs/decisions.md §1).
+        // PT42 as in 1.6: one pass, so inserted text is never read again.
+        ("$1", &["${@:2}", "z"], "${@:2}"),
+        ("$1 x", &["$@", "b"], "$@ x"),
+        ("$1 and $10", &["a"], "a and "), // PT43
+        ("${@:2", &["a"], "${@:2"),       // PT43
+        // JavaScript replacement patterns are not interpreted (nor are they in 1.6).
         ("<$ARGUMENTS>", &["$$", "$&x"], "<$$ $&x>"),
+        // 1.6: defaults, for an argument that is missing or empty.
+        ("Focus on ${1:-correctness}", &[], "Focus on correctness"),
+        ("Focus on ${1:-correctness}", &[""], "Focus on correctness"),
+        ("Focus on ${1:-correctness}", &["speed"], "Focus on speed"),
+        ("${@:-all} ${ARGUMENTS:-none}", &[], "all none"),
+        ("${@:-all}", &["x", "y"], "x y"),
+        ("${1:-$2}", &[], "$2"),
     ];
     for (content, args, expected) in cases {
         template(&w, "t", content);
@@ -131,23 +139,29 @@ fn argument_splitting_pa_pi() {
         ("/q a\tb\tc", "[a][b][c]|$#|"),                                // PA7
         ("/q $100 @user #tag", "[$100][@user][#tag]|$#|"),              // PA9 (# is no comment)
         ("/q \"line1\nline2\" second", "[line1\nline2][second][]|$#|"), // PA11
-        ("/q \"quoted \\\"text\\\"\"", "[quoted \"text\"][][]|$#|"),    // PA12: POSIX escapes
+        ("/q \"quoted \\\"text\\\"\"", "[quoted \"text\"][][]|$#|"),    // PA12: \" in "…"
         ("/q    a b c   ", "[a][b][c]|$#|"),                            // PA13
-        ("/q x\"y z\"w", "[xy zw][][]|$#|"),                            // PA14
+        ("/q x\"y z\"w", "[x\"y][z\"w][]|$#|"),                         // PA14 (1.6)
         ("/q 'a \"b\" c' d", "[a \"b\" c][d][]|$#|"),
         ("/q a b c d e", "[a][b][c]|$#|d e"),
+        // 1.6: apostrophes in words, empty quoted arguments, backslashes kept, Unicode spaces.
+        ("/q doesn't 'quote me' now", "[doesn't][quote me][now]|$#|"),
+        ("/q \"\" '' x", "[][][x]|$#|"),
+        ("/q C:\\Users\\me a\\ b", "[C:\\Users\\me][a\\][b]|$#|"),
+        ("/q a\u{a0}b\u{2003}c", "[a][b][c]|$#|"),
+        ("/q\na\tb", "[a][b][]|$#|"),
     ];
     for (text, expected) in cases {
         assert_eq!(expand_lenient(&w, &[text]), expected, "{text:?}");
     }
-    // PA14, deviation: an apostrophe does not swallow the rest; with unbalanced quotes the
-    // arguments are split at whitespace, with a warning.
-    insta::assert_snapshot!(w.snap(&["prompt", "expand", "--lenient", "/q it's here"]), @"
+    // An apostrophe inside a word is text; a quote that is never closed is kept as text,
+    // with a warning.
+    insta::assert_snapshot!(w.snap(&["prompt", "expand", "--lenient", "/q it's 'here"]), @"
     status: 0
     ----- stdout -----
-    [it's][here][]|$#|
+    [it's]['here][]|$#|
     ----- stderr -----
-    pi: warning: unbalanced quote in the template arguments; splitting them at whitespace
+    pi: warning: a quote in the template arguments is never closed; it is kept as text
     ");
 
     // PI1, PI2
@@ -167,7 +181,8 @@ fn argument_splitting_pa_pi() {
     template(&w, "all", "[$@]");
     assert_eq!(expand_lenient(&w, &["/t  two"]), "[two][]");
     assert_eq!(expand(&w, &["/all"]), "[]");
-    assert_eq!(expand_lenient(&w, &["/t\targ"]), "/t\targ");
+    // 1.6: any whitespace ends the name.
+    assert_eq!(expand_lenient(&w, &["/t\targ"]), "[arg][]");
     assert_eq!(expand_lenient(&w, &["/x y"]), "/x y");
 }
 
@@ -466,6 +481,25 @@ fn unknown_names_and_missing_arguments_are_errors() {
         "Review PR 1. Focus on x."
     );
     assert_eq!(expand(&w, &["/fix", "a", "", "c"]), "Fix a and c");
+    // A `${N:-default}` counts as given: only the plain `$N` needs its argument.
+    template(
+        &w,
+        "focus",
+        "Review ${1:-HEAD}, focus on ${2:-everything}. $ARGUMENTS",
+    );
+    assert_eq!(
+        expand(&w, &["/focus"]),
+        "Review HEAD, focus on everything. "
+    );
+    template(&w, "mixed", "Ticket $2, branch ${1:-main}");
+    let o = w
+        .pi()
+        .args(["prompt", "expand", "/mixed x"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("needs 2 arguments (it uses $2)"));
+    assert_eq!(expand(&w, &["/mixed '' 42"]), "Ticket 42, branch main");
     // Stdin is read the same way.
     let o = w
         .pi()

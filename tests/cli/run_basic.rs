@@ -560,17 +560,31 @@ fn continue_takes_the_most_recent_session_of_the_directory() {
 }
 
 /// Inside `pi run`, prompts keep the agent's pass-through: an unknown `/name` is sent as
-/// typed, a missing argument is empty (`pi prompt expand` refuses both).
+/// typed, a missing argument is empty (`pi prompt expand` refuses both). Arguments, defaults
+/// and byte order marks are read as by the reference 1.6 (the same code as `pi prompt
+/// expand`).
 #[test]
 fn run_passes_unknown_templates_through() {
     let server = ModelServer::start();
     let w = world(&server);
     w.write("proj/.pi/prompts/review.md", "Review PR $1. Focus on $2.");
-    server.push(Reply::openai_text(&["a"]));
-    server.push(Reply::openai_text(&["b"]));
+    w.write(
+        "proj/.pi/prompts/focus.md",
+        "\u{feff}---\ndescription: d\n---\n[$1] on ${2:-main}, ${@:-none}",
+    );
+    for _ in 0..4 {
+        server.push(Reply::openai_text(&["a"]));
+    }
     status(&run(&w, &["--no-session", "-p", "/revew 1234"]), 0);
     status(&run(&w, &["--no-session", "-p", "/review"]), 0);
+    status(&run(&w, &["--no-session", "-p", "/focus\tdoesn't ''"]), 0);
+    status(&run(&w, &["--no-session", "-p", "/focus"]), 0);
     let rs = server.requests();
     assert_eq!(text(&rs[0].json()["messages"][1]), "/revew 1234");
     assert_eq!(text(&rs[1].json()["messages"][1]), "Review PR . Focus on .");
+    assert_eq!(
+        text(&rs[2].json()["messages"][1]),
+        "[doesn't] on main, doesn't "
+    );
+    assert_eq!(text(&rs[3].json()["messages"][1]), "[] on main, none");
 }

@@ -165,9 +165,11 @@ impl std::error::Error for YamlError {}
 
 /// Splits `content` into the YAML source (if there is a frontmatter block) and the body.
 ///
-/// Line endings are normalized to `\n`. Without a block the body is the whole normalized text,
-/// untrimmed; with one, it is what follows the closing `\n---`, trimmed.
+/// A leading byte order mark is dropped and line endings are normalized to `\n`. Without a
+/// block the body is the whole normalized text, untrimmed; with one, it is what follows the
+/// closing `\n---`, trimmed.
 pub fn split(content: &str) -> (Option<String>, String) {
+    let content = content.strip_prefix('\u{feff}').unwrap_or(content);
     let normalized = content.replace("\r\n", "\n").replace('\r', "\n");
     if !normalized.starts_with("---") {
         return (None, normalized);

@@ -237,18 +237,48 @@ pub(crate) mod fsx {
         parts.join("/")
     }
 
-    /// `~`, `~/x` and (as upstream does) `~x` expanded against `$HOME`; the input is trimmed.
+    /// A path or pattern as the reference 1.6 reads one from settings or the command line
+    /// (`normalizePath`): `~` and `~/x` against `$HOME` (not `~x`, which 0.73 also expanded),
+    /// and a `file://` URL as its path. The input is trimmed first.
     pub(crate) fn expand_home(input: &str, home: &Path) -> PathBuf {
-        let t = pi_base::js::trim(input);
+        PathBuf::from(normalize_input(pi_base::js::trim(input), home))
+    }
+
+    /// [`expand_home`] without the trimming, for patterns.
+    pub(crate) fn normalize_input(t: &str, home: &Path) -> String {
         if t == "~" {
-            home.to_path_buf()
+            home.to_string_lossy().into_owned()
         } else if let Some(rest) = t.strip_prefix("~/") {
-            home.join(rest)
-        } else if let Some(rest) = t.strip_prefix('~') {
-            home.join(rest)
+            home.join(rest).to_string_lossy().into_owned()
+        } else if let Some(url) = t.strip_prefix("file://") {
+            let path = url.strip_prefix("localhost").unwrap_or(url);
+            percent_decode(path)
         } else {
-            PathBuf::from(t)
+            t.to_owned()
         }
+    }
+
+    /// `%XX` escapes decoded (invalid UTF-8 replaced); other text as it is.
+    fn percent_decode(s: &str) -> String {
+        let b = s.as_bytes();
+        let mut out = Vec::with_capacity(b.len());
+        let mut i = 0;
+        while i < b.len() {
+            let hex = |c: u8| (c as char).to_digit(16);
+            if b[i] == b'%'
+                && let (Some(h), Some(l)) = (
+                    b.get(i + 1).copied().and_then(hex),
+                    b.get(i + 2).copied().and_then(hex),
+                )
+            {
+                out.push((h * 16 + l) as u8);
+                i += 3;
+            } else {
+                out.push(b[i]);
+                i += 1;
+            }
+        }
+        String::from_utf8_lossy(&out).into_owned()
     }
 }
 

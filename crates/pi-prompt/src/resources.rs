@@ -346,7 +346,8 @@ impl Discovery<'_> {
                 _ => {}
             }
         }
-        let patterns: Vec<&str> = patterns.iter().map(|s| s.as_str()).collect();
+        let patterns = self.normalize_patterns(patterns);
+        let patterns: Vec<&str> = patterns.iter().map(String::as_str).collect();
         let enabled = apply_patterns(&all, &patterns, &meta.base_dir);
         for f in all {
             let on = enabled.contains(&f);
@@ -354,9 +355,25 @@ impl Discovery<'_> {
         }
     }
 
+    /// Settings patterns with `~/` and `file://` read as the reference 1.6 reads them (after
+    /// their `!`, `+` or `-`).
+    fn normalize_patterns<'s>(&self, entries: impl IntoIterator<Item = &'s String>) -> Vec<String> {
+        entries
+            .into_iter()
+            .map(|e| {
+                let (prefix, rest) = match e.chars().next() {
+                    Some(c @ ('!' | '+' | '-')) => e.split_at(c.len_utf8()),
+                    _ => ("", e.as_str()),
+                };
+                format!("{prefix}{}", fsx::normalize_input(rest, &self.opts.home))
+            })
+            .collect()
+    }
+
     fn auto(&self, acc: &mut Acc, paths: Vec<PathBuf>, meta: &Meta, overrides: &[String]) {
+        let overrides = self.normalize_patterns(overrides);
         for p in paths {
-            let on = enabled_by_overrides(&p, overrides, &meta.base_dir);
+            let on = enabled_by_overrides(&p, &overrides, &meta.base_dir);
             acc.add(p, meta, on);
         }
     }
@@ -483,9 +500,16 @@ pub fn load(opts: &Options) -> Resources {
     let mut all = Vec::new();
     for p in &paths {
         match std::fs::metadata(p) {
-            Ok(m) if m.is_dir() => all.extend(templates::load_dir(p, &source_of)),
+            Ok(m) if m.is_dir() => {
+                let (t, d) = templates::load_dir(p, &source_of);
+                all.extend(t);
+                res.template_diagnostics.extend(d);
+            }
             Ok(m) if m.is_file() && p.to_string_lossy().ends_with(".md") => {
-                all.extend(templates::load_file(p, source_of(p)));
+                match templates::load_file(p, source_of(p)) {
+                    Ok(t) => all.push(t),
+                    Err(d) => res.template_diagnostics.push(*d),
+                }
             }
             _ => {}
         }

@@ -26,13 +26,10 @@ pub struct Skill {
     pub disable_model_invocation: bool,
 }
 
-fn name_problems(name: &str, parent: &str) -> Vec<String> {
+/// What the Agent Skills rules say about a name (since the reference 1.6, a name that differs
+/// from its directory's is fine).
+fn name_problems(name: &str) -> Vec<String> {
     let mut out = Vec::new();
-    if name != parent {
-        out.push(format!(
-            "name \"{name}\" does not match parent directory \"{parent}\""
-        ));
-    }
     let len = js::utf16_len(name);
     if len > MAX_NAME {
         out.push(format!("name exceeds {MAX_NAME} characters ({len})"));
@@ -57,12 +54,17 @@ fn name_problems(name: &str, parent: &str) -> Vec<String> {
 }
 
 /// Loads and validates one skill file. Every problem is a warning; the skill is still loaded
-/// unless its description is missing or blank, or the file cannot be read or parsed.
+/// unless its description is missing, blank or not text, or the file cannot be read or
+/// parsed. A file not named `SKILL.md` (a root `*.md` of a skills directory) that has no
+/// description, or whose frontmatter is not valid YAML, is no skill and is skipped without a
+/// word, so a `README.md` there is not reported. The name is the frontmatter's `name` when
+/// that is non-empty text, else the directory's name.
 pub(crate) fn load_file(
     path: &Path,
     source_of: &dyn Fn(&Path, &Path) -> SourceInfo,
 ) -> (Option<Skill>, Vec<Diagnostic>) {
     let mut diags = Vec::new();
+    let declared = path.file_name().is_some_and(|n| n == "SKILL.md");
     let raw = match super::read_text(path) {
         Ok(r) => r,
         Err(e) => {
@@ -73,26 +75,26 @@ pub(crate) fn load_file(
     let parsed = match frontmatter::parse(&raw) {
         Ok(p) => p,
         Err(e) => {
-            diags.push(Diagnostic::warning(e.0, path));
+            if declared {
+                diags.push(Diagnostic::warning(e.0, path));
+            }
             return (None, diags);
         }
     };
+    let description = parsed
+        .get("description")
+        .and_then(frontmatter::Yaml::as_str)
+        .filter(|d| !js::trim(d).is_empty());
+    if !declared && description.is_none() {
+        return (None, diags);
+    }
     let base_dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
     let parent = base_dir
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let description = match parsed.get("description") {
-        None => None,
-        Some(d) if !d.truthy() => None,
-        Some(frontmatter::Yaml::Str(s)) => Some(s.clone()),
-        Some(_) => {
-            diags.push(Diagnostic::warning("description must be a string", path));
-            return (None, diags);
-        }
-    };
-    match &description {
-        Some(d) if !js::trim(d).is_empty() => {
+    match description {
+        Some(d) => {
             let len = js::utf16_len(d);
             if len > MAX_DESCRIPTION {
                 diags.push(Diagnostic::warning(
@@ -101,22 +103,17 @@ pub(crate) fn load_file(
                 ));
             }
         }
-        _ => diags.push(Diagnostic::warning("description is required", path)),
+        None => diags.push(Diagnostic::warning("description is required", path)),
     }
-    let name = match parsed.get("name") {
-        Some(n) if n.truthy() => match n {
-            frontmatter::Yaml::Str(s) => s.clone(),
-            _ => {
-                diags.push(Diagnostic::warning("name must be a string", path));
-                return (None, diags);
-            }
-        },
-        _ => parent.clone(),
-    };
-    for p in name_problems(&name, &parent) {
+    let name = parsed
+        .get("name")
+        .and_then(frontmatter::Yaml::as_str)
+        .filter(|n| !n.is_empty())
+        .map_or(parent, str::to_owned);
+    for p in name_problems(&name) {
         diags.push(Diagnostic::warning(p, path));
     }
-    let Some(description) = description.filter(|d| !js::trim(d).is_empty()) else {
+    let Some(description) = description.map(str::to_owned) else {
         return (None, diags);
     };
     let disable = matches!(
@@ -157,7 +154,8 @@ pub(crate) fn load_dir(
 
 /// Which auto-discovery rules apply to a skills directory: in "pi" directories (the agent
 /// directory's and the project's `.pi/skills`, settings entries) root-level `*.md` files are
-/// skills; in `.agents/skills` directories only `SKILL.md` files count.
+/// skills; in `.agents/skills` directories root-level ones are not, but those in grouping
+/// directories below (without a `SKILL.md`) are, as in the reference 1.6.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
     Pi,
@@ -170,7 +168,8 @@ pub(crate) fn collect_files(dir: &Path, mode: Mode) -> Vec<PathBuf> {
     let mut out = Vec::new();
     ignore::walk(dir, Some("SKILL.md"), &mut |e, at_root| {
         // A file named SKILL.md only gets here as the one its directory is claimed by.
-        if e.name == "SKILL.md" || (mode == Mode::Pi && at_root && e.name.ends_with(".md")) {
+        let loose = e.name.ends_with(".md") && (at_root == (mode == Mode::Pi));
+        if e.name == "SKILL.md" || loose {
             out.push(e.path.clone());
         }
     });

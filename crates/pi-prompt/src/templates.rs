@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use super::args::{positional_needed, split_args, substitute_args};
-use super::{SourceInfo, frontmatter, fsx};
+use super::{Diagnostic, SourceInfo, frontmatter, fsx};
 use pi_base::js;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -21,21 +21,29 @@ pub struct Template {
     pub path: PathBuf,
 }
 
-/// Loads one template file; `None` if it cannot be read or its frontmatter is invalid (upstream
-/// skips such files without a diagnostic).
-pub(crate) fn load_file(path: &Path, source: SourceInfo) -> Option<Template> {
-    let raw = super::read_text(path).ok()?;
-    let parsed = frontmatter::parse(&raw).ok()?;
-    let file_name = path.file_name()?.to_string_lossy();
+/// Loads one template file; a warning if it cannot be read or its frontmatter is invalid (the
+/// reference 1.6 reports such files; 0.73 skipped them without a word).
+pub(crate) fn load_file(path: &Path, source: SourceInfo) -> Result<Template, Box<Diagnostic>> {
+    let warn = |m: String| Box::new(Diagnostic::warning(m, path));
+    let raw = super::read_text(path).map_err(|e| warn(e.to_string()))?;
+    let parsed = frontmatter::parse(&raw).map_err(|e| warn(e.0))?;
+    let file_name = path
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default();
     let name = file_name
         .strip_suffix(".md")
         .unwrap_or(&file_name)
         .to_owned();
-    let mut description = parsed
-        .get("description")
-        .filter(|d| d.truthy())
-        .and_then(frontmatter::Yaml::scalar_text)
-        .unwrap_or_default();
+    // Only text counts (a number or a list is ignored, as in the reference 1.6).
+    let text_of = |key: &str| {
+        parsed
+            .get(key)
+            .and_then(frontmatter::Yaml::as_str)
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned)
+    };
+    let mut description = text_of("description").unwrap_or_default();
     if description.is_empty()
         && let Some(first) = parsed.body.split('\n').find(|l| !js::trim(l).is_empty())
     {
@@ -44,11 +52,8 @@ pub(crate) fn load_file(path: &Path, source: SourceInfo) -> Option<Template> {
             description.push_str("...");
         }
     }
-    let argument_hint = parsed
-        .get("argument-hint")
-        .filter(|h| h.truthy())
-        .and_then(frontmatter::Yaml::scalar_text);
-    Some(Template {
+    let argument_hint = text_of("argument-hint");
+    Ok(Template {
         name,
         description,
         argument_hint,
@@ -58,16 +63,22 @@ pub(crate) fn load_file(path: &Path, source: SourceInfo) -> Option<Template> {
     })
 }
 
-/// The direct `*.md` children of `dir` (symlinks followed), in name order.
-pub(crate) fn load_dir(dir: &Path, source_of: &dyn Fn(&Path) -> SourceInfo) -> Vec<Template> {
-    let Some(entries) = fsx::list(dir) else {
-        return Vec::new();
-    };
-    entries
-        .iter()
-        .filter(|e| e.is_file && e.name.ends_with(".md"))
-        .filter_map(|e| load_file(&e.path, source_of(&e.path)))
-        .collect()
+/// The direct `*.md` children of `dir` (symlinks followed), in name order, and the warnings
+/// about those that could not be loaded.
+pub(crate) fn load_dir(
+    dir: &Path,
+    source_of: &dyn Fn(&Path) -> SourceInfo,
+) -> (Vec<Template>, Vec<Diagnostic>) {
+    let mut out = (Vec::new(), Vec::new());
+    for e in fsx::list(dir).unwrap_or_default() {
+        if e.is_file && e.name.ends_with(".md") {
+            match load_file(&e.path, source_of(&e.path)) {
+                Ok(t) => out.0.push(t),
+                Err(d) => out.1.push(*d),
+            }
+        }
+    }
+    out
 }
 
 /// The result of expanding a `/name args` line.
@@ -80,14 +91,17 @@ pub struct Expansion<'a> {
     pub warning: Option<String>,
 }
 
-/// The template name of a `/name args` text and the argument string after the first space.
-/// `None` when the text does not start with `/`.
+/// The template name of a `/name args` text and the argument string: the name runs to the
+/// first whitespace character (any JavaScript one: a space, a tab, a newline, NBSP, ...), and
+/// the arguments start after the whitespace that follows it. `None` when the text does not
+/// start with `/` followed by a name.
 pub(crate) fn parse_invocation(text: &str) -> Option<(&str, &str)> {
     let rest = text.strip_prefix('/')?;
-    Some(match rest.find(' ') {
-        Some(i) => (&rest[..i], &rest[i + 1..]),
-        None => (rest, ""),
-    })
+    let end = rest.find(js::is_space).unwrap_or(rest.len());
+    if end == 0 {
+        return None;
+    }
+    Some((&rest[..end], rest[end..].trim_start_matches(js::is_space)))
 }
 
 /// Expands `text` if it is `/name args` for a known template (first match by name).
@@ -213,7 +227,10 @@ mod tests {
         let ts = [t("t", "[$1][$2]"), t("all", "[$@]")];
         assert_eq!(expand("/t  two", &ts, None).unwrap().text, "[two][]");
         assert_eq!(expand("/all", &ts, None).unwrap().text, "[]");
-        assert!(expand("/t\targ", &ts, None).is_none());
+        assert_eq!(expand("/t\targ", &ts, None).unwrap().text, "[arg][]");
+        assert_eq!(expand("/t\n\u{a0}x y", &ts, None).unwrap().text, "[x][y]");
+        assert!(expand("/\tt", &ts, None).is_none());
+        assert!(expand("/t\u{200b}x", &ts, None).is_none());
         assert!(expand("/x y", &ts, None).is_none());
         assert!(expand("t y", &ts, None).is_none());
         let words = ["a b".to_owned(), "c".to_owned()];
@@ -290,6 +307,23 @@ mod tests {
         assert_eq!(tpl.content, "Body $1");
         let p = dir.path().join("bad.md");
         std::fs::write(&p, "---\nx: [\n---\nBody").unwrap();
-        assert!(load_file(&p, src).is_none());
+        assert!(
+            load_file(&p, src.clone())
+                .unwrap_err()
+                .message
+                .contains("line")
+        );
+        let p = dir.path().join("bom.md");
+        std::fs::write(
+            &p,
+            "\u{feff}---\ndescription: 42\nargument-hint: [x]\n---\nFirst\n",
+        )
+        .unwrap();
+        let tpl = load_file(&p, src).unwrap();
+        assert_eq!(
+            (tpl.description.as_str(), tpl.argument_hint),
+            ("First", None)
+        );
+        assert_eq!(tpl.content, "First");
     }
 }

@@ -33,7 +33,7 @@ pub struct ExpandArgs {
     ///
     /// Several words are joined with spaces. When the first word is `/name`, the words after
     /// it are the template's arguments as the shell split them; a single TEXT or stdin is
-    /// split by POSIX shell rules. Options must come before TEXT.
+    /// split by the reference's quote rules. Options must come before TEXT.
     #[arg(
         trailing_var_arg = true,
         allow_hyphen_values = true,
@@ -53,7 +53,7 @@ pub fn run(args: ExpandArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
         let words = (args.text.len() > 1
             && first.starts_with('/')
             && !first.starts_with("/skill:")
-            && !first.contains(char::is_whitespace))
+            && !first.contains(js::is_space))
         .then(|| args.text[1..].to_vec());
         (args.text.join(" "), words)
     };

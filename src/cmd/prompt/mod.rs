@@ -103,8 +103,10 @@ impl DiscoveryArgs {
 
 /// A path from the command line, relative to the directory pi was started in (not `--cwd`).
 fn from_here(ctx: &Ctx, p: &str) -> String {
+    // Surrounding whitespace is trimmed later, as by the reference.
+    let p = pi_base::js::trim(p);
     let path = std::path::Path::new(p);
-    if p.starts_with('~') || path.is_absolute() {
+    if p == "~" || p.starts_with("~/") || p.starts_with("file://") || path.is_absolute() {
         p.to_owned()
     } else {
         ctx.cwd.join(path).to_string_lossy().into_owned()
