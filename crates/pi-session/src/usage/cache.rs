@@ -225,7 +225,7 @@ mod tests {
 
     fn assistant(id: &str, ts: &str, total: u32) -> String {
         format!(
-            "{{\"type\":\"message\",\"id\":\"{id}\",\"parentId\":null,\"timestamp\":\"{ts}\",\"message\":{{\"role\":\"assistant\",\"provider\":\"p\",\"model\":\"m\",\"stopReason\":\"stop\",\"usage\":{{\"input\":1,\"output\":2,\"totalTokens\":{total},\"cost\":{{\"total\":0.5}}}}}}}}\n"
+            "{{\"type\":\"message\",\"id\":\"{id}\",\"parentId\":null,\"timestamp\":\"{ts}\",\"message\":{{\"role\":\"assistant\",\"provider\":\"p\",\"model\":\"m\",\"stopReason\":\"stop\",\"usage\":{{\"input\":{total},\"output\":0,\"cost\":{{\"total\":0.5}}}}}}}}\n"
         )
     }
 
@@ -317,8 +317,14 @@ mod tests {
             canonical: false,
             tokens: Tokens::default(),
         });
+        u.origins.push(Origin {
+            source: super::super::Source::Usage,
+            kind: Some("cache_warm".into()),
+        });
+        u.facts[0].origin = 0;
         let bytes = encode(&stamp, &u, 1);
-        assert!(decode(&bytes, Path::new("x")).is_some());
+        let back = decode(&bytes, Path::new("x")).unwrap().1;
+        assert_eq!(back.origin(&back.facts[0]), u.origins.first());
         for cut in [0, 5, MAGIC.len() + 2, bytes.len() - 1] {
             assert!(decode(&bytes[..cut], Path::new("x")).is_none(), "{cut}");
         }

@@ -972,4 +972,111 @@ mod tests {
             ]
         );
     }
+
+    /// Each entry type that carries usage in the reference 1.6 is a fact of its source; its
+    /// total is the four counts added, whatever `totalTokens` says.
+    #[test]
+    fn facts_of_every_source() {
+        let ts = r#""timestamp":"2026-01-01T00:00:00.000Z""#;
+        let u = r#""usage":{"input":10,"output":5,"cacheRead":100,"cacheWrite":1,"totalTokens":15,"cost":{"total":0.5}}"#;
+        let line = |body: String| format!("{{{ts},{body}}}");
+        let cases = [
+            (
+                line(format!(
+                    r#""type":"message","message":{{"role":"assistant","provider":"openrouter","model":"auto","responseModel":"x/y","stopReason":"stop",{u}}}"#
+                )),
+                Some((Source::Assistant, None, "openrouter/x/y")),
+            ),
+            (
+                line(format!(
+                    r#""message":{{"role":"assistant","model":"m",{u}}}"#
+                )),
+                Some((Source::Assistant, None, "m")),
+            ),
+            (
+                line(format!(
+                    r#""type":"message","message":{{"role":"toolResult","toolCallId":"c",{u}}}"#
+                )),
+                Some((Source::ToolResult, None, UNATTRIBUTED)),
+            ),
+            (
+                line(format!(
+                    r#""type":"usage","kind":"cache_warm","provider":"anthropic","model":"m",{u}"#
+                )),
+                Some((Source::Usage, Some("cache_warm"), "anthropic/m")),
+            ),
+            (
+                line(format!(r#""type":"usage","provider":"p","model":"m",{u}"#)),
+                Some((Source::Usage, None, "p/m")),
+            ),
+            (
+                line(format!(r#""type":"compaction","summary":"s",{u}"#)),
+                Some((Source::Compaction, None, UNATTRIBUTED)),
+            ),
+            (
+                line(format!(r#""type":"branch_summary","fromId":"a",{u}"#)),
+                Some((Source::BranchSummary, None, UNATTRIBUTED)),
+            ),
+            // Without usage, of another type or role, or without a full timestamp: no fact.
+            (
+                line(
+                    r#""type":"message","message":{"role":"toolResult","details":{"usage":1}}"#
+                        .into(),
+                ),
+                None,
+            ),
+            (
+                line(r#""type":"compaction","summary":"usage""#.into()),
+                None,
+            ),
+            (line(format!(r#""type":"custom","data":{{{u}}}"#)), None),
+            (
+                line(format!(
+                    r#""type":"message","message":{{"role":"user",{u}}}"#
+                )),
+                None,
+            ),
+            (
+                format!(r#"{{"timestamp":"2026-01-01","type":"usage",{u}}}"#),
+                None,
+            ),
+        ];
+        for (text, want) in cases {
+            let got = fact(text.as_bytes());
+            match (got, want) {
+                (None, None) => {}
+                (Some(p), Some((source, kind, key))) => {
+                    assert_eq!(p.origin.source, source, "{text}");
+                    assert_eq!(p.origin.kind.as_deref(), kind, "{text}");
+                    assert_eq!(p.model.key(), key, "{text}");
+                    assert_eq!(p.tokens.total, 116.0, "{text}");
+                    assert_eq!(p.tokens.cost, 0.5, "{text}");
+                    assert_eq!(p.stop_reason.is_some(), text.contains("stopReason"));
+                }
+                (got, want) => panic!("{text}: {:?} != {want:?}", got.map(|p| p.origin)),
+            }
+        }
+    }
+
+    /// A fork's copy of a `usage` entry counts once; an assistant message with the same time
+    /// and tokens is another fact.
+    #[test]
+    fn copies_are_told_apart_by_source() {
+        let text = [
+            r#"{"type":"usage","timestamp":"2026-01-01T00:00:00.000Z","kind":"k","usage":{"input":1,"output":1}}"#,
+            r#"{"type":"message","timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"assistant","usage":{"input":1,"output":1}}}"#,
+        ];
+        let file = |lines: &[&str]| {
+            let mut f = FileUsage::default();
+            let mut i = Interned::default();
+            for l in lines {
+                f.push(fact(l.as_bytes()).unwrap(), &mut i);
+            }
+            f
+        };
+        let mut files = vec![file(&text), file(&text[..1])];
+        dedup(&mut files);
+        assert_eq!((files[0].facts.len(), files[1].facts.len()), (2, 0));
+        assert_eq!(files[0].origins.len(), 2);
+    }
 }
