@@ -1,4 +1,5 @@
-//! `pi usage` on generated directories (tests/cli/common/sessions.rs).
+//! `pi usage` on generated directories (tests/cli/common/sessions.rs) and on files the
+//! reference 1.6 wrote (tests/fixtures/usage/v16).
 
 use crate::common::sessions::populate;
 use crate::common::{World, jsonl};

@@ -1,4 +1,6 @@
-//! `pi usage --json` against `@ccusage/pi` 18.0.11's `--json` on the same directory
+//! `pi usage --json` against the reference 1.6's session totals on files it wrote
+//! (`session_totals_equal_reference_1_6`, goldens by scripts/goldens/usage16.mjs), and
+//! against `@ccusage/pi` 18.0.11's `--json` on the same directory
 //! (recorded by scripts/goldens/usage.py into tests/fixtures/usage/). Tokens must be equal,
 //! costs equal up to floating-point summation order. Model names: ours are provider/model,
 //! theirs `[pi] model` (breakdowns are compared after merging ours by model). Sessions: a

@@ -353,8 +353,7 @@ struct Msg<'a> {
     role: Option<Cow<'a, str>>,
     #[serde(borrow)]
     model: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    response_model: Option<Cow<'a, str>>,
+    response_model: Option<serde_json::Value>,
     provider: Option<serde_json::Value>,
     stop_reason: Option<serde_json::Value>,
     usage: Option<Usage>,
@@ -413,7 +412,7 @@ fn fact(line: &[u8]) -> Option<Parsed<'_>> {
                     Model {
                         provider: text(m.provider),
                         model: m.model.map(Cow::into_owned),
-                        response: m.response_model.map(Cow::into_owned),
+                        response: text(m.response_model),
                         unattributed: false,
                     },
                     text(m.stop_reason),
