@@ -95,8 +95,7 @@ function usage(model, input, output, cacheRead = 0, cacheWrite = 0, extra = {}) 
 	return u;
 }
 
-let ms = RealDate.parse("2026-02-10T09:00:00.000Z");
-const user = (text) => ({ role: "user", content: text, timestamp: (ms += 1000) });
+const user = (text) => ({ role: "user", content: text, timestamp: Date.now() });
 function assistant(provider, model, u, more = {}) {
 	return {
 		role: "assistant",
@@ -106,7 +105,7 @@ function assistant(provider, model, u, more = {}) {
 		model,
 		usage: u,
 		stopReason: "stop",
-		timestamp: (ms += 1000),
+		timestamp: Date.now(),
 		...more,
 	};
 }
@@ -118,7 +117,7 @@ function toolResult(id, u) {
 		toolName: "read",
 		content: [{ type: "text", text: "contents" }],
 		isError: false,
-		timestamp: (ms += 1000),
+		timestamp: Date.now(),
 		...(u ? { usage: u } : {}),
 	};
 }

@@ -267,6 +267,23 @@ fn session_totals_equal_reference_1_6() {
         );
     }
     assert_eq!(counts(&totals["totals"]), sum, "totals");
+    // `pi session list` gives each session 1.6's session cost too.
+    let out = w
+        .pi()
+        .args(["session", "list", "--all", "--json"])
+        .output()
+        .unwrap();
+    let listed = jsonl(&String::from_utf8(out.stdout).unwrap());
+    assert_eq!(listed.len(), sessions.len());
+    for g in sessions {
+        let id = &g["stats"]["sessionId"];
+        let l = listed.iter().find(|l| l["id"] == *id).unwrap();
+        close(
+            l["cost"].as_f64().unwrap(),
+            g["stats"]["cost"].as_f64().unwrap(),
+            &format!("{id}: session list cost"),
+        );
+    }
     // Every usage-carrying entry type of 1.6's session format is in the goldens.
     let kinds: Vec<(&str, Option<&str>)> = totals["totals"]["sourceBreakdowns"]
         .as_array()
