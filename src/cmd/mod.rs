@@ -97,7 +97,8 @@ pub enum Command {
     /// Summarize older entries of a session with a model, from the shell or cron
     #[command(after_long_help = compact::EXIT_STATUS)]
     Compact(compact::CompactArgs),
-    /// Tokens and cost of every assistant message, by day, week, month, session, model or project
+    /// Tokens and cost of every model call a session records, by day, week, month, session, model
+    /// or project
     #[command(after_long_help = EXIT_STATUS)]
     Usage(usage::UsageArgs),
     /// List the configured models

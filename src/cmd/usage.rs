@@ -7,7 +7,7 @@ use crate::cmd::Ctx;
 use crate::cmd::args::{RangeArgs, ScopeArgs};
 use crate::error::ExitStatus;
 use crate::output::{Style, escape};
-use pi_session::usage::{self, By, FileUsage, Range, Row, Tokens};
+use pi_session::usage::{self, By, FileUsage, Origin, Range, Row, Source, Tokens};
 
 #[derive(Debug, Args)]
 pub struct UsageArgs {
@@ -25,8 +25,12 @@ pub struct UsageArgs {
     /// Split each row by provider/model (on a terminal)
     #[arg(short = 'b', long)]
     pub breakdown: bool,
+    /// Split each row by where its usage comes from: assistant messages, tool results,
+    /// `usage` entries by kind, compactions, branch summaries (on a terminal)
+    #[arg(long)]
+    pub sources: bool,
     /// auto (a table on a terminal, JSON otherwise), json (one record per row, then the
-    /// totals), human, or jsonl (one flat record per assistant message: the fact table)
+    /// totals), human, or jsonl (one flat record per entry with usage: the fact table)
     #[arg(long, value_enum, default_value_t = UsageFormat::Auto, value_name = "FORMAT")]
     pub format: UsageFormat,
     /// Same as --format json
@@ -162,13 +166,18 @@ pub fn run(args: UsageArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
             _ => false,
         };
         if human {
-            table(ctx, &rows, args.by, args.breakdown)?;
+            let split = Split {
+                models: args.breakdown,
+                origins: args.sources,
+            };
+            table(ctx, &rows, args.by, split)?;
         } else {
             for r in &rows {
                 ctx.out.json(&row_json(r, args.by))?;
             }
-            ctx.out
-                .json(&json!({"totals": tokens_json(&total(&rows), "totalCost")}))?;
+            let mut totals = tokens_json(&total(&rows), "totalCost");
+            totals["sourceBreakdowns"] = origins_json(&origins_of(&rows));
+            ctx.out.json(&json!({ "totals": totals }))?;
         }
     }
     Ok(if failed.is_some() {
@@ -184,6 +193,39 @@ fn total(rows: &[Row]) -> Tokens {
         t.add(&r.tokens);
     }
     t
+}
+
+/// The usage of all rows by origin, in [`Origin`]'s order.
+fn origins_of(rows: &[Row]) -> Vec<(Origin, Tokens)> {
+    let mut all: Vec<(Origin, Tokens)> = Vec::new();
+    for (o, t) in rows.iter().flat_map(|r| &r.origins) {
+        match all.iter_mut().find(|(x, _)| x == o) {
+            Some((_, acc)) => acc.add(t),
+            None => all.push((o.clone(), *t)),
+        }
+    }
+    all.sort_by(|a, b| a.0.cmp(&b.0));
+    all
+}
+
+/// Where usage comes from, as JSON: `source` (`assistant`, `toolResult`, `usage`,
+/// `compaction` or `branch_summary`), `kind` for `usage` entries, the numbers.
+fn origins_json(origins: &[(Origin, Tokens)]) -> Value {
+    Value::Array(
+        origins
+            .iter()
+            .map(|(o, t)| {
+                let mut v = json!({"source": o.source.name()});
+                if let Some(k) = &o.kind {
+                    v["kind"] = json!(k);
+                }
+                if let (Some(v), Value::Object(t)) = (v.as_object_mut(), tokens_json(t, "cost")) {
+                    v.extend(t);
+                }
+                v
+            })
+            .collect(),
+    )
 }
 
 /// A JavaScript number as JSON: integers without a fraction.
@@ -234,10 +276,11 @@ fn row_json(r: &Row, by: Grouping) -> Value {
         })
         .collect();
     v.insert("modelBreakdowns".into(), Value::Array(breakdowns));
+    v.insert("sourceBreakdowns".into(), origins_json(&r.origins));
     Value::Object(v)
 }
 
-/// `--format jsonl`: one record per counted assistant message.
+/// `--format jsonl`: one record per counted entry with usage.
 fn facts(
     ctx: &mut Ctx,
     files: &[FileUsage],
@@ -251,11 +294,15 @@ fn facts(
                 continue;
             }
             let model = f.model(x);
+            let origin = f.origin(x);
             let mut v = json!({
                 "session": f.session, "path": f.path, "cwd": f.cwd, "entryId": f.entry_id(x),
                 "timestamp": x.timestamp.as_str(),
+                "source": origin.map_or(Source::Assistant, |o| o.source).name(),
+                "kind": origin.and_then(|o| o.kind.as_deref()),
                 "provider": model.and_then(|m| m.provider.as_deref()),
                 "model": model.and_then(|m| m.model.as_deref()),
+                "responseModel": model.and_then(|m| m.response.as_deref()),
             });
             if let (Some(o), Value::Object(t)) = (v.as_object_mut(), tokens_json(&x.tokens, "cost"))
             {
@@ -299,7 +346,19 @@ fn cells(label: String, t: &Tokens) -> Vec<String> {
     ]
 }
 
-fn table(ctx: &mut Ctx, rows: &[Row], by: Grouping, breakdown: bool) -> std::io::Result<()> {
+/// Which sub-rows the table shows under each row.
+#[derive(Clone, Copy)]
+struct Split {
+    models: bool,
+    origins: bool,
+}
+
+/// The label of a sub-row of the usage of `o`.
+fn origin_label(o: &Origin) -> String {
+    format!("  {}", escape(&o.key()))
+}
+
+fn table(ctx: &mut Ctx, rows: &[Row], by: Grouping, split: Split) -> std::io::Result<()> {
     let st = Style {
         on: ctx.out.color(),
     };
@@ -331,18 +390,32 @@ fn table(ctx: &mut Ctx, rows: &[Row], by: Grouping, breakdown: bool) -> std::io:
             None => r.key.clone(),
         };
         body.push((cells(escape(&label).into_owned(), &r.tokens), false));
-        if breakdown {
+        if split.models {
             for (m, t) in &r.models {
                 body.push((cells(format!("  {}", escape(m)), t), true));
             }
         }
+        if split.origins {
+            for (o, t) in &r.origins {
+                body.push((cells(origin_label(o), t), true));
+            }
+        }
     }
-    let totals = cells("TOTAL".into(), &total(rows));
+    let mut foot = vec![(cells("TOTAL".into(), &total(rows)), false)];
+    // Where the total comes from, whenever it is more than assistant messages (all that
+    // ccusage counts): the figures to reconcile it with.
+    let origins = origins_of(rows);
+    if origins.iter().any(|(o, _)| o.source != Source::Assistant) {
+        foot.extend(
+            origins
+                .iter()
+                .map(|(o, t)| (cells(origin_label(o), t), true)),
+        );
+    }
     let widths: Vec<usize> = (0..head.len())
         .map(|c| {
             std::iter::once(&head)
-                .chain(body.iter().map(|(r, _)| r))
-                .chain(std::iter::once(&totals))
+                .chain(body.iter().chain(&foot).map(|(r, _)| r))
                 .map(|r| r[c].chars().count())
                 .max()
                 .unwrap_or(0)
@@ -367,5 +440,10 @@ fn table(ctx: &mut Ctx, rows: &[Row], by: Grouping, breakdown: bool) -> std::io:
         ctx.out
             .line(if *sub { st.dim(&line) } else { line }.as_bytes())?;
     }
-    ctx.out.line(st.bold(&fmt(&totals)).as_bytes())
+    for (r, sub) in &foot {
+        let line = fmt(r);
+        ctx.out
+            .line(if *sub { st.dim(&line) } else { st.bold(&line) }.as_bytes())?;
+    }
+    Ok(())
 }

@@ -1,4 +1,5 @@
-//! `pi usage` on generated directories (tests/cli/common/sessions.rs).
+//! `pi usage` on generated directories (tests/cli/common/sessions.rs) and on files the
+//! reference 1.6 wrote (tests/fixtures/usage/v16).
 
 use crate::common::sessions::populate;
 use crate::common::{World, jsonl};
@@ -125,4 +126,96 @@ fn fact_table_and_breakdown() {
       openai/gpt-5                    10      20            0           0            30  $0.00
     TOTAL                          7,410     980          900      31,000        40,290  $0.06
     ");
+}
+
+/// Where the tokens went, on files the reference 1.6 wrote (tests/fixtures/usage/v16): a row
+/// per source under each session with `--sources`, and under the total whenever anything
+/// besides assistant messages counted; a router's answer counts under the model that
+/// answered.
+#[test]
+fn sources_of_usage_in_the_table_and_the_fact_table() {
+    let w = World::new();
+    crate::usage_goldens::copy_dir(
+        &crate::common::fixture("usage/v16/sessions"),
+        &w.agent().join("sessions"),
+    );
+    let shown = w
+        .pi()
+        .env("TZ", "UTC")
+        .args([
+            "usage",
+            "session",
+            "--all",
+            "--sources",
+            "--format",
+            "human",
+            "--color",
+            "never",
+        ])
+        .output()
+        .unwrap();
+    insta::assert_snapshot!(String::from_utf8_lossy(&shown.stdout), @"
+    SESSION                             INPUT  OUTPUT  CACHE WRITE  CACHE READ  TOTAL TOKENS   COST
+    2026-02-10 0194f000 /home/me/app  261,450   5,170        8,300     219,400       494,320  $0.79
+      assistant                       214,650   2,550        8,300     168,400       393,900  $0.66
+      toolResult                        4,000     500            0       1,000         5,500  $0.00
+      usage:cache_warm                      0       0            0      50,000        50,000  $0.01
+      usage:title_generation              800      20            0           0           820  $0.00
+      compaction                       30,000   1,500            0           0        31,500  $0.11
+      branch_summary                   12,000     600            0           0        12,600  $0.00
+    2026-02-10 0194f000 /home/me/app    3,440     520        4,000       4,900        12,860  $0.03
+      assistant                         3,440     520        4,000       4,900        12,860  $0.03
+    2026-02-10 0194f000 /srv/build    483,000   9,300            0     615,000     1,107,300  $1.54
+      assistant                       210,000   2,300            0           0       212,300  $0.55
+      toolResult                       64,000   3,000            0           0        67,000  $0.02
+      usage:cache_warm                      0       0            0     615,000       615,000  $0.38
+      compaction                      209,000   4,000            0           0       213,000  $0.58
+    TOTAL                             747,890  14,990       12,300     839,300     1,614,480  $2.36
+      assistant                       428,090   5,370       12,300     173,300       619,060  $1.24
+      toolResult                       68,000   3,500            0       1,000        72,500  $0.02
+      usage:cache_warm                      0       0            0     665,000       665,000  $0.40
+      usage:title_generation              800      20            0           0           820  $0.00
+      compaction                      239,000   5,500            0           0       244,500  $0.70
+      branch_summary                   12,000     600            0           0        12,600  $0.00
+    ");
+    let facts = usage(&w, &["--all", "--format", "jsonl"]);
+    let routed = facts
+        .iter()
+        .find(|f| f["responseModel"] == "google/gemini-2.5-pro")
+        .unwrap();
+    assert_eq!(
+        (&routed["provider"], &routed["model"]),
+        (&"openrouter".into(), &"auto".into())
+    );
+    let models = usage(&w, &["model", "--all"]);
+    assert!(
+        models
+            .iter()
+            .any(|m| m["model"] == "openrouter/google/gemini-2.5-pro")
+    );
+    assert!(!models.iter().any(|m| m["model"] == "openrouter/auto"));
+    let sources: Vec<(&str, Option<&str>)> = facts
+        .iter()
+        .map(|f| (f["source"].as_str().unwrap(), f["kind"].as_str()))
+        .collect();
+    for s in [
+        ("toolResult", None),
+        ("usage", Some("title_generation")),
+        ("compaction", None),
+        ("branch_summary", None),
+    ] {
+        assert!(sources.contains(&s), "{s:?}");
+    }
+    // A tool result or summary names no model; only assistant messages have a stop reason.
+    for f in &facts {
+        let attributed = ["assistant", "usage"].contains(&f["source"].as_str().unwrap());
+        assert_eq!(f["model"].is_string(), attributed, "{f}");
+        assert_eq!(
+            f["stopReason"].is_string(),
+            f["source"] == "assistant",
+            "{f}"
+        );
+    }
+    // Summaries and tool results without usage are not facts: 3 files, 21 entries with usage.
+    assert_eq!(facts.len(), 21);
 }

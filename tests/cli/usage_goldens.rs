@@ -1,4 +1,6 @@
-//! `pi usage --json` against `@ccusage/pi` 18.0.11's `--json` on the same directory
+//! `pi usage --json` against the reference 1.6's session totals on files it wrote
+//! (`session_totals_equal_reference_1_6`, goldens by scripts/goldens/usage16.mjs), and
+//! against `@ccusage/pi` 18.0.11's `--json` on the same directory
 //! (recorded by scripts/goldens/usage.py into tests/fixtures/usage/). Tokens must be equal,
 //! costs equal up to floating-point summation order. Model names: ours are provider/model,
 //! theirs `[pi] model` (breakdowns are compared after merging ours by model). Sessions: a
@@ -9,7 +11,7 @@ use serde_json::Value;
 
 use crate::common::{World, fixture, jsonl};
 
-fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+pub(crate) fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
     std::fs::create_dir_all(to).unwrap();
     for e in std::fs::read_dir(from).unwrap() {
         let e = e.unwrap();
@@ -157,4 +159,147 @@ fn numbers_equal_ccusage_pi() {
             _ => compare_sessions(&rows, theirs["sessions"].as_array().unwrap(), &what),
         }
     }
+}
+
+/// The numbers of a `pi usage` record (or breakdown) as `[input, output, cacheRead,
+/// cacheWrite, total]`.
+fn counts(v: &Value) -> [f64; 5] {
+    [
+        "inputTokens",
+        "outputTokens",
+        "cacheReadTokens",
+        "cacheCreationTokens",
+        "totalTokens",
+    ]
+    .map(|k| v[k].as_f64().unwrap())
+}
+
+fn close(a: f64, b: f64, what: &str) {
+    assert!((a - b).abs() < 1e-9, "{what}: {a} != {b}");
+}
+
+/// `pi usage session` against the reference 1.6's session totals (getSessionStats) and cost
+/// breakdown (getUsageCostBreakdown) on files 1.6 wrote with every entry type that carries
+/// usage (recorded by scripts/goldens/usage16.mjs into tests/fixtures/usage/v16/). The
+/// assistant messages' share (`sourceBreakdowns`) is what ccusage would count.
+#[test]
+fn session_totals_equal_reference_1_6() {
+    let goldens: Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture("usage/v16/goldens.json")).unwrap())
+            .unwrap();
+    let w = World::new();
+    copy_dir(&fixture("usage/v16/sessions"), &w.agent().join("sessions"));
+    let out = w
+        .pi()
+        .env("TZ", "UTC")
+        .args(["usage", "session", "--all", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let mut rows = jsonl(&String::from_utf8(out.stdout).unwrap());
+    let totals = rows.pop().unwrap();
+    let sessions = goldens["sessions"].as_array().unwrap();
+    assert_eq!(rows.len(), sessions.len());
+    let mut sum = [0.0; 5];
+    for g in sessions {
+        let id = g["stats"]["sessionId"].as_str().unwrap();
+        let row = rows.iter().find(|r| r["sessionId"] == id).expect(id);
+        let t = &g["stats"]["tokens"];
+        let theirs =
+            ["input", "output", "cacheRead", "cacheWrite", "total"].map(|k| t[k].as_f64().unwrap());
+        assert_eq!(counts(row), theirs, "{id}: tokens");
+        close(
+            row["totalCost"].as_f64().unwrap(),
+            g["stats"]["cost"].as_f64().unwrap(),
+            &format!("{id}: cost"),
+        );
+        for (s, x) in sum.iter_mut().zip(theirs) {
+            *s += x;
+        }
+        // 1.6's rows by provider/model (responseModel first), tool results and summaries
+        // together; it leaves out rows with no tokens and no cost.
+        let ours: Vec<&Value> = row["modelBreakdowns"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|b| b["totalTokens"] != 0 || b["cost"] != 0)
+            .collect();
+        let theirs = g["breakdown"].as_array().unwrap();
+        assert_eq!(ours.len(), theirs.len(), "{id}: models");
+        for b in theirs {
+            let key = b["key"].as_str().unwrap();
+            let m = ours
+                .iter()
+                .find(|m| m["modelName"] == key)
+                .unwrap_or_else(|| panic!("{id}: no row {key}"));
+            assert_eq!(
+                m["totalTokens"].as_f64(),
+                b["tokens"].as_f64(),
+                "{id} {key}"
+            );
+            close(
+                m["cost"].as_f64().unwrap(),
+                b["cost"].as_f64().unwrap(),
+                key,
+            );
+        }
+        // Where the tokens went: the sources add up to the row, and the assistant messages'
+        // share is 1.6's sum over assistant messages alone.
+        let sources = row["sourceBreakdowns"].as_array().unwrap();
+        let mut added = [0.0; 5];
+        for s in sources {
+            for (a, x) in added.iter_mut().zip(counts(s)) {
+                *a += x;
+            }
+        }
+        assert_eq!(added, counts(row), "{id}: sources add up");
+        let a = &g["assistantOnly"];
+        let assistant = sources.iter().find(|s| s["source"] == "assistant").unwrap();
+        assert_eq!(
+            counts(assistant)[..4],
+            ["input", "output", "cacheRead", "cacheWrite"].map(|k| a[k].as_f64().unwrap()),
+            "{id}: assistant share"
+        );
+        close(
+            assistant["cost"].as_f64().unwrap(),
+            a["cost"].as_f64().unwrap(),
+            &format!("{id}: assistant cost"),
+        );
+    }
+    assert_eq!(counts(&totals["totals"]), sum, "totals");
+    // `pi session list` gives each session 1.6's session cost too.
+    let out = w
+        .pi()
+        .args(["session", "list", "--all", "--json"])
+        .output()
+        .unwrap();
+    let listed = jsonl(&String::from_utf8(out.stdout).unwrap());
+    assert_eq!(listed.len(), sessions.len());
+    for g in sessions {
+        let id = &g["stats"]["sessionId"];
+        let l = listed.iter().find(|l| l["id"] == *id).unwrap();
+        close(
+            l["cost"].as_f64().unwrap(),
+            g["stats"]["cost"].as_f64().unwrap(),
+            &format!("{id}: session list cost"),
+        );
+    }
+    // Every usage-carrying entry type of 1.6's session format is in the goldens.
+    let kinds: Vec<(&str, Option<&str>)> = totals["totals"]["sourceBreakdowns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["source"].as_str().unwrap(), s["kind"].as_str()))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            ("assistant", None),
+            ("toolResult", None),
+            ("usage", Some("cache_warm")),
+            ("usage", Some("title_generation")),
+            ("compaction", None),
+            ("branch_summary", None),
+        ]
+    );
 }

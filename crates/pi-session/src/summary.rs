@@ -49,21 +49,25 @@ use super::store::Session;
 use pi_base::clock;
 use pi_base::json::{self, Kind as JsonKind, Member, RawStr};
 
-const MAGIC: &str = "pi-session-summary/1";
+/// Version 2: usage of tool results, `usage` entries and summaries counts (version 1:
+/// assistant messages only).
+const MAGIC: &str = "pi-session-summary/2";
 /// The log of records, in the cache's directory.
 const LOG: &str = "records.jsonl";
 
 /// Files this large are summarized one at a time (each with several threads).
 const BIG: u64 = 64 << 20;
 
-/// Tokens and cost of the assistant messages of one hour with one provider/model.
+/// Tokens and cost of one hour with one provider/model: of assistant messages, tool results,
+/// `usage` entries and summaries, as the reference 1.6's session totals count them (tool
+/// results and summaries with no provider or model).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Usage {
     /// Start of the hour (UTC), in ms since the epoch.
     pub hour_ms: i64,
     pub provider: String,
     pub model: String,
-    /// Assistant messages with a `usage` object.
+    /// Entries with a `usage` object.
     pub messages: u64,
     pub input: u64,
     pub output: u64,
@@ -155,7 +159,7 @@ impl Summary {
         }
     }
 
-    /// Total cost of every assistant message.
+    /// Total cost of every entry with usage (the reference 1.6's session cost).
     pub fn cost(&self) -> f64 {
         self.counts.usage.iter().map(|u| u.cost_pico).sum::<i64>() as f64 / 1e12
     }
@@ -274,6 +278,7 @@ impl Visitor {
         let role = f.role.and_then(RawStr::from_value);
         let role_is = |r: &str| role.is_some_and(|role| role.eq_str(r));
         let (user, assistant) = (role_is("user"), role_is("assistant"));
+        let tool_result = !user && !assistant && role_is("toolResult");
         if user {
             self.counts.user_messages += 1;
         } else if assistant {
@@ -286,17 +291,20 @@ impl Visitor {
                 .map(|ms| ms as f64)
         };
         let time = f.timestamp.and_then(json::number).or_else(entry_time);
-        if assistant
+        if (assistant || tool_result)
             && let Some(usage) = f.usage
             && JsonKind::of(usage) == Some(JsonKind::Object)
         {
-            let hour = time.filter(|t| t.is_finite()).unwrap_or(0.0) as i64;
-            let hour = hour - hour.rem_euclid(3_600_000);
-            let row = usage_row(line, usage, below, hour);
-            let (provider, model) = (
-                f.provider.and_then(RawStr::from_value),
-                f.model.and_then(RawStr::from_value),
-            );
+            let row = usage_row(line, usage, below, hour_of(time));
+            // A tool result's usage names no model.
+            let (provider, model) = if assistant {
+                (
+                    f.provider.and_then(RawStr::from_value),
+                    f.model.and_then(RawStr::from_value),
+                )
+            } else {
+                (None, None)
+            };
             self.add_to_run(row, provider, model);
         }
         if (user || assistant)
@@ -306,8 +314,43 @@ impl Visitor {
         }
     }
 
-    /// Adds an assistant message's usage to the current run, or starts a new run when the
-    /// hour or the provider/model differs.
+    /// The usage of a `usage` entry (`usage_entry`, named by its `provider` and `model`), a
+    /// compaction or a branch summary: `usage` is the entry's member, `ts` its `timestamp`.
+    fn entry_usage(&mut self, line: &[u8], usage: &[u8], ts: Option<&[u8]>, usage_entry: bool) {
+        if JsonKind::of(usage) != Some(JsonKind::Object) {
+            return;
+        }
+        let Some(at) = line.iter().position(|&b| b == b'{') else {
+            return;
+        };
+        let (mut top, mut below) = (Vec::new(), Vec::new());
+        let scanned = json::path_members_valid(line, at, Self::PATH, &mut |o, m| {
+            if o == at {
+                top.push(m);
+            } else {
+                below.push((o, m));
+            }
+        });
+        if scanned.is_err() {
+            return;
+        }
+        let time = ts
+            .and_then(RawStr::from_value)
+            .and_then(|s| clock::parse_iso(&s.decode()))
+            .map(|ms| ms as f64);
+        let row = usage_row(line, usage, &below, hour_of(time));
+        let named = |k: &str| {
+            top.iter()
+                .rev()
+                .find(|m| usage_entry && m.key.eq_str(k))
+                .and_then(|m| RawStr::from_value(&line[m.value_start..m.value_end]))
+        };
+        let (provider, model) = (named("provider"), named("model"));
+        self.add_to_run(row, provider, model);
+    }
+
+    /// Adds an entry's usage to the current run, or starts a new run when the hour or the
+    /// provider/model differs.
     #[inline]
     fn add_to_run(&mut self, row: Usage, provider: Option<RawStr<'_>>, model: Option<RawStr<'_>>) {
         // Messages in a row mostly share the hour and the model: then they add to the
@@ -392,7 +435,13 @@ impl<'a> MessageFields<'a> {
     }
 }
 
-/// The usage of one assistant message in the hour starting at `hour` (provider and model
+/// The start of the hour (ms) of a time, 0 for none.
+fn hour_of(time: Option<f64>) -> i64 {
+    let hour = time.filter(|t| t.is_finite()).unwrap_or(0.0) as i64;
+    hour - hour.rem_euclid(3_600_000)
+}
+
+/// The usage of one entry in the hour starting at `hour` (provider and model
 /// left empty): `usage` is its object, `below` the members of `usage` and of its `cost`
 /// collected in the line's pass (the last of a repeated key wins, as in `JSON.parse`).
 #[inline]
@@ -478,6 +527,7 @@ impl Visit for Visitor {
     ) {
         self.counts.entries += 1;
         let (mut ts, mut ty, mut name, mut message) = (None, None, None, false);
+        let mut usage = None;
         for m in members {
             let v = &line[m.value_start..m.value_end];
             match &*key(m) {
@@ -485,6 +535,7 @@ impl Visit for Visitor {
                 b"type" => ty = Some(v),
                 b"name" => name = Some(v),
                 b"message" => message = true,
+                b"usage" => usage = Some(v),
                 _ => {}
             }
         }
@@ -513,6 +564,16 @@ impl Visit for Visitor {
                 self.counts.messages += 1;
                 if message {
                     self.message(line, ts, msg_members, below);
+                }
+            }
+            Kind::Compaction | Kind::BranchSummary => {
+                if let Some(u) = usage {
+                    self.entry_usage(line, u, ts, false);
+                }
+            }
+            Kind::Other if ty.eq_str("usage") => {
+                if let Some(u) = usage {
+                    self.entry_usage(line, u, ts, true);
                 }
             }
             _ => {}
@@ -1070,7 +1131,7 @@ mod oracle {
     use proptest::prelude::*;
     use serde_json::{Value, json};
 
-    /// One entry: (kind 0..6, hour 0..3, provider 0..3, model 0..2, tokens, spelling 0..4).
+    /// One entry: (kind 0..8, hour 0..3, provider 0..3, model 0..2, tokens, spelling 0..4).
     type Spec = (u8, u8, u8, u8, u32, u8);
 
     fn line(i: usize, (kind, hour, provider, model, tokens, spelling): Spec) -> String {
@@ -1108,13 +1169,63 @@ mod oracle {
             (2, _) => format!(
                 "{{\"type\":\"message\",\"id\":\"{id}\",\"timestamp\":\"{ts}\",\"message\":{{\"role\":\"user\",\"content\":\"hello {i}\"}}}}"
             ),
+            (3, 0) => format!(
+                "{{\"type\":\"message\",\"id\":\"{id}\",\"timestamp\":\"{ts}\",\"message\":{{\"role\":\"toolResult\",\"content\":[],\"usage\":{usage},\"timestamp\":{ms}}}}}"
+            ),
             (3, _) => format!(
                 "{{\"type\":\"message\",\"id\":\"{id}\",\"timestamp\":{ms},\"message\":{{\"role\":\"toolResult\",\"content\":[]}}}}"
+            ),
+            // Usage outside messages: a `usage` entry (its kind, provider and model escaped or
+            // not), a compaction and a branch summary with or without usage.
+            (6, 0 | 1) => format!(
+                "{{\"type\":\"usage\",\"id\":\"{id}\",\"timestamp\":\"{ts}\",\"kind\":\"cache_warm\",\"provider\":\"{p}\",\"model\":\"{m}\",\"usage\":{usage}}}"
+            ),
+            (6, _) => format!(
+                "{{\"type\":\"compaction\",\"id\":\"{id}\",\"timestamp\":\"{ts}\",\"summary\":\"s\",\"usage\":{usage},\"provider\":\"{p}\"}}"
+            ),
+            (7, 0) => format!(
+                "{{\"type\":\"branch_summary\",\"id\":\"{id}\",\"timestamp\":\"{ts}\",\"summary\":\"s\",\"usage\":{usage}}}"
+            ),
+            (7, _) => format!(
+                "{{\"type\":\"compaction\",\"id\":\"{id}\",\"timestamp\":\"{ts}\",\"summary\":\"usage\"}}"
             ),
             (4, _) => format!(
                 "{{\"type\":\"session_info\",\"id\":\"{id}\",\"timestamp\":\"{ts}\",\"name\":\" n\\u00e9 {i} \"}}"
             ),
             _ => format!("{{\"t\\u0079pe\":\"custom\",\"id\":\"{id}\",\"timestamp\":\"{ts}\"}}"),
+        }
+    }
+
+    /// Adds the usage `u` of the hour `hour` with `provider` and `model` to `usage`.
+    fn add(
+        usage: &mut BTreeMap<(i64, String, String), Usage>,
+        u: &Value,
+        time: f64,
+        provider: &str,
+        model: &str,
+    ) {
+        let hour = time as i64 / 3_600_000 * 3_600_000;
+        let key = (hour, provider.to_owned(), model.to_owned());
+        let n = |k: &str| u[k].as_u64().unwrap();
+        let row = Usage {
+            hour_ms: hour,
+            provider: key.1.clone(),
+            model: key.2.clone(),
+            messages: 1,
+            input: n("input"),
+            output: n("output"),
+            cache_read: n("cacheRead"),
+            cache_write: n("cacheWrite"),
+            total_tokens: n("totalTokens"),
+            cost_pico: u["cost"]["total"]
+                .as_f64()
+                .map_or(0, |c| (c * 1e12).round() as i64),
+        };
+        match usage.get_mut(&key) {
+            Some(t) => t.add(&row),
+            None => {
+                usage.insert(key, row);
+            }
         }
     }
 
@@ -1126,7 +1237,27 @@ mod oracle {
             let v: Value = serde_json::from_str(l).unwrap();
             c.entries += 1;
             c.last_entry = v["timestamp"].as_str().map(str::to_owned);
+            let entry_time = || {
+                v["timestamp"]
+                    .as_str()
+                    .and_then(clock::parse_iso)
+                    .map(|t| t as f64)
+            };
             match v["type"].as_str() {
+                Some(t @ ("usage" | "compaction" | "branch_summary")) if v["usage"].is_object() => {
+                    let named = |k: &str| match t {
+                        "usage" => v[k].as_str().unwrap().to_owned(),
+                        _ => String::new(),
+                    };
+                    let time = entry_time().unwrap();
+                    add(
+                        &mut usage,
+                        &v["usage"],
+                        time,
+                        &named("provider"),
+                        &named("model"),
+                    );
+                }
                 Some("session_info") => {
                     c.name = Some(v["name"].as_str().unwrap().trim().to_owned());
                 }
@@ -1134,12 +1265,7 @@ mod oracle {
                     c.messages += 1;
                     let m = &v["message"];
                     let role = m["role"].as_str();
-                    let time = m["timestamp"].as_f64().or_else(|| {
-                        v["timestamp"]
-                            .as_str()
-                            .and_then(clock::parse_iso)
-                            .map(|t| t as f64)
-                    });
+                    let time = m["timestamp"].as_f64().or_else(entry_time);
                     if role == Some("user") {
                         c.user_messages += 1;
                         if c.first_message.is_none() {
@@ -1148,34 +1274,17 @@ mod oracle {
                     }
                     if role == Some("assistant") {
                         c.assistant_messages += 1;
-                        let u = &m["usage"];
-                        let hour = time.unwrap() as i64 / 3_600_000 * 3_600_000;
-                        let key = (
-                            hour,
-                            m["provider"].as_str().unwrap().to_owned(),
-                            m["model"].as_str().unwrap().to_owned(),
+                        let (p, model) = (m["provider"].as_str(), m["model"].as_str());
+                        add(
+                            &mut usage,
+                            &m["usage"],
+                            time.unwrap(),
+                            p.unwrap(),
+                            model.unwrap(),
                         );
-                        let n = |k: &str| u[k].as_u64().unwrap();
-                        let row = Usage {
-                            hour_ms: hour,
-                            provider: key.1.clone(),
-                            model: key.2.clone(),
-                            messages: 1,
-                            input: n("input"),
-                            output: n("output"),
-                            cache_read: n("cacheRead"),
-                            cache_write: n("cacheWrite"),
-                            total_tokens: n("totalTokens"),
-                            cost_pico: u["cost"]["total"]
-                                .as_f64()
-                                .map_or(0, |c| (c * 1e12).round() as i64),
-                        };
-                        match usage.get_mut(&key) {
-                            Some(t) => t.add(&row),
-                            None => {
-                                usage.insert(key, row);
-                            }
-                        }
+                    }
+                    if role == Some("toolResult") && m["usage"].is_object() {
+                        add(&mut usage, &m["usage"], time.unwrap(), "", "");
                     }
                     if matches!(role, Some("user" | "assistant")) {
                         let t = time.unwrap();
@@ -1213,7 +1322,7 @@ mod oracle {
         #[test]
         fn counts_equal_an_independent_reading(
             specs in proptest::collection::vec(
-                (0u8..6, 0u8..3, 0u8..4, 0u8..2, 0u32..50, 0u8..4), 0..40),
+                (0u8..8, 0u8..3, 0u8..4, 0u8..2, 0u32..50, 0u8..4), 0..40),
             cuts in proptest::collection::vec(0usize..41, 0..3),
         ) {
             let lines: Vec<String> = specs.iter().enumerate().map(|(i, s)| line(i, *s)).collect();

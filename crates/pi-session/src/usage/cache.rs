@@ -9,8 +9,8 @@
 //! without its newline are read every time and never recorded. A file with an append under
 //! way or interrupted is read directly. Deleting the cache costs time, never correctness.
 //!
-//! A record is a short JSON part (the stamp, the file's session id and cwd, and its model
-//! and stop-reason names) followed by the entry ids and one fixed-size binary record per
+//! A record is a short JSON part (the stamp, the file's session id and cwd, and its model,
+//! origin and stop-reason names) followed by the entry ids and one fixed-size binary record per
 //! fact, so reading one costs little more than copying it.
 
 use std::fs::File;
@@ -20,13 +20,14 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::{Fact, FileUsage, Model, Tokens, Ts};
+use super::{Fact, FileUsage, Model, Origin, Tokens, Ts};
 use crate::stamp::{self, Fresh, Stamp};
 
-const MAGIC: &[u8] = b"pi-usage-facts/1\n";
+/// Version 2: facts of every entry with usage (version 1: assistant messages only).
+const MAGIC: &[u8] = b"pi-usage-facts/2\n";
 /// Bytes of one fact: timestamp (length and 31 bytes), ms, model, stop reason, entry id
-/// (offset, length), and six numbers.
-const FACT: usize = 32 + 8 + 4 * 4 + 6 * 8;
+/// (offset, length), origin, and six numbers.
+const FACT: usize = 32 + 8 + 5 * 4 + 6 * 8;
 
 #[derive(Serialize, Deserialize)]
 struct Meta {
@@ -35,7 +36,8 @@ struct Meta {
     cwd: String,
     facts: usize,
     ids: usize,
-    models: Vec<(Option<String>, Option<String>)>,
+    models: Vec<Model>,
+    origins: Vec<Origin>,
     stop_reasons: Vec<String>,
 }
 
@@ -121,11 +123,8 @@ fn encode(stamp: &Stamp, u: &FileUsage, facts: usize) -> Vec<u8> {
         cwd: u.cwd.clone(),
         facts: facts.len(),
         ids: u.ids.len(),
-        models: u
-            .models
-            .iter()
-            .map(|m| (m.provider.clone(), m.model.clone()))
-            .collect(),
+        models: u.models.clone(),
+        origins: u.origins.clone(),
         stop_reasons: u.stop_reasons.clone(),
     };
     let json = serde_json::to_vec(&meta).unwrap_or_default();
@@ -139,7 +138,7 @@ fn encode(stamp: &Stamp, u: &FileUsage, facts: usize) -> Vec<u8> {
         out.push(f.timestamp.len | if f.canonical { 0x80 } else { 0 });
         out.extend_from_slice(&f.timestamp.bytes);
         out.extend_from_slice(&f.ms.to_le_bytes());
-        for n in [f.model, f.stop_reason, f.entry_id.0, f.entry_id.1] {
+        for n in [f.model, f.stop_reason, f.entry_id.0, f.entry_id.1, f.origin] {
             out.extend_from_slice(&n.to_le_bytes());
         }
         let t = &f.tokens;
@@ -194,14 +193,15 @@ fn decode(b: &[u8], path: &Path) -> Option<(Stamp, FileUsage)> {
             model: u32_at(r, 40),
             stop_reason: u32_at(r, 44),
             entry_id: (u32_at(r, 48), u32_at(r, 52)),
+            origin: u32_at(r, 56),
             canonical: r[0] & 0x80 != 0,
             tokens: Tokens {
-                input: f64_at(r, 56),
-                output: f64_at(r, 64),
-                cache_read: f64_at(r, 72),
-                cache_write: f64_at(r, 80),
-                total: f64_at(r, 88),
-                cost: f64_at(r, 96),
+                input: f64_at(r, 60),
+                output: f64_at(r, 68),
+                cache_read: f64_at(r, 76),
+                cache_write: f64_at(r, 84),
+                total: f64_at(r, 92),
+                cost: f64_at(r, 100),
             },
         });
     }
@@ -210,11 +210,8 @@ fn decode(b: &[u8], path: &Path) -> Option<(Stamp, FileUsage)> {
         session: meta.session,
         cwd: meta.cwd,
         facts,
-        models: meta
-            .models
-            .into_iter()
-            .map(|(provider, model)| Model { provider, model })
-            .collect(),
+        models: meta.models,
+        origins: meta.origins,
         stop_reasons: meta.stop_reasons,
         ids,
     };
@@ -228,7 +225,7 @@ mod tests {
 
     fn assistant(id: &str, ts: &str, total: u32) -> String {
         format!(
-            "{{\"type\":\"message\",\"id\":\"{id}\",\"parentId\":null,\"timestamp\":\"{ts}\",\"message\":{{\"role\":\"assistant\",\"provider\":\"p\",\"model\":\"m\",\"stopReason\":\"stop\",\"usage\":{{\"input\":1,\"output\":2,\"totalTokens\":{total},\"cost\":{{\"total\":0.5}}}}}}}}\n"
+            "{{\"type\":\"message\",\"id\":\"{id}\",\"parentId\":null,\"timestamp\":\"{ts}\",\"message\":{{\"role\":\"assistant\",\"provider\":\"p\",\"model\":\"m\",\"stopReason\":\"stop\",\"usage\":{{\"input\":{total},\"output\":0,\"cost\":{{\"total\":0.5}}}}}}}}\n"
         )
     }
 
@@ -314,13 +311,20 @@ mod tests {
             timestamp: Ts::new("2025-01-01T00:00:01Z").unwrap(),
             ms: 1,
             model: 0,
+            origin: 0,
             stop_reason: super::super::NONE,
             entry_id: (super::super::NONE, 0),
             canonical: false,
             tokens: Tokens::default(),
         });
+        u.origins.push(Origin {
+            source: super::super::Source::Usage,
+            kind: Some("cache_warm".into()),
+        });
+        u.facts[0].origin = 0;
         let bytes = encode(&stamp, &u, 1);
-        assert!(decode(&bytes, Path::new("x")).is_some());
+        let back = decode(&bytes, Path::new("x")).unwrap().1;
+        assert_eq!(back.origin(&back.facts[0]), u.origins.first());
         for cut in [0, 5, MAGIC.len() + 2, bytes.len() - 1] {
             assert!(decode(&bytes[..cut], Path::new("x")).is_none(), "{cut}");
         }

@@ -1,11 +1,16 @@
-//! Token and cost accounting over session files (`pi usage`): every assistant message's
-//! `usage`, in every branch, a message copied into another file by a fork counted once.
+//! Token and cost accounting over session files (`pi usage`): the usage of every entry that
+//! carries one, in every branch, an entry copied into another file by a fork counted once.
 //!
-//! [`read_file`] is the per-file unit (a file to its usage facts, one small record per
-//! assistant message): a cache of facts per file can replace it without changing the rest.
-//! Which messages count follows `@ccusage/pi` 18.0.11, so the numbers agree with it: the
-//! entry's `type` is absent or `message`, its `timestamp` a full ISO 8601 date-time, the
-//! message an `assistant` one whose `usage` has numeric `input` and `output`.
+//! [`read_file`] is the per-file unit (a file to its usage facts, one small record per entry
+//! with usage): a cache of facts per file can replace it without changing the rest.
+//! Which entries count follows the reference 1.6's session totals (`getSessionStats`):
+//! assistant messages, tool results with `usage`, `usage` entries, and compactions and branch
+//! summaries with `usage`; tokens are input + output + cache reads + cache writes, cost is
+//! `usage.cost.total`, and a message is attributed to its `responseModel` when it names one.
+//! Tool results and summaries name no model ([`Model::unattributed`]). As `@ccusage/pi`
+//! 18.0.11 (whose numbers equal the assistant messages' share), an entry needs a full
+//! ISO 8601 `timestamp` and a `usage` with numeric `input` and `output`; a message entry's
+//! `type` may be absent (docs/decisions.md §1).
 
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
@@ -60,13 +65,15 @@ impl std::fmt::Debug for Ts {
 /// No string (an index or offset field that is absent).
 const NONE: u32 = u32::MAX;
 
-/// One assistant message's usage. Its strings live in its [`FileUsage`].
+/// One entry's usage. Its strings live in its [`FileUsage`].
 #[derive(Debug, Clone, Copy)]
 pub struct Fact {
     pub timestamp: Ts,
     pub ms: i64,
     /// Index into the file's `models`.
     pub model: u32,
+    /// Index into the file's `origins`.
+    pub origin: u32,
     /// Index into the file's `stop_reasons` ([`NONE`]: none).
     stop_reason: u32,
     /// Byte range of the entry id in the file's `ids` ([`NONE`] start: none).
@@ -99,20 +106,93 @@ impl Tokens {
     }
 }
 
-/// The provider and model an assistant message names.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+/// The key under which the reference 1.6 groups usage that names no model (tool results,
+/// compactions, branch summaries) in its cost breakdown.
+pub const UNATTRIBUTED: &str = "Tools/summaries";
+
+/// The provider and model an entry names.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Model {
     pub provider: Option<String>,
+    /// The model requested (`model`).
     pub model: Option<String>,
+    /// The model the provider reports having answered (`responseModel`), when it differs or
+    /// is recorded.
+    pub response: Option<String>,
+    /// Usage of an entry that names no model: a tool result's or a summary's.
+    pub unattributed: bool,
 }
 
 impl Model {
-    /// The name a fact is counted under: `provider/model`.
+    /// The name a fact is counted under: `provider/model`, the model being the one that
+    /// answered ([`UNATTRIBUTED`] for tool results and summaries).
     pub fn key(&self) -> String {
-        match (&self.provider, &self.model) {
+        if self.unattributed {
+            return UNATTRIBUTED.into();
+        }
+        match (
+            &self.provider,
+            self.response.as_ref().or(self.model.as_ref()),
+        ) {
             (Some(p), Some(m)) => format!("{p}/{m}"),
             (None, Some(m)) => m.clone(),
             (_, None) => "unknown".into(),
+        }
+    }
+}
+
+/// The kind of entry a usage comes from.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+pub enum Source {
+    /// An assistant message (all `@ccusage/pi` counts).
+    #[serde(rename = "assistant")]
+    Assistant,
+    /// A tool result that reports the model calls its tool made.
+    #[serde(rename = "toolResult")]
+    ToolResult,
+    /// A `usage` entry (cache warming and other model calls outside the conversation).
+    #[serde(rename = "usage")]
+    Usage,
+    /// The model call that wrote a compaction's summary.
+    #[serde(rename = "compaction")]
+    Compaction,
+    /// The model call that wrote a branch summary.
+    #[serde(rename = "branch_summary")]
+    BranchSummary,
+}
+
+impl Source {
+    /// The name of the source: the message role or the entry type.
+    pub fn name(self) -> &'static str {
+        match self {
+            Source::Assistant => "assistant",
+            Source::ToolResult => "toolResult",
+            Source::Usage => "usage",
+            Source::Compaction => "compaction",
+            Source::BranchSummary => "branch_summary",
+        }
+    }
+}
+
+/// Where a fact's usage comes from: the kind of entry and, for `usage` entries, its `kind`
+/// (such as `cache_warm`).
+#[derive(
+    Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+pub struct Origin {
+    pub source: Source,
+    pub kind: Option<String>,
+}
+
+impl Origin {
+    /// The name a fact's source is counted under: the source's name, and for `usage` entries
+    /// with a kind `usage:KIND`.
+    pub fn key(&self) -> String {
+        match &self.kind {
+            Some(k) => format!("{}:{k}", self.source.name()),
+            None => self.source.name().into(),
         }
     }
 }
@@ -127,6 +207,8 @@ pub struct FileUsage {
     pub facts: Vec<Fact>,
     /// The provider/model pairs facts name (each once).
     pub models: Vec<Model>,
+    /// The origins of facts (each once).
+    pub origins: Vec<Origin>,
     /// The stop reasons facts name (each once).
     pub stop_reasons: Vec<String>,
     /// The entry ids of the facts, one after another.
@@ -151,21 +233,14 @@ impl FileUsage {
         self.models.get(f.model as usize)
     }
 
+    pub fn origin(&self, f: &Fact) -> Option<&Origin> {
+        self.origins.get(f.origin as usize)
+    }
+
     /// Adds a parsed fact, its strings stored once.
     fn push(&mut self, p: Parsed<'_>, interned: &mut Interned) {
-        let model = Model {
-            provider: p.provider,
-            model: p.model.map(Cow::into_owned),
-        };
-        let model = match interned.models.get(&model) {
-            Some(&i) => i,
-            None => {
-                let i = self.models.len() as u32;
-                interned.models.insert(model.clone(), i);
-                self.models.push(model);
-                i
-            }
-        };
+        let model = intern(&mut self.models, &mut interned.models, p.model);
+        let origin = intern(&mut self.origins, &mut interned.origins, p.origin);
         let stop_reason = match p.stop_reason {
             None => NONE,
             Some(s) => match interned.stops.get(&s) {
@@ -190,6 +265,7 @@ impl FileUsage {
             timestamp: p.timestamp,
             ms: p.ms,
             model,
+            origin,
             stop_reason,
             entry_id,
             canonical: pi_base::clock::format_iso(p.ms) == p.timestamp.as_str(),
@@ -198,30 +274,47 @@ impl FileUsage {
     }
 }
 
+/// The index of `value` in `list`, added when new.
+fn intern<T: Clone + Eq + std::hash::Hash>(
+    list: &mut Vec<T>,
+    index: &mut HashMap<T, u32>,
+    value: T,
+) -> u32 {
+    match index.get(&value) {
+        Some(&i) => i,
+        None => {
+            let i = list.len() as u32;
+            index.insert(value.clone(), i);
+            list.push(value);
+            i
+        }
+    }
+}
+
 /// The strings a [`FileUsage`] under construction holds, by value.
 #[derive(Default)]
 struct Interned {
     models: HashMap<Model, u32>,
+    origins: HashMap<Origin, u32>,
     stops: HashMap<String, u32>,
 }
 
 impl Interned {
     fn of(f: &FileUsage) -> Interned {
         Interned {
-            models: f
-                .models
-                .iter()
-                .enumerate()
-                .map(|(i, m)| (m.clone(), i as u32))
-                .collect(),
-            stops: f
-                .stop_reasons
-                .iter()
-                .enumerate()
-                .map(|(i, s)| (s.clone(), i as u32))
-                .collect(),
+            models: index_of(&f.models),
+            origins: index_of(&f.origins),
+            stops: index_of(&f.stop_reasons),
         }
     }
+}
+
+/// Each value of `l` to its index.
+fn index_of<T: Clone + Eq + std::hash::Hash>(l: &[T]) -> HashMap<T, u32> {
+    l.iter()
+        .enumerate()
+        .map(|(i, v)| (v.clone(), i as u32))
+        .collect()
 }
 
 /// A fact as parsed from a line, before its strings are stored.
@@ -229,12 +322,14 @@ struct Parsed<'a> {
     timestamp: Ts,
     ms: i64,
     entry_id: Option<Cow<'a, str>>,
-    provider: Option<String>,
-    model: Option<Cow<'a, str>>,
+    model: Model,
+    origin: Origin,
     stop_reason: Option<String>,
     tokens: Tokens,
 }
 
+/// The fields of an entry that usage facts are made of: a message's, or those of `usage`,
+/// `compaction` and `branch_summary` entries.
 #[derive(Deserialize)]
 struct Line<'a> {
     #[serde(rename = "type", borrow)]
@@ -244,7 +339,11 @@ struct Line<'a> {
     #[serde(borrow)]
     id: Option<Cow<'a, str>>,
     #[serde(borrow)]
-    message: Msg<'a>,
+    message: Option<Msg<'a>>,
+    usage: Option<Usage>,
+    kind: Option<serde_json::Value>,
+    provider: Option<serde_json::Value>,
+    model: Option<serde_json::Value>,
 }
 
 #[derive(Deserialize)]
@@ -254,6 +353,7 @@ struct Msg<'a> {
     role: Option<Cow<'a, str>>,
     #[serde(borrow)]
     model: Option<Cow<'a, str>>,
+    response_model: Option<serde_json::Value>,
     provider: Option<serde_json::Value>,
     stop_reason: Option<serde_json::Value>,
     usage: Option<Usage>,
@@ -266,7 +366,6 @@ struct Usage {
     output: f64,
     cache_read: Option<f64>,
     cache_write: Option<f64>,
-    total_tokens: Option<f64>,
     cost: Option<Cost>,
 }
 
@@ -283,33 +382,90 @@ static ISO: LazyLock<Option<regex::Regex>> = LazyLock::new(|| {
 /// The bytes every line with a fact holds (the quick test before parsing a line).
 const QUICK: &[u8] = b"\"usage\"";
 
+fn text(v: Option<serde_json::Value>) -> Option<String> {
+    match v {
+        Some(serde_json::Value::String(s)) => Some(s),
+        _ => None,
+    }
+}
+
+/// Usage that names no model (a tool result's, a summary's).
+fn unattributed() -> Model {
+    Model {
+        provider: None,
+        model: None,
+        response: None,
+        unattributed: true,
+    }
+}
+
 fn fact(line: &[u8]) -> Option<Parsed<'_>> {
     let l: Line = serde_json::from_slice(line).ok()?;
-    if l.ty.as_deref().is_some_and(|t| t != "message")
-        || l.message.role.as_deref() != Some("assistant")
-    {
-        return None;
-    }
+    let origin = |source| Origin { source, kind: None };
+    let (origin, usage, model, stop_reason) = match l.ty.as_deref() {
+        None | Some("message") => {
+            let m = l.message?;
+            match m.role.as_deref() {
+                Some("assistant") => (
+                    origin(Source::Assistant),
+                    m.usage?,
+                    Model {
+                        provider: text(m.provider),
+                        model: m.model.map(Cow::into_owned),
+                        response: text(m.response_model),
+                        unattributed: false,
+                    },
+                    text(m.stop_reason),
+                ),
+                Some("toolResult") => (origin(Source::ToolResult), m.usage?, unattributed(), None),
+                _ => return None,
+            }
+        }
+        Some("usage") => (
+            Origin {
+                source: Source::Usage,
+                kind: text(l.kind),
+            },
+            l.usage?,
+            Model {
+                provider: text(l.provider),
+                model: text(l.model),
+                response: None,
+                unattributed: false,
+            },
+            None,
+        ),
+        Some("compaction") => (origin(Source::Compaction), l.usage?, unattributed(), None),
+        Some("branch_summary") => (
+            origin(Source::BranchSummary),
+            l.usage?,
+            unattributed(),
+            None,
+        ),
+        Some(_) => return None,
+    };
     if !ISO.as_ref().is_some_and(|re| re.is_match(&l.timestamp)) {
         return None;
     }
-    let u = l.message.usage?;
-    let (cr, cw) = (u.cache_read.unwrap_or(0.0), u.cache_write.unwrap_or(0.0));
-    let text = |v: Option<serde_json::Value>| v.and_then(|v| v.as_str().map(str::to_owned));
+    let (cr, cw) = (
+        usage.cache_read.unwrap_or(0.0),
+        usage.cache_write.unwrap_or(0.0),
+    );
     Some(Parsed {
         ms: pi_base::clock::parse_iso(&l.timestamp)?,
         timestamp: Ts::new(&l.timestamp)?,
         entry_id: l.id,
-        provider: text(l.message.provider),
-        model: l.message.model,
-        stop_reason: text(l.message.stop_reason),
+        model,
+        origin,
+        stop_reason,
         tokens: Tokens {
-            input: u.input,
-            output: u.output,
+            input: usage.input,
+            output: usage.output,
             cache_read: cr,
             cache_write: cw,
-            total: u.total_tokens.unwrap_or(u.input + u.output + cr + cw),
-            cost: u.cost.and_then(|c| c.total).unwrap_or(0.0),
+            // The reference 1.6's total, whatever `totalTokens` says (docs/decisions.md §1).
+            total: usage.input + usage.output + cr + cw,
+            cost: usage.cost.and_then(|c| c.total).unwrap_or(0.0),
         },
     })
 }
@@ -417,28 +573,32 @@ impl std::hash::Hasher for Quick {
     }
 }
 
-/// The facts seen so far, for counting each message once: a fact with the timestamp and
-/// total tokens of one already seen (a fork's copy) is dropped.
+/// The facts seen so far, for counting each entry once: a fact with the source, timestamp
+/// and total tokens of one already seen (a fork's copy) is dropped.
 #[derive(Default)]
 pub struct Seen {
     /// Facts with a canonical timestamp, by instant (the same instant means the same
-    /// timestamp among them) and total tokens: half the memory of the text.
-    canonical: HashSet<(i64, u64), std::hash::BuildHasherDefault<Quick>>,
+    /// timestamp among them), total tokens and source: half the memory of the text.
+    canonical: HashSet<(i64, u64, Source), std::hash::BuildHasherDefault<Quick>>,
     /// The others, by timestamp as written.
-    other: HashSet<(Ts, u64), std::hash::BuildHasherDefault<Quick>>,
+    other: HashSet<(Ts, u64, Source), std::hash::BuildHasherDefault<Quick>>,
 }
 
 impl Seen {
     /// Drops the facts of `f` that were seen in an earlier file (or earlier in `f`), so
-    /// each message counts in the file that comes first; give the files in order.
+    /// each entry counts in the file that comes first; give the files in order.
     pub fn admit(&mut self, f: &mut FileUsage) {
         self.canonical.reserve(f.facts.len());
+        let origins = &f.origins;
         f.facts.retain(|x| {
             let total = x.tokens.total.to_bits();
+            let source = origins
+                .get(x.origin as usize)
+                .map_or(Source::Assistant, |o| o.source);
             if x.canonical {
-                self.canonical.insert((x.ms, total))
+                self.canonical.insert((x.ms, total, source))
             } else {
-                self.other.insert((x.timestamp, total))
+                self.other.insert((x.timestamp, total, source))
             }
         });
     }
@@ -473,6 +633,9 @@ pub struct Row {
     pub tokens: Tokens,
     /// Per model, in the order first used.
     pub models: Vec<(String, Tokens)>,
+    /// Per origin (where the usage comes from), in [`Origin`]'s order: assistant messages,
+    /// tool results, `usage` entries by kind, compactions, branch summaries.
+    pub origins: Vec<(Origin, Tokens)>,
 }
 
 /// The date filter of a report: whole days in the report's zone, or instants.
@@ -550,6 +713,9 @@ pub fn report(files: &[FileUsage], by: By, tz: &TimeZone, range: &Range) -> Vec<
     }
     let mut rows = report.rows;
     rows.retain(|r| !r.key.is_empty());
+    for r in &mut rows {
+        r.origins.sort_by(|a, b| a.0.cmp(&b.0));
+    }
     match by {
         By::Session => rows.sort_by(|a, b| last_day(b).cmp(last_day(a))),
         By::Model | By::Project => rows.sort_by(|a, b| b.tokens.cost.total_cmp(&a.tokens.cost)),
@@ -578,10 +744,8 @@ impl Report<'_> {
     /// Adds the facts of the file `f` (the `fi`th) to their rows.
     fn add_file(&mut self, fi: usize, f: &FileUsage) {
         let keys: Vec<String> = f.models.iter().map(Model::key).collect();
-        // Per model of the file: the row's breakdown slot, found once per row.
-        let mut slots: QuickMap<(usize, u32)> = HashMap::default();
-        // The last fact's row and breakdown slot: most facts share them with the one before.
-        let mut last_slot: Option<((usize, u32), usize)> = None;
+        // Per model and per origin of the file: the row's breakdown slot, found once per row.
+        let (mut models, mut origins) = (Slots::default(), Slots::default());
         let mut last_row: Option<(Group, usize)> = None;
         let mut last: Option<&Fact> = None;
         for x in &f.facts {
@@ -608,17 +772,15 @@ impl Report<'_> {
             last_row = Some((group, i));
             let row = &mut self.rows[i];
             row.tokens.add(&x.tokens);
-            let slot = match (last_slot, slots.get(&(i, x.model))) {
-                (Some((s, k)), _) if s == (i, x.model) => k,
-                (_, Some(&k)) => k,
-                (_, None) => {
-                    let k = model_slot(row, model_key(&keys, x.model));
-                    slots.insert((i, x.model), k);
-                    k
-                }
-            };
-            last_slot = Some(((i, x.model), slot));
-            row.models[slot].1.add(&x.tokens);
+            let m = models.slot(&mut row.models, i, x.model, || model_key(&keys, x.model));
+            row.models[m].1.add(&x.tokens);
+            let o = origins.slot(&mut row.origins, i, x.origin, || {
+                f.origin(x).cloned().unwrap_or(Origin {
+                    source: Source::Assistant,
+                    kind: None,
+                })
+            });
+            row.origins[o].1.add(&x.tokens);
         }
         // Groups of files (and of a file's models) are not shared with the next file.
         self.by_group.retain(|g, _| matches!(g, Group::Day(_)));
@@ -646,6 +808,7 @@ impl Report<'_> {
                 session: None,
                 tokens: Tokens::default(),
                 models: Vec::new(),
+                origins: Vec::new(),
             });
             rows.len() - 1
         });
@@ -677,14 +840,42 @@ fn model_key(keys: &[String], model: u32) -> String {
     keys.get(model as usize).cloned().unwrap_or_default()
 }
 
-/// Where the row's breakdown keeps the model `m` (added when new).
-fn model_slot(row: &mut Row, m: String) -> usize {
-    match row.models.iter().position(|(k, _)| *k == m) {
-        Some(k) => k,
-        None => {
-            row.models.push((m, Tokens::default()));
-            row.models.len() - 1
-        }
+/// Where rows keep the breakdown entry of each of a file's models (or origins), found once
+/// per row; most facts share theirs with the fact before.
+#[derive(Default)]
+struct Slots {
+    by_id: QuickMap<(usize, u32)>,
+    last: Option<((usize, u32), usize)>,
+}
+
+impl Slots {
+    /// The index in `list` (the breakdown of row `row`) of the file's model or origin `id`,
+    /// whose key is `key()`; added when new.
+    fn slot<K: PartialEq>(
+        &mut self,
+        list: &mut Vec<(K, Tokens)>,
+        row: usize,
+        id: u32,
+        key: impl FnOnce() -> K,
+    ) -> usize {
+        let k = match (self.last, self.by_id.get(&(row, id))) {
+            (Some((s, k)), _) if s == (row, id) => k,
+            (_, Some(&k)) => k,
+            (_, None) => {
+                let key = key();
+                let k = match list.iter().position(|(x, _)| *x == key) {
+                    Some(k) => k,
+                    None => {
+                        list.push((key, Tokens::default()));
+                        list.len() - 1
+                    }
+                };
+                self.by_id.insert((row, id), k);
+                k
+            }
+        };
+        self.last = Some(((row, id), k));
+        k
     }
 }
 
@@ -733,8 +924,11 @@ mod tests {
             timestamp: Ts::new(ts).unwrap(),
             ms: pi_base::clock::parse_iso(ts).unwrap(),
             entry_id: None,
-            provider: None,
-            model: None,
+            model: unattributed(),
+            origin: Origin {
+                source: Source::Assistant,
+                kind: None,
+            },
             stop_reason: None,
             tokens: Tokens {
                 total,
@@ -776,5 +970,112 @@ mod tests {
                 ("2025-01-01T00:00:00.000Z", 6.0)
             ]
         );
+    }
+
+    /// Each entry type that carries usage in the reference 1.6 is a fact of its source; its
+    /// total is the four counts added, whatever `totalTokens` says.
+    #[test]
+    fn facts_of_every_source() {
+        let ts = r#""timestamp":"2026-01-01T00:00:00.000Z""#;
+        let u = r#""usage":{"input":10,"output":5,"cacheRead":100,"cacheWrite":1,"totalTokens":15,"cost":{"total":0.5}}"#;
+        let line = |body: String| format!("{{{ts},{body}}}");
+        let cases = [
+            (
+                line(format!(
+                    r#""type":"message","message":{{"role":"assistant","provider":"openrouter","model":"auto","responseModel":"x/y","stopReason":"stop",{u}}}"#
+                )),
+                Some((Source::Assistant, None, "openrouter/x/y")),
+            ),
+            (
+                line(format!(
+                    r#""message":{{"role":"assistant","model":"m",{u}}}"#
+                )),
+                Some((Source::Assistant, None, "m")),
+            ),
+            (
+                line(format!(
+                    r#""type":"message","message":{{"role":"toolResult","toolCallId":"c",{u}}}"#
+                )),
+                Some((Source::ToolResult, None, UNATTRIBUTED)),
+            ),
+            (
+                line(format!(
+                    r#""type":"usage","kind":"cache_warm","provider":"anthropic","model":"m",{u}"#
+                )),
+                Some((Source::Usage, Some("cache_warm"), "anthropic/m")),
+            ),
+            (
+                line(format!(r#""type":"usage","provider":"p","model":"m",{u}"#)),
+                Some((Source::Usage, None, "p/m")),
+            ),
+            (
+                line(format!(r#""type":"compaction","summary":"s",{u}"#)),
+                Some((Source::Compaction, None, UNATTRIBUTED)),
+            ),
+            (
+                line(format!(r#""type":"branch_summary","fromId":"a",{u}"#)),
+                Some((Source::BranchSummary, None, UNATTRIBUTED)),
+            ),
+            // Without usage, of another type or role, or without a full timestamp: no fact.
+            (
+                line(
+                    r#""type":"message","message":{"role":"toolResult","details":{"usage":1}}"#
+                        .into(),
+                ),
+                None,
+            ),
+            (
+                line(r#""type":"compaction","summary":"usage""#.into()),
+                None,
+            ),
+            (line(format!(r#""type":"custom","data":{{{u}}}"#)), None),
+            (
+                line(format!(
+                    r#""type":"message","message":{{"role":"user",{u}}}"#
+                )),
+                None,
+            ),
+            (
+                format!(r#"{{"timestamp":"2026-01-01","type":"usage",{u}}}"#),
+                None,
+            ),
+        ];
+        for (text, want) in cases {
+            let got = fact(text.as_bytes());
+            match (got, want) {
+                (None, None) => {}
+                (Some(p), Some((source, kind, key))) => {
+                    assert_eq!(p.origin.source, source, "{text}");
+                    assert_eq!(p.origin.kind.as_deref(), kind, "{text}");
+                    assert_eq!(p.model.key(), key, "{text}");
+                    assert_eq!(p.tokens.total, 116.0, "{text}");
+                    assert_eq!(p.tokens.cost, 0.5, "{text}");
+                    assert_eq!(p.stop_reason.is_some(), text.contains("stopReason"));
+                }
+                (got, want) => panic!("{text}: {:?} != {want:?}", got.map(|p| p.origin)),
+            }
+        }
+    }
+
+    /// A fork's copy of a `usage` entry counts once; an assistant message with the same time
+    /// and tokens is another fact.
+    #[test]
+    fn copies_are_told_apart_by_source() {
+        let text = [
+            r#"{"type":"usage","timestamp":"2026-01-01T00:00:00.000Z","kind":"k","usage":{"input":1,"output":1}}"#,
+            r#"{"type":"message","timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"assistant","usage":{"input":1,"output":1}}}"#,
+        ];
+        let file = |lines: &[&str]| {
+            let mut f = FileUsage::default();
+            let mut i = Interned::default();
+            for l in lines {
+                f.push(fact(l.as_bytes()).unwrap(), &mut i);
+            }
+            f
+        };
+        let mut files = vec![file(&text), file(&text[..1])];
+        dedup(&mut files);
+        assert_eq!((files[0].facts.len(), files[1].facts.len()), (2, 0));
+        assert_eq!(files[0].origins.len(), 2);
     }
 }
