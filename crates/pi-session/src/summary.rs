@@ -571,7 +571,7 @@ impl Visit for Visitor {
                     self.entry_usage(line, u, ts, false);
                 }
             }
-            Kind::Other if ty.eq_str("usage") => {
+            Kind::Usage => {
                 if let Some(u) = usage {
                     self.entry_usage(line, u, ts, true);
                 }
