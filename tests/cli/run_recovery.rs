@@ -97,8 +97,13 @@ fn rate_limit_is_retried_with_events_and_recorded() {
             "auto_retry_end",
             "turn_end",
             "agent_end",
+            "agent_settled",
         ]
     );
+    // The first run's end says a retry follows; the last one's does not.
+    let ends: Vec<&Value> = evs.iter().filter(|e| e["type"] == "agent_end").collect();
+    assert_eq!(ends[0]["willRetry"], true);
+    assert_eq!(ends[1]["willRetry"], false);
     let start = evs
         .iter()
         .find(|e| e["type"] == "auto_retry_start")
@@ -281,6 +286,7 @@ fn overflow_drops_the_error_compacts_and_retries_once() {
             "message_end:assistant",
             "turn_end",
             "agent_end",
+            "agent_settled",
         ]
     );
     let start = evs
@@ -401,6 +407,7 @@ fn threshold_compaction_before_the_prompt_and_after_the_run() {
             "agent_end",
             "compaction_start",
             "compaction_end",
+            "agent_settled",
         ]
     );
     for e in evs.iter().filter(|e| e["type"] == "compaction_start") {

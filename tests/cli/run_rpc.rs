@@ -139,7 +139,8 @@ fn prompt_state_messages_and_end_of_input() {
     let r = c.call("p1", json!({"type": "prompt", "message": "hi"}));
     assert_eq!(
         r,
-        json!({"id": "p1", "type": "response", "command": "prompt", "success": true})
+        json!({"id": "p1", "type": "response", "command": "prompt", "success": true,
+               "data": {"disposition": "started"}})
     );
     let end = c.agent_end();
     assert_eq!(end["messages"].as_array().unwrap().len(), 2);
@@ -867,7 +868,8 @@ fn commands_while_busy_are_served_not_refused() {
     check(&w, &f);
 }
 
-/// `bash` streams its output as `bash_output` events while other commands are served;
+/// `bash` streams its output as `bash_execution_update` events (with the command's id)
+/// while other commands are served;
 /// `abort_bash` kills it: the result says `cancelled` (no exit code) and is recorded.
 #[test]
 fn bash_streams_and_abort_bash_stops_it() {
@@ -875,8 +877,11 @@ fn bash_streams_and_abort_bash_stops_it() {
     let w = world(&server);
     let mut c = Client::start(&w, &[]);
     c.send(json!({"type": "bash", "command": "echo started; sleep 30", "id": "b"}));
-    let chunk = c.until(|v| v["type"] == "bash_output");
-    assert_eq!(chunk["chunk"], "started\n");
+    let chunk = c.until(|v| v["type"] == "bash_execution_update");
+    assert_eq!(
+        chunk,
+        json!({"type": "bash_execution_update", "id": "b", "delta": "started\n"})
+    );
     let st = c.call("s", json!({"type": "get_state"}));
     assert_eq!(st["data"]["isStreaming"], false);
     let file = st["data"]["sessionFile"].as_str().unwrap().to_owned();
