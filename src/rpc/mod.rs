@@ -1,5 +1,5 @@
 //! RPC mode (`pi run --rpc`): other programs drive the agent with JSON commands on stdin,
-//! one per line, as the reference's RPC mode (0.73) takes them. Every command may carry an
+//! one per line, as the reference's RPC mode (1.6) takes them. Every command may carry an
 //! `id`, echoed in its one response (`{"id"?, "type":"response", "command", "success",
 //! "data"?|"error"}`); the events of the run (the same lines as `--json`) are written as they
 //! happen, interleaved with the responses.
