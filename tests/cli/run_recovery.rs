@@ -307,6 +307,22 @@ fn overflow_drops_the_error_compacts_and_retries_once() {
             .unwrap()
             .starts_with("## Goal\nSummary of the early talk.")
     );
+    // 1.6's result fields: the estimate of the context left, the summary request's usage.
+    let keys: Vec<&String> = end["result"].as_object().unwrap().keys().collect();
+    assert_eq!(
+        keys,
+        [
+            "summary",
+            "firstKeptEntryId",
+            "tokensBefore",
+            "estimatedTokensAfter",
+            "usage",
+            "details"
+        ]
+    );
+    let after = end["result"]["estimatedTokensAfter"].as_f64().unwrap();
+    assert!(after > 0.0 && after < end["result"]["tokensBefore"].as_f64().unwrap());
+    assert!(end["result"]["usage"]["totalTokens"].as_u64().unwrap() > 0);
     // The file: the error, the compaction after it, the recovered answer after that.
     assert_eq!(
         types(&f)[5..],

@@ -353,6 +353,12 @@ fn prompt_then_abort_at_once_still_ends_visibly() {
         let ended = &c.seen[end.unwrap()]["messages"];
         assert_eq!(text(&ended[0]), format!("prompt {k}"));
         assert_eq!(ended[1]["stopReason"], "aborted", "round {k}: {ended}");
+        // The run settles, aborted, just before `abort` is answered.
+        assert_eq!(
+            c.seen[answered - 1],
+            json!({"type": "agent_settled", "aborted": true}),
+            "round {k}"
+        );
     }
     c.call("last", json!({"type": "prompt", "message": "and now?"}));
     c.idle();
