@@ -1,18 +1,22 @@
-// Drives `pi run --rpc` with the reference's own RpcClient (npm @mariozechner/pi-coding-agent
-// 0.73.1) through scripts/rpc-shim.cjs, against a real model, calling every method of the
-// client, then checks every session file written with `pi session check` and opens it with
-// the reference's SessionManager. Not part of the test suite (it needs a model server).
+// Drives `pi run --rpc` with the reference's own RpcClient (npm @earendil-works/pi-coding-agent
+// 1.6, or @mariozechner/pi-coding-agent 0.73.1: whichever --pi-dir holds) through
+// scripts/rpc-shim.cjs, against a model, calling every method of the client, then checks
+// every session file written with `pi session check` and opens it with the reference's
+// SessionManager. Not part of the test suite (it needs Node and a model server).
 //
-//   npm install --prefix /some/dir @mariozechner/pi-coding-agent@0.73.1
+//   npm install --prefix /some/dir @earendil-works/pi-coding-agent@1.6.0   # Node 22 or later
 //   bash ../shared/tools/real-llm/start.sh DIR        # SmolLM2 on http://127.0.0.1:8088/v1
 //   node scripts/rpc-real-run.mjs --pi-dir /some/dir --pi target/debug/pi \
 //        [--base-url http://127.0.0.1:8088/v1] [--model smollm2-135m-instruct]
+//   node scripts/rpc-real-run.mjs --pi-dir /some/dir --scripted   # no model server: a
+//        stand-in started here answers every request with a short text
 //
 // Prints one line per call (ok / FAILED, and what came back), then the session files.
 // Exit status 0 when every call and every check succeeded.
 
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -23,9 +27,29 @@ const piDir = opt("--pi-dir", process.env.PI_REFERENCE_DIR);
 if (!piDir) throw new Error("--pi-dir DIR (where @mariozechner/pi-coding-agent is installed) is required");
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const pi = resolve(opt("--pi", join(repo, "target", "debug", "pi")));
-const baseUrl = opt("--base-url", "http://127.0.0.1:8088/v1");
+let baseUrl = opt("--base-url", "http://127.0.0.1:8088/v1");
 const model = opt("--model", "smollm2-135m-instruct");
-const pkg = join(resolve(piDir), "node_modules", "@mariozechner", "pi-coding-agent");
+const pkg = ["@earendil-works", "@mariozechner"]
+	.map((scope) => join(resolve(piDir), "node_modules", scope, "pi-coding-agent"))
+	.find((p) => existsSync(p));
+if (!pkg) throw new Error(`no pi-coding-agent under ${piDir}/node_modules`);
+let server;
+if (args.includes("--scripted")) {
+	// A stand-in OpenAI-compatible server: every request gets "Hello." with a usage.
+	server = createServer((req, res) => {
+		req.resume();
+		req.on("end", () => {
+			const chunk = (delta, extra = {}) => `data: ${JSON.stringify({ id: "c", choices: [{ index: 0, delta, ...extra }] })}\n\n`;
+			res.writeHead(200, { "content-type": "text/event-stream" });
+			res.write(chunk({ role: "assistant", content: "Hello." }));
+			res.write(chunk({}, { finish_reason: "stop" }));
+			res.write(`data: ${JSON.stringify({ id: "c", choices: [], usage: { prompt_tokens: 50, completion_tokens: 3, total_tokens: 53 } })}\n\n`);
+			res.end("data: [DONE]\n\n");
+		});
+	});
+	await new Promise((r) => server.listen(0, "127.0.0.1", r));
+	baseUrl = `http://127.0.0.1:${server.address().port}/v1`;
+}
 const { RpcClient } = await import(pathToFileURL(join(pkg, "dist", "modes", "rpc", "rpc-client.js")).href);
 const { SessionManager, buildSessionContext } = await import(pathToFileURL(join(pkg, "dist", "index.js")).href);
 
@@ -81,6 +105,7 @@ const call = async (name, f, show = (r) => r) => {
 	}
 };
 const idle = (ms = 600000) => client.waitForIdle(ms);
+const has = (method) => typeof client[method] === "function";
 
 await client.start();
 const state = await call("getState", () => client.getState(), (s) => ({ model: s.model.id, sessionFile: s.sessionFile }));
@@ -92,12 +117,17 @@ await call("steer", () => client.steer("Also name a colour."));
 await call("followUp", () => client.followUp("Now say goodbye."));
 await ended;
 await call("abort", () => client.abort());
+if (has("clearQueue")) {
+	await call("steer (idle)", () => client.steer("Queued for later."));
+	await call("clearQueue", () => client.clearQueue());
+}
 await call("getMessages", () => client.getMessages(), (ms) => ms.map((x) => x.role));
 await call("getLastAssistantText", () => client.getLastAssistantText());
 await call("getSessionStats", () => client.getSessionStats(), (s) => ({ totalMessages: s.totalMessages, tokens: s.tokens.total }));
 await call("getAvailableModels", () => client.getAvailableModels(), (ms) => ms.map((x) => x.id));
 await call("setModel", () => client.setModel("local", `${model}-alt`), (x) => x.id);
 await call("cycleModel", () => client.cycleModel(), (x) => x && { model: x.model.id, isScoped: x.isScoped });
+if (has("getAvailableThinkingLevels")) await call("getAvailableThinkingLevels", () => client.getAvailableThinkingLevels());
 await call("setThinkingLevel", () => client.setThinkingLevel("low"));
 await call("cycleThinkingLevel", () => client.cycleThinkingLevel());
 await call("setSteeringMode", () => client.setSteeringMode("all"));
@@ -109,6 +139,11 @@ await call("bash", () => client.bash("ls; echo done"));
 await call("abortBash", () => client.abortBash());
 await call("getCommands", () => client.getCommands(), (cs) => cs.map((c) => `${c.source}:${c.name}`));
 const forks = await call("getForkMessages", () => client.getForkMessages());
+if (has("getEntries")) {
+	const all = await call("getEntries", () => client.getEntries(), (r) => ({ entries: r.entries.length, leafId: r.leafId }));
+	await call("getEntries (since)", () => client.getEntries(all?.entries[0]?.id), (r) => r.entries.length);
+	await call("getTree", () => client.getTree(), (r) => ({ roots: r.tree.length, leafId: r.leafId }));
+}
 await call("exportHtml", () => client.exportHtml(join(proj, "page.html")));
 await call("compact", () => client.compact("Be brief."), (c) => ({ tokensBefore: c.tokensBefore, summary: c.summary.slice(0, 60) }));
 await call("fork", () => client.fork(forks?.[0]?.entryId ?? "none"));
@@ -122,6 +157,7 @@ await call("prompt (new session)", () => client.prompt("Name one fruit."));
 await ended;
 await call("getLastAssistantText", () => client.getLastAssistantText());
 await client.stop();
+server?.close();
 
 const methods = new Set(results.map((r) => r.name.split(" ")[0]));
 const failed = results.filter((r) => !r.ok).length;

@@ -1,5 +1,5 @@
 //! RPC mode (`pi run --rpc`): other programs drive the agent with JSON commands on stdin,
-//! one per line, as the reference's RPC mode (0.73) takes them. Every command may carry an
+//! one per line, as the reference's RPC mode (1.6) takes them. Every command may carry an
 //! `id`, echoed in its one response (`{"id"?, "type":"response", "command", "success",
 //! "data"?|"error"}`); the events of the run (the same lines as `--json`) are written as they
 //! happen, interleaved with the responses.
@@ -149,6 +149,8 @@ struct Snapshot {
     context_window: u64,
     last_compaction_ms: Option<i64>,
     models: Vec<Json>,
+    /// The current model's thinking levels (`get_available_thinking_levels`).
+    thinking_levels: Vec<&'static str>,
 }
 
 /// Reads stdin on a thread of its own, one record per line (cancel-safe to receive).
@@ -232,6 +234,56 @@ impl<'a, 'c, H: Hooks> Server<'a, 'c, H> {
 
 fn failed(e: anyhow::Error) -> Reply {
     Err(format!("{e:#}"))
+}
+
+/// A successful response whose `data` is JSON text already (entries and trees, written
+/// without building them as values).
+fn respond_raw(out: &Out, id: &Option<Json>, command: &str, data: &[u8]) {
+    let mut line = b"{".to_vec();
+    if let Some(id) = id {
+        line.extend_from_slice(b"\"id\":");
+        line.extend(pi_base::js::stringify(id));
+        line.push(b',');
+    }
+    line.extend_from_slice(b"\"type\":\"response\",\"command\":");
+    pi_base::json::write_str(&mut line, command);
+    line.extend_from_slice(b",\"success\":true,\"data\":");
+    line.extend_from_slice(data);
+    line.push(b'}');
+    out.borrow_mut().line(&line);
+}
+
+/// `get_entries` and `get_tree` (of the file as it is; `leaf`: the run's leaf when known).
+fn serve_entries(shared: &Shared, cmd: &Command, leaf: Option<String>) {
+    let file = shared.info.session_file.as_deref();
+    let r = if cmd.ty == "get_tree" {
+        ops::tree(file, leaf)
+    } else {
+        ops::entries(file, leaf, cmd.body.get("since"))
+    };
+    match r {
+        Ok(data) => respond_raw(&shared.out, &cmd.id, &cmd.ty, &data),
+        Err(e) => respond(&shared.out, &cmd.id, &cmd.ty, Err(e)),
+    }
+}
+
+/// `clear_queue`: the queued steering and follow-up messages are dropped; their texts are
+/// the answer (`{steering, followUp}`), after a `queue_update`.
+fn clear_queue(shared: &Shared, queue: &Queue) -> Reply {
+    queue.clear();
+    let (update, steering, follow_up) = {
+        let mut m = shared.mirror.borrow_mut();
+        let s = std::mem::take(&mut m.steering);
+        let f = std::mem::take(&mut m.follow_up);
+        (m.queue_update(), s, f)
+    };
+    write(&shared.out, &update);
+    Ok(Some(json!({"steering": steering, "followUp": follow_up})))
+}
+
+/// What a prompt, steering or follow-up message became (1.6's `data.disposition`).
+fn disposition(d: &str) -> Reply {
+    Ok(Some(json!({ "disposition": d })))
 }
 
 fn respond(out: &Out, id: &Option<Json>, command: &str, reply: Reply) {
@@ -429,7 +481,7 @@ fn enqueue(shared: &Shared, queue: &Queue, body: &Map<String, Json>, steer: bool
         mi.queue_update()
     };
     write(&shared.out, &update);
-    Ok(None)
+    disposition("queued")
 }
 
 fn set_mode(queue: &Queue, body: &Map<String, Json>, steering: bool) -> Reply {
@@ -545,6 +597,15 @@ impl Busy<'_> {
                 json!({"text": last_assistant_text(&mirror.borrow().messages)}),
             )),
             "get_available_models" => Ok(Some(json!({"models": self.snap.models}))),
+            "get_available_thinking_levels" => {
+                Ok(Some(json!({"levels": self.snap.thinking_levels})))
+            }
+            "clear_queue" => clear_queue(shared, queue),
+            // The run appends at the end of the file: its last entry is the leaf.
+            "get_entries" | "get_tree" => {
+                serve_entries(shared, cmd, None);
+                return None;
+            }
             "set_steering_mode" => set_mode(queue, &cmd.body, true),
             "set_follow_up_mode" => set_mode(queue, &cmd.body, false),
             "get_fork_messages" => Ok(Some(ops::fork_messages(self.shared.info.session_file.as_deref()))),
@@ -585,6 +646,7 @@ impl Busy<'_> {
                             c.to_owned(),
                             cancel,
                             self.shared.out.clone(),
+                            cmd.id.clone(),
                         );
                         bash = Some((cmd, f));
                     }
@@ -607,7 +669,7 @@ impl Busy<'_> {
                         let reply = match r {
                             Ok(x) => {
                                 let text = cmd.body.get("command").and_then(Json::as_str).unwrap_or_default();
-                                end.bash_messages.push(ops::bash_message(text, &x));
+                                end.bash_messages.push(ops::bash_message(text, &x, ops::excluded(&cmd.body)));
                                 Ok(Some(ops::bash_result(&x)))
                             }
                             Err(e) => Err(e.0),
@@ -659,6 +721,7 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
             context_window: c.target.model.context_window,
             last_compaction_ms: self.session.last_compaction_ms(),
             models,
+            thinking_levels: models::thinking_levels(&c.target.model, &c.target.details),
         }
     }
 
@@ -709,6 +772,14 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
                 "prompt" => self.prompt(cmd, input, &snap).await?,
                 "compact" => self.compact(cmd, input, &snap).await?,
                 "bash" => self.bash(cmd, input, &snap).await?,
+                "get_entries" | "get_tree" => {
+                    let leaf = self
+                        .session
+                        .store()
+                        .and_then(|s| s.leaf().map(str::to_owned));
+                    serve_entries(&self.shared, &cmd, leaf);
+                    None
+                }
                 _ => {
                     let reply = self.idle(&cmd).await?;
                     respond(&self.shared.out, &cmd.id, &cmd.ty, reply);
@@ -806,7 +877,7 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
         let prepared = match accepted {
             Ok(pi_agent::agent::session::Accepted::Prompt(p)) => p,
             Ok(pi_agent::agent::session::Accepted::Handled) => {
-                respond(&self.shared.out, &cmd.id, "prompt", Ok(None));
+                respond(&self.shared.out, &cmd.id, "prompt", disposition("handled"));
                 return Ok(None);
             }
             Err(e) => {
@@ -814,7 +885,7 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
                 return Ok(None);
             }
         };
-        respond(&self.shared.out, &cmd.id, "prompt", Ok(None));
+        respond(&self.shared.out, &cmd.id, "prompt", disposition("started"));
         self.shared.mirror.borrow_mut().streaming = true;
         let (result, end) = self
             .busy(
@@ -862,12 +933,21 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
             )
             .await;
         let reply = match result? {
-            Ok(c) => Ok(Some(json!({
-                "summary": c.summary,
-                "firstKeptEntryId": c.first_kept_entry_id,
-                "tokensBefore": c.tokens_before,
-                "details": c.details,
-            }))),
+            Ok(c) => {
+                let mut d = json!({
+                    "summary": c.summary,
+                    "firstKeptEntryId": c.first_kept_entry_id,
+                    "tokensBefore": c.tokens_before,
+                });
+                if let Some(t) = c.estimated_tokens_after {
+                    d["estimatedTokensAfter"] = json!(t);
+                }
+                if let Some(u) = c.usage {
+                    d["usage"] = u.to_json();
+                }
+                d["details"] = c.details;
+                Ok(Some(d))
+            }
             Err(e) => Err(e),
         };
         respond(&self.shared.out, &cmd.id, "compact", reply);
@@ -901,6 +981,8 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
                 json!({"text": last_assistant_text(&self.session.messages)}),
             )),
             "get_available_models" => Ok(Some(json!({"models": snap.models}))),
+            "get_available_thinking_levels" => Ok(Some(json!({"levels": snap.thinking_levels}))),
+            "clear_queue" => clear_queue(&self.shared, &queue),
             "set_steering_mode" => set_mode(&queue, b, true),
             "set_follow_up_mode" => set_mode(&queue, b, false),
             "set_auto_compaction" => match b.get("enabled").and_then(Json::as_bool) {
@@ -1033,6 +1115,10 @@ const KNOWN: &[&str] = &[
     "steer",
     "follow_up",
     "abort",
+    "clear_queue",
+    "get_available_thinking_levels",
+    "get_entries",
+    "get_tree",
     "new_session",
     "get_state",
     "set_model",

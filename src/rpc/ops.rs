@@ -121,8 +121,17 @@ pub fn commands_json(
     Json::Array(list)
 }
 
-/// A `bashExecution` message (upstream's record of a user's shell command).
-pub(super) fn bash_message(command: &str, r: &pi_tools::bash::Execution) -> Message {
+/// Whether a `bash` command asks to keep its output out of the model's context
+/// (`excludeFromContext`).
+pub(super) fn excluded(body: &Map<String, Json>) -> bool {
+    body.get("excludeFromContext")
+        .is_some_and(|v| v.as_bool() == Some(true))
+}
+
+/// A `bashExecution` message (upstream's record of a user's shell command); `exclude`
+/// keeps it out of the model's context (`excludeFromContext: true`, after the timestamp as
+/// 1.6 writes it).
+pub(super) fn bash_message(command: &str, r: &pi_tools::bash::Execution, exclude: bool) -> Message {
     let mut m = Obj::new();
     m.set("role", Value::str("bashExecution"));
     m.set("command", Value::str(command));
@@ -138,6 +147,9 @@ pub(super) fn bash_message(command: &str, r: &pi_tools::bash::Execution) -> Mess
         m.set("fullOutputPath", Value::str(&p.to_string_lossy()));
     }
     m.set("timestamp", Value::Num(pi_base::clock::now_ms() as f64));
+    if exclude {
+        m.set("excludeFromContext", Value::Bool(true));
+    }
     Value::Obj(m)
 }
 
@@ -490,9 +502,9 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
         Ok(Some(json!({ "path": given })))
     }
 
-    /// `bash {command}`: runs while other commands are served (`abort_bash` stops it); its
-    /// output is streamed as `bash_output` events; the result is recorded as a
-    /// `bashExecution` message.
+    /// `bash {command, excludeFromContext?}`: runs while other commands are served
+    /// (`abort_bash` stops it); its output is streamed as `bash_execution_update` events
+    /// (with the command's `id`); the result is recorded as a `bashExecution` message.
     pub(super) async fn bash(
         &mut self,
         cmd: Command,
@@ -511,9 +523,11 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
         let out = self.shared.out.clone();
         let c2 = cancel.clone();
         let cmd_text = command.clone();
+        let id = cmd.id.clone();
+        let exclude = excluded(&cmd.body);
         let (result, end) = self
             .busy(
-                move |_s| bash_future(ctx, cmd_text, c2, out),
+                move |_s| bash_future(ctx, cmd_text, c2, out, id),
                 cancel,
                 input,
                 snap,
@@ -522,7 +536,7 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
             .await;
         let reply = match result {
             Ok(r) => {
-                self.record_bash(bash_message(&command, &r))?;
+                self.record_bash(bash_message(&command, &r, exclude))?;
                 Ok(Some(bash_result(&r)))
             }
             Err(e) => Err(e.0),
@@ -532,7 +546,8 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
     }
 }
 
-/// A `bash` command running: streams its output as `bash_output` events.
+/// A `bash` command running: streams its output as `bash_execution_update` events
+/// (`{id?, delta}`, 1.6's), each chunk as it comes.
 pub(super) type BashFuture = std::pin::Pin<
     Box<dyn std::future::Future<Output = Result<pi_tools::bash::Execution, ToolError>>>,
 >;
@@ -542,6 +557,7 @@ pub(super) fn bash_future(
     command: String,
     cancel: CancelToken,
     out: super::Out,
+    id: Option<Json>,
 ) -> BashFuture {
     Box::pin(async move {
         // Chunks cross a channel: the command's future must be `Send`.
@@ -554,7 +570,13 @@ pub(super) fn bash_future(
         };
         let pump = async {
             while let Some(t) = rx.recv().await {
-                write(&out, &json!({"type": "bash_output", "chunk": t}));
+                let mut e = Map::new();
+                e.insert("type".into(), json!("bash_execution_update"));
+                if let Some(id) = &id {
+                    e.insert("id".into(), id.clone());
+                }
+                e.insert("delta".into(), json!(t));
+                write(&out, &Json::Object(e));
             }
         };
         tokio::join!(run, pump).0
@@ -593,4 +615,151 @@ fn write_html(src: &Path, dest: &Path) -> anyhow::Result<()> {
     crate::render::html::write_page(&s, s.leaf(), &labels, None, f.writer())?;
     f.commit()
         .with_context(|| format!("cannot write {}", dest.display()))
+}
+
+/// The entries of a session file (header left out), in append order, each as its line.
+fn entry_lines(s: &Session) -> std::io::Result<Vec<Vec<u8>>> {
+    let order: Vec<u32> = (0..s.entries.len() as u32).collect();
+    let mut lines = Vec::with_capacity(order.len());
+    s.for_each_line(&order, |_, line| {
+        lines.push(line.trim_ascii().to_vec());
+        Ok(())
+    })?;
+    Ok(lines)
+}
+
+/// `leafId`: the given leaf, else the file's last entry, else `null`.
+fn leaf_json(s: Option<&Session>, leaf: Option<String>) -> Vec<u8> {
+    let leaf = leaf.or_else(|| {
+        let s = s?;
+        let i = s.leaf()?;
+        Some(s.entries[i as usize].id.as_str().to_owned())
+    });
+    match leaf {
+        Some(l) => {
+            let mut v = Vec::new();
+            pi_base::json::write_str(&mut v, &l);
+            v
+        }
+        None => b"null".to_vec(),
+    }
+}
+
+fn open_for_read(file: Option<&Path>) -> Result<Option<Session>, String> {
+    match file {
+        None => Ok(None),
+        Some(f) => Session::open(f)
+            .map(Some)
+            .map_err(|e| format!("cannot read {}: {e}", f.display())),
+    }
+}
+
+/// `get_entries {since?}`: every entry in append order (after `since`, when given), with
+/// the leaf: `{"entries": [...], "leafId"}` as JSON text. A session without a file
+/// (`--no-session`) has none.
+pub(super) fn entries(
+    file: Option<&Path>,
+    leaf: Option<String>,
+    since: Option<&Json>,
+) -> Result<Vec<u8>, String> {
+    let since = match since {
+        None | Some(Json::Null) => None,
+        Some(Json::String(s)) => Some(s.as_str()),
+        Some(_) => return Err("\"since\" must be a string".into()),
+    };
+    let s = open_for_read(file)?;
+    let lines = match &s {
+        Some(s) => entry_lines(s).map_err(|e| format!("{e}"))?,
+        None => Vec::new(),
+    };
+    let start = match since {
+        None => 0,
+        Some(id) => match s.as_ref().and_then(|s| s.get(id)) {
+            Some(k) => k as usize + 1,
+            None => return Err(format!("Entry not found: {id}")),
+        },
+    };
+    let mut out = b"{\"entries\":[".to_vec();
+    for (k, l) in lines[start.min(lines.len())..].iter().enumerate() {
+        if k > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(l);
+    }
+    out.extend_from_slice(b"],\"leafId\":");
+    out.extend(leaf_json(s.as_ref(), leaf));
+    out.push(b'}');
+    Ok(out)
+}
+
+/// `get_tree`: the entries as a tree, `{"tree": [{entry, children, label?,
+/// labelTimestamp?}], "leafId"}` as JSON text, as 1.6's `getTree` builds it: roots are
+/// the entries without a parent (or whose parent is missing), children in timestamp order.
+/// Written without recursion: a session is a chain as long as its history.
+pub(super) fn tree(file: Option<&Path>, leaf: Option<String>) -> Result<Vec<u8>, String> {
+    let s = open_for_read(file)?;
+    let Some(sess) = &s else {
+        let mut out = b"{\"tree\":[],\"leafId\":".to_vec();
+        out.extend(leaf_json(None, leaf));
+        out.push(b'}');
+        return Ok(out);
+    };
+    let lines = entry_lines(sess).map_err(|e| format!("{e}"))?;
+    let n = lines.len();
+    let mut children: Vec<Vec<u32>> = vec![Vec::new(); n];
+    let mut roots = Vec::new();
+    for (i, r) in sess.entries.iter().enumerate() {
+        if r.parent == pi_session::store::NONE || r.parent as usize >= n {
+            roots.push(i as u32);
+        } else {
+            children[r.parent as usize].push(i as u32);
+        }
+    }
+    let stamp = |i: u32| {
+        pi_base::json::get_str(&lines[i as usize], "timestamp")
+            .map(|t| t.into_owned())
+            .unwrap_or_default()
+    };
+    for c in &mut children {
+        c.sort_by_cached_key(|&i| stamp(i));
+    }
+    let labels: std::collections::HashMap<String, (String, String)> = sess
+        .resolved_labels()
+        .into_iter()
+        .map(|(id, l, t)| (id.as_str().to_owned(), (l, t)))
+        .collect();
+    let mut out = b"{\"tree\":[".to_vec();
+    // (siblings, position): the lists being written, innermost last.
+    let mut stack: Vec<(&[u32], usize)> = vec![(&roots, 0)];
+    while let Some((list, pos)) = stack.pop() {
+        if pos < list.len() {
+            let i = list[pos];
+            if pos > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(b"{\"entry\":");
+            out.extend_from_slice(&lines[i as usize]);
+            out.extend_from_slice(b",\"children\":[");
+            stack.push((list, pos + 1));
+            stack.push((&children[i as usize], 0));
+            continue;
+        }
+        // A list is done: close it, and the node that holds it (the roots have none).
+        out.push(b']');
+        if let Some(&(parent_list, next)) = stack.last() {
+            let node = parent_list[next - 1];
+            let id = sess.entries[node as usize].id.as_str();
+            if let Some((l, t)) = labels.get(id) {
+                out.extend_from_slice(b",\"label\":");
+                pi_base::json::write_str(&mut out, l);
+                out.extend_from_slice(b",\"labelTimestamp\":");
+                pi_base::json::write_str(&mut out, t);
+            }
+            out.push(b'}');
+        }
+    }
+    out.extend_from_slice(b",\"leafId\":");
+    out.extend(leaf_json(s.as_ref(), leaf));
+    out.push(b'}');
+    Ok(out)
 }

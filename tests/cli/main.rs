@@ -38,6 +38,7 @@ mod run_options;
 mod run_recovery;
 mod run_responses;
 mod run_rpc;
+mod run_rpc_16;
 mod run_rpc_compat;
 mod run_signals;
 mod run_support;

@@ -122,6 +122,7 @@ fn json_mode_prints_the_header_then_upstreams_canonical_sequence() {
             "message_end:assistant",
             "turn_end",
             "agent_end",
+            "agent_settled",
         ]
     );
     // Updates sit between their message's start and end, with the event and the partial.
@@ -146,9 +147,16 @@ fn json_mode_prints_the_header_then_upstreams_canonical_sequence() {
             "text_end"
         ]
     );
+    // Delta-only, as 1.6 writes them: the usage so far and the change, no partial answer.
     for u in &updates {
-        assert_eq!(u["assistantMessageEvent"]["partial"], u["message"]);
+        let keys: Vec<&String> = u.as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["type", "usage", "assistantMessageEvent"]);
+        assert!(u["assistantMessageEvent"].get("partial").is_none());
     }
+    assert_eq!(
+        updates[0]["assistantMessageEvent"],
+        json!({"type": "toolcall_start", "contentIndex": 0, "id": "call_1", "toolName": "read"})
+    );
     assert_eq!(
         updates[3]["assistantMessageEvent"]["toolCall"],
         json!({"type": "toolCall", "id": "call_1", "name": "read", "arguments": {"path": "notes.txt"}})
@@ -173,10 +181,16 @@ fn json_mode_prints_the_header_then_upstreams_canonical_sequence() {
         .unwrap();
     assert_eq!(end["result"]["content"][0]["text"], "alpha\nbeta\n");
     assert_eq!(end["isError"], false);
+    assert!(end["durationMs"].is_u64(), "{end}");
+    let agent_end = evs.iter().find(|e| e["type"] == "agent_end").unwrap();
+    assert_eq!(agent_end["willRetry"], false);
+    assert_eq!(
+        evs.last().unwrap(),
+        &json!({"type": "agent_settled", "aborted": false})
+    );
     let turn_end = evs.iter().find(|e| e["type"] == "turn_end").unwrap();
     assert_eq!(turn_end["message"]["stopReason"], "toolUse");
     assert_eq!(turn_end["toolResults"][0]["toolCallId"], "call_1");
-    let agent_end = evs.last().unwrap();
     assert_eq!(
         roles(agent_end["messages"].as_array().unwrap()),
         ["user", "assistant", "toolResult", "assistant"]

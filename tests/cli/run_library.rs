@@ -147,6 +147,7 @@ fn steering_waits_for_the_tool_batch_and_follow_ups_for_the_end() {
             "message_end:assistant",
             "turn_end",
             "agent_end",
+            "agent_settled",
         ]
     );
     let users: Vec<String> = evs

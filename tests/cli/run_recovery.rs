@@ -97,8 +97,13 @@ fn rate_limit_is_retried_with_events_and_recorded() {
             "auto_retry_end",
             "turn_end",
             "agent_end",
+            "agent_settled",
         ]
     );
+    // The first run's end says a retry follows; the last one's does not.
+    let ends: Vec<&Value> = evs.iter().filter(|e| e["type"] == "agent_end").collect();
+    assert_eq!(ends[0]["willRetry"], true);
+    assert_eq!(ends[1]["willRetry"], false);
     let start = evs
         .iter()
         .find(|e| e["type"] == "auto_retry_start")
@@ -281,6 +286,7 @@ fn overflow_drops_the_error_compacts_and_retries_once() {
             "message_end:assistant",
             "turn_end",
             "agent_end",
+            "agent_settled",
         ]
     );
     let start = evs
@@ -301,6 +307,22 @@ fn overflow_drops_the_error_compacts_and_retries_once() {
             .unwrap()
             .starts_with("## Goal\nSummary of the early talk.")
     );
+    // 1.6's result fields: the estimate of the context left, the summary request's usage.
+    let keys: Vec<&String> = end["result"].as_object().unwrap().keys().collect();
+    assert_eq!(
+        keys,
+        [
+            "summary",
+            "firstKeptEntryId",
+            "tokensBefore",
+            "estimatedTokensAfter",
+            "usage",
+            "details"
+        ]
+    );
+    let after = end["result"]["estimatedTokensAfter"].as_f64().unwrap();
+    assert!(after > 0.0 && after < end["result"]["tokensBefore"].as_f64().unwrap());
+    assert!(end["result"]["usage"]["totalTokens"].as_u64().unwrap() > 0);
     // The file: the error, the compaction after it, the recovered answer after that.
     assert_eq!(
         types(&f)[5..],
@@ -401,6 +423,7 @@ fn threshold_compaction_before_the_prompt_and_after_the_run() {
             "agent_end",
             "compaction_start",
             "compaction_end",
+            "agent_settled",
         ]
     );
     for e in evs.iter().filter(|e| e["type"] == "compaction_start") {

@@ -139,7 +139,8 @@ fn prompt_state_messages_and_end_of_input() {
     let r = c.call("p1", json!({"type": "prompt", "message": "hi"}));
     assert_eq!(
         r,
-        json!({"id": "p1", "type": "response", "command": "prompt", "success": true})
+        json!({"id": "p1", "type": "response", "command": "prompt", "success": true,
+               "data": {"disposition": "started"}})
     );
     let end = c.agent_end();
     assert_eq!(end["messages"].as_array().unwrap().len(), 2);
@@ -352,6 +353,12 @@ fn prompt_then_abort_at_once_still_ends_visibly() {
         let ended = &c.seen[end.unwrap()]["messages"];
         assert_eq!(text(&ended[0]), format!("prompt {k}"));
         assert_eq!(ended[1]["stopReason"], "aborted", "round {k}: {ended}");
+        // The run settles, aborted, just before `abort` is answered.
+        assert_eq!(
+            c.seen[answered - 1],
+            json!({"type": "agent_settled", "aborted": true}),
+            "round {k}"
+        );
     }
     c.call("last", json!({"type": "prompt", "message": "and now?"}));
     c.idle();
@@ -868,7 +875,8 @@ fn commands_while_busy_are_served_not_refused() {
     check(&w, &f);
 }
 
-/// `bash` streams its output as `bash_output` events while other commands are served;
+/// `bash` streams its output as `bash_execution_update` events (with the command's id)
+/// while other commands are served;
 /// `abort_bash` kills it: the result says `cancelled` (no exit code) and is recorded.
 #[test]
 fn bash_streams_and_abort_bash_stops_it() {
@@ -876,8 +884,11 @@ fn bash_streams_and_abort_bash_stops_it() {
     let w = world(&server);
     let mut c = Client::start(&w, &[]);
     c.send(json!({"type": "bash", "command": "echo started; sleep 30", "id": "b"}));
-    let chunk = c.until(|v| v["type"] == "bash_output");
-    assert_eq!(chunk["chunk"], "started\n");
+    let chunk = c.until(|v| v["type"] == "bash_execution_update");
+    assert_eq!(
+        chunk,
+        json!({"type": "bash_execution_update", "id": "b", "delta": "started\n"})
+    );
     let st = c.call("s", json!({"type": "get_state"}));
     assert_eq!(st["data"]["isStreaming"], false);
     let file = st["data"]["sessionFile"].as_str().unwrap().to_owned();
@@ -949,4 +960,135 @@ fn hooks_cancel_session_changes_and_fork_returns_the_text() {
     assert_eq!(forked_lines[0]["parentSession"], file.as_str());
     assert!(!forked_lines.iter().any(|e| e["type"] == "message"));
     check(&w, std::path::Path::new(&forked));
+}
+
+/// While a run goes on, a `prompt` with a streaming behaviour is `queued`, `clear_queue`
+/// takes back what waits (nothing of it reaches the model), and the session's entries and
+/// tree can be read; `agent_settled` ends the run.
+#[test]
+fn clear_queue_and_entries_during_a_run() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    server.push(tool_calls(&[(
+        "c1",
+        "bash",
+        r#"{"command":"sleep 0.8; echo slow"}"#,
+    )]));
+    server.push(Reply::openai_text(&["Done."]));
+    let mut c = Client::start(&w, &[]);
+    let r = c.call("p", json!({"type": "prompt", "message": "run it"}));
+    assert_eq!(r["data"], json!({"disposition": "started"}));
+    c.until(|v| v["type"] == "tool_execution_start");
+    let r = c.call(
+        "q",
+        json!({"type": "prompt", "message": "LATER", "streamingBehavior": "followUp"}),
+    );
+    assert_eq!(r["data"], json!({"disposition": "queued"}));
+    let r = c.call("s", json!({"type": "steer", "message": "STEER"}));
+    assert_eq!(r["data"], json!({"disposition": "queued"}));
+    let r = c.call("cq", json!({"type": "clear_queue"}));
+    assert_eq!(
+        r["data"],
+        json!({"steering": ["STEER"], "followUp": ["LATER"]})
+    );
+    let update = c
+        .seen
+        .iter()
+        .rev()
+        .find(|v| v["type"] == "queue_update")
+        .unwrap();
+    assert_eq!(
+        update,
+        &json!({"type": "queue_update", "steering": [], "followUp": []})
+    );
+    let st = c.call("st", json!({"type": "get_state"}));
+    assert_eq!(st["data"]["pendingMessageCount"], 0);
+    let e = c.call("e", json!({"type": "get_entries"}));
+    let entries = e["data"]["entries"].as_array().unwrap();
+    assert_eq!(e["data"]["leafId"], entries.last().unwrap()["id"]);
+    let user = entries
+        .iter()
+        .find(|x| x["message"]["role"] == "user")
+        .unwrap();
+    let t = c.call("t", json!({"type": "get_tree"}));
+    assert_eq!(t["data"]["leafId"], e["data"]["leafId"]);
+    assert_eq!(t["data"]["tree"].as_array().unwrap().len(), 1);
+    let bad = c.call("b", json!({"type": "get_entries", "since": "nope"}));
+    assert_eq!(bad["error"], "Entry not found: nope");
+    let settled = c.until(|v| v["type"] == "agent_settled");
+    assert_eq!(settled["aborted"], false);
+    let after = c.call("a", json!({"type": "get_entries", "since": user["id"]}));
+    let roles: Vec<&str> = after["data"]["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["message"]["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["assistant", "toolResult", "assistant"]);
+    let (code, _) = c.close();
+    assert_eq!(code, 0);
+    assert_eq!(server.requests().len(), 2);
+    let f = session_file(&w);
+    assert!(!messages(&f).iter().any(|m| text(m).contains("LATER")));
+}
+
+/// `get_tree` builds 1.6's tree: children oldest first (by timestamp, not file order), a
+/// label on its target's node with the label's time; `get_entries` lists the file's order.
+#[test]
+fn get_tree_orders_children_and_carries_labels() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    let proj = w.path("proj");
+    let lines = [
+        json!({"type": "session", "version": 3, "id": "01a23d3a-0000-7000-8000-000000000001",
+               "timestamp": "2026-01-01T00:00:00.000Z", "cwd": proj.to_string_lossy()}),
+        json!({"type": "message", "id": "aaaa0001", "parentId": null,
+               "timestamp": "2026-01-01T00:00:01.000Z",
+               "message": {"role": "user", "content": "A", "timestamp": 1}}),
+        json!({"type": "message", "id": "aaaa0002", "parentId": "aaaa0001",
+               "timestamp": "2026-01-01T00:00:03.000Z",
+               "message": {"role": "user", "content": "B", "timestamp": 3}}),
+        json!({"type": "message", "id": "aaaa0003", "parentId": "aaaa0001",
+               "timestamp": "2026-01-01T00:00:02.000Z",
+               "message": {"role": "user", "content": "C", "timestamp": 2}}),
+        json!({"type": "label", "id": "aaaa0004", "parentId": "aaaa0003",
+               "timestamp": "2026-01-01T00:00:04.000Z", "targetId": "aaaa0001", "label": "start"}),
+    ];
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    w.write("tree.jsonl", &text);
+    let file = w.path("tree.jsonl");
+    let mut c = Client::start(&w, &[file.to_str().unwrap()]);
+    let e = c.call("e", json!({"type": "get_entries"}));
+    let ids: Vec<&str> = e["data"]["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids[..4], ["aaaa0001", "aaaa0002", "aaaa0003", "aaaa0004"]);
+    assert_eq!(e["data"]["entries"][1], lines[2], "entries as written");
+    let t = c.call("t", json!({"type": "get_tree"}));
+    let root = &t["data"]["tree"][0];
+    let keys: Vec<&String> = root.as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["entry", "children", "label", "labelTimestamp"]);
+    assert_eq!(root["entry"], lines[1]);
+    assert_eq!(root["label"], "start");
+    assert_eq!(root["labelTimestamp"], "2026-01-01T00:00:04.000Z");
+    let kids: Vec<&str> = root["children"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["entry"]["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(kids, ["aaaa0003", "aaaa0002"], "oldest first");
+    let b = &root["children"][1];
+    assert_eq!(b["children"], json!([]));
+    assert!(b.get("label").is_none());
+    assert_eq!(
+        root["children"][0]["children"][0]["entry"]["id"],
+        "aaaa0004"
+    );
+    assert_eq!(t["data"]["leafId"], e["data"]["leafId"]);
+    let (code, _) = c.close();
+    assert_eq!(code, 0);
 }

@@ -164,7 +164,7 @@ fn every_client_call_succeeds_with_the_reference_shapes() {
                     d,
                     &json!({"output": "one\ntwo\n", "exitCode": 0, "cancelled": false, "truncated": false})
                 );
-                assert!(c.seen.iter().any(|e| e["type"] == "bash_output"));
+                assert!(c.seen.iter().any(|e| e["type"] == "bash_execution_update"));
             }
             "get_commands" => {
                 let names: Vec<&str> = d["commands"]

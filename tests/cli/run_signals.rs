@@ -5,6 +5,8 @@
 
 use std::time::{Duration, Instant};
 
+use serde_json::json;
+
 use crate::common::model_server::{ModelServer, Reply};
 use crate::common::*;
 use crate::run_support::*;
@@ -42,7 +44,17 @@ fn ctrl_c_while_the_answer_streams() {
     let (code, rest) = finish(child, out);
     assert_eq!(code, 130);
     let k = kinds(&rest);
-    assert_eq!(k, ["message_end:assistant", "turn_end", "agent_end"]);
+    assert_eq!(
+        k,
+        [
+            "message_end:assistant",
+            "turn_end",
+            "agent_end",
+            "agent_settled"
+        ]
+    );
+    assert_eq!(rest[2]["willRetry"], false);
+    assert_eq!(rest[3], json!({"type": "agent_settled", "aborted": true}));
     let f = session_file(&w);
     let m = messages(&f);
     assert_eq!(roles(&m), ["user", "assistant"]);
@@ -103,7 +115,8 @@ fn ctrl_c_while_a_tool_runs() {
             "message_start:assistant",
             "message_end:assistant",
             "turn_end",
-            "agent_end"
+            "agent_end",
+            "agent_settled"
         ]
     );
     let f = session_file(&w);

@@ -69,7 +69,24 @@ impl Usage {
             self.cost.input + self.cost.output + self.cost.cache_read + self.cost.cache_write;
     }
 
-    pub(crate) fn to_json(self) -> Value {
+    /// Adds another request's usage (tokens and cost), as upstream sums the usage of the
+    /// requests of one summary.
+    pub fn add(&mut self, other: &Usage) {
+        self.input += other.input;
+        self.output += other.output;
+        self.cache_read += other.cache_read;
+        self.cache_write += other.cache_write;
+        self.total_tokens += other.total_tokens;
+        self.cost.input += other.cost.input;
+        self.cost.output += other.cost.output;
+        self.cost.cache_read += other.cost.cache_read;
+        self.cost.cache_write += other.cost.cache_write;
+        self.cost.total += other.cost.total;
+    }
+
+    /// The usage as a message records it (`{input, output, cacheRead, cacheWrite,
+    /// totalTokens, cost}`).
+    pub fn to_json(self) -> Value {
         json!({
             "input": self.input,
             "output": self.output,

@@ -1,7 +1,9 @@
-//! The events of a run, as the reference's JSON mode prints them (0.73): the agent loop's
+//! The events of a run, as the reference's JSON mode prints them (1.6): the agent loop's
 //! (`agent_start` … `agent_end`, `message_*`, `tool_execution_*`) and the session's
-//! (`compaction_start/end`, `auto_retry_start/end`, `extension_error`), with upstream's field
-//! names and order.
+//! (`compaction_start/end`, `auto_retry_start/end`, `extension_error`, `agent_settled`), with
+//! upstream's field names and order. `message_update` is delta-only, as 1.6 writes it: the
+//! answer's usage so far and the stream event without the partial answer, so the stream
+//! grows with the answer, not with its square.
 //!
 //! Events borrow what they describe; [`Event::to_json`] writes one as the line JSON mode
 //! prints (messages as JavaScript's `JSON.stringify` writes them).
@@ -19,9 +21,16 @@ use pi_tools::{ToolOutput, ToolResult};
 #[derive(Debug, Clone, Copy)]
 pub enum Event<'a> {
     AgentStart,
-    /// All messages this run produced (the prompt included).
+    /// All messages this run produced (the prompt included); `will_retry` when an automatic
+    /// retry of its failed answer follows.
     AgentEnd {
         messages: &'a [Message],
+        will_retry: bool,
+    },
+    /// Nothing more follows on its own (retries, compaction, queued messages are done):
+    /// 1.6's `agent_settled`, after the last `agent_end` of a prompt.
+    AgentSettled {
+        aborted: bool,
     },
     TurnStart,
     TurnEnd {
@@ -55,6 +64,9 @@ pub enum Event<'a> {
         name: &'a str,
         result: &'a ToolResult,
         is_error: bool,
+        /// How long the tool ran (ms); `None` when it did not run (unknown tool, bad
+        /// arguments, blocked).
+        duration_ms: Option<u64>,
     },
     CompactionStart {
         reason: CompactionReason,
@@ -152,10 +164,16 @@ fn compaction_result(r: &CompactionResult) -> Vec<u8> {
     let mut v = Obj(b"{".to_vec());
     v.0.extend_from_slice(b"\"summary\":");
     pi_base::json::write_str(&mut v.0, &r.summary);
-    v.str("firstKeptEntryId", &r.first_kept_entry_id)
-        .num("tokensBefore", r.tokens_before)
-        .raw("details", &js::stringify(&r.details))
-        .done()
+    v = v
+        .str("firstKeptEntryId", &r.first_kept_entry_id)
+        .num("tokensBefore", r.tokens_before);
+    if let Some(t) = r.estimated_tokens_after {
+        v = v.num("estimatedTokensAfter", t);
+    }
+    if let Some(u) = &r.usage {
+        v = v.raw("usage", &js::stringify(&u.to_json()));
+    }
+    v.raw("details", &js::stringify(&r.details)).done()
 }
 
 fn list(ms: &[Message]) -> Vec<u8> {
@@ -170,13 +188,10 @@ fn list(ms: &[Message]) -> Vec<u8> {
     out
 }
 
-/// The name of an assistant-message event (`text_delta`, …) and its fields besides
-/// `partial`; `None` for events that are not `message_update`s.
-fn stream_event(
-    e: &llm::Event,
-    partial: &AssistantMessage,
-    partial_json: &[u8],
-) -> Option<Vec<u8>> {
+/// The name of an assistant-message event (`text_delta`, …) and its fields, without the
+/// partial answer (1.6's wire form; `toolcall_start` names the call's id and tool); `None`
+/// for events that are not `message_update`s.
+fn stream_event(e: &llm::Event, partial: &AssistantMessage) -> Option<Vec<u8>> {
     use llm::Event as E;
     let (ty, index) = match e {
         E::TextStart { index } => ("text_start", *index),
@@ -192,6 +207,11 @@ fn stream_event(
     };
     let mut o = Obj::new(ty).num("contentIndex", index as f64);
     match e {
+        E::ToolCallStart { .. } => {
+            if let Some(llm::Block::ToolCall { id, name, .. }) = partial.content.get(index) {
+                o = o.str("id", id).str("toolName", name);
+            }
+        }
         E::TextDelta { delta, .. }
         | E::ThinkingDelta { delta, .. }
         | E::ToolCallDelta { delta, .. } => {
@@ -215,7 +235,7 @@ fn stream_event(
         }
         _ => {}
     }
-    Some(o.raw("partial", partial_json).done())
+    Some(o.done())
 }
 
 /// An assistant message as an agent message.
@@ -230,6 +250,7 @@ impl Event<'_> {
         match self {
             Event::AgentStart => "agent_start",
             Event::AgentEnd { .. } => "agent_end",
+            Event::AgentSettled { .. } => "agent_settled",
             Event::TurnStart => "turn_start",
             Event::TurnEnd { .. } => "turn_end",
             Event::MessageStart { .. } => "message_start",
@@ -253,7 +274,14 @@ impl Event<'_> {
         let o = Obj::new(self.name());
         Some(match self {
             Event::AgentStart | Event::TurnStart => o.done(),
-            Event::AgentEnd { messages } => o.raw("messages", &list(messages)).done(),
+            Event::AgentEnd {
+                messages,
+                will_retry,
+            } => o
+                .raw("messages", &list(messages))
+                .bool("willRetry", *will_retry)
+                .done(),
+            Event::AgentSettled { aborted } => o.bool("aborted", *aborted).done(),
             Event::TurnEnd {
                 message,
                 tool_results,
@@ -265,9 +293,10 @@ impl Event<'_> {
                 o.raw("message", &message.to_json()).done()
             }
             Event::MessageUpdate { partial, event } => {
-                let p = js::stringify(&partial.to_json());
-                let e = stream_event(event, partial, &p)?;
-                o.raw("assistantMessageEvent", &e).raw("message", &p).done()
+                let e = stream_event(event, partial)?;
+                o.raw("usage", &js::stringify(&partial.usage.to_json()))
+                    .raw("assistantMessageEvent", &e)
+                    .done()
             }
             Event::ToolExecutionStart { id, name, args } => o.tool_call(id, name, args).done(),
             Event::ToolExecutionUpdate {
@@ -284,12 +313,19 @@ impl Event<'_> {
                 name,
                 result,
                 is_error,
-            } => o
-                .str("toolCallId", id)
-                .str("toolName", name)
-                .raw("result", &js::stringify(&result.to_json()))
-                .bool("isError", *is_error)
-                .done(),
+                duration_ms,
+            } => {
+                let o = o
+                    .str("toolCallId", id)
+                    .str("toolName", name)
+                    .raw("result", &js::stringify(&result.to_json()))
+                    .bool("isError", *is_error);
+                match duration_ms {
+                    Some(d) => o.num("durationMs", *d as f64),
+                    None => o,
+                }
+                .done()
+            }
             Event::CompactionStart { reason } => o.str("reason", reason.as_str()).done(),
             Event::CompactionEnd {
                 reason,
@@ -364,9 +400,31 @@ mod tests {
                 id: "c2",
                 name: "x",
                 result: &r,
-                is_error: true
+                is_error: true,
+                duration_ms: None,
             }),
             r#"{"type":"tool_execution_end","toolCallId":"c2","toolName":"x","result":{"content":[{"type":"text","text":"Tool x not found"}],"details":{}},"isError":true}"#
+        );
+        assert!(
+            text(&Event::ToolExecutionEnd {
+                id: "c2",
+                name: "x",
+                result: &r,
+                is_error: true,
+                duration_ms: Some(12),
+            })
+            .ends_with(r#""isError":true,"durationMs":12}"#)
+        );
+        assert_eq!(
+            text(&Event::AgentEnd {
+                messages: &[],
+                will_retry: true
+            }),
+            r#"{"type":"agent_end","messages":[],"willRetry":true}"#
+        );
+        assert_eq!(
+            text(&Event::AgentSettled { aborted: false }),
+            r#"{"type":"agent_settled","aborted":false}"#
         );
         assert_eq!(
             text(&Event::AutoRetryStart {
@@ -395,10 +453,12 @@ mod tests {
             }),
             r#"{"type":"compaction_end","reason":"overflow","aborted":false,"willRetry":false,"errorMessage":"x"}"#
         );
-        let res = CompactionResult {
+        let mut res = CompactionResult {
             summary: "S".into(),
             first_kept_entry_id: "abc".into(),
             tokens_before: 1200.0,
+            estimated_tokens_after: None,
+            usage: None,
             details: json!({"readFiles": [], "modifiedFiles": ["a"]}),
         };
         assert_eq!(
@@ -410,6 +470,23 @@ mod tests {
                 error_message: None
             }),
             r#"{"type":"compaction_end","reason":"threshold","result":{"summary":"S","firstKeptEntryId":"abc","tokensBefore":1200,"details":{"readFiles":[],"modifiedFiles":["a"]}},"aborted":false,"willRetry":true}"#
+        );
+        res.estimated_tokens_after = Some(300.0);
+        res.usage = Some(Box::new(pi_ai::Usage {
+            input: 100,
+            output: 20,
+            total_tokens: 120,
+            ..Default::default()
+        }));
+        assert_eq!(
+            text(&Event::CompactionEnd {
+                reason: CompactionReason::Manual,
+                result: Some(&res),
+                aborted: false,
+                will_retry: false,
+                error_message: None
+            }),
+            r#"{"type":"compaction_end","reason":"manual","result":{"summary":"S","firstKeptEntryId":"abc","tokensBefore":1200,"estimatedTokensAfter":300,"usage":{"input":100,"output":20,"cacheRead":0,"cacheWrite":0,"totalTokens":120,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"details":{"readFiles":[],"modifiedFiles":["a"]}},"aborted":false,"willRetry":false}"#
         );
         assert!(
             Event::ProviderRetry {
@@ -424,12 +501,14 @@ mod tests {
     }
 
     #[test]
-    fn message_update_carries_the_partial_twice() {
+    fn message_update_is_delta_only_with_the_usage() {
         let mut m = AssistantMessage::new("openai-completions", "p", "m", 7);
         m.content.push(llm::Block::Text {
             text: "Hi".into(),
             signature: None,
         });
+        m.usage.input = 40;
+        m.usage.output = 2;
         let ev = llm::Event::TextDelta {
             index: 0,
             delta: "i".into(),
@@ -440,12 +519,26 @@ mod tests {
         });
         let v: Json = serde_json::from_str(&t).unwrap();
         let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
-        assert_eq!(keys, ["type", "assistantMessageEvent", "message"]);
-        assert_eq!(v["assistantMessageEvent"]["type"], "text_delta");
-        assert_eq!(v["assistantMessageEvent"]["contentIndex"], 0);
-        assert_eq!(v["assistantMessageEvent"]["delta"], "i");
-        assert_eq!(v["assistantMessageEvent"]["partial"], v["message"]);
-        assert_eq!(v["message"]["content"][0]["text"], "Hi");
+        assert_eq!(keys, ["type", "usage", "assistantMessageEvent"]);
+        assert_eq!(
+            v["assistantMessageEvent"],
+            json!({"type": "text_delta", "contentIndex": 0, "delta": "i"})
+        );
+        assert_eq!(v["usage"]["input"], 40);
+        assert_eq!(v["usage"]["output"], 2);
+        assert_eq!(v["usage"]["cost"]["total"], 0);
+        m.content.push(llm::Block::ToolCall {
+            id: "call_1".into(),
+            name: "read".into(),
+            arguments: json!({}),
+            partial: String::new(),
+            thought_signature: None,
+        });
+        let start = text(&Event::MessageUpdate {
+            partial: &m,
+            event: &llm::Event::ToolCallStart { index: 1 },
+        });
+        assert!(start.ends_with(r#""assistantMessageEvent":{"type":"toolcall_start","contentIndex":1,"id":"call_1","toolName":"read"}}"#), "{start}");
         let end = text(&Event::MessageUpdate {
             partial: &m,
             event: &llm::Event::TextEnd { index: 0 },

@@ -425,7 +425,15 @@ impl<'c, H: Hooks, O: Observer> AgentSession<'c, H, O> {
     pub async fn start(&mut self, p: Prepared, images: Vec<Message>) -> Result<Outcome, RunError> {
         let outcome = self.start_inner(p, images).await;
         self.flush_custom(None)?;
+        self.settled(&outcome);
         outcome
+    }
+
+    /// `agent_settled`: the prompt's work is over (1.6 tells it after the last `agent_end`
+    /// and whatever retries, compactions and queued messages followed).
+    fn settled(&mut self, outcome: &Result<Outcome, RunError>) {
+        let aborted = matches!(outcome, Ok(Outcome::Aborted)) || self.cancel.is_cancelled();
+        self.emit(Event::AgentSettled { aborted });
     }
 
     async fn start_inner(
@@ -464,6 +472,7 @@ impl<'c, H: Hooks, O: Observer> AgentSession<'c, H, O> {
         self.system_prompt = self.config.system_prompt.clone();
         let outcome = self.run(None).await;
         self.flush_custom(None)?;
+        self.settled(&outcome);
         outcome
     }
 
@@ -538,6 +547,17 @@ impl<'c, H: Hooks, O: Observer> AgentSession<'c, H, O> {
     fn retryable(&self, msg: &Message) -> bool {
         self.config.settings.retry_enabled
             && overflow::is_retryable(&assistant_facts(msg), self.window())
+    }
+
+    /// Whether the last answer of a run's messages will be retried (1.6's `willRetry` of
+    /// `agent_end`): retries are on, attempts are left, and its error is transient.
+    pub(super) fn will_retry(&self, produced: &[Message]) -> bool {
+        self.retry_attempt < self.config.settings.max_retries
+            && produced
+                .iter()
+                .rev()
+                .find(|m| is_assistant(m))
+                .is_some_and(|m| self.retryable(m))
     }
 
     /// Drops a trailing assistant message from the context (it stays in the file).
@@ -792,7 +812,7 @@ impl<'c, H: Hooks, O: Observer> AgentSession<'c, H, O> {
         };
         let answer = self.hooks.before_compact(&plan, reason, instructions).await;
         self.apply_effects()?;
-        let (result, from_hook) = match answer {
+        let (mut result, from_hook) = match answer {
             Compact::Cancel => return Ok(Err(Unmade::Cancelled)),
             Compact::Use(r) => (r, true),
             Compact::Proceed => {
@@ -819,6 +839,8 @@ impl<'c, H: Hooks, O: Observer> AgentSession<'c, H, O> {
                             summary: c.summary,
                             first_kept_entry_id: c.first_kept_entry_id,
                             tokens_before: c.tokens_before,
+                            estimated_tokens_after: None,
+                            usage: Some(Box::new(c.usage)),
                         },
                         false,
                     ),
@@ -833,6 +855,9 @@ impl<'c, H: Hooks, O: Observer> AgentSession<'c, H, O> {
         self.messages = messages;
         self.last_compaction_ms = t.or(Some(pi_base::clock::now_ms()));
         self.observer.messages_changed(&self.messages);
+        // 1.6's estimate of the rebuilt context: every message estimated, no usage trusted.
+        result.estimated_tokens_after =
+            Some(self.messages.iter().map(tokens::estimate).sum::<u64>() as f64);
         Ok(Ok(result))
     }
 

@@ -68,7 +68,8 @@ fn result_message(call: &Call, r: &ToolResult) -> Message {
 /// What a running tool reports.
 enum Report {
     Update(usize, ToolOutput),
-    Done(usize, ToolResult),
+    /// The result, and how long the tool ran (ms).
+    Done(usize, ToolResult, u64),
 }
 
 impl<H: Hooks, O: Observer> AgentSession<'_, H, O> {
@@ -104,9 +105,17 @@ impl<H: Hooks, O: Observer> AgentSession<'_, H, O> {
         }
     }
 
-    /// `agent_end`, and the `agent_end` hooks.
+    /// `agent_end` (with whether an automatic retry follows, as 1.6 tells), and the
+    /// `agent_end` hooks.
     async fn end(&mut self, produced: &[Message]) -> Result<(), Stop> {
-        self.emit(Event::AgentEnd { messages: produced });
+        let will_retry = self.thrown.is_none()
+            && !self.max_turns_hit
+            && !self.cancel.is_cancelled()
+            && self.will_retry(produced);
+        self.emit(Event::AgentEnd {
+            messages: produced,
+            will_retry,
+        });
         self.hooks.agent_end(produced).await;
         self.apply_effects()?;
         Ok(())
@@ -287,12 +296,13 @@ impl<H: Hooks, O: Observer> AgentSession<'_, H, O> {
         })
     }
 
-    fn tool_end(&mut self, call: &Call, r: &ToolResult) {
+    fn tool_end(&mut self, call: &Call, r: &ToolResult, duration_ms: Option<u64>) {
         self.emit(Event::ToolExecutionEnd {
             id: &call.id,
             name: &call.name,
             result: r,
             is_error: r.is_error,
+            duration_ms,
         });
     }
 
@@ -311,7 +321,7 @@ impl<H: Hooks, O: Observer> AgentSession<'_, H, O> {
             });
             match self.prepare_call(call).await? {
                 Err(r) => {
-                    self.tool_end(call, &r);
+                    self.tool_end(call, &r, None);
                     results[i] = Some(r);
                 }
                 Ok(p) if sequential => {
@@ -375,8 +385,10 @@ impl<H: Hooks, O: Observer> AgentSession<'_, H, O> {
             );
             let done = tx.clone();
             tokio::spawn(async move {
+                let t = std::time::Instant::now();
                 let r = run.await;
-                let _ = done.send(Report::Done(i, r));
+                let ms = t.elapsed().as_millis().try_into().unwrap_or(u64::MAX);
+                let _ = done.send(Report::Done(i, r, ms));
             });
         }
         drop(tx);
@@ -391,7 +403,7 @@ impl<H: Hooks, O: Observer> AgentSession<'_, H, O> {
                         partial: &o,
                     });
                 }
-                Report::Done(i, r) => {
+                Report::Done(i, r, ms) => {
                     let call = &calls[i];
                     let r = self
                         .hooks
@@ -400,7 +412,7 @@ impl<H: Hooks, O: Observer> AgentSession<'_, H, O> {
                     if let Err(e) = self.apply_effects() {
                         fatal.get_or_insert(e);
                     }
-                    self.tool_end(call, &r);
+                    self.tool_end(call, &r, Some(ms));
                     results[i] = Some(r);
                 }
             }
@@ -409,7 +421,7 @@ impl<H: Hooks, O: Observer> AgentSession<'_, H, O> {
         for i in started {
             if results[i].is_none() {
                 let r = ToolResult::error("Tool execution failed");
-                self.tool_end(&calls[i], &r);
+                self.tool_end(&calls[i], &r, None);
                 results[i] = Some(r);
             }
         }

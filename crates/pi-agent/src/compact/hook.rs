@@ -35,6 +35,11 @@ pub struct CompactionResult {
     pub summary: String,
     pub first_kept_entry_id: String,
     pub tokens_before: f64,
+    /// The estimated tokens of the context rebuilt after the compaction (1.6's
+    /// `estimatedTokensAfter`); set once the compaction is recorded.
+    pub estimated_tokens_after: Option<f64>,
+    /// What the summary requests cost (1.6's `usage`); `None` for a hook's summary.
+    pub usage: Option<Box<pi_ai::Usage>>,
     /// `{readFiles, modifiedFiles}`.
     pub details: Json,
 }

@@ -461,6 +461,7 @@ impl Job {
                         tokens_before: r.tokens_before,
                         read_files: read,
                         modified_files: modified,
+                        usage: Default::default(),
                     };
                     return Ok(Step::Done(c, extra));
                 }

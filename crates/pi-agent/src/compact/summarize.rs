@@ -5,7 +5,7 @@ use super::prepare::{Plan, Span};
 use super::text::{self, FileOps};
 use crate::context::llm;
 use pi_ai::value::{Obj, Value};
-use pi_ai::{Client, Event, LlmError, Options, Request, Target};
+use pi_ai::{Client, Event, LlmError, Options, Request, Target, Usage};
 
 /// A model to summarize with, and how to call it.
 pub struct Summarizer<'a> {
@@ -60,6 +60,8 @@ pub struct Compaction {
     pub tokens_before: f64,
     pub read_files: Vec<String>,
     pub modified_files: Vec<String>,
+    /// The summary requests' usage, summed (zero when no request was made).
+    pub usage: Usage,
 }
 
 /// The user message of a summary request.
@@ -144,7 +146,7 @@ impl Summarizer<'_> {
         prompt: String,
         opts: Options,
         what: &'static str,
-    ) -> Result<String, SummaryError> {
+    ) -> Result<(String, Usage), SummaryError> {
         let req = request(&prompt);
         let progress = self.progress;
         let mut sink = |e: &Event, _: &pi_ai::AssistantMessage| progress(e);
@@ -159,7 +161,7 @@ impl Summarizer<'_> {
         if text.trim().is_empty() {
             return Err(SummaryError::Empty { what });
         }
-        Ok(text)
+        Ok((text, reply.usage))
     }
 
     /// The summary of a plan (upstream's `compact`): the history summary, and for a split
@@ -178,11 +180,12 @@ impl Summarizer<'_> {
             {
                 // Nothing before the turn: carry the earlier summary (the reference writes
                 // "No prior history." and loses it).
-                return Ok(plan
+                let carried = plan
                     .previous_summary
                     .clone()
                     .filter(|p| !p.is_empty())
-                    .unwrap_or_else(|| "No prior history.".to_owned()));
+                    .unwrap_or_else(|| "No prior history.".to_owned());
+                return Ok((carried, Usage::default()));
             }
             let prompt = history_prompt(
                 &plan.history,
@@ -192,7 +195,7 @@ impl Summarizer<'_> {
             self.call(prompt, self.options(history_tokens, true), "Summarization")
                 .await
         };
-        let summary = if plan.split_turn && !plan.turn_prefix.messages.is_empty() {
+        let (summary, usage) = if plan.split_turn && !plan.turn_prefix.messages.is_empty() {
             let prefix_tokens = (0.5 * reserve as f64).floor() as u64;
             let prefix = self.call(
                 turn_prefix_prompt(&plan.turn_prefix),
@@ -200,11 +203,15 @@ impl Summarizer<'_> {
                 "Turn prefix summarization",
             );
             let (h, p) = tokio::join!(history, prefix);
-            format!("{}{}{}", h?, text::SPLIT_TURN_SEPARATOR, p?)
+            let ((h, mut usage), (p, prefix_usage)) = (h?, p?);
+            usage.add(&prefix_usage);
+            (format!("{h}{}{p}", text::SPLIT_TURN_SEPARATOR), usage)
         } else {
             history.await?
         };
-        Ok(finish(plan, summary))
+        let mut c = finish(plan, summary);
+        c.usage = usage;
+        Ok(c)
     }
 
     /// A branch summary (upstream's `generateBranchSummary`), or `None` when the branch has
@@ -224,7 +231,7 @@ impl Summarizer<'_> {
             prompt_text.push_str(i);
         }
         let prompt = text::request_text(&conversation(messages), None, &prompt_text);
-        let text = self
+        let (text, _) = self
             .call(prompt, self.options(2048, false), "Branch summarization")
             .await?;
         let (read, modified) = file_ops.lists();
@@ -244,5 +251,6 @@ pub fn finish(plan: &Plan, mut summary: String) -> Compaction {
         tokens_before: plan.tokens_before,
         read_files: read,
         modified_files: modified,
+        usage: Usage::default(),
     }
 }

@@ -485,6 +485,8 @@ fn supplied_compaction(
         summary: summary.to_owned(),
         first_kept_entry_id: plan.first_kept_entry_id.clone(),
         tokens_before: plan.tokens_before,
+        estimated_tokens_after: None,
+        usage: None,
         details: details.unwrap_or_else(|| crate::agent::store::file_details(&read, &modified)),
     }))
 }
