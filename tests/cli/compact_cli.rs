@@ -252,7 +252,10 @@ fn openai_update_summary_request_and_entry() {
     assert_eq!(b["model"], "m1");
     assert_eq!(b["stream"], true);
     assert_eq!(b["stream_options"], json!({"include_usage": true}));
-    assert_eq!(b["max_completion_tokens"], 13107, "80% of the reserve");
+    assert_eq!(
+        b["max_completion_tokens"], 16000,
+        "the model's output limit (reference 1.6)"
+    );
     assert!(b.get("reasoning_effort").is_none());
     assert_eq!(
         b["messages"][0],
@@ -353,7 +356,10 @@ fn split_turn_prefix_is_summarized_at_the_same_time() {
             text::TURN_PREFIX_PROMPT
         )
     );
-    assert_eq!(prefix["max_completion_tokens"], 8192, "half the reserve");
+    assert_eq!(
+        prefix["max_completion_tokens"], 16000,
+        "the model's output limit (reference 1.6)"
+    );
     assert_eq!(
         prompt(&history),
         text::request_text(
@@ -414,7 +420,8 @@ fn anthropic_summary_with_the_sessions_thinking_level() {
         b["thinking"],
         json!({"type": "enabled", "budget_tokens": 16384, "display": "summarized"})
     );
-    assert_eq!(b["max_tokens"], 13107 + 16384);
+    // The model's output limit (reference 1.6), thinking budget included.
+    assert_eq!(b["max_tokens"], 64000);
     let p = prompt(&b);
     assert!(
         p.contains("[User]: U2 ") && p.contains("[Assistant]: A3 "),
@@ -775,7 +782,7 @@ fn if_needed_follows_the_threshold_rule() {
     assert!(o.status.success(), "{}", err(&o));
     let e = &jsonl(&out(&o))[0];
     assert_eq!(e["type"], "compaction");
-    assert_eq!(server.requests()[0].json()["max_completion_tokens"], 480);
+    assert_eq!(server.requests()[0].json()["max_completion_tokens"], 16000);
     // Right after a compaction the usage predates it: not needed.
     let o = run(
         &w,
@@ -1020,7 +1027,8 @@ fn branch_summarize_writes_the_branch_summary() {
     );
     assert!(o.status.success(), "{}", err(&o));
     let b = server.requests()[0].json();
-    assert_eq!(b["max_completion_tokens"], 2048);
+    // The model's output limit, as the reference 1.6 asks for branch summaries too.
+    assert_eq!(b["max_completion_tokens"], 16000);
     let case = golden_case("co-f-tree");
     let br = case["branches"]
         .as_array()
@@ -1043,7 +1051,15 @@ fn branch_summarize_writes_the_branch_summary() {
     assert_eq!(jsonl(&out(&o))[0], e);
     assert_eq!(e["type"], "branch_summary");
     assert_eq!(e["parentId"], "b3");
-    assert_eq!(e["fromId"], "b3");
+    // The leaf that was left (the reference 1.6), and what the request used.
+    assert_eq!(e["fromId"], "b11");
+    assert!(e["usage"]["totalTokens"].as_u64().is_some(), "{e}");
+    let keys: Vec<&str> = e.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(
+        &keys[keys.len() - 2..],
+        ["usage", "fromHook"],
+        "usage before fromHook, as 1.6 writes it"
+    );
     assert_eq!(
         e["summary"],
         format!(
@@ -1437,4 +1453,93 @@ fn small_windows_reserve_a_quarter_and_respect_max_tokens() {
     );
     assert_eq!(o.status.code(), Some(0), "{}", err(&o));
     assert_eq!(server.requests()[2].json()["max_completion_tokens"], 1000);
+}
+
+/// A session with system messages (the reference 1.6's prompt checkpoints), compacted by the
+/// model: the entry carries the summary request's `usage` and the prompt and tools in effect
+/// as `systemMessage`, stamped with the entry's time; the context then starts with it.
+#[test]
+fn the_entry_carries_usage_and_the_system_checkpoint() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    let f = w.new_session();
+    let f = f.to_str().unwrap();
+    let read = json!({"name": "read", "description": "Read a file", "parameters": {}});
+    let grep = json!({"name": "grep", "description": "Search", "parameters": {}});
+    let lines_in = [
+        json!({"role": "system", "content": "", "sections": {"preamble": "Be careful.", "cwd": "/w"}, "toolsAdded": [read], "timestamp": 5}),
+        json!({"role": "user", "content": "First question, with some words in it."}),
+        serde_json::from_str(&assistant("First answer, also with some words.")).unwrap(),
+        json!({"role": "system", "content": "", "sections": {"cwd": null, "skills": "<skills/>"}, "toolsAdded": [grep], "toolsRemoved": [{"name": "read"}]}),
+        json!({"role": "user", "content": "Second question."}),
+        serde_json::from_str(&assistant("Second answer.")).unwrap(),
+    ];
+    let body: Vec<String> = lines_in.iter().map(Value::to_string).collect();
+    w.ok_in(&["session", "append", f], &body.join("\n"));
+    server.push(Reply::openai_text(&["## Goal\n", "Answer questions"]));
+    let o = run(
+        &w,
+        &[
+            "compact",
+            f,
+            "--model",
+            "mock/m1",
+            "--keep-recent-tokens",
+            "5",
+        ],
+    );
+    assert!(o.status.success(), "{}", err(&o));
+    let e = lines(Path::new(f)).last().unwrap().clone();
+    assert_eq!(e["type"], "compaction");
+    // openai_text reports 120 prompt and 30 completion tokens.
+    assert_eq!(e["usage"]["input"], 120);
+    assert_eq!(e["usage"]["output"], 30);
+    assert_eq!(e["usage"]["totalTokens"], 150);
+    let ts = e["timestamp"].as_str().unwrap();
+    let ms = pi_base::clock::parse_iso(ts).unwrap();
+    assert_eq!(
+        e["systemMessage"],
+        json!({"role": "system", "content": "",
+               "sections": {"preamble": "Be careful.", "skills": "<skills/>"},
+               "toolsAdded": [grep], "timestamp": ms})
+    );
+    let keys: Vec<&str> = e.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(
+        keys[keys.len() - 4..],
+        ["details", "usage", "fromHook", "systemMessage"]
+    );
+    // The context: the checkpoint, the summary, then what was kept (without its system
+    // messages).
+    let c = jsonl(&w.ok(&["context", "build", f]));
+    assert_eq!(c[0], e["systemMessage"]);
+    assert_eq!(c[1]["role"], "compactionSummary");
+    assert!(c[2..].iter().all(|m| m["role"] != "system"), "{c:?}");
+}
+
+/// A summary cut off by the model's output limit is not saved.
+#[test]
+fn a_summary_cut_off_at_the_output_limit_writes_nothing() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    let s = session(&w, "co-c3");
+    let before = std::fs::read(&s).unwrap();
+    let chunks = [
+        json!({"id": "c", "choices": [{"index": 0, "delta": {"role": "assistant", "content": "## Goal\nPart"}}]}),
+        json!({"id": "c", "choices": [{"index": 0, "delta": {}, "finish_reason": "length"}]}),
+    ];
+    server.push(Reply::openai_chunks(&chunks));
+    let o = run(
+        &w,
+        &[
+            "compact",
+            s.to_str().unwrap(),
+            "--model",
+            "mock/m1",
+            "--keep-recent-tokens",
+            "15",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    assert!(err(&o).contains("output limit"), "{}", err(&o));
+    assert_eq!(std::fs::read(&s).unwrap(), before, "nothing written");
 }

@@ -816,9 +816,19 @@ impl Appender {
     /// Assigns ids, parents and timestamps, writes the batch in one write, and returns the
     /// lines written. Each entry with `Parent::Leaf` chains from the one before it.
     pub fn append(&mut self, entries: &[NewEntry]) -> Result<Vec<Vec<u8>>, AppendError> {
+        self.append_at(entries, pi_base::clock::now_ms())
+    }
+
+    /// [`Appender::append`] with the entries' `timestamp` at `now_ms` (for an entry that
+    /// repeats its own time inside, as a compaction's `systemMessage` does).
+    pub fn append_at(
+        &mut self,
+        entries: &[NewEntry],
+        now_ms: i64,
+    ) -> Result<Vec<Vec<u8>>, AppendError> {
         self.refresh()?;
         let ids = self.assign_ids(entries.len())?;
-        let lines = self.build_lines(entries, &ids);
+        let lines = self.build_lines_at(entries, &ids, now_ms);
         self.write(&lines)?;
         if let Some(last) = ids.last() {
             self.leaf = Some(Id::new(last));
@@ -843,7 +853,11 @@ impl Appender {
 
     /// The lines for `entries` with the given ids (nothing is written).
     pub fn build_lines(&self, entries: &[NewEntry], ids: &[String]) -> Vec<Vec<u8>> {
-        let ts = pi_base::clock::format_iso(pi_base::clock::now_ms());
+        self.build_lines_at(entries, ids, pi_base::clock::now_ms())
+    }
+
+    fn build_lines_at(&self, entries: &[NewEntry], ids: &[String], now_ms: i64) -> Vec<Vec<u8>> {
+        let ts = pi_base::clock::format_iso(now_ms);
         let mut prev: Option<String> = self.leaf.as_ref().map(|l| l.as_str().to_owned());
         let mut lines = Vec::with_capacity(entries.len());
         for (e, id) in entries.iter().zip(ids) {

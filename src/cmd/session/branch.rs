@@ -211,9 +211,10 @@ pub fn run(mut args: BranchArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
         None => Parent::Root,
     };
     let entry = match summary {
+        // `fromId` is the leaf being left (the reference 1.6), `root` without one.
         Some((text, details)) => branch::summary_entry(
             parent,
-            target.as_deref().unwrap_or("root"),
+            ap.leaf.as_ref().map_or("root", |l| l.as_str()),
             &text,
             details.as_ref().map(pi_base::js::stringify),
             details.is_some(),

@@ -810,6 +810,7 @@ impl<'c, H: Hooks, O: Observer> AgentSession<'c, H, O> {
             Ok(Err(e)) => return Ok(Err(Unmade::NoPlan(e))),
             Err(e) => return Ok(Err(Unmade::Failed(format!("{e:#}")))),
         };
+        let system = plan.system.clone();
         let answer = self.hooks.before_compact(&plan, reason, instructions).await;
         self.apply_effects()?;
         let (mut result, from_hook) = match answer {
@@ -850,7 +851,7 @@ impl<'c, H: Hooks, O: Observer> AgentSession<'c, H, O> {
         let Some(store) = self.store.as_mut() else {
             return Ok(Err(Unmade::NoStore));
         };
-        store.append_compaction(&result, from_hook)?;
+        store.append_compaction(&result, from_hook, system.as_ref())?;
         let (messages, t) = store.context()?;
         self.messages = messages;
         self.last_compaction_ms = t.or(Some(pi_base::clock::now_ms()));

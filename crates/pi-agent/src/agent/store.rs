@@ -114,6 +114,16 @@ impl FileStore {
         ty: &str,
         fields: Vec<(&str, Vec<u8>)>,
     ) -> Result<Vec<u8>, StoreError> {
+        self.append_at(ty, fields, pi_base::clock::now_ms())
+    }
+
+    /// [`Store::append`] with the entry's `timestamp` at `now_ms`.
+    fn append_at(
+        &mut self,
+        ty: &str,
+        fields: Vec<(&str, Vec<u8>)>,
+        now_ms: i64,
+    ) -> Result<Vec<u8>, StoreError> {
         let parent = match &self.leaf {
             Some(l) => Parent::Id(l.clone()),
             None => Parent::Root,
@@ -122,13 +132,13 @@ impl FileStore {
         for (k, v) in fields {
             e = e.field(k, v);
         }
-        let mut lines = self
-            .appender
-            .append(&[e])
-            .map_err(|source| StoreError::Record {
-                path: self.path.clone(),
-                source,
-            })?;
+        let mut lines =
+            self.appender
+                .append_at(&[e], now_ms)
+                .map_err(|source| StoreError::Record {
+                    path: self.path.clone(),
+                    source,
+                })?;
         self.leaf = self.appender.leaf.as_ref().map(|l| l.as_str().to_owned());
         Ok(lines.pop().unwrap_or_default())
     }
@@ -198,29 +208,37 @@ impl FileStore {
     }
 
     /// Appends a `compaction` entry under the leaf.
+    /// Appends a `compaction` entry under the leaf, with the summary requests' `usage` and
+    /// the `systemMessage` in effect (`system`) as the reference 1.6 writes them.
     pub(crate) fn append_compaction(
         &mut self,
         c: &CompactionResult,
         from_hook: bool,
+        system: Option<&pi_ai::value::Value>,
     ) -> Result<(), StoreError> {
-        self.append(
-            "compaction",
-            vec![
-                ("summary", jstr(&c.summary)),
-                ("firstKeptEntryId", jstr(&c.first_kept_entry_id)),
-                ("tokensBefore", js::number(c.tokens_before).into_bytes()),
-                ("details", js::stringify(&c.details)),
-                (
-                    "fromHook",
-                    if from_hook {
-                        b"true".to_vec()
-                    } else {
-                        b"false".to_vec()
-                    },
-                ),
-            ],
-        )
-        .map(drop)
+        use crate::compact::record::{system_field, usage_field};
+        let now = pi_base::clock::now_ms();
+        let mut fields = vec![
+            ("summary", jstr(&c.summary)),
+            ("firstKeptEntryId", jstr(&c.first_kept_entry_id)),
+            ("tokensBefore", js::number(c.tokens_before).into_bytes()),
+            ("details", js::stringify(&c.details)),
+        ];
+        if let Some(u) = c.usage.as_deref().and_then(usage_field) {
+            fields.push(("usage", u));
+        }
+        fields.push((
+            "fromHook",
+            if from_hook {
+                b"true".to_vec()
+            } else {
+                b"false".to_vec()
+            },
+        ));
+        if let Some(sys) = system_field(system, now) {
+            fields.push(("systemMessage", sys));
+        }
+        self.append_at("compaction", fields, now).map(drop)
     }
 
     /// The agent messages of the path to the leaf (after a compaction), and the time of the

@@ -117,7 +117,7 @@ pub fn move_entry(parent: Parent, from: Option<&str>) -> NewEntry {
         .field("data", data)
 }
 
-/// A `branch_summary` entry under `parent` (`from_id`: the entry moved to, or `root`);
+/// A `branch_summary` entry under `parent` (`from_id`: the leaf being left, or `root`);
 /// `details` (JSON) given by a hook makes it `fromHook`.
 pub fn summary_entry(
     parent: Parent,
@@ -202,9 +202,7 @@ impl BranchSummary {
         let (new_entry, summarized) = if entries.is_empty() {
             (move_entry(parent, old_leaf_id.as_deref()), false)
         } else {
-            let Some(e) =
-                self.summarize(&s, path, old_leaf, &entries, parent, &target_id, watch)?
-            else {
+            let Some(e) = self.summarize(&s, path, old_leaf, &entries, parent, watch)? else {
                 return Ok(Moved::Interrupted);
             };
             (e, true)
@@ -233,7 +231,6 @@ impl BranchSummary {
         old_leaf: Option<u32>,
         entries: &[u32],
         parent: Parent,
-        target_id: &Option<String>,
         watch: &dyn Watch,
     ) -> Result<Option<NewEntry>, JobError> {
         let session_model = crate::context::Plan::new(s, old_leaf)
@@ -292,19 +289,27 @@ impl BranchSummary {
             ),
         );
         watch.summarized();
-        let (summary, read, modified) = match result {
+        let (summary, read, modified, usage) = match result {
             None => return Ok(None),
             Some(Err(error)) => return Err(JobError::Summary { error, model }),
             Some(Ok(x)) => x,
         };
         let details = json!({"readFiles": read, "modifiedFiles": modified});
         let details = serde_json::to_vec(&details).unwrap_or_default();
-        Ok(Some(summary_entry(
-            parent,
-            target_id.as_deref().unwrap_or("root"),
-            &summary,
-            Some(details),
-            false,
-        )))
+        // `fromId` is the leaf being left (the reference 1.6), `root` without one.
+        let from = old_leaf.map_or_else(
+            || "root".to_owned(),
+            |l| s.entries[l as usize].id.to_string(),
+        );
+        let mut e = summary_entry(parent, &from, &summary, Some(details), false);
+        if let Some(u) = super::record::usage_field(&usage) {
+            // The reference 1.6 writes `usage` before `fromHook`.
+            let from_hook = e.fields.pop();
+            e = e.field("usage", u);
+            if let Some((k, v)) = from_hook {
+                e = e.field(&k, v);
+            }
+        }
+        Ok(Some(e))
     }
 }

@@ -326,7 +326,7 @@ impl Job {
                 .as_ref()
                 .map_or_else(|| self.cwd.clone(), |h| PathBuf::from(&h.cwd));
         let (compaction, extra) = match self.summary(&o, &plan, watch, hooks(&hook_cwd))? {
-            Step::Done(c, extra) => (c, extra),
+            Step::Done(c, extra) => (*c, extra),
             Step::Stop(outcome) => return Ok(outcome),
         };
         let leaf_id = o.leaf_id.clone();
@@ -462,21 +462,22 @@ impl Job {
                         read_files: read,
                         modified_files: modified,
                         usage: Default::default(),
+                        system: plan.system.clone(),
                     };
-                    return Ok(Step::Done(c, extra));
+                    return Ok(Step::Done(Box::new(c), extra));
                 }
                 Compact::Proceed => {}
             }
         }
         if let Some(text) = &self.request.summary {
             return Ok(Step::Done(
-                super::summarize::finish(plan, text.clone()),
+                Box::new(super::summarize::finish(plan, text.clone())),
                 extra,
             ));
         }
         let level = thinking_level(&o.s, o.leaf, &o.plan, &self.llm);
         match self.ask_model(o.session_model().as_ref(), plan, level, watch)? {
-            Some(c) => Ok(Step::Done(c, extra)),
+            Some(c) => Ok(Step::Done(Box::new(c), extra)),
             None => Ok(Step::Stop(Outcome::Interrupted)),
         }
     }
@@ -521,7 +522,7 @@ impl Job {
 
 /// Where the summary step ended.
 enum Step {
-    Done(Compaction, Extra),
+    Done(Box<Compaction>, Extra),
     Stop(Outcome),
 }
 

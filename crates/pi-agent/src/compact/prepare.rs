@@ -365,6 +365,9 @@ pub struct Plan {
     pub turn_start: Option<u32>,
     /// The context size before compaction (estimate of the rebuilt context).
     pub tokens_before: f64,
+    /// The prompt and tools in effect: the context's system messages replayed into one
+    /// (the reference 1.6 saves it as the compaction's `systemMessage`).
+    pub system: Option<Value>,
     /// The latest earlier compaction on the path, and its summary.
     pub previous: Option<u32>,
     pub previous_summary: Option<String>,
@@ -449,6 +452,7 @@ pub fn prepare(s: &Session, leaf: u32, budget: Budget) -> Result<Result<Plan, No
         split_turn: cut.split,
         turn_start: cut.turn_start.filter(|_| cut.split).map(|t| items[t].entry),
         tokens_before,
+        system: meter.current_system(),
         previous,
         previous_summary: prev_entry
             .get("summary")

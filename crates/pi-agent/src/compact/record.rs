@@ -31,6 +31,22 @@ pub enum RecordError {
     Append(#[from] AppendError),
 }
 
+/// The reference 1.6's `usage` of a compaction entry: what its summary requests used (none
+/// when no request was made: a summary given, or a hook's).
+pub(crate) fn usage_field(u: &pi_ai::Usage) -> Option<Vec<u8>> {
+    (*u != pi_ai::Usage::default()).then(|| js::stringify(&u.to_json()))
+}
+
+/// The reference 1.6's `systemMessage` of a compaction entry: the prompt and tools in effect,
+/// stamped with the entry's own time.
+pub(crate) fn system_field(system: Option<&pi_ai::value::Value>, now_ms: i64) -> Option<Vec<u8>> {
+    let pi_ai::value::Value::Obj(mut o) = system?.clone() else {
+        return None;
+    };
+    o.set("timestamp", pi_ai::value::Value::Num(now_ms as f64));
+    Some(pi_ai::value::Value::Obj(o).to_json())
+}
+
 /// Appends the compaction entry (and `extra.entries` after it) to the session at `path`,
 /// under the lock, if its leaf is still `leaf_id` (unless `explicit_leaf`: the entry is then
 /// a child of `leaf_id` wherever the leaf is). Without `wait`, `Ok(None)` when another
@@ -69,22 +85,29 @@ pub fn record(
     } else {
         Parent::Leaf
     };
-    let entry = NewEntry::new("compaction", parent)
+    let now = pi_base::clock::now_ms();
+    let mut entry = NewEntry::new("compaction", parent)
         .field("summary", jstr(&c.summary))
         .field("firstKeptEntryId", jstr(&c.first_kept_entry_id))
         .field("tokensBefore", js::number(c.tokens_before).into_bytes())
-        .field("details", js::stringify(&details))
-        .field(
-            "fromHook",
-            if extra.details.is_some() {
-                b"true".to_vec()
-            } else {
-                b"false".to_vec()
-            },
-        );
+        .field("details", js::stringify(&details));
+    if let Some(u) = usage_field(&c.usage) {
+        entry = entry.field("usage", u);
+    }
+    entry = entry.field(
+        "fromHook",
+        if extra.details.is_some() {
+            b"true".to_vec()
+        } else {
+            b"false".to_vec()
+        },
+    );
+    if let Some(sys) = system_field(c.system.as_ref(), now) {
+        entry = entry.field("systemMessage", sys);
+    }
     let mut batch = vec![entry];
     batch.extend(extra.entries.iter().cloned());
-    let lines = ap.append(&batch)?;
+    let lines = ap.append_at(&batch, now)?;
     Ok(lines.into_iter().next())
 }
 

@@ -30,6 +30,14 @@ pub enum SummaryError {
     /// An empty summary would replace the history by nothing.
     #[error("{what} failed: the model returned no text")]
     Empty { what: &'static str },
+    /// The answer stopped at the output limit: a summary cut short is not saved.
+    #[error(
+        "{what} failed: the answer reached the model's output limit, so the summary is incomplete"
+    )]
+    Truncated { what: &'static str },
+    /// The model called a tool instead of writing the summary.
+    #[error("{what} failed: the model called a tool instead of writing a summary")]
+    ToolCall { what: &'static str },
 }
 
 impl SummaryError {
@@ -58,6 +66,9 @@ pub struct Compaction {
     pub summary: String,
     pub first_kept_entry_id: String,
     pub tokens_before: f64,
+    /// The prompt and tools in effect, replayed from the context's system messages (saved
+    /// as the entry's `systemMessage`).
+    pub system: Option<Value>,
     pub read_files: Vec<String>,
     pub modified_files: Vec<String>,
     /// The summary requests' usage, summed (zero when no request was made).
@@ -123,16 +134,20 @@ pub(crate) fn turn_prefix_prompt(span: &Span) -> String {
 }
 
 impl Summarizer<'_> {
-    /// The options of one request: at most `max_tokens` of output, and never more than the
-    /// model's `maxTokens` (when known).
-    fn options(&self, max_tokens: u64, reasoning: bool) -> Options {
+    /// The options of one request for `prompt`: the model's output limit (`maxTokens`, as
+    /// the reference 1.6 sizes summaries), or `max_tokens` when the limit is not known; never
+    /// more than the model's window leaves after the request (its text estimated at four
+    /// bytes a token), so that a small local model is not asked for what it must refuse.
+    fn options(&self, max_tokens: u64, reasoning: bool, prompt: &str) -> Options {
         let mut o = self.options.clone();
         let model_max = self.target.model.max_tokens;
-        o.max_tokens = Some(if model_max > 0 {
-            max_tokens.min(model_max)
-        } else {
-            max_tokens
-        });
+        let mut max = if model_max > 0 { model_max } else { max_tokens };
+        let window = self.target.model.context_window;
+        if window > 0 {
+            let input = (prompt.len() + text::SYSTEM_PROMPT.len()).div_ceil(4) as u64;
+            max = max.min(window.saturating_sub(input).max(1));
+        }
+        o.max_tokens = Some(max);
         o.reasoning = if reasoning && self.target.model.reasoning {
             self.thinking_level.clone().filter(|l| l != "off")
         } else {
@@ -156,6 +171,16 @@ impl Summarizer<'_> {
             .await;
         if let Some(error) = reply.error() {
             return Err(SummaryError::Failed { what, error });
+        }
+        if reply.stop_reason == pi_ai::StopReason::Length {
+            return Err(SummaryError::Truncated { what });
+        }
+        if reply
+            .content
+            .iter()
+            .any(|b| matches!(b, pi_ai::Block::ToolCall { .. }))
+        {
+            return Err(SummaryError::ToolCall { what });
         }
         let text = reply.text();
         if text.trim().is_empty() {
@@ -192,16 +217,14 @@ impl Summarizer<'_> {
                 plan.previous_summary.as_deref(),
                 instructions,
             );
-            self.call(prompt, self.options(history_tokens, true), "Summarization")
-                .await
+            let opts = self.options(history_tokens, true, &prompt);
+            self.call(prompt, opts, "Summarization").await
         };
         let (summary, usage) = if plan.split_turn && !plan.turn_prefix.messages.is_empty() {
             let prefix_tokens = (0.5 * reserve as f64).floor() as u64;
-            let prefix = self.call(
-                turn_prefix_prompt(&plan.turn_prefix),
-                self.options(prefix_tokens, true),
-                "Turn prefix summarization",
-            );
+            let prompt = turn_prefix_prompt(&plan.turn_prefix);
+            let opts = self.options(prefix_tokens, true, &prompt);
+            let prefix = self.call(prompt, opts, "Turn prefix summarization");
             let (h, p) = tokio::join!(history, prefix);
             let ((h, mut usage), (p, prefix_usage)) = (h?, p?);
             usage.add(&prefix_usage);
@@ -221,9 +244,14 @@ impl Summarizer<'_> {
         messages: &[Value],
         file_ops: &FileOps,
         instructions: Option<&str>,
-    ) -> Result<(String, Vec<String>, Vec<String>), SummaryError> {
+    ) -> Result<(String, Vec<String>, Vec<String>, Usage), SummaryError> {
         if messages.is_empty() {
-            return Ok(("No content to summarize".to_owned(), Vec::new(), Vec::new()));
+            return Ok((
+                "No content to summarize".to_owned(),
+                Vec::new(),
+                Vec::new(),
+                Usage::default(),
+            ));
         }
         let mut prompt_text = text::BRANCH_PROMPT.to_owned();
         if let Some(i) = instructions.filter(|i| !i.is_empty()) {
@@ -231,13 +259,12 @@ impl Summarizer<'_> {
             prompt_text.push_str(i);
         }
         let prompt = text::request_text(&conversation(messages), None, &prompt_text);
-        let (text, _) = self
-            .call(prompt, self.options(2048, false), "Branch summarization")
-            .await?;
+        let opts = self.options(2048, true, &prompt);
+        let (text, usage) = self.call(prompt, opts, "Branch summarization").await?;
         let (read, modified) = file_ops.lists();
         let mut summary = format!("{}{text}", text::BRANCH_PREAMBLE);
         summary.push_str(&text::format_file_lists(&read, &modified));
-        Ok((summary, read, modified))
+        Ok((summary, read, modified, usage))
     }
 }
 
@@ -249,6 +276,7 @@ pub fn finish(plan: &Plan, mut summary: String) -> Compaction {
         summary,
         first_kept_entry_id: plan.first_kept_entry_id.clone(),
         tokens_before: plan.tokens_before,
+        system: plan.system.clone(),
         read_files: read,
         modified_files: modified,
         usage: Usage::default(),

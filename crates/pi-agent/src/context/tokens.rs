@@ -235,6 +235,12 @@ impl Meter {
         }
     }
 
+    /// The system messages added, replayed into one (the reference 1.6's
+    /// `getCurrentSystemMessage`).
+    pub fn current_system(&self) -> Option<Value> {
+        crate::context::current_system(&self.system)
+    }
+
     /// The usage the estimate rests on.
     pub fn usage(&self) -> Option<&Value> {
         self.last.as_ref().map(|(_, u, _)| u)
