@@ -232,6 +232,80 @@ cat >/dev/null; echo 'added to the list'
     f
 }
 
+/// What the reference 1.6 added, written by pi: a system message (as 1.6 persists its prompt),
+/// runs, `pi session edit` (omit, replace), a compaction by the model (its usage and
+/// system checkpoint), and a branch with a summary (the leaf left as `fromId`).
+fn scenario_edits(w: &World, server: &ModelServer) -> PathBuf {
+    server.push(answer_with_usage(
+        "The log says the build failed at step 3.",
+        400,
+    ));
+    status(&run_fixed(w, &["-p", "What does the build log say?"]), 0);
+    let f = session_file(w);
+    let fs = f.to_str().unwrap();
+    let system = json!({"role": "system", "content": "", "sections": {"preamble": "Be brief.", "cwd": "<cwd>\n/home/user/project\n</cwd>"},
+        "toolsAdded": [{"name": "read", "description": "Read a file", "parameters": {"type": "object"}}]});
+    let edit = |args: &[&str]| {
+        let o = w
+            .pi()
+            .env("PI_NOW", NOW)
+            .env("PI_SEED", SEED)
+            .args([&["session", "edit", fs][..], args].concat())
+            .output()
+            .unwrap();
+        status(&o, 0);
+    };
+    w.pi()
+        .env("PI_NOW", NOW)
+        .env("PI_SEED", SEED)
+        .args(["session", "append", fs])
+        .write_stdin(system.to_string())
+        .output()
+        .unwrap();
+    server.push(answer_with_usage("Step 3 runs the linker.", 600));
+    status(&run_fixed(w, &[fs, "-p", "And step 3?"]), 0);
+    let ids: Vec<String> = lines(&f)
+        .iter()
+        .filter(|e| e["type"] == "message")
+        .map(|e| e["id"].as_str().unwrap().to_owned())
+        .collect();
+    // The first question left out, the first answer shortened.
+    edit(&[&ids[0], "--omit"]);
+    edit(&[&ids[1], "--replace", "The build failed."]);
+    server.push(answer_with_usage("Try a clean build.", 800));
+    status(&run_fixed(w, &[fs, "-p", "What now?"]), 0);
+    server.push(
+        Reply::openai_text(&["## Original Request\n", "What now?"]).when("first part of a turn"),
+    );
+    server.push(Reply::openai_text(&["## Goal\n", "Fix the build."]).when("<conversation>"));
+    let o = w
+        .pi()
+        .env("PI_NOW", NOW)
+        .env("PI_SEED", SEED)
+        .args(["compact", fs, "--keep-recent-tokens", "10"])
+        .output()
+        .unwrap();
+    status(&o, 0);
+    server.push(answer_with_usage("Done.", 900));
+    status(&run_fixed(w, &[fs, "-p", "Thanks."]), 0);
+    let o = w
+        .pi()
+        .env("PI_NOW", NOW)
+        .env("PI_SEED", SEED)
+        .args([
+            "session",
+            "branch",
+            fs,
+            &ids[4],
+            "--summary",
+            "Went back to the log.",
+        ])
+        .output()
+        .unwrap();
+    status(&o, 0);
+    f
+}
+
 /// The file with the world's directory replaced by [`CWD`].
 fn normalized(w: &World, f: &Path) -> String {
     let text = std::fs::read_to_string(f).unwrap();
@@ -292,6 +366,24 @@ fn scenarios_write_the_committed_files() {
         assert!(types.iter().any(|x| x == t), "no {t} entry: {types:?}");
     }
     compare_or_update("extensions", &normalized(&w, &f));
+    let server = ModelServer::start();
+    let w = compat_world(&server);
+    let f = scenario_edits(&w, &server);
+    check(&w, &f);
+    let types: Vec<String> = lines(&f)
+        .iter()
+        .map(|e| e["type"].as_str().unwrap().to_owned())
+        .collect();
+    for t in ["context_edit", "compaction", "branch_summary"] {
+        assert!(types.iter().any(|x| x == t), "no {t} entry: {types:?}");
+    }
+    let c = lines(&f)
+        .into_iter()
+        .find(|e| e["type"] == "compaction")
+        .unwrap();
+    assert!(c["systemMessage"]["toolsAdded"].is_array(), "{c}");
+    assert!(c["usage"]["totalTokens"].is_number(), "{c}");
+    compare_or_update("edits", &normalized(&w, &f));
 }
 
 fn golden(name: &str) -> Value {
@@ -301,7 +393,7 @@ fn golden(name: &str) -> Value {
 
 #[test]
 fn the_reference_builds_the_same_context() {
-    for name in ["tools", "interrupted", "extensions"] {
+    for name in ["tools", "interrupted", "extensions", "edits"] {
         let g = golden(name);
         let w = World::new();
         let f = w.write(

@@ -285,7 +285,8 @@ fn branch_persists_the_new_leaf() {
         texts,
         [&json!("u1"), &a[1]["message"]["content"], &json!("u3")]
     );
-    // With a summary: a branch_summary whose fromId is the branch point (upstream's rule).
+    // With a summary: a branch_summary whose fromId is the leaf left, u3 (the reference
+    // 1.6's rule; 0.73 wrote the branch point there).
     let d = jsonl(&w.ok(&[
         "session",
         "branch",
@@ -295,7 +296,8 @@ fn branch_persists_the_new_leaf() {
         "Abandoned u3.",
     ]));
     assert_eq!(d[0]["type"], "branch_summary");
-    assert_eq!(d[0]["fromId"], a1);
+    assert_eq!(d[0]["fromId"], c[0]["id"]);
+    assert_eq!(d[0]["parentId"], a1);
     assert_eq!(d[0]["summary"], "Abandoned u3.");
     assert_eq!(d[0]["fromHook"], false);
     let raw = std::fs::read_to_string(&s).unwrap();
@@ -321,10 +323,10 @@ fn branch_persists_the_new_leaf() {
         "From stdin",
     ));
     assert_eq!(g[0]["summary"], "From stdin");
-    // `root` starts a new root.
+    // `root` starts a new root; `fromId` is still the leaf left.
     let r = jsonl(&w.ok(&["session", "branch", sp, "root", "--summary", "fresh start"]));
     assert_eq!(r[0]["parentId"], Value::Null);
-    assert_eq!(r[0]["fromId"], "root");
+    assert_eq!(r[0]["fromId"], g[0]["id"]);
     // Errors.
     let before = std::fs::read(&s).unwrap();
     w.pi()
