@@ -101,6 +101,8 @@ fn dry_run_prints_the_plan_and_writes_nothing() {
     assert_eq!(r["splitTurn"], true);
     assert_eq!(r["turnStartEntryId"], "e17");
     assert_eq!(r["tokensBefore"], 900);
+    // What stays besides the summary: e18, an answer of 40 characters.
+    assert_eq!(r["estimatedTokensAfter"], 10);
     assert_eq!(r["previousCompactionId"], "e10");
     assert_eq!(r["previousSummary"], "S1");
     assert_eq!(r["boundaryStartEntryId"], "e8");

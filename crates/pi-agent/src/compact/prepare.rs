@@ -62,6 +62,8 @@ pub struct Item {
     pub kind: Kind,
     /// The estimated tokens of the messages the entry gives the model.
     pub tokens: u64,
+    /// The same without its system messages (which a compaction's checkpoint replaces).
+    pub conversation_tokens: u64,
     /// Whether it gives the model a message at all.
     pub visible: bool,
     /// Whether one of its messages may start the kept part (user, assistant, shell command,
@@ -166,15 +168,20 @@ fn load(s: &Session, plan: &context::Plan, meter: &mut tokens::Meter) -> io::Res
                         .is_some_and(|r| roles.contains(&r.text().as_ref()))
                 })
         };
-        let mut tokens = 0;
+        let (mut tokens, mut conversation_tokens) = (0, 0);
         for m in &messages {
-            tokens += tokens::estimate(m);
+            let t = tokens::estimate(m);
+            tokens += t;
+            if !m.get("role").is_some_and(|r| r.is_str("system")) {
+                conversation_tokens += t;
+            }
             meter.add_entry(m, Some(i), false);
         }
         items.push(Item {
             entry: i,
             kind,
             tokens,
+            conversation_tokens,
             visible: !messages.is_empty(),
             cut_point: role_in(&CUT_ROLES),
             turn_start: role_in(&CUT_ROLES[2..]) || role_in(&CUT_ROLES[..1]),
@@ -368,6 +375,9 @@ pub struct Plan {
     /// The prompt and tools in effect: the context's system messages replayed into one
     /// (the reference 1.6 saves it as the compaction's `systemMessage`).
     pub system: Option<Value>,
+    /// The estimated size of the context after the compaction, the summary not counted:
+    /// the system checkpoint and the kept messages.
+    pub estimated_tokens_after: f64,
     /// The latest earlier compaction on the path, and its summary.
     pub previous: Option<u32>,
     pub previous_summary: Option<String>,
@@ -407,6 +417,7 @@ pub fn prepare(s: &Session, leaf: u32, budget: Budget) -> Result<Result<Plan, No
         Some(c) => Value::parse(&s.line(c)?).unwrap_or_default(),
         None => Value::Null,
     };
+    let system = meter.current_system();
     let cut = find_cut_point(&items, 0, items.len(), budget.keep_recent_tokens);
     let Some(first) = items.get(cut.first_kept) else {
         return Ok(Err(NoPlan::TooSmall));
@@ -452,7 +463,12 @@ pub fn prepare(s: &Session, leaf: u32, budget: Budget) -> Result<Result<Plan, No
         split_turn: cut.split,
         turn_start: cut.turn_start.filter(|_| cut.split).map(|t| items[t].entry),
         tokens_before,
-        system: meter.current_system(),
+        estimated_tokens_after: (system.as_ref().map_or(0, tokens::estimate)
+            + items[cut.first_kept..]
+                .iter()
+                .map(|it| it.conversation_tokens)
+                .sum::<u64>()) as f64,
+        system,
         previous,
         previous_summary: prev_entry
             .get("summary")
@@ -476,6 +492,7 @@ mod tests {
             entry: 0,
             kind,
             tokens: chars.div_ceil(4) as u64,
+            conversation_tokens: chars.div_ceil(4) as u64,
             visible: role.is_some(),
             cut_point: roles(&CUT_ROLES),
             turn_start: roles(&CUT_ROLES) && role != Some("assistant"),

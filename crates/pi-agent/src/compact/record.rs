@@ -141,6 +141,10 @@ pub(crate) fn plan_record(s: &Session, p: &Plan, model: Option<String>) -> Map<S
         p.first_kept_entry_id.clone().into(),
     );
     m.insert("tokensBefore".into(), js::json_number(p.tokens_before));
+    m.insert(
+        "estimatedTokensAfter".into(),
+        js::json_number(p.estimated_tokens_after),
+    );
     m.insert("splitTurn".into(), p.split_turn.into());
     m.insert(
         "turnStartEntryId".into(),
