@@ -270,7 +270,7 @@ impl RunSettings {
             no_skills: false,
         });
         warnings.extend(resources.warnings.iter().cloned());
-        let (hooks, project, tools, tool_choice) = extensions(args, ctx, &cwd, warnings)?;
+        let (hooks, project, programs, mut tools) = extensions(args, ctx, &cwd, warnings)?;
         let prompt = if args.rpc { None } else { read_prompt(args)? };
         if let Some(p) = &prompt {
             check_prompt(p, &resources)?;
@@ -288,6 +288,20 @@ impl RunSettings {
             Some(o) => o.context()?,
             None => (Vec::new(), None, None),
         };
+        // A session that records its tool loadout (the reference 1.6's system messages)
+        // continues with it, unless the tools are named on the command line.
+        if args.tools.is_none()
+            && !args.no_tools
+            && !args.no_builtin_tools
+            && let Some(restored) = restored_tools(&messages, &programs)
+        {
+            tools = restored;
+        }
+        let tool_choice = args
+            .tool_choice
+            .as_deref()
+            .map(|c| tool_choice(c, &tools))
+            .transpose()?;
         if prompt.is_none() && !args.rpc && messages.last().is_none_or(store::is_assistant) {
             return Err(Exit::new(ExitStatus::Usage, anyhow::anyhow!("no prompt"))
                 .hint("pass -p PROMPT or pipe the prompt to stdin")
@@ -377,7 +391,7 @@ fn extensions(
     ctx: &Ctx,
     cwd: &std::path::Path,
     mut warnings: Vec<String>,
-) -> anyhow::Result<(HookSet, Project, Vec<Tool>, Option<ToolChoice>)> {
+) -> anyhow::Result<(HookSet, Project, Programs, Vec<Tool>)> {
     let agent_dir = &ctx.dirs.agent_dir;
     let project = Project::load(agent_dir, cwd);
     warnings.extend(project.warnings.iter().cloned());
@@ -392,12 +406,64 @@ fn extensions(
         crate::error::warn(w);
     }
     let tools = select_tools(args, &programs);
-    let choice = args
-        .tool_choice
-        .as_deref()
-        .map(|c| tool_choice(c, &tools))
-        .transpose()?;
-    Ok((hooks, project, tools, choice))
+    Ok((hooks, project, programs, tools))
+}
+
+/// The program tools found for a run.
+type Programs = Vec<Arc<dyn pi_tools::CustomTool>>;
+
+/// The tools a session's context declares (the reference 1.6's `_restoreToolsFromTranscript`):
+/// those its system messages leave added, in their order, that pi has, and program tools the
+/// system messages never mention (added since). `None` without system messages: the run's
+/// own selection stands. pi replays the system messages of the context (a compaction's
+/// checkpoint stands for those before it), not every one on the branch.
+fn restored_tools(
+    messages: &[Message],
+    programs: &[Arc<dyn pi_tools::CustomTool>],
+) -> Option<Vec<Tool>> {
+    let system: Vec<&Message> = messages
+        .iter()
+        .filter(|m| m.get("role").is_some_and(|r| r.is_str("system")))
+        .collect();
+    if system.is_empty() {
+        return None;
+    }
+    let name = |t: &Message| {
+        t.get("name")
+            .and_then(|n| n.as_jstr())
+            .map(|n| n.text().into_owned())
+    };
+    let mentioned: Vec<String> = system
+        .iter()
+        .flat_map(|m| {
+            ["toolsAdded", "toolsRemoved"]
+                .into_iter()
+                .filter_map(|k| m.get(k).and_then(|v| v.as_arr()))
+                .flatten()
+        })
+        .filter_map(name)
+        .collect();
+    let current = pi_agent::context::current_system(system.iter().copied());
+    let mut names: Vec<String> = current
+        .as_ref()
+        .and_then(|c| c.get("toolsAdded"))
+        .and_then(|v| v.as_arr())
+        .unwrap_or_default()
+        .iter()
+        .filter_map(name)
+        .collect();
+    names.extend(
+        programs
+            .iter()
+            .map(|p| p.definition().name.clone())
+            .filter(|n| !mentioned.contains(n)),
+    );
+    Some(pi_tools::select_active(
+        Some(&names.join(",")),
+        false,
+        false,
+        programs,
+    ))
 }
 
 /// How long a run waits for another writer's short append before calling the session busy.

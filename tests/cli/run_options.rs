@@ -171,3 +171,51 @@ fn ctrl_c_cancels_a_pending_retry() {
     assert_eq!(ms[1]["stopReason"], "error");
     check(&w, &f);
 }
+
+/// The tools a request declares.
+fn tool_names(server: &ModelServer, k: usize) -> Vec<String> {
+    server.requests()[k].json()["tools"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A session whose system messages record its tool loadout (the reference 1.6 writes them)
+/// continues with those tools, as 1.6 restores them; tools named on the command line win.
+#[test]
+fn a_session_continues_with_the_tools_it_records() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    let f = w.new_session();
+    let f = f.to_str().unwrap();
+    let decl = |n: &str| json!({"name": n, "description": n, "parameters": {"type": "object"}});
+    let system = [
+        json!({"role": "system", "content": "", "sections": {"preamble": "Hi."},
+               "toolsAdded": [decl("read"), decl("bash"), decl("grep"), decl("nosuch")]}),
+        json!({"role": "system", "content": "", "toolsRemoved": [{"name": "bash"}]}),
+    ];
+    let body: Vec<String> = system.iter().map(|m| m.to_string()).collect();
+    w.ok_in(&["session", "append", f], &body.join("\n"));
+    server.push(answer_with_usage("ok", 100));
+    status(&run(&w, &[f, "-p", "go"]), 0);
+    // read and grep, in their order; bash was removed; nosuch is not a tool pi has.
+    assert_eq!(tool_names(&server, 0), ["read", "grep"]);
+    let prompt = system_prompt(&server, 0);
+    assert!(prompt.contains("grep"), "{prompt}");
+    server.push(answer_with_usage("ok", 100));
+    status(&run(&w, &[f, "-p", "again", "--tools", "bash"]), 0);
+    assert_eq!(tool_names(&server, 1), ["bash"]);
+    // A session without system messages keeps the default tools.
+    let g = w.new_session();
+    w.ok_in(
+        &["session", "append", g.to_str().unwrap()],
+        &crate::common::user("q"),
+    );
+    server.push(answer_with_usage("ok", 100));
+    status(&run(&w, &[g.to_str().unwrap(), "-p", "go"]), 0);
+    assert_eq!(tool_names(&server, 2), ["read", "bash", "edit", "write"]);
+}
