@@ -354,7 +354,74 @@ fn images(body: &Map<String, Json>) -> Result<Vec<Message>, String> {
     Ok(out)
 }
 
-/// Counts and totals of a context (`get_session_stats`).
+/// The counts and usage totals of `get_session_stats` over every entry of a session file, as
+/// the reference 1.6's `getSessionStats` makes them: messages of all branches, and the usage
+/// of assistant messages, tool results that carry one, `usage` entries, compactions and
+/// branch summaries. `None` when the file cannot be read.
+fn file_stats(path: &std::path::Path) -> Option<([u64; 5], [f64; 4], f64)> {
+    use std::io::BufRead;
+    let f = std::fs::File::open(path).ok()?;
+    // user, assistant, toolResult, all messages, tool calls
+    let mut counts = [0u64; 5];
+    let mut tokens = [0f64; 4];
+    let mut cost = 0f64;
+    let mut add = |u: &Json| {
+        for (slot, key) in tokens
+            .iter_mut()
+            .zip(["input", "output", "cacheRead", "cacheWrite"])
+        {
+            *slot += u.get(key).and_then(Json::as_f64).unwrap_or(0.0);
+        }
+        cost += u
+            .pointer("/cost/total")
+            .and_then(Json::as_f64)
+            .unwrap_or(0.0);
+    };
+    for line in std::io::BufReader::new(f).split(b'\n') {
+        let Ok(e) = serde_json::from_slice::<Json>(&line.ok()?) else {
+            continue;
+        };
+        match e.get("type").and_then(Json::as_str) {
+            Some("usage" | "compaction" | "branch_summary") => {
+                if let Some(u) = e.get("usage").filter(|u| u.is_object()) {
+                    add(u);
+                }
+            }
+            Some("message") => {
+                let Some(m) = e.get("message") else { continue };
+                counts[3] += 1;
+                match m.get("role").and_then(Json::as_str) {
+                    Some("user") => counts[0] += 1,
+                    Some("toolResult") => {
+                        counts[2] += 1;
+                        if let Some(u) = m.get("usage").filter(|u| u.is_object()) {
+                            add(u);
+                        }
+                    }
+                    Some("assistant") => {
+                        counts[1] += 1;
+                        counts[4] += m.get("content").and_then(Json::as_array).map_or(0, |c| {
+                            c.iter()
+                                .filter(|b| {
+                                    b.get("type").and_then(Json::as_str) == Some("toolCall")
+                                })
+                                .count() as u64
+                        });
+                        if let Some(u) = m.get("usage").filter(|u| u.is_object()) {
+                            add(u);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            _ => {}
+        }
+    }
+    Some((counts, tokens, cost))
+}
+
+/// Counts and totals of a session (`get_session_stats`): of its file when it has one (the
+/// reference 1.6's rule), else of the context.
 fn stats(messages: &[Message], info: &Info, snap: &Snapshot) -> Json {
     let (mut users, mut assistants, mut calls, mut results) = (0u64, 0u64, 0u64, 0u64);
     let mut tokens = [0f64; 4];
@@ -402,6 +469,12 @@ fn stats(messages: &[Message], info: &Info, snap: &Snapshot) -> Json {
             _ => {}
         }
     }
+    let mut total_messages = messages.len() as u64;
+    if let Some((c, t, k)) = info.session_file.as_deref().and_then(file_stats) {
+        [users, assistants, results, total_messages, calls] = c;
+        tokens = t;
+        cost = k;
+    }
     let total: f64 = tokens.iter().sum();
     let mut o = json!({});
     if let Some(f) = &info.session_file {
@@ -412,7 +485,7 @@ fn stats(messages: &[Message], info: &Info, snap: &Snapshot) -> Json {
     o["assistantMessages"] = json!(assistants);
     o["toolCalls"] = json!(calls);
     o["toolResults"] = json!(results);
-    o["totalMessages"] = json!(messages.len());
+    o["totalMessages"] = json!(total_messages);
     o["tokens"] = json!({"input": tokens[0], "output": tokens[1], "cacheRead": tokens[2],
                          "cacheWrite": tokens[3], "total": total});
     o["cost"] = json!(cost);

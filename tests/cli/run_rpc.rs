@@ -1092,3 +1092,57 @@ fn get_tree_orders_children_and_carries_labels() {
     let (code, _) = c.close();
     assert_eq!(code, 0);
 }
+
+/// `get_session_stats` counts the whole file, as the reference 1.6's `getSessionStats` does:
+/// messages of every branch, and the usage of answers, `usage` entries and summaries.
+#[test]
+fn session_stats_count_every_entry_of_the_file() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    let f = w.new_session();
+    let fs = f.to_str().unwrap();
+    let u = |input: u64, cost: f64| {
+        json!({"input": input, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": input + 1,
+               "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": cost}})
+    };
+    let a = |text: &str, input: u64| {
+        json!({"role": "assistant", "content": [{"type": "text", "text": text},
+               {"type": "toolCall", "id": "c", "name": "read", "arguments": {}}],
+               "api": "openai-completions", "provider": "mock", "model": "m1",
+               "usage": u(input, 0.5), "stopReason": "toolUse"})
+    };
+    let first = jsonl(
+        &w.ok_in(
+            &["session", "append", fs],
+            &[json!({"role": "user", "content": "q1"}), a("a1", 100)]
+                .iter()
+                .map(Value::to_string)
+                .collect::<Vec<_>>()
+                .join("\n"),
+        ),
+    );
+    // Another branch from the first question, and a usage record on it.
+    w.ok(&["session", "branch", fs, first[0]["id"].as_str().unwrap()]);
+    w.ok_in(
+        &["session", "append", fs],
+        &[
+            a("a2", 200).to_string(),
+            json!({"type": "usage", "kind": "cache_warm", "provider": "mock", "model": "m1", "usage": u(1000, 0.25)})
+                .to_string(),
+        ]
+        .join("\n"),
+    );
+    let mut c = Client::start(&w, &[fs]);
+    let st = c.call("s", json!({"type": "get_session_stats"}));
+    let d = &st["data"];
+    assert_eq!(d["userMessages"], 1);
+    assert_eq!(d["assistantMessages"], 2, "both branches: {d}");
+    assert_eq!(d["toolCalls"], 2);
+    assert_eq!(d["totalMessages"], 3);
+    assert_eq!(d["tokens"]["input"], 1300.0);
+    assert_eq!(d["tokens"]["output"], 3.0);
+    assert_eq!(d["tokens"]["total"], 1303.0);
+    assert_eq!(d["cost"], 1.25);
+    let (code, _) = c.close();
+    assert_eq!(code, 0);
+}
