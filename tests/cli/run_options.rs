@@ -99,7 +99,7 @@ fn keys_and_headers_reach_the_request() {
         "agent/models.json",
         json!({"providers": {
             "keyed": {"baseUrl": format!("{}/v1", server.url()), "api": "openai-completions", "apiKey": "sk-from-models-json",
-                      "headers": {"x-team": "blue", "x-from-env": "TEAM_TOKEN", "x-from-cmd": "!echo computed"},
+                      "headers": {"x-team": "blue", "x-from-env": "$TEAM_TOKEN", "x-literal": "TEAM_TOKEN", "x-from-cmd": "!echo computed"},
                       "models": [{"id": "k1"}]},
             "openai": {"baseUrl": format!("{}/v1", server.url())}
         }})
@@ -121,6 +121,8 @@ fn keys_and_headers_reach_the_request() {
     assert_eq!(r.header("authorization"), Some("Bearer sk-from-auth-json"));
     assert_eq!(r.header("x-team"), Some("blue"));
     assert_eq!(r.header("x-from-env"), Some("tok-42"));
+    // A bare name is literal text (the reference 1.6); only `$NAME` reads the environment.
+    assert_eq!(r.header("x-literal"), Some("TEAM_TOKEN"));
     assert_eq!(r.header("x-from-cmd"), Some("computed"));
     // The built-in openai provider (the Responses API), its key from OPENAI_API_KEY.
     server.push(Reply::responses_text(&["two"]));
@@ -137,6 +139,99 @@ fn keys_and_headers_reach_the_request() {
     assert_eq!(r.json()["model"], "gpt-4o");
     assert!(!out(&o).contains("sk-from"));
     assert!(!err(&o).contains("sk-from"));
+}
+
+/// `apiKey` in models.json as the reference 1.6 documents it: a literal, `$NAME` /
+/// `${NAME}` interpolation, or a `!command`'s output, each arriving as the bearer key; the
+/// models.json key comes before the provider's environment variable; a variable that is
+/// not set is an error naming it, and no key appears in any output.
+#[test]
+fn api_key_forms_of_models_json() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    let base = format!("{}/v1", server.url());
+    w.write(
+        "agent/models.json",
+        json!({"providers": {
+            "lit": {"baseUrl": base, "api": "openai-completions", "apiKey": "sk-literal-1234", "models": [{"id": "m"}]},
+            "env": {"baseUrl": base, "api": "openai-completions", "apiKey": "$ACME_SECRET", "models": [{"id": "m"}]},
+            "tmpl": {"baseUrl": base, "api": "openai-completions", "apiKey": "sk-${ACME_SECRET}-$$x", "models": [{"id": "m"}]},
+            "cmd": {"baseUrl": base, "api": "openai-completions", "apiKey": "!printf 'sk-%s' from-command", "models": [{"id": "m"}]},
+            "unset": {"baseUrl": base, "api": "openai-completions", "apiKey": "$ACME_UNSET_VAR", "models": [{"id": "m"}]},
+            "openai": {"baseUrl": base, "apiKey": "$ACME_SECRET"}
+        }})
+        .to_string(),
+    );
+    let expected = [
+        ("lit/m", "Bearer sk-literal-1234"),
+        ("env/m", "Bearer sk-env-secret-99"),
+        ("tmpl/m", "Bearer sk-sk-env-secret-99-$x"),
+        ("cmd/m", "Bearer sk-from-command"),
+    ];
+    for (k, (model, auth)) in expected.iter().enumerate() {
+        server.push(Reply::openai_text(&["ok"]));
+        let o = w
+            .pi()
+            .env("ACME_SECRET", "sk-env-secret-99")
+            .env_remove("ACME_UNSET_VAR")
+            .args(["run", "--no-session", "--model", model, "-p", "x"])
+            .output()
+            .unwrap();
+        status(&o, 0);
+        assert_eq!(server.requests()[k].header("authorization"), Some(*auth));
+        for secret in ["sk-literal", "sk-env-secret", "sk-from-command"] {
+            assert!(!out(&o).contains(secret) && !err(&o).contains(secret));
+        }
+    }
+    // models.json's key wins over OPENAI_API_KEY for the built-in provider.
+    server.push(Reply::responses_text(&["ok"]));
+    let o = w
+        .pi()
+        .env("ACME_SECRET", "sk-env-secret-99")
+        .env("OPENAI_API_KEY", "sk-openai-env-77")
+        .args(["run", "--no-session", "--model", "openai/gpt-4o", "-p", "x"])
+        .output()
+        .unwrap();
+    status(&o, 0);
+    assert_eq!(
+        server.requests()[4].header("authorization"),
+        Some("Bearer sk-env-secret-99")
+    );
+    // A variable that is not set: an error naming it (not the key), nothing sent.
+    let o = w
+        .pi()
+        .env_remove("ACME_UNSET_VAR")
+        .args(["run", "--no-session", "--model", "unset/m", "-p", "x"])
+        .output()
+        .unwrap();
+    assert_ne!(o.status.code(), Some(0));
+    assert!(
+        err(&o).contains("environment variable ACME_UNSET_VAR is not set"),
+        "{}",
+        err(&o)
+    );
+    assert_eq!(server.requests().len(), 5);
+    // `pi models` counts a key only when its variables are set, and shows no key.
+    let o = w
+        .pi()
+        .env("ACME_SECRET", "sk-env-secret-99")
+        .env_remove("ACME_UNSET_VAR")
+        .args(["models", "--all", "--json"])
+        .output()
+        .unwrap();
+    status(&o, 0);
+    let listed = out(&o);
+    assert!(!listed.contains("sk-env-secret") && !listed.contains("sk-literal"));
+    let key_of = |id: &str| {
+        listed
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+            .find(|m| m["provider"] == id)
+            .map(|m| m["key"].clone())
+            .unwrap()
+    };
+    assert_eq!(key_of("env"), "models.json");
+    assert_eq!(key_of("unset"), serde_json::Value::Null);
 }
 
 /// Ctrl-C during the wait before an automatic retry ends it: `auto_retry_end` with
