@@ -343,11 +343,9 @@ impl RunSettings {
 /// pi's rule for a reserve that does not fit the model's window: the agent applies it
 /// whenever it judges the context; it is said once, here.
 fn warn_unfitted_reserve(agent: &pi_agent::agent::settings::Settings, target: &Target) {
-    let fitted = pi_agent::context::tokens::Reserves {
-        reserve_tokens: agent.reserve_tokens,
-        keep_recent_tokens: agent.keep_recent_tokens,
-    }
-    .fit(target.model.context_window);
+    let fitted = agent
+        .reserves_for(&target.model.provider, &target.model.id)
+        .fit(target.model.context_window);
     let model_name = format!("{}/{}", target.model.provider, target.model.id);
     if let Some(w) = fitted.warning("reserveTokens", Some(&model_name)) {
         crate::error::warn(&crate::output::escape(&w));
