@@ -95,12 +95,19 @@ pub struct RunArgs {
     /// lowered or raised to the nearest level the model supports
     #[arg(long, value_enum, value_name = "LEVEL")]
     pub thinking: Option<Thinking>,
-    /// Active tools, comma-separated, in this order [default: read,bash,edit,write, then
-    /// every program tool]
+    /// Active tools, comma-separated, in this order [default: defaultTools of settings.json,
+    /// else read,bash,edit,write; then every program tool]
     ///
     /// Built-in tools: read, bash, edit, write, grep, find, ls; program tools go by the name
-    /// they describe. Unknown names are ignored with a warning.
-    #[arg(long, value_name = "LIST", conflicts_with = "no_tools")]
+    /// they describe. Unknown names are ignored with a warning. A list of only +NAME and
+    /// -NAME entries adds tools to or removes them from the default selection instead
+    /// (`--tools +grep,-bash`); names and +/- entries cannot be mixed.
+    #[arg(
+        long,
+        value_name = "LIST",
+        conflicts_with = "no_tools",
+        allow_hyphen_values = true
+    )]
     pub tools: Option<String>,
     /// No tools at all (program tools included)
     #[arg(long)]
@@ -198,27 +205,69 @@ fn tool_choice(arg: &str, tools: &[Tool]) -> anyhow::Result<ToolChoice> {
     })
 }
 
-fn select_tools(args: &RunArgs, programs: &[Arc<dyn pi_tools::CustomTool>]) -> Vec<Tool> {
-    if let Some(list) = &args.tools {
-        for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
-            if ToolName::from_name(name).is_none()
-                && !programs.iter().any(|p| p.definition().name == name)
-            {
-                let mut known: Vec<&str> = ToolName::ALL.iter().map(|t| t.as_str()).collect();
-                known.extend(programs.iter().map(|p| p.definition().name.as_str()));
-                crate::error::warn(&format!(
-                    "unknown tool '{name}' ignored (tools: {})",
-                    known.join(", ")
-                ));
-            }
+/// `defaultTools` of the merged settings of `cwd`: the string entries of a list (anything
+/// else is warned of and ignored).
+fn default_tools(agent_dir: &std::path::Path, cwd: &std::path::Path) -> Option<Vec<String>> {
+    let (m, _) = pi_base::config::settings(agent_dir, cwd);
+    let v = m.get("defaultTools")?;
+    let Some(a) = v.as_array() else {
+        crate::error::warn("settings.json: defaultTools: expected a list of tool names; ignored");
+        return None;
+    };
+    let mut out = Vec::new();
+    for (i, e) in a.iter().enumerate() {
+        match e.as_str() {
+            Some(s) => out.push(s.to_owned()),
+            None => crate::error::warn(&format!(
+                "settings.json: defaultTools[{i}]: expected a tool name; ignored"
+            )),
         }
     }
-    pi_tools::select_active(
-        args.tools.as_deref(),
-        args.no_tools,
-        args.no_builtin_tools,
-        programs,
-    )
+    Some(out)
+}
+
+fn select_tools(
+    args: &RunArgs,
+    default_tools: Option<&[String]>,
+    programs: &[Arc<dyn pi_tools::CustomTool>],
+) -> anyhow::Result<Vec<Tool>> {
+    let sel = pi_tools::Selection {
+        list: args.tools.as_deref(),
+        no_tools: args.no_tools,
+        no_builtin_tools: args.no_builtin_tools,
+        default_tools,
+    };
+    let entries = sel.entries();
+    if let Some(e) = pi_tools::tool_list_error(&entries) {
+        return Err(crate::error::usage(format!("--tools: {e}")));
+    }
+    let known_name = |n: &str| {
+        ToolName::from_name(n).is_some() || programs.iter().any(|p| p.definition().name == n)
+    };
+    let named = entries.iter().map(|e| (*e, "--tools")).chain(
+        default_tools
+            .unwrap_or_default()
+            .iter()
+            .map(|e| (e.as_str(), "settings.json: defaultTools")),
+    );
+    for (entry, from) in named {
+        let name = entry.strip_prefix('+').unwrap_or(entry);
+        if name.starts_with('-') || name.is_empty() || known_name(name) {
+            continue;
+        }
+        let mut known: Vec<&str> = ToolName::ALL.iter().map(|t| t.as_str()).collect();
+        known.extend(programs.iter().map(|p| p.definition().name.as_str()));
+        let prefix = if from == "--tools" {
+            String::new()
+        } else {
+            format!("{from}: ")
+        };
+        crate::error::warn(&format!(
+            "{prefix}unknown tool '{name}' ignored (tools: {})",
+            known.join(", ")
+        ));
+    }
+    Ok(pi_tools::select_active(sel, programs))
 }
 
 /// Everything a run starts from, resolved before anything is written.
@@ -389,7 +438,8 @@ fn extensions(
     for w in &warnings {
         crate::error::warn(w);
     }
-    let tools = select_tools(args, &programs);
+    let default_tools = default_tools(agent_dir, cwd);
+    let tools = select_tools(args, default_tools.as_deref(), &programs)?;
     let choice = args
         .tool_choice
         .as_deref()

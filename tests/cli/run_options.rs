@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::common::model_server::{ModelServer, Reply};
 use crate::run_support::*;
@@ -265,4 +265,123 @@ fn ctrl_c_cancels_a_pending_retry() {
     let ms = messages(&f);
     assert_eq!(ms[1]["stopReason"], "error");
     check(&w, &f);
+}
+
+/// `defaultTools` (the reference 1.6): names replace the default tools, `+name`/`-name`
+/// change them, `[]` is none; a project list of only `+`/`-` entries changes the user's;
+/// `--tools` names override it, `--tools` `+`/`-` entries change it, and both kinds mixed
+/// are a usage error.
+#[test]
+fn default_tools_setting_and_tools_modifiers() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    let tools_of =
+        |w: &crate::common::World, extra: &[&str], user: Value, project: Option<Value>| {
+            settings(w, user);
+            match project {
+                Some(p) => {
+                    w.write("proj/.pi/settings.json", p.to_string());
+                }
+                None => {
+                    let _ = std::fs::remove_file(w.path("proj/.pi/settings.json"));
+                }
+            }
+            server.push(Reply::openai_text(&["ok"]));
+            let mut args = vec!["--no-session"];
+            args.extend_from_slice(extra);
+            args.extend(["-p", "x"]);
+            let o = run(w, &args);
+            status(&o, 0);
+            let body = server.requests().last().unwrap().json();
+            let names: Vec<String> = body["tools"]
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
+                        .collect()
+                })
+                .unwrap_or_default();
+            (names, err(&o))
+        };
+    let none = json!({});
+    assert_eq!(
+        tools_of(&w, &[], none.clone(), None).0,
+        ["read", "bash", "edit", "write"]
+    );
+    let (names, warnings) = tools_of(
+        &w,
+        &[],
+        json!({"defaultTools": ["+grep", "-bash", "+codemode"]}),
+        None,
+    );
+    assert_eq!(names, ["read", "edit", "write", "grep"]);
+    assert!(
+        warnings.contains("settings.json: defaultTools: unknown tool 'codemode' ignored"),
+        "{warnings}"
+    );
+    assert_eq!(
+        tools_of(&w, &[], json!({"defaultTools": ["ls", "+find"]}), None).0,
+        ["ls", "find"]
+    );
+    assert!(
+        tools_of(&w, &[], json!({"defaultTools": []}), None)
+            .0
+            .is_empty()
+    );
+    let user = json!({"defaultTools": ["read", "bash"]});
+    assert_eq!(
+        tools_of(
+            &w,
+            &[],
+            user.clone(),
+            Some(json!({"defaultTools": ["+ls", "-bash"]}))
+        )
+        .0,
+        ["read", "ls"]
+    );
+    assert_eq!(
+        tools_of(
+            &w,
+            &[],
+            user.clone(),
+            Some(json!({"defaultTools": ["find"]}))
+        )
+        .0,
+        ["find"]
+    );
+    assert_eq!(
+        tools_of(&w, &["--tools", "+write,-read"], user.clone(), None).0,
+        ["bash", "write"]
+    );
+    assert_eq!(
+        tools_of(&w, &["--tools", "-bash"], user.clone(), None).0,
+        ["read"]
+    );
+    assert_eq!(
+        tools_of(&w, &["--tools", "grep"], user.clone(), None).0,
+        ["grep"]
+    );
+    assert_eq!(
+        tools_of(
+            &w,
+            &["--no-builtin-tools", "--tools", "+ls"],
+            user.clone(),
+            None
+        )
+        .0,
+        ["ls"]
+    );
+    assert!(
+        tools_of(&w, &["--no-builtin-tools"], user.clone(), None)
+            .0
+            .is_empty()
+    );
+    // Names and +/- entries mixed, or a pattern in a +/- entry: a usage error, nothing sent.
+    let before = server.requests().len();
+    for list in ["read,+grep", "+gr*"] {
+        let o = run(&w, &["--no-session", "--tools", list, "-p", "x"]);
+        status(&o, 2);
+        assert!(err(&o).contains("--tools: "), "{}", err(&o));
+    }
+    assert_eq!(server.requests().len(), before);
 }

@@ -118,7 +118,21 @@ fn merge_settings(paths: &[PathBuf]) -> (Map<String, Value>, Vec<String>) {
             }
         };
         match serde_json::from_slice::<Value>(&text) {
-            Ok(Value::Object(o)) => deep_merge(&mut merged, o),
+            Ok(Value::Object(mut o)) => {
+                // `defaultTools` of only `+name`/`-name` entries changes the list it
+                // goes over instead of replacing it (1.6).
+                if let (Some(Value::Array(base)), Some(Value::Array(over))) =
+                    (merged.get("defaultTools"), o.get("defaultTools"))
+                    && over
+                        .iter()
+                        .all(|e| e.as_str().is_some_and(|e| e.starts_with(['+', '-'])))
+                {
+                    let mut joined = base.clone();
+                    joined.extend(over.iter().cloned());
+                    o.insert("defaultTools".into(), Value::Array(joined));
+                }
+                deep_merge(&mut merged, o)
+            }
             Ok(_) => warnings.push(format!("ignoring {}: not a JSON object", path.display())),
             Err(e) => warnings.push(format!("ignoring {}: {e}", path.display())),
         }
