@@ -206,24 +206,15 @@ fn tool_choice(arg: &str, tools: &[Tool]) -> anyhow::Result<ToolChoice> {
 }
 
 /// `defaultTools` of the merged settings of `cwd`: the string entries of a list (anything
-/// else is warned of and ignored).
+/// else is ignored; the settings check at the start of every command warns of it).
 fn default_tools(agent_dir: &std::path::Path, cwd: &std::path::Path) -> Option<Vec<String>> {
     let (m, _) = pi_base::config::settings(agent_dir, cwd);
-    let v = m.get("defaultTools")?;
-    let Some(a) = v.as_array() else {
-        crate::error::warn("settings.json: defaultTools: expected a list of tool names; ignored");
-        return None;
-    };
-    let mut out = Vec::new();
-    for (i, e) in a.iter().enumerate() {
-        match e.as_str() {
-            Some(s) => out.push(s.to_owned()),
-            None => crate::error::warn(&format!(
-                "settings.json: defaultTools[{i}]: expected a tool name; ignored"
-            )),
-        }
-    }
-    Some(out)
+    let a = m.get("defaultTools")?.as_array()?;
+    Some(
+        a.iter()
+            .filter_map(|e| e.as_str().map(str::to_owned))
+            .collect(),
+    )
 }
 
 fn select_tools(

@@ -248,3 +248,54 @@ fn cloud_credentials_count_as_keys_and_every_cloud_api_is_supported() {
         );
     }
 }
+
+/// settings.json: every key the reference 1.6 documents passes without a word; an unknown
+/// key or a value of the wrong type is a warning naming the file and the key's path, and
+/// the command goes on.
+#[test]
+fn settings_keys_are_checked_once_per_command() {
+    let w = World::new();
+    w.write(
+        "agent/settings.json",
+        json!({"defaultProvider": "anthropic", "defaultModel": "claude-sonnet-4-5",
+               "defaultThinkingLevel": "high", "theme": "dark", "transport": "sse",
+               "compaction": {"enabled": true, "reserveTokens": 16384, "keepRecentTokens": 20000,
+                              "modelOverrides": {"anthropic/claude-sonnet-4-5": {"reserveTokens": 30000}}},
+               "branchSummary": {"reserveTokens": 1, "skipPrompt": true},
+               "retry": {"enabled": true, "maxRetries": 2, "provider": {"timeoutMs": 1000}},
+               "terminal": {"showImages": false, "hyperlinks": "auto"}, "images": {"blockImages": false},
+               "defaultTools": ["+grep"], "enabledModels": ["claude-*"], "quietStartup": "header",
+               "httpIdleTimeoutMs": "disabled", "markdown": {"mermaid": "final"},
+               "codemode": {"mode": "on", "inlineBudget": 3000}, "cacheWarming": "off",
+               "skills": ["./skills"], "packages": ["npm:x"], "sessionShareDestination": "gist",
+               "hooks": {}, "shellEnvironmentPolicy": {"inherit": "core"}})
+        .to_string(),
+    );
+    let out = w
+        .pi()
+        .args(["models", "--all", "--json", "sonnet-4-5"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+    w.write(
+        "proj/.pi/settings.json",
+        r#"{"defaultModle": "x", "compaction": {"reserveTokens": "lots"}, "defaultTools": ["read", 7]}"#,
+    );
+    let out = w
+        .pi()
+        .args(["models", "--all", "--json", "sonnet-4-5"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let file = w.path("proj/.pi/settings.json");
+    let f = file.display();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!(
+            "pi: warning: {f}: defaultModle: unknown key; ignored\n\
+             pi: warning: {f}: compaction.reserveTokens: expected a non-negative integer, got \"lots\"; the default is used\n\
+             pi: warning: {f}: defaultTools[1]: expected a string, got 7; ignored\n"
+        )
+    );
+}

@@ -69,6 +69,8 @@ impl Dirs {
                 .and_then(Value::as_str)
                 .map(|v| launch_cwd.join(expand_tilde(v)))
         };
+        // Unknown keys and values of the wrong type, once per command.
+        warnings.extend(crate::settings_schema::check_files(&agent_dir, launch_cwd));
         Dirs {
             agent_dir,
             session_dir,
