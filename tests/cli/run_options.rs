@@ -385,3 +385,68 @@ fn default_tools_setting_and_tools_modifiers() {
     }
     assert_eq!(server.requests().len(), before);
 }
+
+/// `samplingParams` and `samplingParamsByThinkingLevel` of models.json (the reference 1.6)
+/// are merged into the body of OpenAI-compatible requests, the level's over the model's and
+/// both over pi's own fields; a `modelOverrides` entry gives them to a built-in model.
+#[test]
+fn sampling_params_reach_openai_compatible_requests() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    let base = format!("{}/v1", server.url());
+    w.write(
+        "agent/models.json",
+        json!({"providers": {
+            "local": {"baseUrl": base, "api": "openai-completions", "apiKey": "k",
+                      "models": [{"id": "qwen", "reasoning": true,
+                                  "samplingParams": {"top_k": 20, "temperature": 0.6, "min_p": 0},
+                                  "samplingParamsByThinkingLevel": {"high": {"top_k": 5, "temperature": 1}}},
+                                 {"id": "plain"}]},
+            "openai": {"baseUrl": base, "apiKey": "k",
+                       "modelOverrides": {"gpt-4o": {"samplingParams": {"top_p": 0.5}}}}
+        }})
+        .to_string(),
+    );
+    let body = |k: usize| server.requests()[k].json();
+    for (k, level) in ["off", "high"].iter().enumerate() {
+        server.push(Reply::openai_text(&["ok"]));
+        let o = run(
+            &w,
+            &[
+                "--no-session",
+                "--model",
+                "local/qwen",
+                "--thinking",
+                level,
+                "-p",
+                "x",
+            ],
+        );
+        status(&o, 0);
+    }
+    assert_eq!(
+        (
+            body(0)["top_k"].clone(),
+            body(0)["temperature"].clone(),
+            body(0)["min_p"].clone()
+        ),
+        (json!(20), json!(0.6), json!(0))
+    );
+    assert_eq!(
+        (body(1)["top_k"].clone(), body(1)["temperature"].clone()),
+        (json!(5), json!(1))
+    );
+    assert_eq!(body(1)["model"], "qwen");
+    server.push(Reply::responses_text(&["ok"]));
+    let o = run(&w, &["--no-session", "--model", "openai/gpt-4o", "-p", "x"]);
+    status(&o, 0);
+    assert_eq!(server.requests()[2].path, "/v1/responses");
+    assert_eq!(body(2)["top_p"], 0.5);
+    // Without them, nothing is added.
+    server.push(Reply::openai_text(&["ok"]));
+    status(
+        &run(&w, &["--no-session", "--model", "local/plain", "-p", "x"]),
+        0,
+    );
+    assert!(body(3).get("top_k").is_none() && body(3).get("top_p").is_none());
+}

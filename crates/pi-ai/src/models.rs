@@ -240,6 +240,10 @@ pub struct Details {
     pub(crate) config_headers: Vec<(String, String)>,
     /// pi thinking level → the provider's value (`null`: the level is not supported).
     pub(crate) thinking_level_map: Map<String, Value>,
+    /// `samplingParams`: fields merged into the body of an OpenAI-compatible request.
+    pub(crate) sampling_params: Map<String, Value>,
+    /// `samplingParamsByThinkingLevel`: level → fields merged over `samplingParams`.
+    pub(crate) sampling_by_level: Map<String, Value>,
 }
 
 fn header_list(v: Option<&Value>) -> Vec<(String, String)> {
@@ -264,8 +268,14 @@ impl Details {
                 .and_then(Value::as_object)
                 .cloned()
                 .unwrap_or_default(),
+            sampling_params: object(v.get("samplingParams")),
+            sampling_by_level: object(v.get("samplingParamsByThinkingLevel")),
         }
     }
+}
+
+fn object(v: Option<&Value>) -> Map<String, Value> {
+    v.and_then(Value::as_object).cloned().unwrap_or_default()
 }
 
 /// A provider's request settings from `models.json`, as written.
@@ -636,6 +646,15 @@ fn override_model(m: &mut Model, d: &mut Details, o: &Map<String, Value>) {
     }
     if let Some(t) = o.get("thinkingLevelMap").and_then(Value::as_object) {
         d.thinking_level_map.extend(t.clone());
+    }
+    if let Some(s) = o.get("samplingParams").and_then(Value::as_object) {
+        d.sampling_params.extend(s.clone());
+    }
+    if let Some(s) = o
+        .get("samplingParamsByThinkingLevel")
+        .and_then(Value::as_object)
+    {
+        d.sampling_by_level.extend(s.clone());
     }
     d.config_headers = header_list(o.get("headers"));
 }
