@@ -408,7 +408,7 @@ fn sampling_params_reach_openai_compatible_requests() {
         .to_string(),
     );
     let body = |k: usize| server.requests()[k].json();
-    for (k, level) in ["off", "high"].iter().enumerate() {
+    for level in ["off", "high"] {
         server.push(Reply::openai_text(&["ok"]));
         let o = run(
             &w,

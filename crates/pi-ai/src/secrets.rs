@@ -406,8 +406,10 @@ mod tests {
             resolve_value("LITERAL_VALUE_NOT_AN_ENV_VAR").unwrap(),
             "LITERAL_VALUE_NOT_AN_ENV_VAR"
         );
+        // A bare name is literal (the reference 1.6); `$PATH` reads the variable.
+        assert_eq!(resolve_value("PATH").unwrap(), "PATH");
         assert_eq!(
-            resolve_value("PATH").unwrap(),
+            resolve_value("$PATH").unwrap(),
             std::env::var("PATH").unwrap()
         );
     }
