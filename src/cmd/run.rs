@@ -95,12 +95,19 @@ pub struct RunArgs {
     /// lowered or raised to the nearest level the model supports
     #[arg(long, value_enum, value_name = "LEVEL")]
     pub thinking: Option<Thinking>,
-    /// Active tools, comma-separated, in this order [default: read,bash,edit,write, then
-    /// every program tool]
+    /// Active tools, comma-separated, in this order [default: defaultTools of settings.json,
+    /// else read,bash,edit,write; then every program tool]
     ///
     /// Built-in tools: read, bash, edit, write, grep, find, ls; program tools go by the name
-    /// they describe. Unknown names are ignored with a warning.
-    #[arg(long, value_name = "LIST", conflicts_with = "no_tools")]
+    /// they describe. Unknown names are ignored with a warning. A list of only +NAME and
+    /// -NAME entries adds tools to or removes them from the default selection instead
+    /// (`--tools +grep,-bash`); names and +/- entries cannot be mixed.
+    #[arg(
+        long,
+        value_name = "LIST",
+        conflicts_with = "no_tools",
+        allow_hyphen_values = true
+    )]
     pub tools: Option<String>,
     /// No tools at all (program tools included)
     #[arg(long)]
@@ -198,27 +205,60 @@ fn tool_choice(arg: &str, tools: &[Tool]) -> anyhow::Result<ToolChoice> {
     })
 }
 
-fn select_tools(args: &RunArgs, programs: &[Arc<dyn pi_tools::CustomTool>]) -> Vec<Tool> {
-    if let Some(list) = &args.tools {
-        for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
-            if ToolName::from_name(name).is_none()
-                && !programs.iter().any(|p| p.definition().name == name)
-            {
-                let mut known: Vec<&str> = ToolName::ALL.iter().map(|t| t.as_str()).collect();
-                known.extend(programs.iter().map(|p| p.definition().name.as_str()));
-                crate::error::warn(&format!(
-                    "unknown tool '{name}' ignored (tools: {})",
-                    known.join(", ")
-                ));
-            }
-        }
-    }
-    pi_tools::select_active(
-        args.tools.as_deref(),
-        args.no_tools,
-        args.no_builtin_tools,
-        programs,
+/// `defaultTools` of the merged settings of `cwd`: the string entries of a list (anything
+/// else is ignored; the settings check at the start of every command warns of it).
+fn default_tools(agent_dir: &std::path::Path, cwd: &std::path::Path) -> Option<Vec<String>> {
+    let (m, _) = pi_base::config::settings(agent_dir, cwd);
+    let a = m.get("defaultTools")?.as_array()?;
+    Some(
+        a.iter()
+            .filter_map(|e| e.as_str().map(str::to_owned))
+            .collect(),
     )
+}
+
+fn select_tools(
+    args: &RunArgs,
+    default_tools: Option<&[String]>,
+    programs: &[Arc<dyn pi_tools::CustomTool>],
+) -> anyhow::Result<Vec<Tool>> {
+    let sel = pi_tools::Selection {
+        list: args.tools.as_deref(),
+        no_tools: args.no_tools,
+        no_builtin_tools: args.no_builtin_tools,
+        default_tools,
+    };
+    let entries = sel.entries();
+    if let Some(e) = pi_tools::tool_list_error(&entries) {
+        return Err(crate::error::usage(format!("--tools: {e}")));
+    }
+    let known_name = |n: &str| {
+        ToolName::from_name(n).is_some() || programs.iter().any(|p| p.definition().name == n)
+    };
+    let named = entries.iter().map(|e| (*e, "--tools")).chain(
+        default_tools
+            .unwrap_or_default()
+            .iter()
+            .map(|e| (e.as_str(), "settings.json: defaultTools")),
+    );
+    for (entry, from) in named {
+        let name = entry.strip_prefix('+').unwrap_or(entry);
+        if name.starts_with('-') || name.is_empty() || known_name(name) {
+            continue;
+        }
+        let mut known: Vec<&str> = ToolName::ALL.iter().map(|t| t.as_str()).collect();
+        known.extend(programs.iter().map(|p| p.definition().name.as_str()));
+        let prefix = if from == "--tools" {
+            String::new()
+        } else {
+            format!("{from}: ")
+        };
+        crate::error::warn(&format!(
+            "{prefix}unknown tool '{name}' ignored (tools: {})",
+            known.join(", ")
+        ));
+    }
+    Ok(pi_tools::select_active(sel, programs))
 }
 
 /// Everything a run starts from, resolved before anything is written.
@@ -290,10 +330,23 @@ impl RunSettings {
         };
         // A session that records its tool loadout (the reference 1.6's system messages)
         // continues with it, unless the tools are named on the command line.
-        if args.tools.is_none()
+        let modifiers: Vec<&str> = args
+            .tools
+            .as_deref()
+            .map(|l| {
+                l.split(',')
+                    .map(str::trim)
+                    .filter(|n| !n.is_empty())
+                    .collect()
+            })
+            .unwrap_or_default();
+        let only_modifiers = modifiers
+            .iter()
+            .all(|m| m.starts_with('+') || m.starts_with('-'));
+        if only_modifiers
             && !args.no_tools
             && !args.no_builtin_tools
-            && let Some(restored) = restored_tools(&messages, &programs)
+            && let Some(restored) = restored_tools(&messages, &programs, &modifiers)
         {
             tools = restored;
         }
@@ -357,11 +410,9 @@ impl RunSettings {
 /// pi's rule for a reserve that does not fit the model's window: the agent applies it
 /// whenever it judges the context; it is said once, here.
 fn warn_unfitted_reserve(agent: &pi_agent::agent::settings::Settings, target: &Target) {
-    let fitted = pi_agent::context::tokens::Reserves {
-        reserve_tokens: agent.reserve_tokens,
-        keep_recent_tokens: agent.keep_recent_tokens,
-    }
-    .fit(target.model.context_window);
+    let fitted = agent
+        .reserves_for(&target.model.provider, &target.model.id)
+        .fit(target.model.context_window);
     let model_name = format!("{}/{}", target.model.provider, target.model.id);
     if let Some(w) = fitted.warning("reserveTokens", Some(&model_name)) {
         crate::error::warn(&crate::output::escape(&w));
@@ -405,7 +456,8 @@ fn extensions(
     for w in &warnings {
         crate::error::warn(w);
     }
-    let tools = select_tools(args, &programs);
+    let default_tools = default_tools(agent_dir, cwd);
+    let tools = select_tools(args, default_tools.as_deref(), &programs)?;
     Ok((hooks, project, programs, tools))
 }
 
@@ -420,6 +472,7 @@ type Programs = Vec<Arc<dyn pi_tools::CustomTool>>;
 fn restored_tools(
     messages: &[Message],
     programs: &[Arc<dyn pi_tools::CustomTool>],
+    modifiers: &[&str],
 ) -> Option<Vec<Tool>> {
     let system: Vec<&Message> = messages
         .iter()
@@ -458,12 +511,24 @@ fn restored_tools(
             .map(|p| p.definition().name.clone())
             .filter(|n| !mentioned.contains(n)),
     );
-    Some(pi_tools::select_active(
-        Some(&names.join(",")),
-        false,
-        false,
-        programs,
-    ))
+    // `--tools +name,-name` adjusts the restored loadout, as 1.6 applies them to it.
+    for m in modifiers {
+        if let Some(n) = m.strip_prefix('+') {
+            if !names.iter().any(|x| x == n) {
+                names.push(n.to_owned());
+            }
+        } else if let Some(n) = m.strip_prefix('-') {
+            names.retain(|x| x != n);
+        }
+    }
+    let list = names.join(",");
+    let sel = pi_tools::Selection {
+        list: Some(&list),
+        no_tools: false,
+        no_builtin_tools: false,
+        default_tools: None,
+    };
+    Some(pi_tools::select_active(sel, programs))
 }
 
 /// How long a run waits for another writer's short append before calling the session busy.

@@ -1545,3 +1545,74 @@ fn a_summary_cut_off_at_the_output_limit_writes_nothing() {
     assert!(err(&o).contains("output limit"), "{}", err(&o));
     assert_eq!(std::fs::read(&s).unwrap(), before, "nothing written");
 }
+
+/// `compaction.modelOverrides["provider/modelId"]` (the reference 1.6) sets `reserveTokens`
+/// and `keepRecentTokens` for the session's model: before the ordinary settings, after the
+/// options; an entry for another model changes nothing.
+#[test]
+fn compaction_model_overrides_set_the_reserves_of_their_model() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    let s = session(&w, "co-c1");
+    let path = s.to_str().unwrap();
+    let below = |w: &World, extra: &[&str]| {
+        let mut args = vec!["compact", path, "--if-needed", "--model", "mock/m1"];
+        args.extend_from_slice(extra);
+        let o = run(w, &args);
+        assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+        jsonl(&out(&o)).remove(0)
+    };
+    w.write(
+        "agent/settings.json",
+        r#"{"compaction": {"reserveTokens": 20000, "keepRecentTokens": 9,
+            "modelOverrides": {"mock/m1": {"reserveTokens": 5}, "anthropic/claude-sonnet-4-5": {"reserveTokens": 100000}}}}"#,
+    );
+    let r = below(&w, &[]);
+    assert_eq!(r["reason"], "below-threshold");
+    assert_eq!(r["threshold"], 200000 - 100000);
+    assert_eq!(
+        below(&w, &["--reserve-tokens", "1000"])["threshold"],
+        199000
+    );
+    // The project's settings merge over the user's at every depth before the lookup: an
+    // entry that sets only keepRecentTokens keeps the user's reserveTokens.
+    w.write(
+        "proj/.pi/settings.json",
+        r#"{"compaction": {"modelOverrides": {"anthropic/claude-sonnet-4-5": {"keepRecentTokens": 3}}}}"#,
+    );
+    assert_eq!(below(&w, &[])["threshold"], 100000);
+    w.write(
+        "proj/.pi/settings.json",
+        r#"{"compaction": {"modelOverrides": {"anthropic/claude-sonnet-4-5": {"reserveTokens": 150000}}}}"#,
+    );
+    assert_eq!(below(&w, &[])["threshold"], 50000);
+    // Only the exact provider/modelId counts.
+    w.write(
+        "proj/.pi/settings.json",
+        r#"{"compaction": {"modelOverrides": {"anthropic/claude-sonnet-4": {"reserveTokens": 150000}}}}"#,
+    );
+    w.write(
+        "agent/settings.json",
+        r#"{"compaction": {"reserveTokens": 20000}}"#,
+    );
+    assert_eq!(below(&w, &[])["threshold"], 180000);
+    // keepRecentTokens, seen in a dry run.
+    let s3 = session(&w, "co-c3");
+    w.write(
+        "agent/settings.json",
+        r#"{"compaction": {"keepRecentTokens": 9000,
+            "modelOverrides": {"anthropic/claude-sonnet-4-5": {"keepRecentTokens": 5}}}}"#,
+    );
+    let dry = |extra: &[&str]| {
+        let mut args = vec!["compact", s3.to_str().unwrap(), "--dry-run"];
+        args.extend_from_slice(extra);
+        let o = run(&w, &args);
+        assert!(o.status.success(), "{}", err(&o));
+        jsonl(&out(&o)).remove(0)
+    };
+    let r = dry(&[]);
+    assert_eq!(r["keepRecentTokens"], 5);
+    assert_eq!(r["firstKeptEntryId"], "e18");
+    assert_eq!(dry(&["--keep-recent-tokens", "7"])["keepRecentTokens"], 7);
+    assert!(server.requests().is_empty());
+}

@@ -93,6 +93,29 @@ fn the_record() {
         (r["reserveTokens"].as_u64(), r["reserveTokensFrom"].as_str()),
         (Some(50_000), Some("settings"))
     );
+    // compaction.modelOverrides of the session's model comes before the ordinary setting;
+    // an entry for another model does not.
+    w.write(
+        "agent/settings.json",
+        r#"{"compaction": {"reserveTokens": 40000, "modelOverrides": {"anthropic/claude-sonnet-4-5": {"reserveTokens": 1000}, "openai/gpt-4o": {"reserveTokens": 7}}}}"#,
+    );
+    let r = stats(&w, &[&s]);
+    assert_eq!(
+        (r["reserveTokens"].as_u64(), r["reserveTokensFrom"].as_str()),
+        (Some(1000), Some("compaction.modelOverrides"))
+    );
+    assert_eq!(r["shouldCompact"], false);
+    let r = stats(&w, &[&s, "--reserve-tokens", "60000"]);
+    assert_eq!(r["reserveTokensFrom"], "--reserve-tokens");
+    let r = stats(&w, &[&s, "--model", "openai/gpt-4o"]);
+    assert_eq!(
+        (r["reserveTokens"].as_u64(), r["reserveTokensFrom"].as_str()),
+        (Some(7), Some("compaction.modelOverrides"))
+    );
+    w.write(
+        "agent/settings.json",
+        r#"{"compaction": {"reserveTokens": 40000}}"#,
+    );
     assert_eq!(r["shouldCompact"], true);
     w.write(
         "proj/.pi/settings.json",

@@ -109,29 +109,87 @@ fn models_json_definitions_auth_json_and_the_default() {
     assert_eq!(l["cost"]["input"], 1);
     assert_eq!(l["cost"]["tiers"][0]["inputTokensAbove"], 200000);
     assert_eq!(l["cost"]["tiers"][0]["output"], 4);
-    // A tier without its prices is named in the report.
+    // A tier without its prices is named in the report and left out; the model stays.
     w.write(
         "agent/models.json",
         r#"{"providers":{"local":{"baseUrl":"http://127.0.0.1:1/v1","api":"openai-completions","apiKey":"k","models":[{"id":"llama","cost":{"input":1,"tiers":[{"inputTokensAbove":5}]}}]}}}"#,
     );
     let out = w.pi().args(["models", "--json"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        String::from_utf8_lossy(&out.stderr)
-            .contains("providers.local.models.0.cost.tiers must be a list"),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        err.contains("models.json: providers.local.models[0].cost.tiers[0].input: missing; the tier is ignored"),
+        "{err}"
     );
-    // A models.json that does not fit the schema is reported and ignored.
+    let l = jsonl(&String::from_utf8_lossy(&out.stdout))
+        .into_iter()
+        .find(|r| r["id"] == "llama")
+        .unwrap();
+    assert_eq!(l["cost"]["input"], 1);
+    assert!(l["cost"].get("tiers").is_none());
+}
+
+/// A models.json with an unknown key or a field of the wrong type keeps the rest: each
+/// problem is a warning naming the file and the key's path, and only that field (or the
+/// entry that cannot stand without it) is left out.
+#[test]
+fn a_bad_field_of_models_json_costs_only_itself() {
+    let w = World::new();
     w.write(
         "agent/models.json",
-        r#"{"providers":{"x":{"headers":{"a":1}}}}"#,
+        r#"{
+          "$schema": "https://pi.dev/schemas/models.schema.json",
+          "providers": {
+            "acme": {"baseUrl": "http://127.0.0.1:1/v1", "api": "openai-completions", "apiKey": "k",
+                     "colour": "red", "headers": {"x-a": "1", "x-b": 2},
+                     "models": [{"id": "good", "contextWindow": 64000, "samplingParams": {"top_k": 20},
+                                 "inputLimits": {"maxRequestBytes": 1000}, "promptCache": {}},
+                                {"id": "typo", "contextWindow": "64k", "maxTokens": 1000, "flavour": 1},
+                                {"name": "no id"}]},
+            "anthropic": {"modelOverrides": {"claude-sonnet-4-5": {"contextWindow": -5, "maxTokens": 9000},
+                                             "no-such-model": {"contextWindow": 10}}},
+            "broken": 7
+          }
+        }"#,
     );
+    let out = w.pi().args(["models", "--all", "--json"]).output().unwrap();
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    let warnings: Vec<&str> = err.lines().collect();
+    let file = w.path("agent/models.json");
+    let expected: Vec<String> = [
+        "acme.colour: unknown key; ignored",
+        "acme.headers.x-b: expected a string, got a number; ignored",
+        "acme.models[1].contextWindow: expected a positive number, got a string; ignored",
+        "acme.models[1].flavour: unknown key; ignored",
+        "acme.models[2].id: missing; the model is ignored",
+        "anthropic.modelOverrides.claude-sonnet-4-5.contextWindow: expected a positive number, got a number; ignored",
+        "broken: expected an object, got a number; ignored",
+    ]
+    .iter()
+    .map(|w| format!("pi: warning: {}: providers.{w}", file.display()))
+    .collect();
+    assert_eq!(warnings, expected, "{err}");
+    let recs = jsonl(&String::from_utf8_lossy(&out.stdout));
+    let find = |p: &str, id: &str| {
+        recs.iter()
+            .find(|r| r["provider"] == p && r["id"] == id)
+            .cloned()
+    };
+    assert_eq!(find("acme", "good").unwrap()["contextWindow"], 64000);
+    let typo = find("acme", "typo").unwrap();
+    assert_eq!(
+        (typo["contextWindow"].clone(), typo["maxTokens"].clone()),
+        (json!(128000), json!(1000))
+    );
+    let sonnet = find("anthropic", "claude-sonnet-4-5").unwrap();
+    assert_eq!(sonnet["contextWindow"], 200000);
+    assert_eq!(sonnet["maxTokens"], 9000);
+    assert!(find("anthropic", "no-such-model").is_none());
+    // A file that is not JSON at all is still ignored whole, with a warning.
+    w.write("agent/models.json", "{ nope");
     let out = w.pi().args(["models", "--json"]).output().unwrap();
     assert!(out.status.success());
-    assert!(
-        String::from_utf8_lossy(&out.stderr)
-            .contains("providers.x.headers must be an object of strings")
-    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("pi: warning: ignoring"));
 }
 
 /// Names from models.json are shown escaped in the table.
@@ -189,4 +247,55 @@ fn cloud_credentials_count_as_keys_and_every_cloud_api_is_supported() {
                 .all(|r| r["supported"] == true)
         );
     }
+}
+
+/// settings.json: every key the reference 1.6 documents passes without a word; an unknown
+/// key or a value of the wrong type is a warning naming the file and the key's path, and
+/// the command goes on.
+#[test]
+fn settings_keys_are_checked_once_per_command() {
+    let w = World::new();
+    w.write(
+        "agent/settings.json",
+        json!({"defaultProvider": "anthropic", "defaultModel": "claude-sonnet-4-5",
+               "defaultThinkingLevel": "high", "theme": "dark", "transport": "sse",
+               "compaction": {"enabled": true, "reserveTokens": 16384, "keepRecentTokens": 20000,
+                              "modelOverrides": {"anthropic/claude-sonnet-4-5": {"reserveTokens": 30000}}},
+               "branchSummary": {"reserveTokens": 1, "skipPrompt": true},
+               "retry": {"enabled": true, "maxRetries": 2, "provider": {"timeoutMs": 1000}},
+               "terminal": {"showImages": false, "hyperlinks": "auto"}, "images": {"blockImages": false},
+               "defaultTools": ["+grep"], "enabledModels": ["claude-*"], "quietStartup": "header",
+               "httpIdleTimeoutMs": "disabled", "markdown": {"mermaid": "final"},
+               "codemode": {"mode": "on", "inlineBudget": 3000}, "cacheWarming": "off",
+               "skills": ["./skills"], "packages": ["npm:x"], "sessionShareDestination": "gist",
+               "hooks": {}, "shellEnvironmentPolicy": {"inherit": "core"}})
+        .to_string(),
+    );
+    let out = w
+        .pi()
+        .args(["models", "--all", "--json", "sonnet-4-5"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+    w.write(
+        "proj/.pi/settings.json",
+        r#"{"defaultModle": "x", "compaction": {"reserveTokens": "lots"}, "defaultTools": ["read", 7]}"#,
+    );
+    let out = w
+        .pi()
+        .args(["models", "--all", "--json", "sonnet-4-5"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let file = w.path("proj/.pi/settings.json");
+    let f = file.display();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!(
+            "pi: warning: {f}: defaultModle: unknown key; ignored\n\
+             pi: warning: {f}: compaction.reserveTokens: expected a non-negative integer, got \"lots\"; the default is used\n\
+             pi: warning: {f}: defaultTools[1]: expected a string, got 7; ignored\n"
+        )
+    );
 }

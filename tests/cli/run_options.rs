@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::common::model_server::{ModelServer, Reply};
 use crate::run_support::*;
@@ -99,7 +99,7 @@ fn keys_and_headers_reach_the_request() {
         "agent/models.json",
         json!({"providers": {
             "keyed": {"baseUrl": format!("{}/v1", server.url()), "api": "openai-completions", "apiKey": "sk-from-models-json",
-                      "headers": {"x-team": "blue", "x-from-env": "TEAM_TOKEN", "x-from-cmd": "!echo computed"},
+                      "headers": {"x-team": "blue", "x-from-env": "$TEAM_TOKEN", "x-literal": "TEAM_TOKEN", "x-from-cmd": "!echo computed"},
                       "models": [{"id": "k1"}]},
             "openai": {"baseUrl": format!("{}/v1", server.url())}
         }})
@@ -121,6 +121,8 @@ fn keys_and_headers_reach_the_request() {
     assert_eq!(r.header("authorization"), Some("Bearer sk-from-auth-json"));
     assert_eq!(r.header("x-team"), Some("blue"));
     assert_eq!(r.header("x-from-env"), Some("tok-42"));
+    // A bare name is literal text (the reference 1.6); only `$NAME` reads the environment.
+    assert_eq!(r.header("x-literal"), Some("TEAM_TOKEN"));
     assert_eq!(r.header("x-from-cmd"), Some("computed"));
     // The built-in openai provider (the Responses API), its key from OPENAI_API_KEY.
     server.push(Reply::responses_text(&["two"]));
@@ -137,6 +139,99 @@ fn keys_and_headers_reach_the_request() {
     assert_eq!(r.json()["model"], "gpt-4o");
     assert!(!out(&o).contains("sk-from"));
     assert!(!err(&o).contains("sk-from"));
+}
+
+/// `apiKey` in models.json as the reference 1.6 documents it: a literal, `$NAME` /
+/// `${NAME}` interpolation, or a `!command`'s output, each arriving as the bearer key; the
+/// models.json key comes before the provider's environment variable; a variable that is
+/// not set is an error naming it, and no key appears in any output.
+#[test]
+fn api_key_forms_of_models_json() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    let base = format!("{}/v1", server.url());
+    w.write(
+        "agent/models.json",
+        json!({"providers": {
+            "lit": {"baseUrl": base, "api": "openai-completions", "apiKey": "sk-literal-1234", "models": [{"id": "m"}]},
+            "env": {"baseUrl": base, "api": "openai-completions", "apiKey": "$ACME_SECRET", "models": [{"id": "m"}]},
+            "tmpl": {"baseUrl": base, "api": "openai-completions", "apiKey": "sk-${ACME_SECRET}-$$x", "models": [{"id": "m"}]},
+            "cmd": {"baseUrl": base, "api": "openai-completions", "apiKey": "!printf 'sk-%s' from-command", "models": [{"id": "m"}]},
+            "unset": {"baseUrl": base, "api": "openai-completions", "apiKey": "$ACME_UNSET_VAR", "models": [{"id": "m"}]},
+            "openai": {"baseUrl": base, "apiKey": "$ACME_SECRET"}
+        }})
+        .to_string(),
+    );
+    let expected = [
+        ("lit/m", "Bearer sk-literal-1234"),
+        ("env/m", "Bearer sk-env-secret-99"),
+        ("tmpl/m", "Bearer sk-sk-env-secret-99-$x"),
+        ("cmd/m", "Bearer sk-from-command"),
+    ];
+    for (k, (model, auth)) in expected.iter().enumerate() {
+        server.push(Reply::openai_text(&["ok"]));
+        let o = w
+            .pi()
+            .env("ACME_SECRET", "sk-env-secret-99")
+            .env_remove("ACME_UNSET_VAR")
+            .args(["run", "--no-session", "--model", model, "-p", "x"])
+            .output()
+            .unwrap();
+        status(&o, 0);
+        assert_eq!(server.requests()[k].header("authorization"), Some(*auth));
+        for secret in ["sk-literal", "sk-env-secret", "sk-from-command"] {
+            assert!(!out(&o).contains(secret) && !err(&o).contains(secret));
+        }
+    }
+    // models.json's key wins over OPENAI_API_KEY for the built-in provider.
+    server.push(Reply::responses_text(&["ok"]));
+    let o = w
+        .pi()
+        .env("ACME_SECRET", "sk-env-secret-99")
+        .env("OPENAI_API_KEY", "sk-openai-env-77")
+        .args(["run", "--no-session", "--model", "openai/gpt-4o", "-p", "x"])
+        .output()
+        .unwrap();
+    status(&o, 0);
+    assert_eq!(
+        server.requests()[4].header("authorization"),
+        Some("Bearer sk-env-secret-99")
+    );
+    // A variable that is not set: an error naming it (not the key), nothing sent.
+    let o = w
+        .pi()
+        .env_remove("ACME_UNSET_VAR")
+        .args(["run", "--no-session", "--model", "unset/m", "-p", "x"])
+        .output()
+        .unwrap();
+    assert_ne!(o.status.code(), Some(0));
+    assert!(
+        err(&o).contains("environment variable ACME_UNSET_VAR is not set"),
+        "{}",
+        err(&o)
+    );
+    assert_eq!(server.requests().len(), 5);
+    // `pi models` counts a key only when its variables are set, and shows no key.
+    let o = w
+        .pi()
+        .env("ACME_SECRET", "sk-env-secret-99")
+        .env_remove("ACME_UNSET_VAR")
+        .args(["models", "--all", "--json"])
+        .output()
+        .unwrap();
+    status(&o, 0);
+    let listed = out(&o);
+    assert!(!listed.contains("sk-env-secret") && !listed.contains("sk-literal"));
+    let key_of = |id: &str| {
+        listed
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+            .find(|m| m["provider"] == id)
+            .map(|m| m["key"].clone())
+            .unwrap()
+    };
+    assert_eq!(key_of("env"), "models.json");
+    assert_eq!(key_of("unset"), serde_json::Value::Null);
 }
 
 /// Ctrl-C during the wait before an automatic retry ends it: `auto_retry_end` with
@@ -209,6 +304,10 @@ fn a_session_continues_with_the_tools_it_records() {
     server.push(answer_with_usage("ok", 100));
     status(&run(&w, &[f, "-p", "again", "--tools", "bash"]), 0);
     assert_eq!(tool_names(&server, 1), ["bash"]);
+    // +name/-name entries adjust the restored loadout.
+    server.push(answer_with_usage("ok", 100));
+    status(&run(&w, &[f, "-p", "more", "--tools", "+ls,-read"]), 0);
+    assert_eq!(tool_names(&server, 2), ["grep", "ls"]);
     // A session without system messages keeps the default tools.
     let g = w.new_session();
     w.ok_in(
@@ -217,5 +316,189 @@ fn a_session_continues_with_the_tools_it_records() {
     );
     server.push(answer_with_usage("ok", 100));
     status(&run(&w, &[g.to_str().unwrap(), "-p", "go"]), 0);
-    assert_eq!(tool_names(&server, 2), ["read", "bash", "edit", "write"]);
+    assert_eq!(tool_names(&server, 3), ["read", "bash", "edit", "write"]);
+}
+
+/// `defaultTools` (the reference 1.6): names replace the default tools, `+name`/`-name`
+/// change them, `[]` is none; a project list of only `+`/`-` entries changes the user's;
+/// `--tools` names override it, `--tools` `+`/`-` entries change it, and both kinds mixed
+/// are a usage error.
+#[test]
+fn default_tools_setting_and_tools_modifiers() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    let tools_of =
+        |w: &crate::common::World, extra: &[&str], user: Value, project: Option<Value>| {
+            settings(w, user);
+            match project {
+                Some(p) => {
+                    w.write("proj/.pi/settings.json", p.to_string());
+                }
+                None => {
+                    let _ = std::fs::remove_file(w.path("proj/.pi/settings.json"));
+                }
+            }
+            server.push(Reply::openai_text(&["ok"]));
+            let mut args = vec!["--no-session"];
+            args.extend_from_slice(extra);
+            args.extend(["-p", "x"]);
+            let o = run(w, &args);
+            status(&o, 0);
+            let body = server.requests().last().unwrap().json();
+            let names: Vec<String> = body["tools"]
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
+                        .collect()
+                })
+                .unwrap_or_default();
+            (names, err(&o))
+        };
+    let none = json!({});
+    assert_eq!(
+        tools_of(&w, &[], none.clone(), None).0,
+        ["read", "bash", "edit", "write"]
+    );
+    let (names, warnings) = tools_of(
+        &w,
+        &[],
+        json!({"defaultTools": ["+grep", "-bash", "+codemode"]}),
+        None,
+    );
+    assert_eq!(names, ["read", "edit", "write", "grep"]);
+    assert!(
+        warnings.contains("settings.json: defaultTools: unknown tool 'codemode' ignored"),
+        "{warnings}"
+    );
+    assert_eq!(
+        tools_of(&w, &[], json!({"defaultTools": ["ls", "+find"]}), None).0,
+        ["ls", "find"]
+    );
+    assert!(
+        tools_of(&w, &[], json!({"defaultTools": []}), None)
+            .0
+            .is_empty()
+    );
+    let user = json!({"defaultTools": ["read", "bash"]});
+    assert_eq!(
+        tools_of(
+            &w,
+            &[],
+            user.clone(),
+            Some(json!({"defaultTools": ["+ls", "-bash"]}))
+        )
+        .0,
+        ["read", "ls"]
+    );
+    assert_eq!(
+        tools_of(
+            &w,
+            &[],
+            user.clone(),
+            Some(json!({"defaultTools": ["find"]}))
+        )
+        .0,
+        ["find"]
+    );
+    assert_eq!(
+        tools_of(&w, &["--tools", "+write,-read"], user.clone(), None).0,
+        ["bash", "write"]
+    );
+    assert_eq!(
+        tools_of(&w, &["--tools", "-bash"], user.clone(), None).0,
+        ["read"]
+    );
+    assert_eq!(
+        tools_of(&w, &["--tools", "grep"], user.clone(), None).0,
+        ["grep"]
+    );
+    assert_eq!(
+        tools_of(
+            &w,
+            &["--no-builtin-tools", "--tools", "+ls"],
+            user.clone(),
+            None
+        )
+        .0,
+        ["ls"]
+    );
+    assert!(
+        tools_of(&w, &["--no-builtin-tools"], user.clone(), None)
+            .0
+            .is_empty()
+    );
+    // Names and +/- entries mixed, or a pattern in a +/- entry: a usage error, nothing sent.
+    let before = server.requests().len();
+    for list in ["read,+grep", "+gr*"] {
+        let o = run(&w, &["--no-session", "--tools", list, "-p", "x"]);
+        status(&o, 2);
+        assert!(err(&o).contains("--tools: "), "{}", err(&o));
+    }
+    assert_eq!(server.requests().len(), before);
+}
+
+/// `samplingParams` and `samplingParamsByThinkingLevel` of models.json (the reference 1.6)
+/// are merged into the body of OpenAI-compatible requests, the level's over the model's and
+/// both over pi's own fields; a `modelOverrides` entry gives them to a built-in model.
+#[test]
+fn sampling_params_reach_openai_compatible_requests() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    let base = format!("{}/v1", server.url());
+    w.write(
+        "agent/models.json",
+        json!({"providers": {
+            "local": {"baseUrl": base, "api": "openai-completions", "apiKey": "k",
+                      "models": [{"id": "qwen", "reasoning": true,
+                                  "samplingParams": {"top_k": 20, "temperature": 0.6, "min_p": 0},
+                                  "samplingParamsByThinkingLevel": {"high": {"top_k": 5, "temperature": 1}}},
+                                 {"id": "plain"}]},
+            "openai": {"baseUrl": base, "apiKey": "k",
+                       "modelOverrides": {"gpt-4o": {"samplingParams": {"top_p": 0.5}}}}
+        }})
+        .to_string(),
+    );
+    let body = |k: usize| server.requests()[k].json();
+    for level in ["off", "high"] {
+        server.push(Reply::openai_text(&["ok"]));
+        let o = run(
+            &w,
+            &[
+                "--no-session",
+                "--model",
+                "local/qwen",
+                "--thinking",
+                level,
+                "-p",
+                "x",
+            ],
+        );
+        status(&o, 0);
+    }
+    assert_eq!(
+        (
+            body(0)["top_k"].clone(),
+            body(0)["temperature"].clone(),
+            body(0)["min_p"].clone()
+        ),
+        (json!(20), json!(0.6), json!(0))
+    );
+    assert_eq!(
+        (body(1)["top_k"].clone(), body(1)["temperature"].clone()),
+        (json!(5), json!(1))
+    );
+    assert_eq!(body(1)["model"], "qwen");
+    server.push(Reply::responses_text(&["ok"]));
+    let o = run(&w, &["--no-session", "--model", "openai/gpt-4o", "-p", "x"]);
+    status(&o, 0);
+    assert_eq!(server.requests()[2].path, "/v1/responses");
+    assert_eq!(body(2)["top_p"], 0.5);
+    // Without them, nothing is added.
+    server.push(Reply::openai_text(&["ok"]));
+    status(
+        &run(&w, &["--no-session", "--model", "local/plain", "-p", "x"]),
+        0,
+    );
+    assert!(body(3).get("top_k").is_none() && body(3).get("top_p").is_none());
 }

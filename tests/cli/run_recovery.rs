@@ -478,6 +478,47 @@ fn threshold_compaction_before_the_prompt_and_after_the_run() {
     assert!(!out(&o).contains("compaction_start"));
 }
 
+/// `compaction.modelOverrides["provider/modelId"]` sets the reserve of automatic
+/// compaction for the run's model only.
+#[test]
+fn compaction_model_overrides_apply_to_the_runs_model() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    w.real_clock("answers must be timestamped after the compaction");
+    // The ordinary reserve (100) puts the threshold at 1900: 1800 tokens do not compact,
+    // and the entry for another model changes nothing.
+    settings(
+        &w,
+        json!({"compaction": {"reserveTokens": 100, "keepRecentTokens": 150,
+                              "modelOverrides": {"mock/m1": {"reserveTokens": 1900}}}}),
+    );
+    let f = earlier_session(&w, "small", 1800);
+    server.push(answer_with_usage("fine", 1850));
+    let o = run(&w, &[f.to_str().unwrap(), "--json", "-p", "more"]);
+    status(&o, 0);
+    assert!(!out(&o).contains("compaction_start"));
+    // For mock/small a reserve of 500 (threshold 1500): compacted before the prompt.
+    settings(
+        &w,
+        json!({"compaction": {"reserveTokens": 100, "keepRecentTokens": 150,
+                              "modelOverrides": {"mock/small": {"reserveTokens": 500}}}}),
+    );
+    let f = earlier_session(&w, "small", 1800);
+    server.push(Reply::openai_text(&["Summary one."]).when("<conversation>"));
+    server.push(answer_with_usage("fine", 100));
+    let o = run(&w, &[f.to_str().unwrap(), "--json", "-p", "third question"]);
+    status(&o, 0);
+    let evs = events(&o);
+    let starts: Vec<_> = evs
+        .iter()
+        .filter(|e| e["type"] == "compaction_start")
+        .collect();
+    assert_eq!(starts.len(), 1, "{}", out(&o));
+    assert_eq!(starts[0]["reason"], "threshold");
+    assert!(types(&f).contains(&"compaction".to_owned()));
+    check(&w, &f);
+}
+
 #[test]
 fn without_a_session_overflow_cannot_compact() {
     let server = ModelServer::start();

@@ -4,13 +4,14 @@
 //!    credentials (`{"type": "oauth", "access": T, "expires": MS, …}`; an expired token of
 //!    Anthropic, OpenAI Codex or GitHub Copilot is refreshed, see `oauth`; other
 //!    providers' must be renewed by the reference's `/login`);
-//! 2. the provider's environment variable (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY`, …), or
-//!    the cloud credentials of Vertex and Bedrock (`ambient`);
-//! 3. `apiKey` of the provider in `models.json`.
+//! 2. `apiKey` of the provider in `models.json` (when its `$NAME` references are set);
+//! 3. the provider's environment variable (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY`, …), or
+//!    the cloud credentials of Vertex and Bedrock (`ambient`).
 //!
-//! A configured value (`key` in auth.json, `apiKey` and header values in models.json) is a
-//! shell command when it starts with `!` (its output, trimmed), else the value of the
-//! environment variable of that name if one is set, else the text itself.
+//! That is the reference 1.6's order. A configured value (`key` in auth.json, `apiKey` and
+//! header values in models.json) is a shell command when it starts with `!` (its output,
+//! trimmed), else literal text in which `$NAME` and `${NAME}` stand for environment
+//! variables (`$$` and `$!` for `$` and `!`); see `crate::secrets::resolve_value`.
 //!
 //! Keys never leave this process except in the request: [`Auth::secrets`] lists every value
 //! that must be cut out of messages, and [`redact`] does it.
@@ -22,7 +23,7 @@ use serde_json::Value;
 use crate::http::set_header;
 use crate::models::{Details, Model, Registry};
 pub use crate::secrets::{CommandError, redact};
-use crate::secrets::{auth_file, resolve_value};
+use crate::secrets::{auth_file, is_configured, resolve_value};
 
 /// The environment variables holding a provider's key, in order of preference.
 pub(crate) fn env_vars(provider: &str) -> &'static [&'static str] {
@@ -127,20 +128,18 @@ pub fn source(agent_dir: &Path, registry: &Registry, provider: &str) -> Option<S
             _ => {}
         }
     }
-    if let Some((name, _)) = env_key(provider) {
-        return Some(format!("env {name}"));
-    }
-    if let Some(a) = ambient(provider) {
-        return Some(a);
-    }
     if registry
         .providers
         .get(provider)
-        .is_some_and(|p| p.api_key.is_some())
+        .and_then(|p| p.api_key.as_deref())
+        .is_some_and(is_configured)
     {
         return Some("models.json".into());
     }
-    None
+    if let Some((name, _)) = env_key(provider) {
+        return Some(format!("env {name}"));
+    }
+    ambient(provider)
 }
 
 /// A resolved key and the headers of a request.
@@ -210,6 +209,17 @@ pub fn resolve(
         }
         _ => {}
     }
+    let config = registry.providers.get(provider);
+    if a.api_key.is_none()
+        && let Some(k) = config.and_then(|c| c.api_key.as_deref())
+    {
+        let v = resolve_value(k).map_err(|error| AuthError::ModelsKey {
+            provider: provider.to_owned(),
+            error,
+        })?;
+        a.api_key = Some(v);
+        a.source = Some("models.json".into());
+    }
     if a.api_key.is_none()
         && let Some((name, v)) = env_key(provider)
     {
@@ -221,17 +231,6 @@ pub fn resolve(
     {
         a.api_key = Some(AMBIENT_KEY.to_owned());
         a.source = Some(desc);
-    }
-    let config = registry.providers.get(provider);
-    if a.api_key.is_none()
-        && let Some(k) = config.and_then(|c| c.api_key.as_deref())
-    {
-        let v = resolve_value(k).map_err(|error| AuthError::ModelsKey {
-            provider: provider.to_owned(),
-            error,
-        })?;
-        a.api_key = Some(v);
-        a.source = Some("models.json".into());
     }
     // Headers: the model's own, then the provider's and the model's from models.json.
     a.headers.extend(details.headers.iter().cloned());

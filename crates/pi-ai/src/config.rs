@@ -1,6 +1,6 @@
 //! The settings a model call needs, read as the reference reads them
-//! (`<agent dir>/settings.json`, then `<cwd>/.pi/settings.json` merged over it, nested
-//! objects one level deep), and choosing the model.
+//! (`<agent dir>/settings.json`, then `<cwd>/.pi/settings.json` merged over it, objects
+//! merged at every depth), and choosing the model.
 //!
 //! The compaction settings that a context measurement also needs (`compaction.enabled`,
 //! `compaction.reserveTokens`, `images.blockImages`) are read by
@@ -28,6 +28,61 @@ pub struct Settings {
     pub retry: RetryPolicy,
     /// `thinkingBudgets`: level → tokens.
     pub thinking_budgets: Vec<(String, u64)>,
+    /// `compaction.modelOverrides`.
+    pub compaction_overrides: CompactionOverrides,
+}
+
+/// `compaction.modelOverrides` (the reference 1.6): `reserveTokens` and `keepRecentTokens`
+/// for one model, keyed by its exact `provider/modelId`. Each value, when set, comes before
+/// the ordinary `compaction.*` setting.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct CompactionOverrides(Vec<(String, Option<u64>, Option<u64>)>);
+
+impl CompactionOverrides {
+    /// From merged settings (values that are not non-negative integers are skipped; the
+    /// settings check warns of them).
+    pub fn from_map(m: &Map<String, Value>) -> CompactionOverrides {
+        let int = |v: Option<&Value>| {
+            v.and_then(Value::as_u64)
+                .filter(|n| *n <= 9_007_199_254_740_991)
+        };
+        let Some(o) = m
+            .get("compaction")
+            .and_then(|c| c.get("modelOverrides"))
+            .and_then(Value::as_object)
+        else {
+            return CompactionOverrides::default();
+        };
+        CompactionOverrides(
+            o.iter()
+                .map(|(k, v)| {
+                    (
+                        k.clone(),
+                        int(v.get("reserveTokens")),
+                        int(v.get("keepRecentTokens")),
+                    )
+                })
+                .collect(),
+        )
+    }
+
+    fn entry(&self, provider: &str, id: &str) -> Option<&(String, Option<u64>, Option<u64>)> {
+        self.0.iter().find(|(k, _, _)| {
+            k.strip_prefix(provider)
+                .and_then(|r| r.strip_prefix('/'))
+                .is_some_and(|r| r == id)
+        })
+    }
+
+    /// `reserveTokens` for `provider/id`, if its entry sets it.
+    pub fn reserve_tokens(&self, provider: &str, id: &str) -> Option<u64> {
+        self.entry(provider, id).and_then(|e| e.1)
+    }
+
+    /// `keepRecentTokens` for `provider/id`, if its entry sets it.
+    pub fn keep_recent_tokens(&self, provider: &str, id: &str) -> Option<u64> {
+        self.entry(provider, id).and_then(|e| e.2)
+    }
 }
 
 pub const DEFAULT_KEEP_RECENT_TOKENS: u64 = 20_000;
@@ -78,6 +133,7 @@ impl Settings {
             branch_reserve_tokens: count(get("branchSummary", "reserveTokens")),
             retry,
             thinking_budgets,
+            compaction_overrides: CompactionOverrides::from_map(&m),
         }
     }
 }

@@ -12,7 +12,9 @@
 //!   models (defaults: text input, 128000-token window, 16384 output tokens), overrides
 //!   fields of built-in ones, and moves a provider's `baseUrl`/`compat`. A custom model
 //!   replaces a built-in model with the same provider and id. A file that cannot be read or
-//!   does not fit the schema is reported and ignored, as the reference ignores it.
+//!   parsed is reported and ignored; a field that does not fit the reference 1.6's schema,
+//!   or a key it does not document, is reported with its path and left out, and the rest
+//!   applies (`models/schema.rs`; the reference ignores the whole file, docs/decisions.md §1).
 //! - A provider's request settings in `models.json` (`apiKey`, `headers`, `authHeader`) and
 //!   the `headers` of its models are kept as written in `Registry::providers` and
 //!   `Details::config_headers`; `crate::auth` resolves them (`!command`, environment
@@ -22,6 +24,8 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use serde_json::{Map, Value};
+
+mod schema;
 
 const BUILTIN: &str = include_str!("models/builtin.jsonl");
 
@@ -211,7 +215,7 @@ impl Prices {
     }
 }
 
-/// The valid tiers of a `cost` object (see [`tiers_ok`] for the invalid ones).
+/// The valid tiers of a `cost` object (`schema` warns of the others).
 fn tiers_of(cost: Option<&Value>) -> Vec<Tier> {
     cost.and_then(|c| c.get("tiers"))
         .and_then(Value::as_array)
@@ -236,6 +240,10 @@ pub struct Details {
     pub(crate) config_headers: Vec<(String, String)>,
     /// pi thinking level → the provider's value (`null`: the level is not supported).
     pub(crate) thinking_level_map: Map<String, Value>,
+    /// `samplingParams`: fields merged into the body of an OpenAI-compatible request.
+    pub(crate) sampling_params: Map<String, Value>,
+    /// `samplingParamsByThinkingLevel`: level → fields merged over `samplingParams`.
+    pub(crate) sampling_by_level: Map<String, Value>,
 }
 
 fn header_list(v: Option<&Value>) -> Vec<(String, String)> {
@@ -260,8 +268,14 @@ impl Details {
                 .and_then(Value::as_object)
                 .cloned()
                 .unwrap_or_default(),
+            sampling_params: object(v.get("samplingParams")),
+            sampling_by_level: object(v.get("samplingParamsByThinkingLevel")),
         }
     }
+}
+
+fn object(v: Option<&Value>) -> Map<String, Value> {
+    v.and_then(Value::as_object).cloned().unwrap_or_default()
 }
 
 /// A provider's request settings from `models.json`, as written.
@@ -405,29 +419,30 @@ impl Registry {
                 return r;
             }
         };
-        if let Err(e) = r.apply_config(&String::from_utf8_lossy(&text)) {
-            r.warnings.push(format!("ignoring {}: {e}", path.display()));
+        match r.apply_config(&String::from_utf8_lossy(&text)) {
+            Ok(w) => {
+                let file = path.display();
+                r.warnings
+                    .extend(w.into_iter().map(|w| format!("{file}: {w}")));
+            }
+            Err(e) => r.warnings.push(format!("ignoring {}: {e}", path.display())),
         }
         r
     }
 
-    /// Applies the text of a `models.json`; on error nothing is applied.
-    pub fn apply_config(&mut self, text: &str) -> Result<(), ConfigError> {
-        let cleaned = strip_comments(text);
+    /// Applies the text of a `models.json`: the fields that fit the reference's schema;
+    /// each one that does not, and each unknown key, gives a warning (its path in the file)
+    /// and is left out. A text that is not JSON is an error and nothing is applied.
+    pub fn apply_config(&mut self, text: &str) -> Result<Vec<String>, ConfigError> {
+        let cleaned = strip_comments(text.strip_prefix('\u{feff}').unwrap_or(text));
         let config: Value =
             serde_json::from_str(&cleaned).map_err(|e| ConfigError(format!("{e}")))?;
-        let providers = config
-            .get("providers")
-            .and_then(Value::as_object)
-            .ok_or_else(|| ConfigError("it has no \"providers\" object".into()))?;
-        let builtin = |name: &str| {
-            self.models
-                .iter()
-                .any(|m| m.provider == name && m.source != Source::Custom)
+        let mut checker = schema::Checker {
+            warnings: Vec::new(),
         };
-        validate(providers, builtin).map_err(ConfigError)?;
+        let providers = &checker.file(&config);
         self.apply_overrides(providers);
-        let custom = self.custom_models(providers);
+        let custom = self.custom_models(providers, &mut checker.warnings);
         for (name, p) in providers {
             let config = ProviderConfig {
                 api_key: p.get("apiKey").and_then(Value::as_str).map(str::to_owned),
@@ -449,7 +464,7 @@ impl Registry {
                 None => self.models.push(m),
             }
         }
-        Ok(())
+        Ok(checker.warnings)
     }
 
     /// Provider-level `baseUrl` and `compat`, and `modelOverrides`, on the models there are.
@@ -487,7 +502,11 @@ impl Registry {
 
     /// The custom models of a config: `api` and `baseUrl` from the model, the provider, or
     /// the provider's first built-in model.
-    fn custom_models(&self, providers: &Map<String, Value>) -> Vec<(Model, Details)> {
+    fn custom_models(
+        &self,
+        providers: &Map<String, Value>,
+        warnings: &mut Vec<String>,
+    ) -> Vec<(Model, Details)> {
         let mut custom = Vec::new();
         for (name, p) in providers {
             let Some(defs) = p.get("models").and_then(Value::as_array) else {
@@ -499,10 +518,14 @@ impl Registry {
                 .find(|m| m.provider == *name && m.source != Source::Custom);
             let api = builtin.map(|m| m.api.as_str());
             let url = builtin.map(|m| m.base_url.as_str());
-            custom.extend(
-                defs.iter()
-                    .filter_map(|d| custom_model(name, p, d, (api, url))),
-            );
+            for (i, d) in defs.iter().enumerate() {
+                match custom_model(name, p, d, (api, url)) {
+                    Ok(m) => custom.push(m),
+                    Err(missing) => warnings.push(format!(
+                        "providers.{name}.models[{i}]: no \"{missing}\" (set it on the provider or the model); the model is ignored"
+                    )),
+                }
+            }
         }
         custom
     }
@@ -533,131 +556,6 @@ fn merge_compat(base: &Map<String, Value>, over: &Map<String, Value>) -> Map<Str
         out.insert(k.clone(), merged);
     }
     out
-}
-
-/// The checks of the reference's schema that matter here: a wrong type makes the whole file
-/// invalid (and ignored), as it does there.
-fn validate(providers: &Map<String, Value>, builtin: impl Fn(&str) -> bool) -> Result<(), String> {
-    let num = |v: Option<&Value>, what: &str| -> Result<(), String> {
-        match v {
-            None => Ok(()),
-            Some(Value::Number(n)) if n.as_f64().is_some_and(|f| f > 0.0) => Ok(()),
-            Some(_) => Err(format!("{what} must be a positive number")),
-        }
-    };
-    for (name, p) in providers {
-        let p = p
-            .as_object()
-            .ok_or_else(|| format!("providers.{name} must be an object"))?;
-        for k in ["baseUrl", "api", "apiKey", "name"] {
-            if p.get(k).is_some_and(|v| !v.is_string()) {
-                return Err(format!("providers.{name}.{k} must be a string"));
-            }
-        }
-        if p.get("compat").is_some_and(|v| !v.is_object()) {
-            return Err(format!("providers.{name}.compat must be an object"));
-        }
-        if p.get("authHeader").is_some_and(|v| !v.is_boolean()) {
-            return Err(format!("providers.{name}.authHeader must be a boolean"));
-        }
-        headers_ok(p.get("headers"), &format!("providers.{name}.headers"))?;
-        let models = match p.get("models") {
-            None => &Vec::new(),
-            Some(m) => m
-                .as_array()
-                .ok_or_else(|| format!("providers.{name}.models must be an array"))?,
-        };
-        let has = |k: &str| p.get(k).is_some_and(Value::is_string);
-        if models.is_empty() {
-            let overrides = p
-                .get("modelOverrides")
-                .and_then(Value::as_object)
-                .is_some_and(|o| !o.is_empty());
-            if !has("baseUrl")
-                && p.get("headers").is_none()
-                && p.get("compat").is_none()
-                && !overrides
-            {
-                return Err(format!(
-                    "provider {name}: must specify \"baseUrl\", \"headers\", \"compat\", \"modelOverrides\", or \"models\""
-                ));
-            }
-        } else if !builtin(name) {
-            for k in ["baseUrl", "apiKey"] {
-                if !has(k) {
-                    return Err(format!(
-                        "provider {name}: \"{k}\" is required when defining custom models"
-                    ));
-                }
-            }
-        }
-        {
-            for (i, m) in models.iter().enumerate() {
-                let at = format!("providers.{name}.models.{i}");
-                if m.get("id")
-                    .and_then(Value::as_str)
-                    .is_none_or(str::is_empty)
-                {
-                    return Err(format!("{at}.id must be a non-empty string"));
-                }
-                num(m.get("contextWindow"), &format!("{at}.contextWindow"))?;
-                num(m.get("maxTokens"), &format!("{at}.maxTokens"))?;
-                headers_ok(m.get("headers"), &format!("{at}.headers"))?;
-                cost_ok(m.get("cost"), &format!("{at}.cost"))?;
-                if m.get("input").is_some() && strings(m.get("input")).is_none() {
-                    return Err(format!("{at}.input must be an array of strings"));
-                }
-                if !builtin(name) && !has("api") && !m.get("api").is_some_and(Value::is_string) {
-                    return Err(format!(
-                        "{at}: no \"api\" (set it on the provider or the model)"
-                    ));
-                }
-            }
-        }
-        if let Some(o) = p.get("modelOverrides") {
-            let o = o
-                .as_object()
-                .ok_or_else(|| format!("providers.{name}.modelOverrides must be an object"))?;
-            for (id, m) in o {
-                let at = format!("providers.{name}.modelOverrides.{id}");
-                num(m.get("contextWindow"), &format!("{at}.contextWindow"))?;
-                num(m.get("maxTokens"), &format!("{at}.maxTokens"))?;
-                headers_ok(m.get("headers"), &format!("{at}.headers"))?;
-                cost_ok(m.get("cost"), &format!("{at}.cost"))?;
-            }
-        }
-    }
-    Ok(())
-}
-
-fn headers_ok(v: Option<&Value>, what: &str) -> Result<(), String> {
-    match v {
-        None => Ok(()),
-        Some(Value::Object(o)) if o.values().all(Value::is_string) => Ok(()),
-        Some(_) => Err(format!("{what} must be an object of strings")),
-    }
-}
-
-fn cost_ok(v: Option<&Value>, what: &str) -> Result<(), String> {
-    match v {
-        None => Ok(()),
-        Some(Value::Object(o)) if o.iter().all(|(k, v)| k == "tiers" || v.is_number()) => {
-            tiers_ok(o.get("tiers"), &format!("{what}.tiers"))
-        }
-        Some(_) => Err(format!("{what} must be an object of numbers")),
-    }
-}
-
-/// `cost.tiers`: a list of objects with a number for each of `inputTokensAbove`, `input`,
-/// `output`, `cacheRead` and `cacheWrite`.
-fn tiers_ok(v: Option<&Value>, what: &str) -> Result<(), String> {
-    match v {
-        None => Ok(()),
-        Some(Value::Array(a)) if a.iter().all(|t| Tier::from_json(t).is_some()) => Ok(()),
-        Some(_) => Err(format!(
-            "{what} must be a list of objects with numbers inputTokensAbove, input, output, cacheRead and cacheWrite"
-        )),
-    }
 }
 
 /// Removes `//` comments and trailing commas outside strings, as the reference does before
@@ -749,24 +647,36 @@ fn override_model(m: &mut Model, d: &mut Details, o: &Map<String, Value>) {
     if let Some(t) = o.get("thinkingLevelMap").and_then(Value::as_object) {
         d.thinking_level_map.extend(t.clone());
     }
+    if let Some(s) = o.get("samplingParams").and_then(Value::as_object) {
+        d.sampling_params.extend(s.clone());
+    }
+    if let Some(s) = o
+        .get("samplingParamsByThinkingLevel")
+        .and_then(Value::as_object)
+    {
+        d.sampling_by_level.extend(s.clone());
+    }
     d.config_headers = header_list(o.get("headers"));
 }
 
 /// A custom model `d` of provider `name` (config `p`), with the `api` and `baseUrl` of
-/// the provider's built-in model as defaults; none without an API or a base URL.
+/// the provider's built-in model as defaults; without an API or a base URL, the name of
+/// the missing field.
 fn custom_model(
     name: &str,
     p: &Value,
     d: &Value,
     (builtin_api, builtin_url): (Option<&str>, Option<&str>),
-) -> Option<(Model, Details)> {
+) -> Result<(Model, Details), &'static str> {
     let s = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
     let api = s(d, "api")
         .or_else(|| s(p, "api"))
-        .or_else(|| builtin_api.map(str::to_owned))?;
+        .or_else(|| builtin_api.map(str::to_owned))
+        .ok_or("api")?;
     let url = s(d, "baseUrl")
         .or_else(|| s(p, "baseUrl"))
-        .or_else(|| builtin_url.map(str::to_owned))?;
+        .or_else(|| builtin_url.map(str::to_owned))
+        .ok_or("baseUrl")?;
     let mut v = d.clone();
     if let Some(o) = v.as_object_mut() {
         o.insert("provider".into(), Value::String(name.to_owned()));
@@ -777,10 +687,10 @@ fn custom_model(
         let mc = d.get("compat").and_then(Value::as_object).unwrap_or(&empty);
         o.insert("compat".into(), Value::Object(merge_compat(pc, mc)));
     }
-    let m = Model::from_json(&v, Source::Custom)?;
+    let m = Model::from_json(&v, Source::Custom).ok_or("id")?;
     let mut details = Details::from_json(d);
     details.config_headers = std::mem::take(&mut details.headers);
-    Some((m, details))
+    Ok((m, details))
 }
 
 /// The API host of a GitHub Copilot login in `<agent_dir>/auth.json`: the one its token
@@ -859,12 +769,23 @@ mod tests {
     }
 
     #[test]
-    fn invalid_config_is_rejected_whole() {
+    fn an_invalid_field_costs_only_itself() {
         let mut r = Registry::builtin();
-        let before = r.models.len();
-        let bad = r#"{"providers":{"x":{"baseUrl":"u","api":"a","models":[{"id":"m","contextWindow":"big"}]}}}"#;
-        assert!(r.apply_config(bad).is_err());
-        assert_eq!(r.models.len(), before);
+        let bad = r#"{"providers":{"x":{"baseUrl":"u","api":"a","models":[{"id":"m","contextWindow":"big"},{"id":"n","api":7}]},
+                      "y":{"models":[{"id":"k"}]}}}"#;
+        let w = r.apply_config(bad).unwrap();
+        assert_eq!(r.find("x", "m").unwrap().context_window, 128_000);
+        assert_eq!(r.find("x", "n").unwrap().api, "a");
+        assert!(r.find("y", "k").is_none());
+        assert_eq!(
+            w,
+            vec![
+                "providers.x.models[0].contextWindow: expected a positive number, got a string; ignored",
+                "providers.x.models[1].api: expected a non-empty string, got a number; ignored",
+                "providers.y.models[0]: no \"api\" (set it on the provider or the model); the model is ignored",
+            ]
+        );
+        assert!(r.apply_config("{ nope").is_err());
     }
 
     #[test]

@@ -23,15 +23,124 @@ pub enum CommandError {
     Failed(String),
     #[error("the command printed nothing")]
     Empty,
+    /// `$NAME` names variables that are not set (or empty).
+    #[error("environment variable {0} is not set")]
+    MissingEnv(String),
 }
 
-/// Resolves a configured value: `!command`, an environment variable name, or a literal.
-/// A command that fails or prints nothing gives `Err`.
+/// A piece of a configured value that is not a command.
+#[derive(Debug, PartialEq)]
+enum Part {
+    Literal(String),
+    Env(String),
+}
+
+fn is_name_start(c: char) -> bool {
+    c.is_ascii_alphabetic() || c == '_'
+}
+
+fn is_name(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_'
+}
+
+/// Splits a value into literal text and `$NAME` / `${NAME}` references, as the reference
+/// 1.6 reads it: `$$` is a `$` and `$!` a `!`; a `$` that starts no reference is itself.
+fn template(config: &str) -> Vec<Part> {
+    let mut parts: Vec<Part> = Vec::new();
+    let mut lit = String::new();
+    let mut rest = config;
+    while let Some(i) = rest.find('$') {
+        lit.push_str(&rest[..i]);
+        let after = &rest[i + 1..];
+        let mut chars = after.chars();
+        match chars.next() {
+            Some(c @ ('$' | '!')) => {
+                lit.push(c);
+                rest = &after[1..];
+            }
+            Some('{') => match after.find('}') {
+                Some(end) => {
+                    let name = &after[1..end];
+                    let valid = name.starts_with(is_name_start) && name.chars().all(is_name);
+                    if valid {
+                        if !lit.is_empty() {
+                            parts.push(Part::Literal(std::mem::take(&mut lit)));
+                        }
+                        parts.push(Part::Env(name.to_owned()));
+                    } else {
+                        lit.push('$');
+                        lit.push_str(&after[..=end]);
+                    }
+                    rest = &after[end + 1..];
+                }
+                None => {
+                    lit.push('$');
+                    rest = after;
+                }
+            },
+            Some(c) if is_name_start(c) => {
+                let end = after.find(|c: char| !is_name(c)).unwrap_or(after.len());
+                if !lit.is_empty() {
+                    parts.push(Part::Literal(std::mem::take(&mut lit)));
+                }
+                parts.push(Part::Env(after[..end].to_owned()));
+                rest = &after[end..];
+            }
+            _ => {
+                lit.push('$');
+                rest = after;
+            }
+        }
+    }
+    lit.push_str(rest);
+    if !lit.is_empty() {
+        parts.push(Part::Literal(lit));
+    }
+    parts
+}
+
+/// The variables a value names that are not set (none for a command).
+fn missing_env(config: &str) -> Vec<String> {
+    if config.starts_with('!') {
+        return Vec::new();
+    }
+    let mut out: Vec<String> = Vec::new();
+    for p in template(config) {
+        if let Part::Env(n) = p
+            && env(&n).is_none()
+            && !out.contains(&n)
+        {
+            out.push(n);
+        }
+    }
+    out
+}
+
+/// Whether a configured value can give a value without running anything: a command, or
+/// text whose `$NAME` references are all set (the reference's "configured" check).
+pub(crate) fn is_configured(config: &str) -> bool {
+    missing_env(config).is_empty()
+}
+
+/// Resolves a configured value as the reference 1.6 does: `!command` is the command's
+/// output (trimmed); any other text is literal except for `$NAME` / `${NAME}`, the
+/// environment variable's value (`$$` and `$!` give `$` and `!`). A command that fails or
+/// prints nothing, or a variable that is not set, gives `Err`.
 pub(crate) fn resolve_value(config: &str) -> Result<String, CommandError> {
     if let Some(cmd) = config.strip_prefix('!') {
         return run_command(cmd);
     }
-    Ok(env(config).unwrap_or_else(|| config.to_owned()))
+    let missing = missing_env(config);
+    if !missing.is_empty() {
+        return Err(CommandError::MissingEnv(missing.join(", ")));
+    }
+    Ok(template(config)
+        .into_iter()
+        .map(|p| match p {
+            Part::Literal(s) => s,
+            Part::Env(n) => env(&n).unwrap_or_default(),
+        })
+        .collect())
 }
 
 fn run_command(cmd: &str) -> Result<String, CommandError> {
@@ -210,6 +319,34 @@ mod tests {
     use super::*;
 
     #[test]
+    fn values_are_literal_but_for_dollar_references() {
+        use Part::*;
+        let l = |s: &str| Literal(s.to_owned());
+        let e = |s: &str| Env(s.to_owned());
+        assert_eq!(template("sk-plain"), vec![l("sk-plain")]);
+        assert_eq!(template("MY_KEY"), vec![l("MY_KEY")]);
+        assert_eq!(template("$MY_KEY"), vec![e("MY_KEY")]);
+        assert_eq!(
+            template("Bearer ${TOK}-x$A1/b"),
+            vec![l("Bearer "), e("TOK"), l("-x"), e("A1"), l("/b")]
+        );
+        assert_eq!(
+            template("a$$b$!c$1${9x}${open"),
+            vec![l("a$b!c$1${9x}${open")]
+        );
+        let home = std::env::var("PATH").unwrap();
+        assert_eq!(resolve_value("p=$PATH").unwrap(), format!("p={home}"));
+        assert_eq!(
+            resolve_value("$PI_TEST_SURELY_UNSET_1 $PI_TEST_SURELY_UNSET_2"),
+            Err(CommandError::MissingEnv(
+                "PI_TEST_SURELY_UNSET_1, PI_TEST_SURELY_UNSET_2".into()
+            ))
+        );
+        assert!(!is_configured("$PI_TEST_SURELY_UNSET_1"));
+        assert!(is_configured("!false") && is_configured("lit"));
+    }
+
+    #[test]
     fn redaction() {
         let secrets = vec![
             "sk-secret-123".to_owned(),
@@ -269,8 +406,10 @@ mod tests {
             resolve_value("LITERAL_VALUE_NOT_AN_ENV_VAR").unwrap(),
             "LITERAL_VALUE_NOT_AN_ENV_VAR"
         );
+        // A bare name is literal (the reference 1.6); `$PATH` reads the variable.
+        assert_eq!(resolve_value("PATH").unwrap(), "PATH");
         assert_eq!(
-            resolve_value("PATH").unwrap(),
+            resolve_value("$PATH").unwrap(),
             std::env::var("PATH").unwrap()
         );
     }

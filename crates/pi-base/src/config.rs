@@ -69,6 +69,8 @@ impl Dirs {
                 .and_then(Value::as_str)
                 .map(|v| launch_cwd.join(expand_tilde(v)))
         };
+        // Unknown keys and values of the wrong type, once per command.
+        warnings.extend(crate::settings_schema::check_files(&agent_dir, launch_cwd));
         Dirs {
             agent_dir,
             session_dir,
@@ -90,7 +92,7 @@ impl Dirs {
 }
 
 /// The settings as upstream reads them: `<agent dir>/settings.json`, then
-/// `<cwd>/.pi/settings.json` merged over it (nested objects one level deep). Files that
+/// `<cwd>/.pi/settings.json` merged over it (objects merged at every depth, as in 1.6). Files that
 /// cannot be read or parsed are skipped, with a warning each.
 pub fn settings(agent_dir: &Path, cwd: &Path) -> (Map<String, Value>, Vec<String>) {
     merge_settings(&[
@@ -118,21 +120,39 @@ fn merge_settings(paths: &[PathBuf]) -> (Map<String, Value>, Vec<String>) {
             }
         };
         match serde_json::from_slice::<Value>(&text) {
-            Ok(Value::Object(o)) => {
-                for (k, v) in o {
-                    match (merged.get_mut(&k), v) {
-                        (Some(Value::Object(base)), Value::Object(over)) => base.extend(over),
-                        (_, v) => {
-                            merged.insert(k, v);
-                        }
-                    }
+            Ok(Value::Object(mut o)) => {
+                // `defaultTools` of only `+name`/`-name` entries changes the list it
+                // goes over instead of replacing it (1.6).
+                if let (Some(Value::Array(base)), Some(Value::Array(over))) =
+                    (merged.get("defaultTools"), o.get("defaultTools"))
+                    && over
+                        .iter()
+                        .all(|e| e.as_str().is_some_and(|e| e.starts_with(['+', '-'])))
+                {
+                    let mut joined = base.clone();
+                    joined.extend(over.iter().cloned());
+                    o.insert("defaultTools".into(), Value::Array(joined));
                 }
+                deep_merge(&mut merged, o)
             }
             Ok(_) => warnings.push(format!("ignoring {}: not a JSON object", path.display())),
             Err(e) => warnings.push(format!("ignoring {}: {e}", path.display())),
         }
     }
     (merged, warnings)
+}
+
+/// `over` merged into `base`: objects key by key at every depth, anything else replaced (the
+/// reference 1.6's merge of project settings over the user's; 0.73 merged one level deep).
+fn deep_merge(base: &mut Map<String, Value>, over: Map<String, Value>) {
+    for (k, v) in over {
+        match (base.get_mut(&k), v) {
+            (Some(Value::Object(b)), Value::Object(o)) => deep_merge(b, o),
+            (_, v) => {
+                base.insert(k, v);
+            }
+        }
+    }
 }
 
 /// The process's working directory as upstream sees it (`process.cwd()`).
@@ -160,5 +180,24 @@ mod tests {
         assert_eq!(encode_cwd("C:\\Users\\bob\\x"), "--C--Users-bob-x--");
         assert_eq!(encode_cwd("/home/u/my.project"), "--home-u-my.project--");
         assert_eq!(encode_cwd("//srv/a"), "---srv-a--");
+    }
+
+    #[test]
+    fn project_settings_merge_at_every_depth() {
+        let obj = |v: serde_json::Value| v.as_object().unwrap().clone();
+        let mut base = obj(serde_json::json!({"compaction": {"reserveTokens": 1,
+            "modelOverrides": {"a/b": {"reserveTokens": 2}}}, "list": [1, 2]}));
+        deep_merge(
+            &mut base,
+            obj(
+                serde_json::json!({"compaction": {"modelOverrides": {"c/d": {"keepRecentTokens": 3}}},
+                "list": [3]}),
+            ),
+        );
+        assert_eq!(
+            serde_json::Value::Object(base),
+            serde_json::json!({"compaction": {"reserveTokens": 1, "modelOverrides": {
+                "a/b": {"reserveTokens": 2}, "c/d": {"keepRecentTokens": 3}}}, "list": [3]})
+        );
     }
 }

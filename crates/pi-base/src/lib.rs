@@ -2,7 +2,8 @@
 //! JSON scanner that hands out byte spans ([`json`]), JavaScript's ways with numbers and
 //! strings ([`js`]), the clock and random ids ([`clock`], [`ids`]), private, atomic and
 //! locked files ([`fs`]), ordered parallel maps ([`par`]), where things live and the
-//! settings files ([`config`]), and one-line text cuts ([`text`]).
+//! settings files ([`config`], checked by [`settings_schema`]), and one-line text cuts
+//! ([`text`]).
 //!
 //! Nothing here knows sessions, models or terminals.
 
@@ -13,4 +14,5 @@ pub mod ids;
 pub mod js;
 pub mod json;
 pub mod par;
+pub mod settings_schema;
 pub mod text;

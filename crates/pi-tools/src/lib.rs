@@ -792,18 +792,134 @@ impl Ready {
     }
 }
 
-/// The active tools for the command-line flags, over built-in and program tools (0.73
-/// §12.3): `--tools a,b` (`list`) is an allowlist in the order given (blanks dropped,
-/// unknown and repeated names ignored) and wins over the other flags; `--no-tools` leaves
-/// no tool at all, `--no-builtin-tools` only the program tools; with no flag,
-/// `read, bash, edit, write`, then every program tool. A program tool with a built-in
-/// tool's name takes its place.
-pub fn select_active(
-    list: Option<&str>,
-    no_tools: bool,
-    no_builtin_tools: bool,
-    custom: &[Arc<dyn CustomTool>],
-) -> Vec<Tool> {
+/// Whether a tool-list entry is `+name` (add) or `-name` (remove), as opposed to a name.
+pub fn is_modifier(entry: &str) -> bool {
+    entry.starts_with('+') || entry.starts_with('-')
+}
+
+/// What is wrong with a `--tools` list, as the reference 1.6 checks it: names, or only
+/// `+name`/`-name` entries with exact names (no `*`), never both.
+pub fn tool_list_error(entries: &[&str]) -> Option<String> {
+    let modifiers: Vec<&&str> = entries.iter().filter(|e| is_modifier(e)).collect();
+    if modifiers.is_empty() {
+        return None;
+    }
+    if modifiers.len() < entries.len() {
+        return Some("tool names cannot be mixed with +name or -name entries".into());
+    }
+    modifiers
+        .iter()
+        .find(|e| e.contains('*'))
+        .map(|e| format!("+name and -name entries take exact tool names, not patterns: {e}"))
+}
+
+/// `base` with the `+name` and `-name` entries of `entries` applied in order (other
+/// entries are skipped).
+pub fn apply_modifiers(base: Vec<String>, entries: &[String]) -> Vec<String> {
+    let mut tools = base;
+    for e in entries.iter().filter(|e| is_modifier(e)) {
+        let name = &e[1..];
+        let at = tools.iter().position(|t| t == name);
+        match (e.starts_with('+'), at) {
+            (true, None) if !name.is_empty() => tools.push(name.to_owned()),
+            (false, Some(i)) => {
+                tools.remove(i);
+            }
+            _ => {}
+        }
+    }
+    tools
+}
+
+/// The tools a `defaultTools` setting names (the reference 1.6): its plain names replace the
+/// defaults (`read, bash, edit, write`), then `+name` adds and `-name` removes a tool, in
+/// order; an empty list is no tool.
+pub fn resolve_default_tools(entries: &[String]) -> Vec<String> {
+    let plain: Vec<String> = entries
+        .iter()
+        .filter(|e| !is_modifier(e))
+        .cloned()
+        .collect();
+    let base = if plain.is_empty() && !entries.is_empty() {
+        ToolName::DEFAULT
+            .iter()
+            .map(|t| t.as_str().to_owned())
+            .collect()
+    } else {
+        plain
+    };
+    apply_modifiers(base, entries)
+}
+
+/// How the active tools are chosen: the command-line flags and the `defaultTools` setting.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Selection<'a> {
+    /// `--tools`: names (an allowlist in the order given), or only `+name`/`-name` entries
+    /// (changing the default selection).
+    pub list: Option<&'a str>,
+    pub no_tools: bool,
+    pub no_builtin_tools: bool,
+    /// `defaultTools` from the settings (merged), when set.
+    pub default_tools: Option<&'a [String]>,
+}
+
+impl Selection<'_> {
+    /// The entries of `--tools` (blanks dropped).
+    pub fn entries(&self) -> Vec<&str> {
+        self.list
+            .map(|l| {
+                l.split(',')
+                    .map(str::trim)
+                    .filter(|n| !n.is_empty())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// The names of the default selection: `defaultTools` (else `read, bash, edit, write`;
+    /// nothing with `--no-builtin-tools`), with `--tools`' `+name`/`-name` entries applied.
+    /// `None` when `--tools` is an allowlist or `--no-tools` is given.
+    pub fn default_names(&self) -> Option<Vec<String>> {
+        let entries = self.entries();
+        let modifiers = !entries.is_empty() && entries.iter().all(|e| is_modifier(e));
+        if self.no_tools || (self.list.is_some() && !modifiers) {
+            return None;
+        }
+        let base = if self.no_builtin_tools {
+            Vec::new()
+        } else {
+            self.default_tools.map_or_else(
+                || {
+                    ToolName::DEFAULT
+                        .iter()
+                        .map(|t| t.as_str().to_owned())
+                        .collect()
+                },
+                resolve_default_tools,
+            )
+        };
+        let cli: Vec<String> = entries.iter().map(|e| (*e).to_owned()).collect();
+        Some(apply_modifiers(base, &cli))
+    }
+
+    /// Names a `-name` entry removes (of `defaultTools` or `--tools`).
+    fn removed(&self, name: &str) -> bool {
+        let minus = |e: &str| e.strip_prefix('-') == Some(name);
+        self.entries().iter().any(|e| minus(e))
+            || self
+                .default_tools
+                .is_some_and(|d| d.iter().any(|e| minus(e)))
+    }
+}
+
+/// The active tools over built-in and program tools: `--tools a,b` as names is an allowlist
+/// in the order given (unknown and repeated names ignored) and wins over the rest;
+/// `--no-tools` leaves no tool at all; otherwise the default selection
+/// ([`Selection::default_names`]: `defaultTools`, `--no-builtin-tools`, `--tools +x,-y`),
+/// then every program tool that no `-name` entry removes (the reference 1.6: `defaultTools`
+/// chooses built-in tools, extension tools stay). A program tool with a built-in tool's
+/// name takes its place.
+pub fn select_active(sel: Selection<'_>, custom: &[Arc<dyn CustomTool>]) -> Vec<Tool> {
     let by_name = |name: &str| -> Option<Tool> {
         custom
             .iter()
@@ -817,25 +933,28 @@ pub fn select_active(
             out.push(t);
         }
     };
-    match list {
-        Some(list) => {
-            for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+    if sel.no_tools {
+        return out;
+    }
+    match sel.default_names() {
+        None => {
+            for name in sel.entries() {
                 if let Some(t) = by_name(name) {
                     push(t, &mut out);
                 }
             }
         }
-        None if no_tools => {}
-        None => {
-            if !no_builtin_tools {
-                for t in ToolName::DEFAULT {
-                    if let Some(t) = by_name(t.as_str()) {
-                        push(t, &mut out);
-                    }
+        Some(names) => {
+            for name in &names {
+                if let Some(t) = by_name(name) {
+                    push(t, &mut out);
                 }
             }
             for c in custom {
-                push(Tool::Custom(c.clone()), &mut out);
+                let name = &c.definition().name;
+                if names.contains(name) || !sel.removed(name) {
+                    push(Tool::Custom(c.clone()), &mut out);
+                }
             }
         }
     }

@@ -97,11 +97,21 @@ fn window(args: &StatsArgs, ctx: &Ctx, o: &Opened, settings: &Settings) -> anyho
             }
         }
     };
-    let (reserve, mut reserve_from) = match (args.reserve_tokens, settings.reserve_tokens) {
-        (Some(r), _) => (r, "--reserve-tokens"),
-        (None, Some(r)) => (r, "settings"),
-        (None, None) => (DEFAULT_RESERVE_TOKENS, "default"),
-    };
+    // `compaction.modelOverrides` of the model whose window it is.
+    let overridden = model
+        .as_ref()
+        .filter(|_| args.context_window.is_none())
+        .and_then(|(p, id)| {
+            let (m, _) = pi_ai::config::merged(&ctx.dirs.agent_dir, &ctx.cwd);
+            pi_ai::config::CompactionOverrides::from_map(&m).reserve_tokens(p, id)
+        });
+    let (reserve, mut reserve_from) =
+        match (args.reserve_tokens, overridden, settings.reserve_tokens) {
+            (Some(r), _, _) => (r, "--reserve-tokens"),
+            (None, Some(r), _) => (r, "compaction.modelOverrides"),
+            (None, None, Some(r)) => (r, "settings"),
+            (None, None, None) => (DEFAULT_RESERVE_TOKENS, "default"),
+        };
     // The agent's rule for a reserve that does not fit the window (keepRecentTokens does
     // not matter here).
     let fitted = tokens::Reserves {

@@ -680,12 +680,12 @@ impl<'c, H: Hooks, O: Observer> AgentSession<'c, H, O> {
     /// `reserveTokens` and `keepRecentTokens` for the model's window (pi's rule for small
     /// windows, [`tokens::Reserves::fit`]; `pi run` warns about it when it starts).
     fn reserves(&self) -> tokens::Reserves {
-        tokens::Reserves {
-            reserve_tokens: self.config.settings.reserve_tokens,
-            keep_recent_tokens: self.config.settings.keep_recent_tokens,
-        }
-        .fit(self.config.target.model.context_window)
-        .used
+        let m = &self.config.target.model;
+        self.config
+            .settings
+            .reserves_for(&m.provider, &m.id)
+            .fit(m.context_window)
+            .used
     }
 
     fn compaction_end(

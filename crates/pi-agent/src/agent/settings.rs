@@ -21,6 +21,8 @@ pub struct Settings {
     pub reserve_tokens: u64,
     /// `compaction.keepRecentTokens` (20000).
     pub keep_recent_tokens: u64,
+    /// `compaction.modelOverrides`: the two above for one model (see [`Settings::reserves_for`]).
+    pub compaction_overrides: pi_ai::config::CompactionOverrides,
     /// `images.blockImages` (false).
     pub block_images: bool,
     /// `images.autoResize` (true).
@@ -43,6 +45,7 @@ impl Default for Settings {
             compaction_enabled: true,
             reserve_tokens: crate::context::settings::DEFAULT_RESERVE_TOKENS,
             keep_recent_tokens: pi_ai::config::DEFAULT_KEEP_RECENT_TOKENS,
+            compaction_overrides: Default::default(),
             block_images: false,
             auto_resize_images: true,
             shell_path: None,
@@ -88,6 +91,7 @@ impl Settings {
         if let Some(n) = count(get("compaction", "keepRecentTokens")) {
             s.keep_recent_tokens = n;
         }
+        s.compaction_overrides = pi_ai::config::CompactionOverrides::from_map(m);
         if let Some(b) = get("images", "blockImages").and_then(Value::as_bool) {
             s.block_images = b;
         }
@@ -105,6 +109,21 @@ impl Settings {
         s.steering_all = m.get("steeringMode").and_then(Value::as_str) == Some("all");
         s.follow_up_all = m.get("followUpMode").and_then(Value::as_str) == Some("all");
         s
+    }
+
+    /// `reserveTokens` and `keepRecentTokens` for model `provider/id`: each from its
+    /// `compaction.modelOverrides` entry when that sets it, else the ordinary setting (the
+    /// reference 1.6's `getCompactionSettings(model)`).
+    pub fn reserves_for(&self, provider: &str, id: &str) -> crate::context::tokens::Reserves {
+        let o = &self.compaction_overrides;
+        crate::context::tokens::Reserves {
+            reserve_tokens: o
+                .reserve_tokens(provider, id)
+                .unwrap_or(self.reserve_tokens),
+            keep_recent_tokens: o
+                .keep_recent_tokens(provider, id)
+                .unwrap_or(self.keep_recent_tokens),
+        }
     }
 
     /// The wait before retry `attempt` (1-based): `baseDelayMs × 2^(attempt−1)`.

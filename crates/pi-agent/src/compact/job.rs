@@ -217,13 +217,23 @@ impl Job {
     /// the window of the model that would write the summary (what its request can carry).
     fn budget(&mut self, session_model: Option<&(String, String)>, watch: &dyn Watch) -> Budget {
         let r = &self.request;
+        // `compaction.modelOverrides` of the model whose window the session is judged by.
+        let (over_reserve, over_keep) =
+            session_model
+                .or(r.model.as_ref())
+                .map_or((None, None), |(p, id)| {
+                    let o = &self.llm.compaction_overrides;
+                    (o.reserve_tokens(p, id), o.keep_recent_tokens(p, id))
+                });
         let configured = tokens::Reserves {
             reserve_tokens: r
                 .reserve_tokens
+                .or(over_reserve)
                 .or(self.context.reserve_tokens)
                 .unwrap_or(DEFAULT_RESERVE_TOKENS),
             keep_recent_tokens: r
                 .keep_recent_tokens
+                .or(over_keep)
                 .or(self.llm.keep_recent_tokens)
                 .unwrap_or(config::DEFAULT_KEEP_RECENT_TOKENS),
         };

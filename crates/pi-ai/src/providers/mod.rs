@@ -14,6 +14,8 @@ pub mod openai;
 pub(crate) mod responses;
 pub(crate) mod sse;
 
+use serde_json::Value;
+
 use crate::http::set_header;
 use crate::message::{AssistantMessage, Event, LlmError, Sink};
 use crate::models::Model;
@@ -100,6 +102,26 @@ pub(crate) fn thinking_level(target: &Target, opts: &Options) -> Option<&'static
     let level = opts.reasoning.as_deref().filter(|l| *l != "off")?;
     let l = crate::models::clamp_thinking_level(&target.model, &target.details, level);
     (l != "off").then_some(l)
+}
+
+/// The reference 1.6's sampling parameters of an OpenAI-compatible request, set over the
+/// body's own fields: the model's `samplingParams`, with `samplingParamsByThinkingLevel` of
+/// the request's level (clamped to the model's; `off` when none) over them.
+pub(crate) fn apply_sampling(b: &mut crate::value::Obj, target: &Target, opts: &Options) {
+    let d = &target.details;
+    let level = crate::models::clamp_thinking_level(
+        &target.model,
+        d,
+        opts.reasoning.as_deref().unwrap_or("off"),
+    );
+    let by_level = d.sampling_by_level.get(level).and_then(Value::as_object);
+    for (k, v) in d
+        .sampling_params
+        .iter()
+        .chain(by_level.into_iter().flatten())
+    {
+        b.set(k, openai::js(v));
+    }
 }
 
 /// An answer with an error status.

@@ -168,6 +168,7 @@ pub(crate) fn body(target: &Target, req: &Request, opts: &Options) -> Vec<u8> {
     }
     set_routing(&mut b, model);
     b.set("messages", Js::Arr(messages));
+    super::apply_sampling(&mut b, target, opts);
     Js::Obj(b).to_json()
 }
 

@@ -249,6 +249,7 @@ fn openai(call: &Call<'_>) -> Result<Prepared, LlmError> {
         }
         set_header(&mut h, "x-client-request-id", s.to_owned());
     }
+    super::apply_sampling(&mut b, target, opts);
     Ok(Prepared {
         url: format!(
             "{}/responses",
@@ -330,6 +331,7 @@ fn azure(call: &Call<'_>) -> Result<Prepared, LlmError> {
     let mut url = reqwest::Url::parse(&format!("{base}/responses"))
         .map_err(|_| LlmError::new(format!("Invalid Azure OpenAI base URL: {base}")))?;
     url.query_pairs_mut().append_pair("api-version", &version);
+    super::apply_sampling(&mut b, target, opts);
     Ok(Prepared {
         url: url.to_string(),
         headers: with_caller(h, opts),
