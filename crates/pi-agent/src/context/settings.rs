@@ -1,6 +1,6 @@
 //! The settings that change a context or its measurement, read as the reference reads them:
 //! `<agent dir>/settings.json`, then `<cwd>/.pi/settings.json` merged over it (nested objects
-//! one level deep).
+//! at every depth, as the reference 1.6 merges them).
 
 use std::path::Path;
 
