@@ -207,7 +207,10 @@ fn tool_choice(arg: &str, tools: &[Tool]) -> anyhow::Result<ToolChoice> {
 
 /// `defaultTools` of the merged settings of `cwd`: the string entries of a list (anything
 /// else is ignored; the settings check at the start of every command warns of it).
-fn default_tools(agent_dir: &std::path::Path, cwd: &std::path::Path) -> Option<Vec<String>> {
+pub(crate) fn default_tools(
+    agent_dir: &std::path::Path,
+    cwd: &std::path::Path,
+) -> Option<Vec<String>> {
     let (m, _) = pi_base::config::settings(agent_dir, cwd);
     let a = m.get("defaultTools")?.as_array()?;
     Some(

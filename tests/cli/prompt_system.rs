@@ -46,6 +46,25 @@ fn sp1_no_tools() {
     assert_eq!(system(&w, &["--tools", ""]), p);
 }
 
+/// `defaultTools` in the settings chooses the tools of the prompt, as it does for `pi run`.
+#[test]
+fn default_tools_setting_chooses_the_tools() {
+    let w = World::new();
+    w.write(
+        "agent/settings.json",
+        serde_json::json!({"defaultTools": ["+grep", "-bash"]}).to_string(),
+    );
+    let p = system(&w, &[]);
+    let tools = section(&p, "Available tools");
+    let names: Vec<&str> = tools.iter().map(|l| &l[2..l.find(':').unwrap()]).collect();
+    assert_eq!(names, ["read", "edit", "write", "grep"]);
+    // --tools still names them outright.
+    let p = system(&w, &["--tools", "ls"]);
+    let tools = section(&p, "Available tools");
+    assert_eq!(tools.len(), 1, "{tools:?}");
+    assert!(tools[0].starts_with("- ls:"), "{tools:?}");
+}
+
 #[test]
 fn sp2_default_tools() {
     let w = World::new();

@@ -56,6 +56,7 @@ fn split_def(def: &str, flag: &str) -> anyhow::Result<(String, String)> {
 fn active_tools(
     args: &SystemArgs,
     programs: &[std::sync::Arc<dyn pi_tools::CustomTool>],
+    default_tools: Option<&[String]>,
 ) -> anyhow::Result<Vec<Tool>> {
     let mut registry = system::builtin_tools();
     let builtin_count = registry.len();
@@ -108,12 +109,26 @@ fn active_tools(
             .filter(|n| !n.is_empty())
             .collect(),
         None if args.no_tools => Vec::new(),
-        None => DEFAULT_TOOLS
-            .iter()
-            .map(|s| (*s).to_owned())
-            .chain(program_names)
-            .chain(custom_names)
-            .collect(),
+        // `defaultTools` in the settings chooses the built-in tools, as for `pi run`.
+        None => {
+            let sel = pi_tools::Selection {
+                list: None,
+                no_tools: false,
+                no_builtin_tools: false,
+                default_tools,
+            };
+            let builtin = sel
+                .default_names()
+                .unwrap_or_else(|| DEFAULT_TOOLS.iter().map(|s| (*s).to_owned()).collect());
+            let removed = |n: &str| {
+                default_tools.is_some_and(|d| d.iter().any(|e| e.strip_prefix('-') == Some(n)))
+            };
+            builtin
+                .into_iter()
+                .chain(program_names.into_iter().filter(|n| !removed(n)))
+                .chain(custom_names)
+                .collect()
+        }
     };
     let mut out: Vec<Tool> = Vec::new();
     for n in names {
@@ -156,7 +171,8 @@ pub fn run(args: SystemArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
     for w in &tool_warnings {
         crate::error::warn(w);
     }
-    let tools = active_tools(&args, &programs)?;
+    let default_tools = crate::cmd::run::default_tools(&agent_dir, &cwd);
+    let tools = active_tools(&args, &programs, default_tools.as_deref())?;
 
     let custom = args.system_prompt.custom(&ctx.cwd)?;
     let assembled =
