@@ -217,6 +217,7 @@ pub fn run(mut args: BranchArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
             ap.leaf.as_ref().map_or("root", |l| l.as_str()),
             &text,
             details.as_ref().map(pi_base::js::stringify),
+            None,
             details.is_some(),
         ),
         None => branch::move_entry(parent, ap.leaf.as_ref().map(|l| l.as_str())),

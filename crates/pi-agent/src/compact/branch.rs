@@ -118,12 +118,14 @@ pub fn move_entry(parent: Parent, from: Option<&str>) -> NewEntry {
 }
 
 /// A `branch_summary` entry under `parent` (`from_id`: the leaf being left, or `root`);
-/// `details` (JSON) given by a hook makes it `fromHook`.
+/// `details` (JSON) given by a hook makes it `fromHook`; `usage` (JSON) is what a summary
+/// request used.
 pub fn summary_entry(
     parent: Parent,
     from_id: &str,
     summary: &str,
     details: Option<Vec<u8>>,
+    usage: Option<Vec<u8>>,
     from_hook: bool,
 ) -> NewEntry {
     let mut e = NewEntry::new("branch_summary", parent)
@@ -131,6 +133,10 @@ pub fn summary_entry(
         .field("summary", jstr(summary));
     if let Some(d) = details {
         e = e.field("details", d);
+    }
+    // The reference 1.6 writes `usage` before `fromHook`.
+    if let Some(u) = usage {
+        e = e.field("usage", u);
     }
     e.field(
         "fromHook",
@@ -301,15 +307,13 @@ impl BranchSummary {
             || "root".to_owned(),
             |l| s.entries[l as usize].id.to_string(),
         );
-        let mut e = summary_entry(parent, &from, &summary, Some(details), false);
-        if let Some(u) = super::record::usage_field(&usage) {
-            // The reference 1.6 writes `usage` before `fromHook`.
-            let from_hook = e.fields.pop();
-            e = e.field("usage", u);
-            if let Some((k, v)) = from_hook {
-                e = e.field(&k, v);
-            }
-        }
-        Ok(Some(e))
+        Ok(Some(summary_entry(
+            parent,
+            &from,
+            &summary,
+            Some(details),
+            super::record::usage_field(&usage),
+            false,
+        )))
     }
 }

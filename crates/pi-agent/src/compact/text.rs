@@ -27,16 +27,7 @@ fn join_text(v: Option<&Value>) -> String {
 
 /// The text blocks of a content value, joined with `sep`.
 fn texts(content: Option<&Value>, sep: &str) -> String {
-    match content {
-        Some(Value::Str(s)) => s.text().into_owned(),
-        Some(Value::Arr(blocks)) => blocks
-            .iter()
-            .filter(|b| is_type(b, "text"))
-            .map(|b| join_text(b.get("text")))
-            .collect::<Vec<_>>()
-            .join(sep),
-        _ => String::new(),
-    }
+    crate::context::content_text(content, sep)
 }
 
 /// `text.slice(0, max)` in UTF-16 code units; a character cut in half becomes U+FFFD (as

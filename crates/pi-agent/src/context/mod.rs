@@ -146,20 +146,19 @@ fn produces(kind: Kind) -> bool {
 }
 
 /// Text of a message's content (pi-ai's `contentText`): a string as it is, or the text
-/// blocks joined by newlines.
-fn content_text(c: Option<&Value>) -> String {
+/// blocks joined by `sep` (a missing or null text as `""`, as `Array.prototype.join` has it).
+pub(crate) fn content_text(c: Option<&Value>, sep: &str) -> String {
     match c {
         Some(Value::Str(s)) => s.text().into_owned(),
         Some(Value::Arr(blocks)) => blocks
             .iter()
             .filter(|b| b.get("type").is_some_and(|t| t.is_str("text")))
             .map(|b| match b.get("text") {
-                Some(Value::Str(t)) => t.text().into_owned(),
-                Some(Value::Null) | None => String::new(),
+                None | Some(Value::Null) => String::new(),
                 Some(v) => Value::js_string(Some(v)).text().into_owned(),
             })
             .collect::<Vec<_>>()
-            .join("\n"),
+            .join(sep),
         _ => String::new(),
     }
 }
@@ -183,7 +182,7 @@ pub fn current_system<'a>(messages: impl IntoIterator<Item = &'a Value>) -> Opti
         if timestamp.as_ref().is_none_or(|t| matches!(t, Value::Null)) {
             timestamp = m.get("timestamp").cloned();
         }
-        let text = content_text(m.get("content"));
+        let text = content_text(m.get("content"), "\n");
         if !text.is_empty() {
             content.push(text);
         }
