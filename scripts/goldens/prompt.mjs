@@ -23,8 +23,7 @@
 //   skill-expand.json the /skill:name expansion of AgentSession
 //   discovery.json    DefaultResourceLoader on file trees: templates, skills, diagnostics,
 //                     context files, SYSTEM.md / APPEND_SYSTEM.md
-//   system.json       buildSystemPrompt with the built-in tool definitions, a fixed clock and
-//                     TZ=JST-9 (the date line is the local date)
+//   (the system prompt golden is 1.6's now: scripts/goldens/prompt16.mjs writes it)
 // Paths under the temporary directory a case runs in are written as [ROOT].
 
 import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
@@ -45,16 +44,13 @@ const load = (rel) => import(pathToFileURL(join(pkg, "dist", rel)).href);
 const version = JSON.parse(readFileSync(join(pkg, "package.json"), "utf-8")).version;
 
 process.env.TZ = "JST-9";
-const FIXED_NOW = Date.UTC(2026, 0, 1, 20, 30, 0); // 2026-01-02 in JST, 2026-01-01 in UTC
 
 const { substituteArgs, parseCommandArgs, expandPromptTemplate, loadPromptTemplates } = await load(
 	"core/prompt-templates.js",
 );
 const { loadSkills, formatSkillsForPrompt } = await load("core/skills.js");
 const { parseFrontmatter } = await load("utils/frontmatter.js");
-const { buildSystemPrompt } = await load("core/system-prompt.js");
 const { AgentSession, DefaultResourceLoader, SettingsManager } = await load("index.js");
-const { createAllToolDefinitions } = await load("core/tools/index.js");
 
 const out = join(repo, "tests", "fixtures", "prompt", "goldens");
 mkdirSync(out, { recursive: true });
@@ -692,116 +688,6 @@ const scenarios = [
 		});
 	}
 	write("discovery.json", cases);
-}
-
-// ---------------------------------------------------------------------------------------------
-// buildSystemPrompt, with the built-in tools' own snippets and guidelines
-
-{
-	const RealDate = Date;
-	class FixedDate extends RealDate {
-		constructor(...a) {
-			if (a.length === 0) super(FIXED_NOW);
-			else super(...a);
-		}
-		static now() {
-			return FIXED_NOW;
-		}
-	}
-	const systemScenarios = [
-		{ name: "defaults", tools: ["read", "bash", "edit", "write"] },
-		{ name: "no-tools", tools: [] },
-		{ name: "bash-only", tools: ["bash"] },
-		{ name: "bash-grep", tools: ["bash", "grep"] },
-		{ name: "read-only", tools: ["read", "grep", "find", "ls"] },
-		{ name: "all", tools: ["read", "bash", "edit", "write", "grep", "find", "ls"] },
-		{ name: "reordered", tools: ["write", "ls", "read"] },
-		{ name: "no-read-no-skills", tools: ["bash", "edit"] },
-		{ name: "custom", tools: ["read", "bash"], customPrompt: "You are X.\nBe brief." },
-		{ name: "custom-no-read", tools: ["bash"], customPrompt: "You are Y." },
-		{ name: "custom-append", tools: ["read"], customPrompt: "Z", append: ["First append.", "Second append."] },
-		{ name: "default-append", tools: ["read", "bash", "edit", "write"], append: ["Appended text."] },
-		{ name: "no-context", tools: ["read"], customPrompt: "C", noContext: true },
-	];
-	const files = {
-		"agent/AGENTS.md": "Global rules.\n",
-		"proj/AGENTS.md": "Project rules with <xml> & \"quotes\".",
-		"proj/sub/CLAUDE.md": "Sub directory rules.\n",
-		"agent/skills/alpha/SKILL.md": fm("Alpha <skill> & 'co'."),
-		"agent/skills/manual/SKILL.md": fm("Manual only.", "disable-model-invocation: true\n"),
-		"proj/.pi/skills/beta/SKILL.md": "---\nname: beta\ndescription: |\n  Multi-line\n  description.\n---\nB\n",
-	};
-	const cases = [];
-	for (const s of systemScenarios) {
-		const root = tree({ files, dirs: [".git"] });
-		const cwd = join(root, "proj", "sub");
-		const agentDir = join(root, "agent");
-		const savedHome = process.env.HOME;
-		process.env.HOME = join(root, "home");
-		const loader = new DefaultResourceLoader({
-			cwd,
-			agentDir,
-			settingsManager: SettingsManager.create(cwd, agentDir),
-			noContextFiles: !!s.noContext,
-		});
-		await loader.reload();
-		process.env.HOME = savedHome;
-		const defs = new Map(Object.entries(createAllToolDefinitions(cwd)));
-		const toolSnippets = {};
-		const promptGuidelines = [];
-		for (const name of s.tools) {
-			const d = defs.get(name);
-			const snippet = d.promptSnippet?.replace(/[\r\n]+/g, " ").replace(/\s+/g, " ").trim();
-			if (snippet) toolSnippets[name] = snippet;
-			promptGuidelines.push(...[...new Set((d.promptGuidelines ?? []).map((g) => g.trim()).filter(Boolean))]);
-		}
-		globalThis.Date = FixedDate;
-		let prompt;
-		try {
-			prompt = buildSystemPrompt({
-				cwd,
-				skills: loader.getSkills().skills,
-				contextFiles: loader.getAgentsFiles().agentsFiles,
-				customPrompt: s.customPrompt,
-				appendSystemPrompt: s.append ? s.append.join("\n\n") : undefined,
-				selectedTools: s.tools,
-				toolSnippets,
-				promptGuidelines,
-			});
-		} finally {
-			globalThis.Date = RealDate;
-		}
-		const section = (title) => {
-			const start = prompt.indexOf(`${title}:\n`);
-			if (start < 0) return null;
-			const body = prompt.slice(start + title.length + 2);
-			return body.slice(0, body.indexOf("\n\n")).split("\n");
-		};
-		const docsLast = "- Always read pi .md files completely and follow links to related docs (e.g., tui.md for TUI API details)";
-		const c = {
-			name: s.name,
-			files,
-			cwd: "proj/sub",
-			tools: s.tools,
-			customPrompt: s.customPrompt ?? null,
-			append: s.append ?? [],
-			noContextFiles: !!s.noContext,
-			now: new RealDate(FIXED_NOW).toISOString(),
-			tz: process.env.TZ,
-		};
-		if (s.customPrompt) {
-			c.upstream = rooted(root, { prompt });
-		} else {
-			const tools = section("Available tools");
-			c.upstream = rooted(root, {
-				toolNames: tools[0] === "(none)" ? [] : tools.map((l) => l.slice(2, l.indexOf(":"))),
-				guidelineCount: section("Guidelines").length,
-				tail: prompt.slice(prompt.indexOf(docsLast) + docsLast.length),
-			});
-		}
-		cases.push(c);
-	}
-	write("system.json", cases);
 }
 
 rmSync(work, { recursive: true, force: true });

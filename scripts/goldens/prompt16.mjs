@@ -22,6 +22,8 @@
 //   skill-expand.json the /skill:name expansion of AgentSession
 //   discovery.json    DefaultResourceLoader on file trees: templates, skills, diagnostics,
 //                     context files, SYSTEM.md / APPEND_SYSTEM.md
+//   system.json       buildSystemPromptSections with the built-in tool definitions: the named
+//                     sections 1.6 records in a session's system messages, in order
 // Paths under the temporary directory a case runs in are written as [ROOT].
 
 import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
@@ -47,6 +49,8 @@ const { substituteArgs, parseCommandArgs, expandPromptTemplate, loadPromptTempla
 const { loadSkills } = await load("core/skills.js");
 const { parseFrontmatter } = await load("utils/frontmatter.js");
 const { AgentSession, DefaultResourceLoader, SettingsManager } = await load("index.js");
+const { buildSystemPromptSections } = await load("core/system-prompt.js");
+const { createAllToolDefinitions } = await load("core/tools/index.js");
 
 const out = join(repo, "tests", "fixtures", "prompt", "goldens16");
 mkdirSync(out, { recursive: true });
@@ -801,6 +805,81 @@ const scenarios = [
 		});
 	}
 	write("discovery.json", cases);
+}
+
+{
+	// The system prompt as 1.6 builds it: sections, in order. The same scenarios as the 0.73
+	// golden (scripts/goldens/prompt.mjs), which recorded the prompt as one text.
+	const systemScenarios = [
+		{ name: "defaults", tools: ["read", "bash", "edit", "write"] },
+		{ name: "no-tools", tools: [] },
+		{ name: "bash-only", tools: ["bash"] },
+		{ name: "bash-grep", tools: ["bash", "grep"] },
+		{ name: "read-only", tools: ["read", "grep", "find", "ls"] },
+		{ name: "all", tools: ["read", "bash", "edit", "write", "grep", "find", "ls"] },
+		{ name: "reordered", tools: ["write", "ls", "read"] },
+		{ name: "no-read-no-skills", tools: ["edit", "write"] },
+		{ name: "bash-reads-skills", tools: ["bash", "edit"] },
+		{ name: "custom", tools: ["read", "bash"], customPrompt: "You are X.\nBe brief." },
+		{ name: "custom-no-read", tools: ["bash"], customPrompt: "You are Y." },
+		{ name: "custom-append", tools: ["read"], customPrompt: "Z", append: ["First append.", "Second append."] },
+		{ name: "default-append", tools: ["read", "bash", "edit", "write"], append: ["Appended text."] },
+		{ name: "no-context", tools: ["read"], customPrompt: "C", noContext: true },
+	];
+	const files = {
+		"agent/AGENTS.md": "Global rules.\n",
+		"proj/AGENTS.md": 'Project rules with <xml> & "quotes".',
+		"proj/sub/CLAUDE.md": "Sub directory rules.\n",
+		"agent/skills/alpha/SKILL.md": fm("Alpha <skill> & 'co'."),
+		"agent/skills/manual/SKILL.md": fm("Manual only.", "disable-model-invocation: true\n"),
+		"proj/.pi/skills/beta/SKILL.md": "---\nname: beta\ndescription: |\n  Multi-line\n  description.\n---\nB\n",
+	};
+	const cases = [];
+	for (const s of systemScenarios) {
+		const root = tree({ files, dirs: [".git"] });
+		const cwd = join(root, "proj", "sub");
+		const agentDir = join(root, "agent");
+		const savedHome = process.env.HOME;
+		process.env.HOME = join(root, "home");
+		const loader = new DefaultResourceLoader({
+			cwd,
+			agentDir,
+			settingsManager: SettingsManager.create(cwd, agentDir),
+			noContextFiles: !!s.noContext,
+		});
+		await loader.reload();
+		process.env.HOME = savedHome;
+		const defs = new Map(Object.entries(createAllToolDefinitions(cwd)));
+		const toolSnippets = {};
+		const toolGuidelines = {};
+		for (const name of s.tools) {
+			const d = defs.get(name);
+			const snippet = d.promptSnippet?.replace(/[\r\n]+/g, " ").replace(/\s+/g, " ").trim();
+			if (snippet) toolSnippets[name] = snippet;
+			toolGuidelines[name] = [...new Set((d.promptGuidelines ?? []).map((g) => g.trim()).filter(Boolean))];
+		}
+		const sections = buildSystemPromptSections({
+			cwd,
+			skills: loader.getSkills().skills,
+			contextFiles: loader.getAgentsFiles().agentsFiles,
+			customPrompt: s.customPrompt,
+			appendSystemPrompt: s.append ? s.append.join("\n\n") : undefined,
+			selectedTools: s.tools,
+			toolSnippets,
+			toolGuidelines,
+		});
+		cases.push({
+			name: s.name,
+			files,
+			cwd: "proj/sub",
+			tools: s.tools,
+			customPrompt: s.customPrompt ?? null,
+			append: s.append ?? [],
+			noContextFiles: !!s.noContext,
+			upstream: rooted(root, { sections: Object.entries(sections) }),
+		});
+	}
+	write("system.json", cases);
 }
 
 rmSync(work, { recursive: true, force: true });

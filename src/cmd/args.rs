@@ -288,7 +288,6 @@ impl SystemPromptArgs {
             context_files: !self.no_context_files,
             tools,
             skills,
-            now_ms: pi_base::clock::now_ms(),
         }
         .assemble();
         for w in &assembled.warnings {

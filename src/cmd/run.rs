@@ -289,7 +289,7 @@ struct RunSettings {
     /// The thinking level recorded on the path, and the one of the run.
     recorded_level: Option<String>,
     level: &'static str,
-    system_prompt: String,
+    system_prompt: pi_prompt::system::Assembled,
 }
 
 impl RunSettings {
@@ -331,6 +331,11 @@ impl RunSettings {
             Some(o) => o.context()?,
             None => (Vec::new(), None, None),
         };
+        let branch_system = match &opened {
+            Some(o) => pi_agent::context::branch_system_messages(&o.session, o.leaf)
+                .with_context(|| format!("cannot read {}", o.session.path.display()))?,
+            None => Vec::new(),
+        };
         // A session that records its tool loadout (the reference 1.6's system messages)
         // continues with it, unless the tools are named on the command line.
         let modifiers: Vec<&str> = args
@@ -349,7 +354,7 @@ impl RunSettings {
         if only_modifiers
             && !args.no_tools
             && !args.no_builtin_tools
-            && let Some(restored) = restored_tools(&messages, &programs, &modifiers)
+            && let Some(restored) = restored_tools(&branch_system, &programs, &modifiers)
         {
             tools = restored;
         }
@@ -430,12 +435,11 @@ fn system_prompt(
     custom: Option<String>,
     tools: &[Tool],
     resources: &resources::Resources,
-) -> String {
+) -> pi_prompt::system::Assembled {
     let prompt_tools: Vec<_> = tools.iter().map(Tool::prompt).collect();
     let dirs = (cwd, ctx.dirs.agent_dir.as_path(), ctx.cwd.as_path());
     args.system_prompt
         .assemble(custom, dirs, &prompt_tools, &resources.skills)
-        .text
 }
 
 /// Program tools and hooks (the project's only when it is trusted), and the tools of the
@@ -467,20 +471,15 @@ fn extensions(
 /// The program tools found for a run.
 type Programs = Vec<Arc<dyn pi_tools::CustomTool>>;
 
-/// The tools a session's context declares (the reference 1.6's `_restoreToolsFromTranscript`):
-/// those its system messages leave added, in their order, that pi has, and program tools the
-/// system messages never mention (added since). `None` without system messages: the run's
-/// own selection stands. pi replays the system messages of the context (a compaction's
-/// checkpoint stands for those before it), not every one on the branch.
+/// The tools a session declares (the reference 1.6's `_restoreToolsFromTranscript`): those
+/// its system messages on the branch (before and after compactions) leave added, in their
+/// order, that pi has, and program tools the system messages never mention (added since).
+/// `None` without system messages: the run's own selection stands.
 fn restored_tools(
-    messages: &[Message],
+    system: &[Message],
     programs: &[Arc<dyn pi_tools::CustomTool>],
     modifiers: &[&str],
 ) -> Option<Vec<Tool>> {
-    let system: Vec<&Message> = messages
-        .iter()
-        .filter(|m| m.get("role").is_some_and(|r| r.is_str("system")))
-        .collect();
     if system.is_empty() {
         return None;
     }
@@ -499,7 +498,7 @@ fn restored_tools(
         })
         .filter_map(name)
         .collect();
-    let current = pi_agent::context::current_system(system.iter().copied());
+    let current = pi_agent::context::current_system(system.iter());
     let mut names: Vec<String> = current
         .as_ref()
         .and_then(|c| c.get("toolsAdded"))
@@ -614,7 +613,8 @@ fn launch(
     let config = Config {
         target: rs.target,
         thinking_level: rs.level.to_owned(),
-        system_prompt: rs.system_prompt,
+        system_prompt: rs.system_prompt.text,
+        system_sections: rs.system_prompt.sections,
         tools: rs.tools,
         tool_ctx: Arc::new(tool_ctx),
         tool_execution: ToolExecution::Parallel,

@@ -498,6 +498,7 @@ fi"#,
     assert_eq!(
         seen,
         [
+            "message_end", // system: the prompt and tools recorded
             "message_end", // user
             "message_end", // assistant with the call
             "message_end", // tool result
@@ -522,14 +523,15 @@ fi"#,
             "message",
             "message",
             "message",
+            "message",
             "custom_message",
             "message",
             "custom"
         ]
     );
-    assert_eq!(entries[6]["customType"], "nudge");
-    assert_eq!(entries[8]["customType"], "stats");
-    assert_eq!(entries[8]["data"], json!({"runs": 1}));
+    assert_eq!(entries[7]["customType"], "nudge");
+    assert_eq!(entries[9]["customType"], "stats");
+    assert_eq!(entries[9]["data"], json!({"runs": 1}));
     // The nudge was sent with the second request.
     assert!(
         server.requests()[1]

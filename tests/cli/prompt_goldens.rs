@@ -119,11 +119,6 @@ fn ok(o: Output, what: &str) -> String {
     stdout(&o)
 }
 
-/// The text `pi prompt system` printed (it adds one newline).
-fn printed(s: &str) -> &str {
-    s.strip_suffix('\n').unwrap_or(s)
-}
-
 #[test]
 fn substitution_matches_upstream() {
     let g = golden16("substitute.json");
@@ -370,7 +365,7 @@ fn skills_index_matches_upstream() {
             .collect();
         // The XML is upstream's byte for byte; the instructions before it are in our words
         // and keep the phrases the spec names (SF2).
-        let ours = format_index(&skills);
+        let ours = format_index(&skills, "read");
         let upstream = c["upstream"].as_str().unwrap();
         let xml = |s: &str| s.find("<available_skills>").map(|i| s[i..].to_owned());
         assert_eq!(xml(&ours), xml(upstream), "{c}");
@@ -539,7 +534,10 @@ fn discovery_matches_upstream() {
         let append = strs(&up["appendSystemPrompt"]);
         if !append.is_empty() {
             assert!(
-                text.contains(&format!("\n\n{}", append.join("\n\n"))),
+                text.contains(&format!(
+                    "\n\n<addendum>\n{}\n</addendum>",
+                    append.join("\n\n")
+                )),
                 "{name}: append"
             );
         }
@@ -552,50 +550,60 @@ fn discovery_matches_upstream() {
     assert_eq!(cases(&g).len(), 9);
 }
 
-/// The names in "Available tools", the number of guidelines and everything after the
-/// documentation block, from a default system prompt.
-fn default_prompt_shape(text: &str, docs_last: &str) -> (Vec<String>, usize, String) {
-    let section = |title: &str| -> Vec<String> {
-        let start = text.find(&format!("{title}:\n")).unwrap() + title.len() + 2;
-        let body = &text[start..];
-        body[..body.find("\n\n").unwrap()]
-            .lines()
-            .map(str::to_owned)
-            .collect()
+/// Upstream's sentences replaced by ours where the prompt is in our words (the skills
+/// index instructions and the project context intro); tags, XML and the files' text are
+/// the same.
+fn in_our_words(upstream: &str) -> String {
+    let ours = |reader: &str| {
+        let index = pi_prompt::skills::format_index(
+            &[pi_prompt::skills::Skill {
+                name: "n".into(),
+                description: "d".into(),
+                path: "p".into(),
+                base_dir: "b".into(),
+                source: pi_prompt::SourceInfo {
+                    source: "auto",
+                    scope: pi_prompt::Scope::User,
+                    base_dir: PathBuf::new(),
+                },
+                disable_model_invocation: false,
+            }],
+            reader,
+        );
+        let intro = &index[..index.find("\n\n<available_skills>").unwrap()];
+        intro.trim().to_owned()
     };
-    let tools = section("Available tools");
-    let names = if tools == ["(none)"] {
-        Vec::new()
-    } else {
-        tools
-            .iter()
-            .map(|l| l[2..l.find(':').unwrap()].to_owned())
-            .collect()
+    let theirs = |how: &str| {
+        format!(
+            "The following skills provide specialized instructions for specific tasks.\n{how} a skill's file when the task matches its description.\nResolve relative paths against the skill's directory (parent of SKILL.md). Use absolute paths in tool calls."
+        )
     };
-    let tail = &text[text.find(docs_last).unwrap() + docs_last.len()..];
-    (names, section("Guidelines").len(), tail.to_owned())
-}
-
-/// Upstream's text with its skills-index instructions replaced by ours (a deliberate
-/// difference: the XML is the same, the sentences are our own).
-fn with_our_index_intro(upstream: &str) -> String {
     upstream
+        .replace(&theirs("Use the read tool to load"), &ours("read"))
+        .replace(&theirs("Use bash to load"), &ours("bash"))
         .replace(
-            "The following skills provide specialized instructions for specific tasks.\nUse the read tool to load a skill's file when the task matches its description.\nWhen a skill file references a relative path, resolve it against the skill directory (parent of SKILL.md / dirname of the path) and use that absolute path in tool commands.",
-            "The following skills provide specialized instructions for particular kinds of work.\nUse the read tool to load a skill's file once the task at hand fits its description.\nPaths in a skill file are relative to the folder holding its SKILL.md: make them absolute before passing them to a tool.",
+            "Project-specific instructions and guidelines:",
+            pi_prompt::system::PROJECT_CONTEXT_INTRO,
         )
 }
 
+/// The tool names a `tools` section lists.
+fn listed_tools(section: &str) -> Vec<String> {
+    section
+        .lines()
+        .filter_map(|l| l.strip_prefix("- "))
+        .map(|l| l[..l.find(':').unwrap()].to_owned())
+        .collect()
+}
+
 #[test]
-fn system_prompt_matches_upstream() {
-    let g = golden("system.json");
+fn system_prompt_sections_match_upstream() {
+    let g = golden16("system.json");
     for c in cases(&g) {
         let name = c["name"].as_str().unwrap();
         let tree = Tree::new(&json!({ "files": c["files"], "dirs": [".git"] }));
-        assert_eq!(c["now"], NOW);
-        assert_eq!(c["tz"], "JST-9");
         let mut cmd = tree.pi(c["cwd"].as_str().unwrap());
-        cmd.args(["prompt", "system"]);
+        cmd.args(["prompt", "system", "--json"]);
         let tools = strs(&c["tools"]);
         if tools.is_empty() {
             cmd.arg("--no-tools");
@@ -612,30 +620,69 @@ fn system_prompt_matches_upstream() {
             cmd.arg("--no-context-files");
         }
         let out = tree.rooted(&ok(cmd.output().unwrap(), name));
-        let text = printed(&out);
-        let up = &c["upstream"];
-        if let Some(p) = up["prompt"].as_str() {
-            assert_eq!(text, with_our_index_intro(p), "{name}");
-        } else {
-            let (names, guidelines, tail) =
-                default_prompt_shape(text, pi_prompt::system::DOCS_LAST_LINE);
-            assert_eq!(names, strs(&up["toolNames"]), "{name}: tools");
-            assert_eq!(
-                guidelines as u64, up["guidelineCount"],
-                "{name}: guidelines"
-            );
-            assert_eq!(
-                tail,
-                with_our_index_intro(up["tail"].as_str().unwrap()),
-                "{name}: tail"
-            );
+        let ours: Value = serde_json::from_str(out.trim()).unwrap();
+        let ours: Vec<(String, String)> = ours["sections"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .map(|(k, v)| (k.clone(), v.as_str().unwrap().to_owned()))
+            .collect();
+        let theirs: Vec<(String, String)> = c["upstream"]["sections"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| {
+                (
+                    p[0].as_str().unwrap().to_owned(),
+                    p[1].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect();
+        let names = |v: &[(String, String)]| v.iter().map(|p| p.0.clone()).collect::<Vec<_>>();
+        assert_eq!(names(&ours), names(&theirs), "{name}: section names");
+        for ((n, mine), (_, up)) in ours.iter().zip(&theirs) {
+            let tagged =
+                |t: &str| t.starts_with(&format!("<{n}>\n")) && t.ends_with(&format!("\n</{n}>"));
+            match n.as_str() {
+                // The default text, its rules and docs are in our words.
+                "preamble" if c["customPrompt"].is_null() => {}
+                "rules" | "docs" => assert!(tagged(mine) && tagged(up), "{name}: {n}"),
+                "tools" => assert_eq!(listed_tools(mine), listed_tools(up), "{name}: tools"),
+                _ => assert_eq!(*mine, in_our_words(up), "{name}: {n}"),
+            }
         }
-        assert!(
-            text.contains("\nCurrent date: 2026-01-02\n"),
-            "{name}: local date"
+        let text = ours
+            .iter()
+            .map(|p| p.1.as_str())
+            .collect::<Vec<_>>()
+            .join("\n\n");
+        let printed = tree.rooted(&ok(
+            {
+                let mut cmd = tree.pi(c["cwd"].as_str().unwrap());
+                cmd.args(["prompt", "system", "--tools", &tools.join(",")]);
+                if tools.is_empty() {
+                    cmd.arg("--no-tools");
+                }
+                if let Some(p) = c["customPrompt"].as_str() {
+                    cmd.arg("--system-prompt").arg(p);
+                }
+                for a in strs(&c["append"]) {
+                    cmd.arg("--append-system-prompt").arg(a);
+                }
+                if c["noContextFiles"] == true {
+                    cmd.arg("--no-context-files");
+                }
+                cmd.output().unwrap()
+            },
+            name,
+        ));
+        assert_eq!(
+            printed,
+            format!("{text}\n"),
+            "{name}: the text is the sections"
         );
     }
-    assert_eq!(cases(&g).len(), 13);
+    assert_eq!(cases(&g).len(), 14);
 }
 
 /// What identifies a case of a golden file: its input.
@@ -650,12 +697,9 @@ fn case_key(c: &Value) -> Value {
 
 #[test]
 fn goldens_are_complete() {
-    let mut total = 0;
-    for f in ["index.json", "system.json"] {
-        let g = golden(f);
-        assert_eq!(g["reference"], "0.73.1", "{f}");
-        total += cases(&g).len();
-    }
+    let index = golden("index.json");
+    assert_eq!(index["reference"], "0.73.1");
+    let mut total = cases(&index).len();
     // The 1.6 goldens answer every case the 0.73 ones asked, for the functions they replace.
     for f in [
         "substitute.json",
@@ -680,5 +724,7 @@ fn goldens_are_complete() {
         assert!(cases(&new).len() >= cases(&old).len(), "{f}");
         total += cases(&new).len();
     }
+    // The system prompt's golden is 1.6's only (its sections replace 0.73's one text).
+    total += cases(&golden16("system.json")).len();
     assert!(total >= 330, "{total} golden cases");
 }

@@ -1,5 +1,6 @@
-//! `pi prompt system`: the assembled system prompt (test-cases SP, RL4–RL6), context files,
-//! SYSTEM.md / APPEND_SYSTEM.md, tools and guidelines, the skills index and the local date.
+//! `pi prompt system`: the assembled system prompt (test-cases SP, RL4–RL6) as the reference
+//! 1.6 lays it out in sections, context files, SYSTEM.md / APPEND_SYSTEM.md, tools and rules,
+//! and the skills index.
 
 use predicates::prelude::*;
 use serde_json::Value;
@@ -26,11 +27,14 @@ fn system(w: &World, args: &[&str]) -> String {
     s.strip_suffix('\n').unwrap().to_owned()
 }
 
-fn section(text: &str, title: &str) -> Vec<String> {
-    let start = text.find(&format!("\n{title}:\n")).unwrap() + title.len() + 3;
+/// The `- ` lines of the section `<name>` … `</name>` (the tools listed, or the rules).
+fn section(text: &str, name: &str) -> Vec<String> {
+    let open = format!("<{name}>\n");
+    let start = text.find(&open).unwrap() + open.len();
     let body = &text[start..];
-    body[..body.find("\n\n").unwrap()]
+    body[..body.find(&format!("\n</{name}>")).unwrap()]
         .lines()
+        .filter(|l| l.starts_with("- "))
         .map(str::to_owned)
         .collect()
 }
@@ -39,9 +43,9 @@ fn section(text: &str, title: &str) -> Vec<String> {
 fn sp1_no_tools() {
     let w = World::new();
     let p = system(&w, &["--no-tools"]);
-    assert!(p.contains("Available tools:\n(none)"), "{p}");
+    assert!(p.contains("<tools>\n(none)\n"), "{p}");
     assert!(p.contains("Show file paths clearly"));
-    assert_eq!(section(&p, "Guidelines").len(), 2);
+    assert_eq!(section(&p, "rules").len(), 2);
     // An empty --tools list is the same.
     assert_eq!(system(&w, &["--tools", ""]), p);
 }
@@ -55,12 +59,12 @@ fn default_tools_setting_chooses_the_tools() {
         serde_json::json!({"defaultTools": ["+grep", "-bash"]}).to_string(),
     );
     let p = system(&w, &[]);
-    let tools = section(&p, "Available tools");
+    let tools = section(&p, "tools");
     let names: Vec<&str> = tools.iter().map(|l| &l[2..l.find(':').unwrap()]).collect();
     assert_eq!(names, ["read", "edit", "write", "grep"]);
     // --tools still names them outright.
     let p = system(&w, &["--tools", "ls"]);
-    let tools = section(&p, "Available tools");
+    let tools = section(&p, "tools");
     assert_eq!(tools.len(), 1, "{tools:?}");
     assert!(tools[0].starts_with("- ls:"), "{tools:?}");
 }
@@ -69,21 +73,18 @@ fn default_tools_setting_chooses_the_tools() {
 fn sp2_default_tools() {
     let w = World::new();
     let p = system(&w, &[]);
-    let tools = section(&p, "Available tools");
+    let tools = section(&p, "tools");
     let names: Vec<&str> = tools.iter().map(|l| &l[2..l.find(':').unwrap()]).collect();
     assert_eq!(names, ["read", "bash", "edit", "write"]);
     for n in ["- read:", "- bash:", "- edit:", "- write:"] {
         assert!(p.contains(n), "{n}");
     }
-    // Exploration rule, read, four edit rules, write, and the two fixed ones.
-    let g = section(&p, "Guidelines");
+    // The bash rule, read, four edit rules, write, and the two fixed ones.
+    let g = section(&p, "rules");
     assert_eq!(g.len(), 9, "{g:?}");
     assert!(g[0].contains("bash") && g[0].contains("rg"), "{g:?}");
     assert!(p.starts_with("You are "));
-    assert!(p.ends_with(&format!(
-        "\nCurrent date: 2026-01-01\nCurrent working directory: {}",
-        w.proj().display()
-    )));
+    assert!(p.ends_with(&format!("\n\n<cwd>\n{}\n</cwd>", w.proj().display())));
 }
 
 #[test]
@@ -114,28 +115,28 @@ fn sp3_sp4_sp5_sp9_custom_tools() {
     assert!(p.contains("- Use dynamic_tool when the user asks for dynamic behavior tests."));
     // Custom tools are active by default, after the built-in ones.
     let p = system(&w, &["--tool-snippet", "deploy=Ship it"]);
-    let tools = section(&p, "Available tools");
+    let tools = section(&p, "tools");
     assert_eq!(tools.last().unwrap(), "- deploy: Ship it");
     // A tool without a snippet is active (its guidelines count) but not listed.
     let p = system(&w, &["--tools", "x", "--tool-guideline", "x=Mind x."]);
-    assert!(p.contains("Available tools:\n(none)"));
+    assert!(p.contains("<tools>\n(none)\n"));
     assert!(p.contains("- Mind x."));
     // Guidelines of inactive tools are left out.
     let p = system(&w, &["--tools", "read", "--tool-guideline", "x=Mind x."]);
     assert!(!p.contains("Mind x."));
 }
 
+/// bash is the way to explore files only while none of grep, find and ls is active (1.6
+/// dropped 0.73's rule preferring those tools).
 #[test]
-fn sp7_exploration_guideline() {
+fn sp7_bash_rule() {
     let w = World::new();
     let bash = system(&w, &["--tools", "bash"]);
-    let g = section(&bash, "Guidelines");
+    let g = section(&bash, "rules");
     assert_eq!(g.len(), 3);
     assert!(g[0].contains("bash") && g[0].contains("ls, rg and find"));
     let grep = system(&w, &["--tools", "bash,grep"]);
-    let g2 = section(&grep, "Guidelines");
-    assert_ne!(g[0], g2[0]);
-    assert!(g2[0].contains("prefer the grep, find and ls tools"));
+    assert_eq!(section(&grep, "rules").len(), 2);
     let none = system(&w, &["--tools", "read,write"]);
     assert!(!none.contains("bash"));
 }
@@ -151,7 +152,7 @@ fn unknown_tools_are_ignored_with_a_warning() {
     assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown tool 'nope'"));
     let p = String::from_utf8(out.stdout).unwrap();
-    assert_eq!(section(&p, "Available tools").len(), 1);
+    assert_eq!(section(&p, "tools").len(), 1);
     let out = w
         .pi()
         .args(["prompt", "system", "--tool-snippet", "no-equals-sign"])
@@ -168,7 +169,7 @@ fn sp6_custom_prompt_layout() {
     assert_eq!(
         p,
         format!(
-            "X\n\nY\n\n# Project Context\n\nProject-specific instructions and guidelines:\n\n## {}\n\nC\n\n\nCurrent date: 2026-01-01\nCurrent working directory: {}",
+            "X\n\n<addendum>\nY\n</addendum>\n\n<project_context>\nInstructions for this project, from its context files:\n\n<project_instructions path=\"{}\">\nC\n</project_instructions>\n</project_context>\n\n<cwd>\n{}\n</cwd>",
             w.agent().join("AGENTS.md").display(),
             w.proj().display()
         )
@@ -176,7 +177,7 @@ fn sp6_custom_prompt_layout() {
 }
 
 #[test]
-fn sp8_skills_need_the_read_tool() {
+fn sp8_skills_need_a_tool_to_load_them() {
     let w = World::new();
     w.write(
         "agent/skills/alpha/SKILL.md",
@@ -191,10 +192,12 @@ fn sp8_skills_need_the_read_tool() {
     assert!(p.contains("The following skills provide specialized instructions"));
     assert!(p.contains("Use the read tool to load a skill's file"));
     assert!(!p.contains("<name>manual</name>"));
-    assert!(!system(&w, &["--tools", "bash,edit"]).contains("<available_skills>"));
-    assert!(
-        !system(&w, &["--system-prompt", "S", "--tools", "bash"]).contains("<available_skills>")
-    );
+    // bash can load them too (1.6); without read or bash there is no index.
+    let p = system(&w, &["--tools", "bash,edit"]);
+    assert!(p.contains("<available_skills>"));
+    assert!(p.contains("Use bash to load a skill's file"));
+    assert!(!system(&w, &["--tools", "edit,write"]).contains("<available_skills>"));
+    assert!(!system(&w, &["--system-prompt", "S", "--tools", "ls"]).contains("<available_skills>"));
     assert!(system(&w, &["--system-prompt", "S"]).contains("<available_skills>"));
     assert!(!system(&w, &["--no-skills"]).contains("<available_skills>"));
     // Only hidden skills: no section at all.
@@ -236,10 +239,10 @@ fn rl4_context_files_in_order() {
     );
     let text = v["text"].as_str().unwrap();
     let order: Vec<usize> = [
-        "\n\nglobal\n\n",
-        "\n\nroot\n\n",
-        "\n\nproject\n\n",
-        "\n\nsub\n\n",
+        "\nglobal\n</project_instructions>",
+        "\nroot\n</project_instructions>",
+        "\nproject\n</project_instructions>",
+        "\nsub\n</project_instructions>",
     ]
     .iter()
     .map(|s| text.find(s).unwrap())
@@ -247,12 +250,12 @@ fn rl4_context_files_in_order() {
     assert!(order.windows(2).all(|p| p[0] < p[1]), "{order:?}");
     assert!(!text.contains("not used"));
     assert!(text.ends_with(&format!(
-        "Current working directory: {}",
+        "<cwd>\n{}\n</cwd>",
         w.proj().join("sub").display()
     )));
     // --no-context-files
     let p = system(&w, &["--no-context-files"]);
-    assert!(!p.contains("# Project Context"));
+    assert!(!p.contains("<project_context>"));
 }
 
 #[test]
@@ -262,14 +265,14 @@ fn rl5_rl6_system_and_append_files() {
     w.write("agent/APPEND_SYSTEM.md", "Global append.");
     let p = system(&w, &[]);
     assert!(
-        p.starts_with("Global system.\n\nGlobal append.\nCurrent date:"),
+        p.starts_with("Global system.\n\n<addendum>\nGlobal append.\n</addendum>\n\n<cwd>"),
         "{p}"
     );
     w.write("proj/.pi/SYSTEM.md", "You are a helpful assistant.");
     w.write("proj/.pi/APPEND_SYSTEM.md", "Project append.");
     let p = system(&w, &[]);
     assert!(
-        p.starts_with("You are a helpful assistant.\n\nProject append.\n"),
+        p.starts_with("You are a helpful assistant.\n\n<addendum>\nProject append.\n"),
         "{p}"
     );
     assert!(!p.contains("Global"));
@@ -286,13 +289,14 @@ fn rl5_rl6_system_and_append_files() {
         ],
     );
     assert!(
-        p.starts_with("You are a helpful assistant.\n\nOne.\n\nFrom a file.\n"),
+        p.starts_with("You are a helpful assistant.\n\n<addendum>\nOne.\n\nFrom a file.\n"),
         "{p}"
     );
     // --system-prompt-file and --system-prompt replace SYSTEM.md.
     w.write("proj/mine.md", "Mine.");
     assert!(
-        system(&w, &["--system-prompt-file", "mine.md"]).starts_with("Mine.\n\nProject append.")
+        system(&w, &["--system-prompt-file", "mine.md"])
+            .starts_with("Mine.\n\n<addendum>\nProject append.")
     );
     assert!(system(&w, &["--system-prompt", "Literal."]).starts_with("Literal.\n\n"));
     // An empty custom prompt means the default text.
@@ -305,23 +309,24 @@ fn rl5_rl6_system_and_append_files() {
         .stderr(predicate::str::contains("cannot read missing.md"));
 }
 
+/// The prompt holds no date (1.6 dropped it): the same on every day, so a session records it
+/// once.
 #[test]
-fn the_date_is_local() {
+fn the_prompt_holds_no_date() {
     let w = World::new();
-    let run = |tz: &str| {
+    let run = |now: &str, tz: &str| {
         let out = w
             .pi()
-            .env("PI_NOW", NOW)
+            .env("PI_NOW", now)
             .env("TZ", tz)
-            .args(["prompt", "system", "--system-prompt", "S"])
+            .args(["prompt", "system"])
             .output()
             .unwrap();
         String::from_utf8(out.stdout).unwrap()
     };
-    assert!(run("UTC0").contains("\nCurrent date: 2026-01-01\n"));
-    assert!(run("JST-9").contains("\nCurrent date: 2026-01-02\n"));
-    assert!(run("HST10").contains("\nCurrent date: 2026-01-01\n"));
-    assert!(run("<+14>-14").contains("\nCurrent date: 2026-01-02\n"));
+    let today = run(NOW, "UTC0");
+    assert_eq!(run("2026-03-04T05:06:07.000Z", "JST-9"), today);
+    assert!(!today.contains("2026"), "{today}");
 }
 
 #[test]

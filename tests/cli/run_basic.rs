@@ -32,12 +32,8 @@ fn single_answer_streams_text_and_records_the_session() {
     let body = r.json();
     assert_eq!(body["model"], "m1");
     assert_eq!(body["messages"][0]["role"], "system");
-    assert!(
-        body["messages"][0]["content"]
-            .as_str()
-            .unwrap()
-            .contains("Available tools:")
-    );
+    let sent_prompt = body["messages"][0]["content"].as_str().unwrap();
+    assert!(sent_prompt.contains("<tools>\n- read: "));
     assert_eq!(text(&body["messages"][1]), "Say hello");
     let names: Vec<&str> = body["tools"]
         .as_array()
@@ -57,10 +53,37 @@ fn single_answer_streams_text_and_records_the_session() {
             "model_change",
             "thinking_level_change",
             "message",
+            "message",
             "message"
         ]
     );
     assert_eq!(ls[0]["cwd"], w.proj().to_str().unwrap());
+    // The first request records the prompt as sections and the tools it declares (1.6's
+    // system message); the prompt sent is those sections, in order.
+    let sys = &ls[3]["message"];
+    assert_eq!(sys["role"], "system");
+    assert_eq!(sys["content"], "");
+    let sections = sys["sections"].as_object().unwrap();
+    let names: Vec<&str> = sections.keys().map(String::as_str).collect();
+    assert_eq!(names, ["preamble", "tools", "rules", "docs", "cwd"]);
+    let joined: Vec<&str> = sections.values().map(|v| v.as_str().unwrap()).collect();
+    assert_eq!(joined.join("\n\n"), sent_prompt);
+    assert_eq!(
+        sections["cwd"],
+        format!("<cwd>\n{}\n</cwd>", w.proj().to_str().unwrap())
+    );
+    let declared: Vec<&str> = sys["toolsAdded"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(declared, ["read", "bash", "edit", "write"]);
+    assert_eq!(
+        sys["toolsAdded"][0]["parameters"],
+        body["tools"][0]["function"]["parameters"]
+    );
+    assert_eq!(system_messages(&f).len(), 1);
     assert_eq!(ls[1]["provider"], "mock");
     assert_eq!(ls[1]["modelId"], "m1");
     assert_eq!(ls[2]["thinkingLevel"], "off");
@@ -108,6 +131,8 @@ fn json_mode_prints_the_header_then_upstreams_canonical_sequence() {
         [
             "agent_start",
             "turn_start",
+            "message_start:system",
+            "message_end:system",
             "message_start:user",
             "message_end:user",
             "message_start:assistant",
@@ -193,7 +218,7 @@ fn json_mode_prints_the_header_then_upstreams_canonical_sequence() {
     assert_eq!(turn_end["toolResults"][0]["toolCallId"], "call_1");
     assert_eq!(
         roles(agent_end["messages"].as_array().unwrap()),
-        ["user", "assistant", "toolResult", "assistant"]
+        ["system", "user", "assistant", "toolResult", "assistant"]
     );
     // Every message_end is what the file recorded, in the same order.
     let ended: Vec<Value> = evs
@@ -201,7 +226,12 @@ fn json_mode_prints_the_header_then_upstreams_canonical_sequence() {
         .filter(|e| e["type"] == "message_end")
         .map(|e| e["message"].clone())
         .collect();
-    assert_eq!(ended, messages(&f));
+    let recorded: Vec<Value> = lines(&f)
+        .into_iter()
+        .filter(|e| e["type"] == "message")
+        .map(|e| e["message"].clone())
+        .collect();
+    assert_eq!(ended, recorded);
     // The second request carried the tool result.
     let second = request_messages(&server.requests()[1]);
     let tool = second.iter().find(|m| m["role"] == "tool").unwrap();
@@ -308,7 +338,10 @@ fn prompt_from_stdin_templates_and_tool_selection() {
     );
     let body = server.requests()[0].json();
     let sp = body["messages"][0]["content"].as_str().unwrap();
-    assert!(sp.starts_with("You are terse.\n\nExtra rule."), "{sp}");
+    assert!(
+        sp.starts_with("You are terse.\n\n<addendum>\nExtra rule.\n</addendum>"),
+        "{sp}"
+    );
     assert_eq!(text(&body["messages"][1]), "Review src/lib.rs carefully.");
     let names: Vec<&str> = body["tools"]
         .as_array()
@@ -565,7 +598,8 @@ fn continue_takes_the_most_recent_session_of_the_directory() {
         .iter()
         .filter_map(|l| l["message"]["role"].as_str().map(str::to_owned))
         .collect();
-    assert_eq!(roles, ["user", "assistant", "user", "assistant"]);
+    // The second run's prompt and tools are the first's: one system message.
+    assert_eq!(roles, ["system", "user", "assistant", "user", "assistant"]);
     // A session and --continue contradict each other.
     let o = run(&w, &[f.to_str().unwrap(), "-c", "-p", "x"]);
     status(&o, 2);

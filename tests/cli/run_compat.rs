@@ -264,9 +264,10 @@ fn scenario_edits(w: &World, server: &ModelServer) -> PathBuf {
         .unwrap();
     server.push(answer_with_usage("Step 3 runs the linker.", 600));
     status(&run_fixed(w, &[fs, "-p", "And step 3?"]), 0);
+    // The conversation's messages (pi's runs record system messages between them too).
     let ids: Vec<String> = lines(&f)
         .iter()
-        .filter(|e| e["type"] == "message")
+        .filter(|e| e["type"] == "message" && e["message"]["role"] != "system")
         .map(|e| e["id"].as_str().unwrap().to_owned())
         .collect();
     // The first question left out, the first answer shortened.
@@ -296,7 +297,7 @@ fn scenario_edits(w: &World, server: &ModelServer) -> PathBuf {
             "session",
             "branch",
             fs,
-            &ids[4],
+            &ids[3],
             "--summary",
             "Went back to the log.",
         ])
@@ -306,17 +307,15 @@ fn scenario_edits(w: &World, server: &ModelServer) -> PathBuf {
     f
 }
 
-/// The file with the world's directory replaced by [`CWD`].
+/// The file with the world's directory replaced by [`CWD`] (in the header and inside the
+/// `cwd` prompt section alike; a temporary directory's path needs no JSON escaping).
 fn normalized(w: &World, f: &Path) -> String {
     let text = std::fs::read_to_string(f).unwrap();
-    let mut proj = Vec::new();
-    pi_base::json::write_str(&mut proj, w.proj().to_str().unwrap());
-    let mut cwd = Vec::new();
-    pi_base::json::write_str(&mut cwd, CWD);
-    text.replace(
-        std::str::from_utf8(&proj).unwrap(),
-        std::str::from_utf8(&cwd).unwrap(),
-    )
+    let proj = w.proj().to_str().unwrap().to_owned();
+    let mut escaped = Vec::new();
+    pi_base::json::write_str(&mut escaped, &proj);
+    assert_eq!(escaped, format!("\"{proj}\"").into_bytes());
+    text.replace(&proj, CWD)
 }
 
 fn compare_or_update(name: &str, actual: &str) {

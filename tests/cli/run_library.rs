@@ -32,6 +32,7 @@ fn config(w: &World) -> Config {
         target,
         thinking_level: "off".into(),
         system_prompt: "You are a test.".into(),
+        system_sections: vec![("preamble".into(), "You are a test.".into())],
         tools: ToolName::DEFAULT.iter().map(|&t| t.into()).collect(),
         tool_ctx: Arc::new(ToolContext::new(w.proj())),
         tool_execution: ToolExecution::Parallel,
@@ -129,6 +130,7 @@ fn steering_waits_for_the_tool_batch_and_follow_ups_for_the_end() {
         [
             "agent_start",
             "turn_start",
+            "message_end:system",
             "message_end:user",
             "message_end:assistant",
             "tool_execution_start",

@@ -2,6 +2,7 @@
 //! exit statuses in both views, where the key and headers of a request come from, and a
 //! retry wait cut short by Ctrl-C.
 
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -279,6 +280,91 @@ fn tool_names(server: &ModelServer, k: usize) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// A session continued after a compaction sends what 1.6 sends for it: the compaction's
+/// checkpoint replayed (its prompt text kept, its sections brought to pi's, a section pi does
+/// not have removed) as the one leading prompt, and the tools the branch declares; the run
+/// records only what changed.
+#[test]
+fn a_compacted_session_continues_from_its_checkpoint() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    let f = w.new_session();
+    let fs = f.to_str().unwrap();
+    let decl = |n: &str| json!({"name": n, "description": n, "parameters": {"type": "object"}});
+    let before = [
+        json!({"role": "system", "content": "", "sections": {"preamble": "Old."},
+               "toolsAdded": [decl("read"), decl("bash")]}),
+        json!({"role": "user", "content": "first question"}),
+    ];
+    let body: Vec<String> = before.iter().map(|m| m.to_string()).collect();
+    w.ok_in(&["session", "append", fs], &body.join("\n"));
+    let first = lines(&f).last().unwrap()["id"].as_str().unwrap().to_owned();
+    let compaction = json!({"type": "compaction", "summary": "Talked about X.",
+        "firstKeptEntryId": first, "tokensBefore": 1000,
+        "systemMessage": {"role": "system", "content": "Answer in French.",
+            "sections": {"preamble": "Old.", "mcp": "<mcp>\nservers\n</mcp>"},
+            "toolsAdded": [decl("read"), decl("grep")], "timestamp": 1}});
+    w.ok_in(&["session", "append", fs], &compaction.to_string());
+    server.push(answer_with_usage("ok", 100));
+    status(&run(&w, &[fs, "-p", "go on"]), 0);
+    let prompt = system_prompt(&server, 0);
+    assert!(
+        prompt.starts_with("Answer in French.\n\nYou are a coding assistant"),
+        "{prompt}"
+    );
+    assert!(
+        !prompt.contains("<mcp>") && !prompt.contains("Old."),
+        "{prompt}"
+    );
+    // The loadout is the one the branch's system messages declare (read, bash), as 1.6
+    // restores it; the checkpoint (read, grep) is what the request's declarations replace.
+    assert!(
+        prompt.contains("<tools>\n- read: ") && prompt.contains("\n- bash: "),
+        "{prompt}"
+    );
+    assert!(!prompt.contains("\n- grep: "), "{prompt}");
+    assert_eq!(tool_names(&server, 0), ["read", "bash"]);
+    // Only one system message is sent: the replayed one, first.
+    let sent = server.requests()[0].json();
+    let roles: Vec<&str> = sent["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles.iter().filter(|r| **r == "system").count(), 1);
+    assert_eq!(roles[0], "system");
+    // The run recorded the change: pi's sections, the section it lacks removed.
+    let recorded = system_messages(&f);
+    let patch = recorded.last().unwrap();
+    assert_eq!(patch["sections"]["mcp"], Value::Null);
+    assert!(
+        patch["sections"]["preamble"]
+            .as_str()
+            .unwrap()
+            .starts_with("You are")
+    );
+    assert_eq!(patch["content"], "");
+    let removed: Vec<&str> = patch["toolsRemoved"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(removed, ["read", "grep"]);
+    // The branch now declares bash, then read (read was declared again after its first
+    // declaration was removed, as 1.6's replay orders them), so the next run lists them in
+    // that order; after that, nothing changes and nothing more is recorded.
+    server.push(answer_with_usage("ok", 100));
+    status(&run(&w, &[fs, "-p", "more"]), 0);
+    assert_eq!(tool_names(&server, 1), ["bash", "read"]);
+    let settled = system_messages(&f).len();
+    server.push(answer_with_usage("ok", 100));
+    status(&run(&w, &[fs, "-p", "and more"]), 0);
+    assert_eq!(system_messages(&f).len(), settled);
+    assert_eq!(system_prompt(&server, 2), system_prompt(&server, 1));
+}
+
 /// A session whose system messages record its tool loadout (the reference 1.6 writes them)
 /// continues with those tools, as 1.6 restores them; tools named on the command line win.
 #[test]
@@ -301,13 +387,30 @@ fn a_session_continues_with_the_tools_it_records() {
     assert_eq!(tool_names(&server, 0), ["read", "grep"]);
     let prompt = system_prompt(&server, 0);
     assert!(prompt.contains("grep"), "{prompt}");
+    // The run recorded what changed: pi's sections and declarations replace the session's
+    // (the names stay), and the tool pi does not have is removed.
+    let recorded = system_messages(Path::new(f));
+    assert_eq!(recorded.len(), 3);
+    assert_eq!(
+        recorded[2]["toolsRemoved"],
+        json!([{"name": "read"}, {"name": "grep"}, {"name": "nosuch"}])
+    );
+    let added: Vec<&str> = recorded[2]["toolsAdded"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(added, ["read", "grep"]);
+    assert!(!prompt.contains("Hi."), "the preamble is pi's: {prompt}");
     server.push(answer_with_usage("ok", 100));
     status(&run(&w, &[f, "-p", "again", "--tools", "bash"]), 0);
     assert_eq!(tool_names(&server, 1), ["bash"]);
     // +name/-name entries adjust the restored loadout.
     server.push(answer_with_usage("ok", 100));
     status(&run(&w, &[f, "-p", "more", "--tools", "+ls,-read"]), 0);
-    assert_eq!(tool_names(&server, 2), ["grep", "ls"]);
+    // The second run recorded its loadout (bash only), so that is what the third restores.
+    assert_eq!(tool_names(&server, 2), ["bash", "ls"]);
     // A session without system messages keeps the default tools.
     let g = w.new_session();
     w.ok_in(

@@ -83,6 +83,8 @@ fn rate_limit_is_retried_with_events_and_recorded() {
         [
             "agent_start",
             "turn_start",
+            "message_start:system",
+            "message_end:system",
             "message_start:user",
             "message_end:user",
             "message_start:assistant",
@@ -272,6 +274,8 @@ fn overflow_drops_the_error_compacts_and_retries_once() {
         [
             "agent_start",
             "turn_start",
+            "message_start:system",
+            "message_end:system",
             "message_start:user",
             "message_end:user",
             "message_start:assistant",
@@ -324,10 +328,20 @@ fn overflow_drops_the_error_compacts_and_retries_once() {
     assert!(after > 0.0 && after < end["result"]["tokensBefore"].as_f64().unwrap());
     assert!(end["result"]["usage"]["totalTokens"].as_u64().unwrap() > 0);
     // The file: the error, the compaction after it, the recovered answer after that.
+    // The compaction's checkpoint is the prompt and tools the run recorded.
+    let compaction = lines(&f)
+        .into_iter()
+        .find(|l| l["type"] == "compaction")
+        .unwrap();
+    assert_eq!(
+        compaction["systemMessage"]["sections"],
+        system_messages(&f)[0]["sections"]
+    );
     assert_eq!(
         types(&f)[5..],
         [
             "thinking_level_change",
+            "message:system",
             "message:user",
             "message:assistant",
             "compaction",
@@ -335,10 +349,10 @@ fn overflow_drops_the_error_compacts_and_retries_once() {
         ]
     );
     let ls = lines(&f);
-    assert_eq!(ls[7]["message"]["stopReason"], "error");
-    assert_eq!(ls[8]["firstKeptEntryId"], end["result"]["firstKeptEntryId"]);
-    assert_eq!(ls[8]["parentId"], ls[7]["id"]);
+    assert_eq!(ls[8]["message"]["stopReason"], "error");
+    assert_eq!(ls[9]["firstKeptEntryId"], end["result"]["firstKeptEntryId"]);
     assert_eq!(ls[9]["parentId"], ls[8]["id"]);
+    assert_eq!(ls[10]["parentId"], ls[9]["id"]);
     // The summary request got the older part; the retry starts with the summary and ends
     // with the prompt, without the error.
     let rs = server.requests();
@@ -415,6 +429,8 @@ fn threshold_compaction_before_the_prompt_and_after_the_run() {
             "compaction_end",
             "agent_start",
             "turn_start",
+            "message_start:system",
+            "message_end:system",
             "message_start:user",
             "message_end:user",
             "message_start:assistant",
@@ -453,6 +469,7 @@ fn threshold_compaction_before_the_prompt_and_after_the_run() {
         [
             "thinking_level_change",
             "compaction",
+            "message:system",
             "message:user",
             "message:assistant",
             "compaction"

@@ -171,7 +171,7 @@ fn codex_run_sends_the_account_and_instructions() {
         b["instructions"]
             .as_str()
             .unwrap()
-            .contains("Available tools:")
+            .contains("<tools>\n- read:")
     );
     assert_eq!(b["store"], false);
     let (_, bodies, _) = tool_round_trip("cx", "gpt-cx");

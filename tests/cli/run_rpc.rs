@@ -143,7 +143,9 @@ fn prompt_state_messages_and_end_of_input() {
                "data": {"disposition": "started"}})
     );
     let end = c.agent_end();
-    assert_eq!(end["messages"].as_array().unwrap().len(), 2);
+    // The prompt and tools recorded at the session's first request, the prompt, the answer.
+    assert_eq!(end["messages"].as_array().unwrap().len(), 3);
+    assert_eq!(end["messages"][0]["role"], "system");
     let kinds = kinds(&c.seen);
     let first_event = kinds.iter().position(|k| k == "agent_start").unwrap();
     let response = kinds.iter().position(|k| k == "response").unwrap();
@@ -152,8 +154,8 @@ fn prompt_state_messages_and_end_of_input() {
 
     let m = c.call("m", json!({"type": "get_messages"}));
     let msgs = m["data"]["messages"].as_array().unwrap();
-    assert_eq!(roles(msgs), ["user", "assistant"]);
-    assert_eq!(text(&msgs[1]), "Hello there.");
+    assert_eq!(roles(msgs), ["system", "user", "assistant"]);
+    assert_eq!(text(&msgs[2]), "Hello there.");
     let stats = c.call("st", json!({"type": "get_session_stats"}));
     let d = &stats["data"];
     assert_eq!(
@@ -162,7 +164,8 @@ fn prompt_state_messages_and_end_of_input() {
             d["assistantMessages"].clone(),
             d["totalMessages"].clone()
         ),
-        (json!(1), json!(1), json!(2))
+        // Every message entry counts, the recorded system message too (as in 1.6).
+        (json!(1), json!(1), json!(3))
     );
     assert_eq!(d["sessionFile"], file.as_str());
     assert_eq!(d["contextUsage"]["contextWindow"], 100000);
@@ -295,7 +298,8 @@ fn abort_then_prompt_again() {
         .unwrap();
     let resp_at = c.seen.iter().position(|v| v["id"] == "a").unwrap();
     assert!(end_at < resp_at);
-    let aborted = c.seen[end_at]["messages"][1].clone();
+    // The run's messages: the prompt and tools it recorded, the prompt, the aborted answer.
+    let aborted = c.seen[end_at]["messages"][2].clone();
     assert_eq!(aborted["stopReason"], "aborted");
     c.call("p2", json!({"type": "prompt", "message": "try again"}));
     let end = c.agent_end();
@@ -350,9 +354,17 @@ fn prompt_then_abort_at_once_still_ends_visibly() {
             "round {k}: agent_start … agent_end between the two answers: {:#?}",
             &c.seen[accepted..]
         );
-        let ended = &c.seen[end.unwrap()]["messages"];
-        assert_eq!(text(&ended[0]), format!("prompt {k}"));
-        assert_eq!(ended[1]["stopReason"], "aborted", "round {k}: {ended}");
+        let all = &c.seen[end.unwrap()]["messages"];
+        // The first round also records the prompt and tools (a system message) first.
+        let ended: Vec<&Value> = all
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["role"] != "system")
+            .collect();
+        assert_eq!(all[0]["role"] == "system", k == 0, "round {k}: {all}");
+        assert_eq!(text(ended[0]), format!("prompt {k}"));
+        assert_eq!(ended[1]["stopReason"], "aborted", "round {k}: {all}");
         // The run settles, aborted, just before `abort` is answered.
         assert_eq!(
             c.seen[answered - 1],
@@ -633,7 +645,9 @@ fn failing_blocking_hooks_refuse_prompts_but_keep_serving() {
     let r = c.call("c", json!({"type": "prompt", "message": "fine"}));
     assert_eq!(r["success"], true);
     let end = c.agent_end();
-    assert_eq!(text(&end["messages"][1]), "served");
+    // The run's messages: its recorded prompt and tools, the prompt, the answer.
+    assert_eq!(end["messages"][0]["role"], "system");
+    assert_eq!(text(&end["messages"][2]), "served");
     let (code, _) = c.close();
     assert_eq!(code, 0);
     assert_eq!(server.requests().len(), 1);
@@ -951,14 +965,21 @@ fn hooks_cancel_session_changes_and_fork_returns_the_text() {
     let st = c.call("s2", json!({"type": "get_state"}));
     let forked = st["data"]["sessionFile"].as_str().unwrap().to_owned();
     assert_ne!(forked, file);
-    assert_eq!(st["data"]["messageCount"], 0);
+    // What came before the first question: the prompt and tools the first run recorded.
+    assert_eq!(st["data"]["messageCount"], 1);
     let r = c.call("bad", json!({"type": "fork", "entryId": "nope"}));
     assert_eq!(r["error"], "Invalid entry ID for forking");
     let (code, _) = c.close();
     assert_eq!(code, 0);
     let forked_lines = lines(std::path::Path::new(&forked));
     assert_eq!(forked_lines[0]["parentSession"], file.as_str());
-    assert!(!forked_lines.iter().any(|e| e["type"] == "message"));
+    // Only the prompt and tools recorded before the first question came along.
+    let roles: Vec<&Value> = forked_lines
+        .iter()
+        .filter(|e| e["type"] == "message")
+        .map(|e| &e["message"]["role"])
+        .collect();
+    assert_eq!(roles, [&json!("system")]);
     check(&w, std::path::Path::new(&forked));
 }
 

@@ -227,25 +227,18 @@ fn kind(v: &Value) -> String {
     }
 }
 
-/// 1.6 records its system prompt as a `system` message of the run; pi keeps it out of the
-/// context (docs/decisions.md §1).
-fn is_system_message(v: &Value) -> bool {
-    v["message"]["role"] == "system"
-}
-
 fn keys(v: &Value) -> Vec<String> {
     v.as_object()
         .map(|o| o.keys().cloned().collect())
         .unwrap_or_default()
 }
 
-/// The entries' kinds (type and role), 1.6's system messages left out.
+/// The entries' kinds (type and role).
 fn entry_kinds(entries: &Value) -> Vec<String> {
     entries
         .as_array()
         .unwrap()
         .iter()
-        .filter(|e| !is_system_message(e))
         .map(|e| {
             format!(
                 "{}:{}",
@@ -256,22 +249,16 @@ fn entry_kinds(entries: &Value) -> Vec<String> {
         .collect()
 }
 
-/// The tree's kinds, depth first, each with its depth (1.6's system messages are a level
-/// of their own: left out, their children count one level up).
+/// The tree's kinds, depth first, each with its depth.
 fn tree_kinds(nodes: &Value, depth: usize, out: &mut Vec<String>) {
     for n in nodes.as_array().unwrap() {
         let e = &n["entry"];
-        let d = if is_system_message(e) {
-            depth
-        } else {
-            out.push(format!(
-                "{depth}:{}:{}",
-                e["type"].as_str().unwrap(),
-                e["message"]["role"].as_str().unwrap_or("")
-            ));
-            depth + 1
-        };
-        tree_kinds(&n["children"], d, out);
+        out.push(format!(
+            "{depth}:{}:{}",
+            e["type"].as_str().unwrap(),
+            e["message"]["role"].as_str().unwrap_or("")
+        ));
+        tree_kinds(&n["children"], depth + 1, out);
     }
 }
 
@@ -389,10 +376,7 @@ fn a_conversation_gives_the_records_of_1_6() {
         if let Some(cmd) = t.get("in") {
             segments.push((cmd.clone(), Vec::new()));
         } else if let Some((_, outs)) = segments.last_mut() {
-            let o = &t["out"];
-            if !is_system_message(o) {
-                outs.push(o.clone());
-            }
+            outs.push(t["out"].clone());
         }
     }
     assert!(segments.len() >= 15, "the recording has its commands");
@@ -432,7 +416,6 @@ fn a_conversation_gives_the_records_of_1_6() {
                         .as_array()
                         .unwrap()
                         .iter()
-                        .filter(|e| !is_system_message(e))
                         .map(|e| e["id"].clone())
                         .collect()
                 };

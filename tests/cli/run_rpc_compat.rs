@@ -230,7 +230,14 @@ fn every_client_call_succeeds_with_the_reference_shapes() {
         .collect();
     assert_eq!(
         roles,
-        ["user", "assistant", "bashExecution", "user", "assistant"]
+        [
+            "system",
+            "user",
+            "assistant",
+            "bashExecution",
+            "user",
+            "assistant"
+        ]
     );
     let bash = first
         .iter()

@@ -107,11 +107,21 @@ pub fn lines(p: &Path) -> Vec<Value> {
     jsonl(&std::fs::read_to_string(p).unwrap())
 }
 
-/// The messages recorded in a session file, in file order.
+/// The conversation recorded in a session file, in file order: its messages but the system
+/// messages (the prompt and tool loadout `pi run` records, see [`system_messages`]).
 pub fn messages(p: &Path) -> Vec<Value> {
     lines(p)
         .into_iter()
-        .filter(|e| e["type"] == "message")
+        .filter(|e| e["type"] == "message" && e["message"]["role"] != "system")
+        .map(|e| e["message"].clone())
+        .collect()
+}
+
+/// The system messages recorded in a session file, in file order.
+pub fn system_messages(p: &Path) -> Vec<Value> {
+    lines(p)
+        .into_iter()
+        .filter(|e| e["type"] == "message" && e["message"]["role"] == "system")
         .map(|e| e["message"].clone())
         .collect()
 }

@@ -345,7 +345,7 @@ impl Obj {
         self.0.iter().map(|(k, v)| (k, v))
     }
 
-    pub(crate) fn is_empty(&self) -> bool {
+    pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
 }

@@ -264,7 +264,7 @@ pub(crate) fn load_paths(
 /// The skills index for the system prompt (skills hidden from the model are left out; empty
 /// when none remain). The XML is upstream's, since the model reads it; the instructions
 /// before it are ours, covering the same points.
-pub fn format_index(skills: &[Skill]) -> String {
+pub fn format_index(skills: &[Skill], reader: &str) -> String {
     let visible: Vec<&Skill> = skills
         .iter()
         .filter(|s| !s.disable_model_invocation)
@@ -274,7 +274,12 @@ pub fn format_index(skills: &[Skill]) -> String {
     }
     let mut lines = vec![
         "\n\nThe following skills provide specialized instructions for particular kinds of work.".to_owned(),
-        "Use the read tool to load a skill's file once the task at hand fits its description.".to_owned(),
+        match reader {
+            "read" => "Use the read tool to load a skill's file once the task at hand fits its description.",
+            "bash" => "Use bash to load a skill's file once the task at hand fits its description.",
+            _ => "Load a skill's file once the task at hand fits its description.",
+        }
+        .to_owned(),
         "Paths in a skill file are relative to the folder holding its SKILL.md: make them absolute before passing them to a tool.".to_owned(),
         String::new(),
         "<available_skills>".to_owned(),

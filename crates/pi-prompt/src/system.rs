@@ -1,6 +1,7 @@
 //! The system prompt: a custom one (`SYSTEM.md`, `--system-prompt`) or our default text with
-//! the active tools and the guidelines that depend on them, then the appended text, the
-//! context files, the skills index, the date and the working directory — in upstream's layout.
+//! the active tools and the rules that depend on them, then the appended text, the context
+//! files, the skills index and the working directory, as named sections in the layout of the
+//! reference 1.6 (which records them in the session as system messages).
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -102,103 +103,142 @@ pub struct Options<'a> {
     pub tools: &'a [Tool],
     pub context_files: &'a [ContextFile],
     pub skills: &'a [Skill],
-    /// `YYYY-MM-DD`.
-    pub date: String,
     pub cwd: String,
 }
 
-/// The last line of the default text's documentation block (everything after it is the
-/// appended text, context files, skills, date and working directory, as upstream lays them
-/// out).
+/// The last line of the default text's documentation section.
 pub const DOCS_LAST_LINE: &str =
     "- Read a page to the end and follow its references to related pages before acting on it";
 
-fn default_head(tools: &[Tool]) -> String {
-    let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+/// The prompt as the reference 1.6 records it: named sections in order. `preamble` is plain
+/// text; every other section is wrapped in a tag of its name (`<tools>…</tools>`), so a later
+/// system message can replace it by name.
+pub type Sections = Vec<(String, String)>;
+
+fn tool_list(tools: &[Tool]) -> String {
     let listed: Vec<String> = tools
         .iter()
         .filter_map(|t| t.snippet.as_ref().map(|s| format!("- {}: {s}", t.name)))
         .collect();
-    let tool_list = if listed.is_empty() {
+    let list = if listed.is_empty() {
         "(none)".to_owned()
     } else {
         listed.join("\n")
     };
-    let mut guidelines: Vec<String> = Vec::new();
+    format!("{list}\n\nThe project may give you further custom tools besides the ones listed here.")
+}
+
+fn rules(tools: &[Tool]) -> String {
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+    let mut rules: Vec<String> = Vec::new();
     let mut seen = HashSet::new();
     let mut add = |g: &str| {
-        if seen.insert(g.to_owned()) {
-            guidelines.push(g.to_owned());
+        let g = js::trim(g);
+        if !g.is_empty() && seen.insert(g.to_owned()) {
+            rules.push(format!("- {g}"));
         }
     };
     let has = |n: &str| names.contains(&n);
-    let explorers = has("grep") || has("find") || has("ls");
-    if has("bash") && !explorers {
+    if has("bash") && !(has("grep") || has("find") || has("ls")) {
         add("Use bash for file work such as ls, rg and find");
-    } else if has("bash") {
-        add(
-            "For exploring files, prefer the grep, find and ls tools to bash: they are faster and honour .gitignore",
-        );
     }
     for t in tools {
         for g in &t.guidelines {
-            let g = js::trim(g);
-            if !g.is_empty() {
-                add(g);
-            }
+            add(g);
         }
     }
     add("Keep your responses concise");
     add("Show file paths clearly whenever you work with files");
-    let guidelines: Vec<String> = guidelines.iter().map(|g| format!("- {g}")).collect();
+    rules.join("\n")
+}
+
+const PREAMBLE: &str = "You are a coding assistant with deep software engineering expertise, running inside pi, a harness for coding agents. \
+You work on the user's behalf: you read files, run commands, change code and create new files.";
+
+fn docs() -> String {
     format!(
-        "You are a coding assistant with deep software engineering expertise, running inside pi, a harness for coding agents. \
-You work on the user's behalf: you read files, run commands, change code and create new files.
-
-Available tools:
-{tool_list}
-
-The project may give you further custom tools besides the ones listed here.
-
-Guidelines:
-{}
-
-Documentation for pi (consult it only when the user asks about pi itself: its sessions, prompt templates, skills, system prompt or commands):
+        "Documentation for pi (consult it only when the user asks about pi itself: its sessions, prompt templates, skills, system prompt or commands):
 - Overview: `pi --help`; each command explains itself with `pi <command> --help`
 - Manual pages: `man pi`, one page per command group (`man pi-session`, `man pi-prompt`) and one per command (`man pi-session-append`, `man pi-prompt-expand`, ...)
 - Where to look: session files and their entries (pi-session), templates and skills (pi-prompt-expand, pi-prompt-list), the system prompt (pi-prompt-system)
-{DOCS_LAST_LINE}",
-        guidelines.join("\n")
+{DOCS_LAST_LINE}"
     )
 }
 
-/// Builds the system prompt.
-pub fn build(o: &Options<'_>) -> String {
-    let custom = o.custom_prompt.as_deref().filter(|c| !c.is_empty());
-    let mut prompt = match custom {
-        Some(c) => c.to_owned(),
-        None => default_head(o.tools),
-    };
-    if let Some(a) = o.append.as_deref().filter(|a| !a.is_empty()) {
-        prompt.push_str("\n\n");
-        prompt.push_str(a);
+/// The intro line of the project context section.
+pub const PROJECT_CONTEXT_INTRO: &str = "Instructions for this project, from its context files:";
+
+fn project_context(files: &[ContextFile]) -> String {
+    let mut parts = vec![PROJECT_CONTEXT_INTRO.to_owned()];
+    for f in files {
+        parts.push(format!(
+            "<project_instructions path=\"{}\">\n{}\n</project_instructions>",
+            f.path.display(),
+            f.content
+        ));
     }
-    if !o.context_files.is_empty() {
-        prompt.push_str("\n\n# Project Context\n\n");
-        prompt.push_str("Project-specific instructions and guidelines:\n\n");
-        for f in o.context_files {
-            prompt.push_str(&format!("## {}\n\n{}\n\n", f.path.display(), f.content));
+    parts.join("\n\n")
+}
+
+/// The prompt's sections, in the reference 1.6's order: `preamble` (the custom prompt, or
+/// our default text followed by `tools`, `rules` and `docs`), then `addendum` (appended
+/// text), `project_context` (context files), `skills` (when `read` or `bash` can load them)
+/// and `cwd`.
+pub fn sections(o: &Options<'_>) -> Sections {
+    let mut raw: Vec<(&str, String)> = Vec::new();
+    match o.custom_prompt.as_deref().filter(|c| !c.is_empty()) {
+        Some(c) => raw.push(("preamble", c.to_owned())),
+        None => {
+            raw.push(("preamble", PREAMBLE.to_owned()));
+            raw.push(("tools", tool_list(o.tools)));
+            raw.push(("rules", rules(o.tools)));
+            raw.push(("docs", docs()));
         }
     }
-    if o.tools.iter().any(|t| t.name == "read") && !o.skills.is_empty() {
-        prompt.push_str(&skills::format_index(o.skills));
+    if let Some(a) = o.append.as_deref().filter(|a| !a.is_empty()) {
+        raw.push(("addendum", a.to_owned()));
     }
-    prompt.push_str(&format!("\nCurrent date: {}", o.date));
-    prompt.push_str(&format!(
-        "\nCurrent working directory: {}",
-        o.cwd.replace('\\', "/")
-    ));
-    prompt
+    if !o.context_files.is_empty() {
+        raw.push(("project_context", project_context(o.context_files)));
+    }
+    let reader = ["read", "bash"]
+        .into_iter()
+        .find(|r| o.tools.iter().any(|t| t.name == *r));
+    if let Some(reader) = reader {
+        let index = skills::format_index(o.skills, reader);
+        let index = index.trim();
+        if !index.is_empty() {
+            raw.push(("skills", index.to_owned()));
+        }
+    }
+    raw.push(("cwd", o.cwd.replace('\\', "/")));
+    raw.into_iter()
+        .filter(|(_, text)| !text.is_empty())
+        .map(|(name, text)| {
+            let text = if name == "preamble" {
+                text
+            } else {
+                format!("<{name}>\n{text}\n</{name}>")
+            };
+            (name.to_owned(), text)
+        })
+        .collect()
+}
+
+/// The prompt text of `sections`: each one, in order, separated by a blank line (the
+/// reference 1.6's `getSystemMessageText`).
+pub fn render(sections: &Sections) -> String {
+    let parts: Vec<&str> = sections
+        .iter()
+        .map(|(_, t)| t.as_str())
+        .filter(|t| !t.is_empty())
+        .collect();
+    parts.join("\n\n")
+}
+
+/// Builds the system prompt text.
+pub fn build(o: &Options<'_>) -> String {
+    render(&sections(o))
 }
 
 #[cfg(test)]
@@ -221,38 +261,51 @@ mod tests {
             tools,
             context_files: &[],
             skills: &[],
-            date: "2026-01-02".to_owned(),
             cwd: "/w".to_owned(),
         }
     }
 
+    fn section<'a>(s: &'a Sections, name: &str) -> Option<&'a str> {
+        s.iter().find(|(n, _)| n == name).map(|(_, t)| t.as_str())
+    }
+
     #[test]
     fn empty_tool_list() {
-        let p = build(&opts(&[]));
-        assert!(p.contains("Available tools:\n(none)"));
-        assert!(p.contains("Show file paths clearly"));
-        assert!(p.ends_with("\nCurrent date: 2026-01-02\nCurrent working directory: /w"));
+        let s = sections(&opts(&[]));
+        let names: Vec<&str> = s.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["preamble", "tools", "rules", "docs", "cwd"]);
+        assert!(
+            section(&s, "tools")
+                .unwrap()
+                .starts_with("<tools>\n(none)\n")
+        );
+        assert!(
+            section(&s, "rules")
+                .unwrap()
+                .contains("Show file paths clearly")
+        );
+        assert_eq!(section(&s, "cwd"), Some("<cwd>\n/w\n</cwd>"));
+        assert!(build(&opts(&[])).ends_with("\n\n<cwd>\n/w\n</cwd>"));
     }
 
     #[test]
-    fn default_tools_and_guidelines() {
+    fn default_tools_and_rules() {
         let t = tools(&DEFAULT_TOOLS);
-        let p = build(&opts(&t));
+        let s = sections(&opts(&t));
+        let list = section(&s, "tools").unwrap();
         for n in DEFAULT_TOOLS {
-            assert!(p.contains(&format!("\n- {n}: ")), "{n}");
+            assert!(list.contains(&format!("\n- {n}: ")), "{n}");
         }
-        let g = p.split("Guidelines:\n").nth(1).unwrap();
-        let g: Vec<&str> = g.split("\n\n").next().unwrap().lines().collect();
-        assert_eq!(g.len(), 9, "{g:?}");
-        assert!(g[0].contains("bash"));
+        let rules: Vec<&str> = section(&s, "rules").unwrap().lines().collect();
+        assert_eq!(rules.len(), 2 + 9, "{rules:?}");
+        assert!(rules[1].contains("bash"));
     }
 
     #[test]
-    fn exploration_guideline_depends_on_tools() {
+    fn bash_rule_depends_on_tools() {
         let p = build(&opts(&tools(&["bash"])));
         assert!(p.contains("- Use bash for file work"));
         let p = build(&opts(&tools(&["bash", "grep"])));
-        assert!(p.contains("- For exploring files, prefer the grep, find and ls tools"));
         assert!(!p.contains("- Use bash for file work"));
     }
 
@@ -289,12 +342,13 @@ mod tests {
             tools: &t,
             context_files: &files,
             skills: &[],
-            date: "2026-01-02".into(),
-            cwd: "/w".into(),
+            cwd: "C:\\w".into(),
         };
         assert_eq!(
             build(&o),
-            "X\n\nY\n\n# Project Context\n\nProject-specific instructions and guidelines:\n\n## /p/AGENTS.md\n\nC\n\n\nCurrent date: 2026-01-02\nCurrent working directory: /w"
+            format!(
+                "X\n\n<addendum>\nY\n</addendum>\n\n<project_context>\n{PROJECT_CONTEXT_INTRO}\n\n<project_instructions path=\"/p/AGENTS.md\">\nC\n</project_instructions>\n</project_context>\n\n<cwd>\nC:/w\n</cwd>"
+            )
         );
     }
 }
@@ -318,13 +372,13 @@ pub struct Sources<'a> {
     /// The active tools, in order.
     pub tools: &'a [Tool],
     pub skills: &'a [Skill],
-    pub now_ms: i64,
 }
 
 /// A system prompt put together, with what went into it.
 #[derive(Debug, Clone)]
 pub struct Assembled {
     pub text: String,
+    pub sections: Sections,
     pub context_files: Vec<ContextFile>,
     pub warnings: Vec<String>,
 }
@@ -351,17 +405,17 @@ impl Sources<'_> {
         } else {
             Vec::new()
         };
-        let text = build(&Options {
+        let sections = sections(&Options {
             custom_prompt: custom,
             append: (!append.is_empty()).then(|| append.join("\n\n")),
             tools: self.tools,
             context_files: &context_files,
             skills: self.skills,
-            date: pi_base::clock::local_date(self.now_ms),
             cwd: self.cwd.to_string_lossy().into_owned(),
         });
         Assembled {
-            text,
+            text: render(&sections),
+            sections,
             context_files,
             warnings,
         }

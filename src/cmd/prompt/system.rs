@@ -38,7 +38,8 @@ pub struct SystemArgs {
     pub tool_guideline: Vec<String>,
     #[command(flatten)]
     pub system_prompt: SystemPromptArgs,
-    /// Print {"text", "tools", "contextFiles", "skills"} as JSON instead of the text
+    /// Print {"text", "sections", "tools", "contextFiles", "skills"} as JSON instead of the
+    /// text (`sections`: the named parts a session records, in order)
     #[arg(long)]
     pub json: bool,
 }
@@ -181,7 +182,7 @@ pub fn run(args: SystemArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
     let text = assembled.text;
     let context_files = assembled.context_files;
     if args.json {
-        let has_read = tools.iter().any(|t| t.name == "read");
+        let has_read = tools.iter().any(|t| t.name == "read" || t.name == "bash");
         let skills: Vec<&str> = res
             .skills
             .iter()
@@ -190,8 +191,14 @@ pub fn run(args: SystemArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
             .collect();
         let tool_names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
         let files: Vec<&Path> = context_files.iter().map(|f| f.path.as_path()).collect();
+        let sections: serde_json::Map<String, serde_json::Value> = assembled
+            .sections
+            .iter()
+            .map(|(n, t)| (n.clone(), json!(t)))
+            .collect();
         ctx.out.json(&json!({
             "text": text,
+            "sections": sections,
             "tools": tool_names,
             "contextFiles": files,
             "skills": skills,

@@ -20,6 +20,7 @@
 
 pub mod event;
 pub mod hooks;
+pub mod loadout;
 pub mod session;
 pub mod settings;
 pub mod setup;

@@ -70,7 +70,11 @@ pub struct Config {
     pub target: Target,
     /// The effective thinking level (`off` … `xhigh`).
     pub thinking_level: String,
+    /// The system prompt as text (what hooks see and may replace).
     pub system_prompt: String,
+    /// The same prompt as named sections, recorded in the session as system messages
+    /// (see [`super::loadout`]).
+    pub system_sections: Vec<(String, String)>,
     /// The active tools (built-in and program tools), in order.
     pub tools: Vec<Tool>,
     pub tool_ctx: Arc<ToolContext>,
@@ -454,7 +458,8 @@ impl<'c, H: Hooks, O: Observer> AgentSession<'c, H, O> {
         // An accepted prompt runs even when it was aborted at once: the loop records it and
         // ends with an `aborted` answer, so `agent_start` … `agent_end` are always seen.
         self.system_prompt = p.system_prompt;
-        let mut prompts = vec![user_message_with(&p.text, images)];
+        let mut prompts: Vec<Message> = self.loadout_patch().into_iter().collect();
+        prompts.push(user_message_with(&p.text, images));
         prompts.extend(p.extra);
         self.run(Some(prompts)).await
     }
@@ -470,10 +475,35 @@ impl<'c, H: Hooks, O: Observer> AgentSession<'c, H, O> {
             Some(_) => {}
         }
         self.system_prompt = self.config.system_prompt.clone();
-        let outcome = self.run(None).await;
+        let patch = self.loadout_patch().map(|m| vec![m]);
+        let outcome = self.run(patch).await;
         self.flush_custom(None)?;
         self.settled(&outcome);
         outcome
+    }
+
+    /// The system message to record before a run's first request: the prompt sections and
+    /// tool declarations of this run that the context does not replay to already.
+    fn loadout_patch(&self) -> Option<Message> {
+        let tools: Vec<Value> = self
+            .tools
+            .iter()
+            .map(|t| {
+                let d = t.definition();
+                super::loadout::declaration(&d.name, &d.description, &d.parameters)
+            })
+            .collect();
+        super::loadout::patch(
+            &self.messages,
+            &self.config.system_sections,
+            &tools,
+            pi_base::clock::now_ms(),
+        )
+    }
+
+    /// The prompt a hook put in place of the configured one, if any.
+    pub(super) fn forced_prompt(&self) -> Option<&str> {
+        (self.system_prompt != self.config.system_prompt).then_some(self.system_prompt.as_str())
     }
 
     /// Runs the loop, then retries and compacts as upstream does after `agent_end`.
@@ -937,7 +967,7 @@ impl<'c, H: Hooks, O: Observer> AgentSession<'c, H, O> {
         if let Some(store) = self.store.as_mut() {
             // Other roles (summaries, shell commands) are recorded by what makes them.
             match role(&m).as_deref() {
-                Some("user" | "assistant" | "toolResult") => store.append_message(&m)?,
+                Some("system" | "user" | "assistant" | "toolResult") => store.append_message(&m)?,
                 Some("custom") => store.append_custom_message(&m)?,
                 _ => {}
             }

@@ -188,8 +188,9 @@ impl<H: Hooks, O: Observer> AgentSession<'_, H, O> {
         if let Some(stop) = self.apply_effects()? {
             return Err(Stop::Thrown(stop));
         }
+        let (system_prompt, messages) = super::loadout::collapse(messages, self.forced_prompt());
         let request = Request {
-            system_prompt: Some(self.system_prompt.clone()),
+            system_prompt: Some(system_prompt),
             messages: llm_messages::convert(&messages, self.config.settings.block_images),
             tools: self
                 .tools

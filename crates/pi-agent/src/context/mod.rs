@@ -244,6 +244,31 @@ pub fn current_system<'a>(messages: impl IntoIterator<Item = &'a Value>) -> Opti
     Some(Value::Obj(o))
 }
 
+/// Every system message on the path to `leaf`, before and after compactions, in order: what
+/// the reference 1.6 replays to restore a session's tool loadout.
+pub fn branch_system_messages(s: &Session, leaf: Option<u32>) -> io::Result<Vec<Value>> {
+    let Some(leaf) = leaf else {
+        return Ok(Vec::new());
+    };
+    let path: Vec<u32> = s
+        .path_to(leaf)
+        .into_iter()
+        .filter(|&i| s.entries[i as usize].kind == Kind::Message)
+        .collect();
+    let mut out = Vec::new();
+    s.for_each_line(&path, |_, line| {
+        // Most messages are not system messages: skip them without parsing.
+        if memchr::memmem::find(line, b"\"system\"").is_some()
+            && let Some(m) = Value::parse(line).and_then(|e| entry_message(e, Kind::Message))
+            && is_system(&m)
+        {
+            out.push(m);
+        }
+        Ok(())
+    })?;
+    Ok(out)
+}
+
 fn is_system(m: &Value) -> bool {
     m.get("role").is_some_and(|r| r.is_str("system"))
 }

@@ -228,7 +228,8 @@ fn check_blocks(blocks: &[Json], what: &str) -> Result<(), String> {
 }
 
 /// The roles of agent messages a `context` hook may send.
-const ROLES: [&str; 7] = [
+const ROLES: [&str; 8] = [
+    "system",
     "user",
     "assistant",
     "toolResult",
