@@ -202,6 +202,13 @@ fn find_status(f: &pi_session::find::FindError) -> (ExitStatus, Option<String>) 
             ),
         ),
         FindError::NoSuchFile { .. } => (ExitStatus::Usage, None),
+        FindError::Directory { path } => (
+            ExitStatus::Usage,
+            Some(format!(
+                "name a session file in it; `pi session list --session-dir {}` lists the sessions it holds",
+                path.display()
+            )),
+        ),
         FindError::Stdin => (
             ExitStatus::Usage,
             Some(

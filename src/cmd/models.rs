@@ -131,13 +131,13 @@ pub fn run(args: ModelsArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
     let mut widths = head.map(str::len);
     for c in &cells {
         for (w, x) in widths.iter_mut().zip(c) {
-            *w = (*w).max(x.chars().count());
+            *w = (*w).max(pi_base::text::width(x));
         }
     }
     let line = |c: &[String]| {
         c.iter()
             .zip(widths)
-            .map(|(x, w)| format!("{x:<w$}"))
+            .map(|(x, w)| pi_base::text::pad_right(x, w))
             .collect::<Vec<_>>()
             .join("  ")
             .trim_end()

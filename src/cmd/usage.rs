@@ -416,7 +416,7 @@ fn table(ctx: &mut Ctx, rows: &[Row], by: Grouping, split: Split) -> std::io::Re
         .map(|c| {
             std::iter::once(&head)
                 .chain(body.iter().chain(&foot).map(|(r, _)| r))
-                .map(|r| r[c].chars().count())
+                .map(|r| pi_base::text::width(&r[c]))
                 .max()
                 .unwrap_or(0)
         })
@@ -426,9 +426,9 @@ fn table(ctx: &mut Ctx, rows: &[Row], by: Grouping, split: Split) -> std::io::Re
             .enumerate()
             .map(|(c, s)| {
                 if c == 0 {
-                    format!("{s:<w$}", w = widths[0])
+                    pi_base::text::pad_right(s, widths[0])
                 } else {
-                    format!("{s:>w$}", w = widths[c])
+                    pi_base::text::pad_left(s, widths[c])
                 }
             })
             .collect::<Vec<_>>()

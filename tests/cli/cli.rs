@@ -24,7 +24,7 @@ fn usage_errors_exit_2() {
     let shown = w.snaps(&[
         &["session"],
         &["session", "log", "--no-such-flag"],
-        &["session", "branch"],
+        &["session", "name"],
         &["session", "log", "-n", "many"],
         &["session", "tree", "--format", "xml"],
     ]);
@@ -46,12 +46,12 @@ fn usage_errors_exit_2() {
       hint: to pass '--no-such-flag' as a value, use '-- --no-such-flag'
       hint: for more information, try '--help'
 
-    $ pi session branch
+    $ pi session name
     status: 2
     ----- stdout -----
     ----- stderr -----
-    pi: error: the following required arguments were not provided: <ENTRY>
-      usage: pi session branch [SESSION] <ENTRY>
+    pi: error: the following required arguments were not provided: <NAME>
+      usage: pi session name [SESSION] <NAME>
       hint: for more information, try '--help'
 
     $ pi session log -n many
@@ -137,6 +137,7 @@ fn errors_have_causes_and_no_backtraces() {
     status: 2
     ----- stdout -----
     ----- stderr -----
-    pi: error: no session file at [ROOT]/dir.jsonl
+    pi: error: [ROOT]/dir.jsonl is a directory, not a session file
+      hint: name a session file in it; `pi session list --session-dir [ROOT]/dir.jsonl` lists the sessions it holds
     ");
 }

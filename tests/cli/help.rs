@@ -193,7 +193,7 @@ fn clap_errors_in_pis_form() {
     insta::assert_snapshot!(w.snaps(&[
         &["session", "log", "--no-such-flag"],
         &["session", "log", "--leaf"],
-        &["session", "branch"],
+        &["session", "name"],
         &["session", "log", "-n", "many"],
         &["session", "tree", "--format", "xml"],
         &["session", "branch", "s", "e", "--summary", "x", "--summarize"],
@@ -217,12 +217,12 @@ fn clap_errors_in_pis_form() {
     pi: error: a value is required for '--leaf <ID>' but none was supplied
       hint: for more information, try '--help'
 
-    $ pi session branch
+    $ pi session name
     status: 2
     ----- stdout -----
     ----- stderr -----
-    pi: error: the following required arguments were not provided: <ENTRY>
-      usage: pi session branch [SESSION] <ENTRY>
+    pi: error: the following required arguments were not provided: <NAME>
+      usage: pi session name [SESSION] <NAME>
       hint: for more information, try '--help'
 
     $ pi session log -n many

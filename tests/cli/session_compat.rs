@@ -142,7 +142,7 @@ fn check_golden(name: &str) {
         "{name}: branch"
     );
     // The tree: same shape, same order, same labels.
-    let tree_out = w.ok(&["session", "tree", "--json", f]);
+    let tree_out = w.ok(&["session", "tree", "--json", "--nested", f]);
     let ours_flat = big_stack(move || {
         let roots: Vec<Value> = tree_out.lines().map(parse_deep).collect();
         flatten(&roots)

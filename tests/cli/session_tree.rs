@@ -37,7 +37,7 @@ fn sample(w: &World) -> (String, Vec<String>) {
 fn tree_json_nests_and_marks_the_active_path() {
     let w = World::new();
     let (s, id) = sample(&w);
-    let roots = jsonl(&w.ok(&["session", "tree", &s, "--json"]));
+    let roots = jsonl(&w.ok(&["session", "tree", &s, "--json", "--nested"]));
     assert_eq!(roots.len(), 1);
     let r = &roots[0];
     assert_eq!(r["id"], id[0].as_str());
@@ -63,7 +63,9 @@ fn tree_json_nests_and_marks_the_active_path() {
     assert_eq!(leaf["type"], "label");
     assert_eq!(leaf["leaf"], true);
     // --leaf moves the active path.
-    let roots = jsonl(&w.ok(&["session", "tree", &s, "--json", "--leaf", &id[3]]));
+    let roots = jsonl(&w.ok(&[
+        "session", "tree", &s, "--json", "--nested", "--leaf", &id[3],
+    ]));
     assert_eq!(roots[0]["children"][0]["children"][0]["active"], true);
     assert_eq!(roots[0]["children"][0]["children"][1]["active"], false);
 }
@@ -91,6 +93,104 @@ fn tree_human_keeps_chains_flat_and_branches_indented() {
     assert!(w.ok(&["session", "tree", &s]).starts_with("{\"id\""));
 }
 
+/// The deepest nesting of arrays and objects in one JSON text.
+fn nesting(line: &str) -> usize {
+    let (mut depth, mut max, mut in_str, mut esc) = (0usize, 0usize, false, false);
+    for b in line.bytes() {
+        match (in_str, esc, b) {
+            (true, true, _) => esc = false,
+            (true, false, b'\\') => esc = true,
+            (true, false, b'"') => in_str = false,
+            (true, ..) => {}
+            (false, _, b'"') => in_str = true,
+            (false, _, b'{' | b'[') => {
+                depth += 1;
+                max = max.max(depth);
+            }
+            (false, _, b'}' | b']') => depth -= 1,
+            _ => {}
+        }
+    }
+    max
+}
+
+#[test]
+fn tree_json_is_one_shallow_line_per_entry() {
+    let w = World::new();
+    let (s, id) = sample(&w);
+    let rows = jsonl(&w.ok(&["session", "tree", &s, "--json"]));
+    // Depth first: u1 a1, the branch left (u2 a2), then the active branch.
+    let got: Vec<(String, u64, u64, bool)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r["id"].as_str().unwrap().to_owned(),
+                r["depth"].as_u64().unwrap(),
+                r["children"].as_u64().unwrap(),
+                r["active"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    let want = [
+        (&id[0], 0, 1, true),
+        (&id[1], 1, 2, true),
+        (&id[2], 2, 1, false),
+        (&id[3], 3, 0, false),
+        (&id[4], 2, 1, true),
+        (&id[5], 3, 1, true),
+        (&id[6], 4, 1, true),
+    ];
+    assert_eq!(got.len(), 8, "{rows:?}");
+    for (g, (i, d, c, a)) in got.iter().zip(want) {
+        assert_eq!(g, &((*i).clone(), d, c, a));
+    }
+    assert_eq!(rows[0]["label"], "start");
+    assert_eq!(rows[7]["leaf"], true);
+    assert_eq!(rows[7]["type"], "label");
+    assert_eq!(rows[2]["preview"], "user: u2");
+    assert_eq!(rows[2]["parentId"], id[1].as_str());
+    // --nested is for JSON only.
+    let out = w
+        .pi()
+        .args(["session", "tree", &s, "--nested", "--format", "human"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn a_100k_entry_tree_parses_with_a_depth_limited_parser() {
+    let w = World::new();
+    // A chain of 100k entries with a side branch every 1000: deep in the nested form.
+    let mut text = String::from(
+        "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"2025-01-01T00:00:00Z\",\"cwd\":\"/\"}\n",
+    );
+    let n = 100_000;
+    for i in 0..n {
+        let parent = match i {
+            0 => "null".to_owned(),
+            i if i % 1000 == 999 => format!("\"e{}\"", i - 2),
+            i => format!("\"e{}\"", i - 1),
+        };
+        text.push_str(&format!(
+            "{{\"type\":\"message\",\"id\":\"e{i}\",\"parentId\":{parent},\"timestamp\":\"2025-01-01T00:00:00Z\",\"message\":{{\"role\":\"user\",\"content\":\"m{i}\"}}}}\n"
+        ));
+    }
+    let f = w.write("deep.jsonl", text);
+    let json = w.ok(&["session", "tree", f.to_str().unwrap(), "--json"]);
+    let mut lines = 0;
+    for line in json.lines() {
+        assert!(nesting(line) <= 64, "{line}");
+        // serde_json refuses more than 128 levels.
+        let v: Value = serde_json::from_str(line).unwrap();
+        assert!(v["depth"].is_u64());
+        lines += 1;
+    }
+    assert_eq!(lines, n);
+    let nested = w.ok(&["session", "tree", f.to_str().unwrap(), "--json", "--nested"]);
+    assert!(nesting(&nested) > 64, "the nested form is deep");
+}
+
 #[test]
 fn tree_of_deep_linear_and_broken_sessions() {
     let w = World::new();
@@ -106,9 +206,15 @@ fn tree_of_deep_linear_and_broken_sessions() {
         human.lines().all(|l| l.starts_with("• ")),
         "a linear chain stays in one column"
     );
-    let json = w.ok(&["session", "tree", s.to_str().unwrap(), "--json"]);
+    let json = w.ok(&["session", "tree", s.to_str().unwrap(), "--json", "--nested"]);
     assert_eq!(json.lines().count(), 1);
     assert_eq!(json.matches("\"children\":[").count(), 5000);
+    // The default JSON is one flat line per entry, depth first.
+    let rows = jsonl(&w.ok(&["session", "tree", s.to_str().unwrap(), "--json"]));
+    assert_eq!(rows.len(), 5000);
+    assert_eq!(rows[4999]["depth"], 4999);
+    assert_eq!(rows[4999]["children"], 0);
+    assert_eq!(rows[0]["children"], 1);
     // Orphans and self-parents become roots.
     let f = w.write(
         "broken.jsonl",
@@ -120,6 +226,7 @@ fn tree_of_deep_linear_and_broken_sessions() {
         ),
     );
     let roots = jsonl(&w.ok(&["session", "tree", f.to_str().unwrap(), "--json"]));
+    assert!(roots.iter().all(|r| r["depth"] == 0));
     assert_eq!(ids(&roots), ["a", "b", "c"]);
     assert_eq!(roots[2]["leaf"], true);
 }
@@ -145,10 +252,8 @@ fn children_are_ordered_by_timestamp() {
         "--leaf",
         "r",
     ]));
-    assert_eq!(
-        ids(roots[0]["children"].as_array().unwrap()),
-        ["early", "tie", "late"]
-    );
+    assert_eq!(ids(&roots[1..]), ["early", "tie", "late"]);
+    assert!(roots[1..].iter().all(|r| r["depth"] == 1));
 }
 
 /// An entry line of a crafted file: `parent` is `null` or an id.
@@ -199,7 +304,7 @@ fn tree_shows_cycles_and_what_hangs_under_them() {
     [ROOT]/cycle.jsonl: 2 errors, 0 warnings (5 entries)
     ----- stderr -----
     ");
-    let roots = jsonl(&w.ok(&["session", "tree", p, "--json"]));
+    let roots = jsonl(&w.ok(&["session", "tree", p, "--json", "--nested"]));
     assert_eq!(ids(&roots), ["a", "c2", "e"]);
     assert_eq!(roots[0].get("cycle"), None);
     assert_eq!(roots[1]["cycle"], true);
@@ -255,8 +360,7 @@ fn tree_of_a_long_cycle_is_linear() {
         human.lines().skip(1).all(|l| l.starts_with("  e")),
         "one column"
     );
-    assert_eq!(json.lines().count(), 1);
-    assert_eq!(json.matches("\"children\":[").count(), n);
+    assert_eq!(json.lines().count(), n);
     assert_eq!(json.matches("\"cycle\":true").count(), 1);
 }
 
@@ -720,7 +824,7 @@ fn streamed_tree_rows_equal_the_one_pass_rows() {
         "the streamed rows differ from the one-pass rows"
     );
     let json = w.ok(&["session", "tree", p, "--json"]);
-    assert_eq!(json.matches("\"children\":[").count(), n);
+    assert_eq!(json.lines().count(), n);
     // Each node's preview is the text the rows end with.
     let nodes: Vec<(String, String)> = json
         .split("{\"id\":")
@@ -756,7 +860,7 @@ fn a_preview_cut_inside_an_escape_shows_no_stray_backslash() {
         let text = format!("{}{after}", " ".repeat(before));
         w.ok_in(&["session", "append", &s], &user(&text));
     }
-    let rows = jsonl(&w.ok(&["session", "tree", &s, "--json"]));
+    let rows = jsonl(&w.ok(&["session", "tree", &s, "--json", "--nested"]));
     let mut previews = Vec::new();
     let mut row = rows.last().cloned();
     while let Some(r) = row {
@@ -768,4 +872,82 @@ fn a_preview_cut_inside_an_escape_shows_no_stray_backslash() {
     let human = w.ok(&["session", "tree", &s, "--format", "human"]);
     assert_eq!(human.lines().count(), 3, "{human}");
     assert_eq!(human.matches('\\').count(), 1, "{human}");
+}
+
+#[test]
+fn branch_without_an_entry_lists_the_tips() {
+    let w = World::new();
+    let (s, id) = sample(&w);
+    let tips = jsonl(&w.ok(&["session", "branch", "-s", &s]));
+    // The side branch ends at a2; the active one at the label entry (the leaf).
+    assert_eq!(tips.len(), 2, "{tips:?}");
+    assert_eq!(tips[0]["id"], id[3].as_str());
+    assert_eq!(tips[0]["active"], false);
+    assert_eq!(tips[0]["preview"], "assistant: a2");
+    assert_eq!(tips[1]["active"], true);
+    // A label entry is not a message: the tip shows the last message above it.
+    assert_eq!(tips[1]["preview"], "assistant: a3");
+    assert!(tips[1]["timestamp"].is_string());
+    // The most recent session, the same; a move after it makes a2 the leaf.
+    assert_eq!(jsonl(&w.ok(&["session", "branch"])), tips);
+    // Moving the leaf to a2 appends an entry under it: that is the active tip now.
+    w.ok(&["session", "branch", &id[3]]);
+    let tips = jsonl(&w.ok(&["session", "branch", "-s", &s]));
+    assert_eq!(tips.len(), 2, "{tips:?}");
+    assert_eq!(tips[0]["active"], false);
+    assert_eq!(tips[1]["active"], true);
+    assert_eq!(tips[1]["preview"], "assistant: a2");
+    insta::assert_snapshot!(w.snap(&["session", "branch", "--format", "human"]), @"
+    status: 0
+    ----- stdout -----
+      6d2bea3a just now  assistant: a3
+    * bef37270 just now  assistant: a2
+    ----- stderr -----
+    ");
+    // Options that move the leaf need the entry.
+    let out = w
+        .pi()
+        .args(["session", "branch", "--summary", "x"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn check_says_first_that_a_file_is_not_a_session() {
+    let w = World::new();
+    let html: String = std::iter::once("<!doctype html>".to_owned())
+        .chain((0..400).map(|i| format!("<p>line {i}</p>")))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let f = w.write("page.html", html);
+    let out = w
+        .pi()
+        .args(["session", "check", f.to_str().unwrap(), "--format", "human"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let first = text.lines().next().unwrap();
+    assert!(
+        first.contains("error[no-header]: no session header"),
+        "{text}"
+    );
+    assert!(text.lines().count() < 10, "a few lines, not 400: {text}");
+    assert!(text.contains("more problems"), "{text}");
+}
+
+#[test]
+fn a_directory_is_named_as_such() {
+    let w = World::new();
+    let dir = w.path("somewhere");
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = w
+        .pi()
+        .args(["session", "log", dir.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("is a directory, not a session file"), "{err}");
 }

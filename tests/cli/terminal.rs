@@ -315,10 +315,7 @@ fn human_views_escape_text_from_files() {
     ");
     // JSON is exact.
     let roots = jsonl(&w.ok(&["session", "tree", p, "--json"]));
-    assert_eq!(
-        roots[0]["children"][0]["label"],
-        format!("lbl {HOSTILE}").as_str()
-    );
+    assert_eq!(roots[1]["label"], format!("lbl {HOSTILE}").as_str());
 
     let (code, text) = on_terminal(pi(&w, &["session", "list"]));
     assert_eq!(code, 0, "{text}");
@@ -617,4 +614,87 @@ fn compact_all_shows_a_bar_on_a_terminal() {
         "the session's short id: {text:?}"
     );
     assert!(text.contains("\"type\":\"summary\""), "{text:?}");
+}
+
+/// Wide characters (CJK, emoji) take two columns and combining marks none: the views cut
+/// their lines by columns, not characters.
+#[test]
+fn wide_characters_fit_the_terminal_width() {
+    use unicode_width::UnicodeWidthStr;
+    let w = World::new();
+    let f = w.new_session();
+    let p = f.to_str().unwrap();
+    let texts = [
+        "日本語のテキストがとても長い行になってしまうとどうなるでしょうか、確かめます",
+        "🎉🎊🎈 party emoji 🎉🎊🎈 everywhere 🎉🎊🎈 in this long message 🎉🎊🎈",
+        "e\u{301}e\u{301}e\u{301} combining marks e\u{301}e\u{301}e\u{301} take no column of their own, padding it out",
+    ];
+    let lines: Vec<String> = texts.iter().map(|t| user(t)).collect();
+    let ids = jsonl(&w.ok_in(&["session", "append", p], &lines.join("\n")));
+    // A side branch, so that the branch listing has two tips.
+    w.ok(&["session", "branch", p, ids[0]["id"].as_str().unwrap()]);
+    w.ok_in(
+        &["session", "append", p],
+        &user("中文的分支消息也很长很长很长很长很长很长很长很长"),
+    );
+    w.ok(&[
+        "session",
+        "name",
+        p,
+        "名前のあるセッション 🎉 with a long name",
+    ]);
+    for cols in [40u16, 60] {
+        // The list's fixed columns take 46 of them: it is checked at 60.
+        let list: &[&str] = if cols >= 60 {
+            &["session", "list"]
+        } else {
+            &["session", "tree", p]
+        };
+        for args in [
+            &["session", "tree", p][..],
+            list,
+            &["session", "branch", "-s", p],
+            &["session", "show", p, "--no-pager"],
+        ] {
+            let mut c = w.std_cmd();
+            c.args(args);
+            let (code, text) = on_terminal_sized(c, Some((cols, 40)));
+            assert_eq!(code, 0, "{args:?}: {text}");
+            let plain = uncolored(&text);
+            for line in plain.lines() {
+                assert!(
+                    line.width() <= cols as usize,
+                    "{args:?} at {cols} columns: {} columns in {line:?}",
+                    line.width()
+                );
+            }
+            assert!(plain.lines().count() >= 2, "{args:?}: {plain}");
+        }
+    }
+}
+
+#[test]
+fn an_html_page_is_not_written_onto_a_terminal() {
+    let w = World::new();
+    let f = w.new_session();
+    let p = f.to_str().unwrap();
+    w.ok_in(&["session", "append", p], &user("hello"));
+    let mut c = w.std_cmd();
+    c.args(["session", "export", p]);
+    let (code, text) = on_terminal(c);
+    assert_eq!(code, 2, "{text}");
+    assert!(text.contains("not for a terminal"), "{text}");
+    assert!(!text.contains("<html"), "{text}");
+    // Markdown is fine on a terminal, and `-o -` prints the page anyway.
+    let mut c = w.std_cmd();
+    c.args(["session", "export", p, "--format", "md"]);
+    let (code, text) = on_terminal(c);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("hello"), "{text}");
+    let mut c = w.std_cmd();
+    c.args(["session", "export", p, "-o", "-"]);
+    let (code, text) = on_terminal(c);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("<html"), "{text}");
+    assert!(!w.path("-").exists(), "-o - is stdout, not a file named -");
 }

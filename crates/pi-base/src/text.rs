@@ -3,7 +3,9 @@
 
 use std::borrow::Cow;
 
-/// Cuts `s` to at most `max` characters, marking the cut with `…`.
+/// Cuts `s` to at most `max` terminal columns, marking the cut with `…`. Columns are
+/// counted as a terminal draws them: two for a wide (CJK, most emoji) character, none for a
+/// combining mark; a control character (escaped before it reaches a view) counts one.
 pub fn truncate(s: &str, max: usize) -> String {
     match cut_at(s, max) {
         None => s.to_owned(),
@@ -25,30 +27,56 @@ pub fn truncate_owned(mut s: String, max: usize) -> String {
     s
 }
 
-/// Where [`truncate`] cuts `s` (before the `…`), or `None` when it has at most `max`
-/// characters.
+/// The columns `c` takes on a terminal.
+fn char_width(c: char) -> usize {
+    unicode_width::UnicodeWidthChar::width(c).unwrap_or(1)
+}
+
+/// The columns `s` takes on a terminal (see [`truncate`]).
+pub fn width(s: &str) -> usize {
+    if s.is_ascii() {
+        return s.len();
+    }
+    s.chars().map(char_width).sum()
+}
+
+/// `s` padded with spaces on the right to `cols` columns (see [`width`]).
+pub fn pad_right(s: &str, cols: usize) -> String {
+    let mut out = s.to_owned();
+    out.extend(std::iter::repeat_n(' ', cols.saturating_sub(width(s))));
+    out
+}
+
+/// `s` padded with spaces on the left to `cols` columns (see [`width`]).
+pub fn pad_left(s: &str, cols: usize) -> String {
+    let mut out: String = std::iter::repeat_n(' ', cols.saturating_sub(width(s))).collect();
+    out.push_str(s);
+    out
+}
+
+/// Where [`truncate`] cuts `s` (before the `…`), or `None` when it takes at most `max`
+/// columns.
 fn cut_at(s: &str, max: usize) -> Option<usize> {
+    // No character takes more columns than it has bytes.
     if s.len() <= max {
-        return None; // no more characters than bytes
+        return None;
     }
     if max > 0 && s.as_bytes().get(..=max).is_some_and(<[u8]>::is_ascii) {
-        return Some(max - 1); // characters `max - 1` and `max` are bytes
+        return Some(max - 1); // characters `max - 1` and `max` are one byte and one column
     }
-    // The starts of characters `max - 1` and `max` (0-based), counted on the bytes: a
-    // character starts at every byte that does not continue one.
-    let mut starts = s
-        .bytes()
-        .enumerate()
-        .filter(|&(_, b)| b & 0xc0 != 0x80)
-        .map(|(i, _)| i)
-        .skip(max.saturating_sub(1));
-    let cut = starts.next().unwrap_or(s.len());
-    let more = if max == 0 {
-        cut < s.len()
-    } else {
-        starts.next().is_some()
-    };
-    more.then_some(cut)
+    let room = max.saturating_sub(1); // what the text may take beside the `…`
+    let (mut used, mut cut) = (0usize, None);
+    for (i, c) in s.char_indices() {
+        let w = char_width(c);
+        if cut.is_none() && used + w > room {
+            cut = Some(i);
+        }
+        used += w;
+        if used > max {
+            return cut;
+        }
+    }
+    None
 }
 
 /// Whether `c` may not reach a terminal as it is: the C0 controls (tab and newline
@@ -116,27 +144,49 @@ mod tests {
     use super::*;
 
     #[test]
-    fn truncate_keeps_max_characters_with_the_mark() {
+    fn truncate_keeps_max_columns_with_the_mark() {
         // As counted one character at a time.
-        let by_chars = |s: &str, max: usize| {
-            if s.chars().count() <= max {
+        let by_cols = |s: &str, max: usize| {
+            if width(s) <= max {
                 return s.to_owned();
             }
-            let mut out: String = s.chars().take(max.saturating_sub(1)).collect();
+            let mut out = String::new();
+            for c in s.chars() {
+                if width(&out) + char_width(c) > max.saturating_sub(1) {
+                    break;
+                }
+                out.push(c);
+            }
             out.push('…');
             out
         };
-        for s in ["", "a", "abc", "éé→x", "ab\u{3000}cd", &"x".repeat(300)] {
-            for max in [0, 1, 2, 3, 4, 5, 200, 201] {
-                assert_eq!(truncate(s, max), by_chars(s, max), "{s:?} {max}");
-                assert_eq!(
-                    truncate_owned(s.to_owned(), max),
-                    by_chars(s, max),
-                    "{s:?} {max}"
-                );
+        let cases = [
+            "",
+            "a",
+            "abc",
+            "éé→x",
+            "ab\u{3000}cd",
+            "日本語のテキスト",
+            "a日b本c",
+            "🎉🎉x🎉",
+            "e\u{301}e\u{301}e\u{301}x",
+            &"x".repeat(300),
+        ];
+        for s in cases {
+            for max in [0, 1, 2, 3, 4, 5, 6, 7, 200, 201] {
+                let want = by_cols(s, max);
+                assert_eq!(truncate(s, max), want, "{s:?} {max}");
+                assert_eq!(truncate_owned(s.to_owned(), max), want, "{s:?} {max}");
+                if max > 0 {
+                    assert!(width(&want) <= max, "{s:?} {max}");
+                }
             }
         }
         assert_eq!(truncate("abcdef", 4), "abc…");
+        assert_eq!(width("日本"), 4);
+        assert_eq!(width("e\u{301}"), 1);
+        assert_eq!(truncate("日本語", 4), "日…");
+        assert_eq!(truncate("日本語", 6), "日本語");
     }
 
     #[test]

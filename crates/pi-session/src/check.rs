@@ -50,7 +50,7 @@ pub fn check(path: &Path) -> Result<Report, OpenError> {
 
 /// [`check`] for a session file or a spooled copy.
 pub fn check_source(source: Source) -> Result<Report, OpenError> {
-    let (s, refs) = Session::scan_source(source, Refs(Vec::new()))?;
+    let (mut s, refs) = Session::scan_source(source, Refs(Vec::new()))?;
     let refs = refs.0;
     let mut problems: Vec<Problem> = s.problems.clone();
     if s.len == 0 {
@@ -98,12 +98,34 @@ pub fn check_source(source: Source) -> Result<Report, OpenError> {
             message: format!("entry '{}' is its own ancestor (a parentId cycle)", r.id),
         });
     }
-    problems.sort_by_key(|p| (p.line, p.kind.as_str()));
+    if s.len > 0 && s.header.is_none() && !problems.iter().any(|p| p.kind == ProblemKind::NoHeader)
+    {
+        problems.push(Problem {
+            kind: ProblemKind::NoHeader,
+            line: 1,
+            offset: 0,
+            column: None,
+            message: "no session header: line 1 is not a {\"type\":\"session\",…} line, so \
+                      this is not a session file"
+                .into(),
+        });
+    }
+    // A missing header comes first: it explains everything after it.
+    problems.sort_by_key(|p| (p.kind != ProblemKind::NoHeader, p.line, p.kind.as_str()));
+    // A file with neither a header nor an entry is not a session at all: a few of its
+    // lines are enough to show it.
+    if s.header.is_none() && s.entries.is_empty() && problems.len() > NOT_A_SESSION_SHOWN {
+        s.problems_dropped += problems.len() - NOT_A_SESSION_SHOWN;
+        problems.truncate(NOT_A_SESSION_SHOWN);
+    }
     Ok(Report {
         session: s,
         problems,
     })
 }
+
+/// How many problems of a file that is not a session at all are listed.
+const NOT_A_SESSION_SHOWN: usize = 4;
 
 /// References from compactions to the entries they keep: (entry index, field, id).
 struct Refs(Vec<(u32, &'static str, String)>);

@@ -16,6 +16,8 @@ pub enum FindError {
     NoSessions { dir: PathBuf, cwd: String },
     #[error("no session file at {}", path.display())]
     NoSuchFile { path: PathBuf },
+    #[error("{} is a directory, not a session file", path.display())]
+    Directory { path: PathBuf },
     #[error("no session matches '{arg}'")]
     NotFound { arg: String },
     /// An empty argument (an unset variable, `pi session append "$S"`): never taken to mean
@@ -248,6 +250,8 @@ pub fn resolve(arg: Option<&str>, dirs: &Dirs, cwd: &str) -> Result<PathBuf, Fin
         let p = PathBuf::from(arg);
         return if p.is_file() {
             Ok(std::path::absolute(&p).unwrap_or(p))
+        } else if p.is_dir() {
+            Err(FindError::Directory { path: p })
         } else {
             Err(FindError::NoSuchFile { path: p })
         };

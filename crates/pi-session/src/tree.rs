@@ -277,6 +277,22 @@ pub fn preorder(tree: &Tree) -> Vec<u32> {
     order
 }
 
+/// The entries in [`preorder`], and each entry's depth (a root is 0), indexed by entry.
+pub fn preorder_depths(tree: &Tree) -> (Vec<u32>, Vec<u32>) {
+    let mut order = Vec::with_capacity(tree.parent.len());
+    let mut depth = vec![0u32; tree.parent.len()];
+    let mut stack: Vec<(u32, u32)> = Vec::new();
+    for &root in &tree.roots {
+        stack.push((root, 0));
+        while let Some((i, d)) = stack.pop() {
+            order.push(i);
+            depth[i as usize] = d;
+            stack.extend(tree.children(i).iter().rev().map(|&c| (c, d + 1)));
+        }
+    }
+    (order, depth)
+}
+
 /// Writes the tree as nested JSON nodes, one root per line, without recursion.
 /// `node(w, i)` writes the members of node `i` (without braces and `children`).
 pub fn write_nested(

@@ -88,14 +88,14 @@ pub fn run(args: ListArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
     let scope_w = rows.iter().map(|r| r.2.len()).max().unwrap_or(0);
     let cmd_w = rows
         .iter()
-        .map(|r| r.0.chars().count())
+        .map(|r| pi_base::text::width(&r.0))
         .max()
         .unwrap_or(0)
         .min(32);
     for (cmd, desc, scope) in &rows {
         let room = width.saturating_sub(cmd_w + scope_w + 4).max(10);
         let cmd_shown = truncate(cmd, cmd_w);
-        let pad = cmd_w.saturating_sub(cmd_shown.chars().count());
+        let pad = cmd_w.saturating_sub(pi_base::text::width(&cmd_shown));
         let line = format!(
             "{}{}  {}  {}",
             st.cyan(&cmd_shown),

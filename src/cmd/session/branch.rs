@@ -8,7 +8,7 @@ use anyhow::Context;
 use clap::Args;
 
 use crate::cmd::Ctx;
-use crate::cmd::args::{ModelArgs, SessionArg};
+use crate::cmd::args::{FormatArgs, ModelArgs, SessionArg};
 use crate::cmd::watch::Progress;
 use pi_agent::compact::branch::{self, BranchSummary, Moved};
 use pi_agent::extensions::config::{HookEvent, check_flags_for};
@@ -36,8 +36,9 @@ use pi_session::append::{Appender, NewEntry, Parent};
 pub struct BranchArgs {
     #[command(flatten)]
     pub session: SessionArg,
-    /// The entry to continue from (id or unique prefix), or `root` to start a new root
-    pub entry: String,
+    /// The entry to continue from (id or unique prefix), or `root` to start a new root;
+    /// without it, the branch tips are listed (those of another session with -s SESSION)
+    pub entry: Option<String>,
     /// Summarize the path being left (written as a branch_summary entry)
     #[arg(long, value_name = "TEXT", conflicts_with = "summary_file")]
     pub summary: Option<String>,
@@ -60,6 +61,9 @@ pub struct BranchArgs {
     /// {"summary":"…"} (written as the branch summary). See `man pi-extensions`.
     #[arg(long = "hook", value_name = "EVENT=COMMAND")]
     pub hook: Vec<String>,
+    /// Without ENTRY: the listing's format
+    #[command(flatten)]
+    pub format: FormatArgs,
 }
 
 /// What the session_before_tree hooks decided.
@@ -96,7 +100,7 @@ fn run_hooks(args: &BranchArgs, ctx: &Ctx, path: &Path) -> anyhow::Result<Option
             extra: Vec::new(),
         }));
     };
-    let target = branch::resolve_target(&s, &args.entry)?;
+    let target = branch::resolve_target(&s, args.entry.as_deref().unwrap_or_default())?;
     let wants = args.summary.is_some() || args.summary_file.is_some() || args.summarize;
     let preparation = tree_preparation(&s, target, wants)
         .with_context(|| format!("cannot read {}", path.display()))?;
@@ -142,7 +146,12 @@ fn summarize(
         instructions: args.instructions.clone(),
         rt: pi_agent::runtime::Lazy::new(),
     };
-    match job.run(path, &args.entry, extra, &Progress::default())? {
+    match job.run(
+        path,
+        args.entry.as_deref().unwrap_or_default(),
+        extra,
+        &Progress::default(),
+    )? {
         Moved::Interrupted => {
             crate::error::note("interrupted; nothing was written");
             Ok(ExitStatus::Interrupted)
@@ -189,9 +198,11 @@ fn given_summary(
 
 pub fn run(mut args: BranchArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
     check_flags_for(&args.hook, HookEvent::SessionBeforeTree).map_err(crate::error::usage)?;
-    let (session, [entry]) = std::mem::take(&mut args.session).split([Some(args.entry)], 1)?;
-    // clap requires ENTRY, so one value is always left for it.
-    args.entry = entry.unwrap_or_default();
+    let (session, [entry]) = std::mem::take(&mut args.session).split([args.entry.take()], 1)?;
+    let Some(entry) = entry else {
+        return list_tips(session.as_deref(), &args, ctx);
+    };
+    args.entry = Some(entry);
     let path = ctx.session_path(session.as_deref())?;
     let Some(hooked) = run_hooks(&args, ctx, &path)? else {
         return Ok(ExitStatus::Failure);
@@ -201,9 +212,9 @@ pub fn run(mut args: BranchArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
     }
     let summary = given_summary(&args, hooked.summary)?;
     let mut ap = Appender::open(&path, Some(&ctx.dirs.agent_dir))?;
-    let target = match ap.resolve_entry(&args.entry) {
+    let target = match ap.resolve_entry(args.entry.as_deref().unwrap_or_default()) {
         Ok(id) => Some(id),
-        Err(_) if args.entry == "root" => None,
+        Err(_) if args.entry.as_deref() == Some("root") => None,
         Err(e) => return Err(e.into()),
     };
     let parent = match &target {
@@ -230,4 +241,146 @@ pub fn run(mut args: BranchArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
         ctx.out.line(l)?;
     }
     Ok(ExitStatus::Success)
+}
+
+/// A branch tip: an entry without children, or the leaf.
+struct Tip {
+    idx: u32,
+    timestamp: Option<i64>,
+    preview: String,
+    role: Option<String>,
+}
+
+/// `pi session branch` without ENTRY: one row per branch tip, in file order.
+fn list_tips(
+    session: Option<&str>,
+    args: &BranchArgs,
+    ctx: &mut Ctx,
+) -> anyhow::Result<ExitStatus> {
+    if args.summary.is_some()
+        || args.summary_file.is_some()
+        || args.summarize
+        || !args.hook.is_empty()
+    {
+        return Err(crate::error::usage(
+            "ENTRY is needed to move the leaf (--summary, --summarize and --hook go with it)",
+        ));
+    }
+    let source = ctx.session_source(session)?;
+    let (s, _) = ctx.open_source(source, pi_session::scan::NoVisit)?;
+    let tips = tips_of(&s)?;
+    let leaf = s.leaf();
+    let labels: std::collections::HashMap<_, _> = s
+        .resolved_labels()
+        .into_iter()
+        .map(|(id, l, _)| (id, l))
+        .collect();
+    if ctx.out.human(args.format.get()) {
+        let st = crate::output::Style {
+            on: ctx.out.color(),
+        };
+        let now = pi_base::clock::now_ms();
+        let width = if ctx.out.tty {
+            crate::output::term_width()
+        } else {
+            usize::MAX
+        };
+        for t in &tips {
+            let e = &s.entries[t.idx as usize];
+            let active = leaf == Some(t.idx);
+            let age = t
+                .timestamp
+                .map_or_else(String::new, |ts| pi_base::clock::age(now, ts));
+            let label = labels
+                .get(&e.id)
+                .map(|l| format!("[{}] ", crate::output::escape(l)))
+                .unwrap_or_default();
+            let head = format!(
+                "{} {} {:>8}  {label}",
+                if active { "*" } else { " " },
+                crate::output::escape(e.id.as_str()),
+                age
+            );
+            let room = width.saturating_sub(pi_base::text::width(&head)).max(12);
+            let text = pi_base::text::truncate(&crate::output::escape(&t.preview), room);
+            let head = if active { st.cyan(&head) } else { head };
+            ctx.out.line(format!("{head}{text}").as_bytes())?;
+        }
+        return Ok(ExitStatus::Success);
+    }
+    for t in &tips {
+        let e = &s.entries[t.idx as usize];
+        let mut rec = serde_json::json!({
+            "id": e.id.as_str(),
+            "line": e.line,
+            "active": leaf == Some(t.idx),
+            "preview": t.preview,
+        });
+        if let Some(ts) = t.timestamp {
+            rec["timestamp"] = pi_base::clock::format_iso(ts).into();
+        }
+        if let Some(r) = &t.role {
+            rec["role"] = r.as_str().into();
+        }
+        if let Some(l) = labels.get(&e.id) {
+            rec["label"] = l.as_str().into();
+        }
+        ctx.out.line(rec.to_string().as_bytes())?;
+    }
+    Ok(ExitStatus::Success)
+}
+
+/// The entries without children, and the leaf, in file order, each with the last message
+/// (or summary) at or above it.
+fn tips_of(s: &pi_session::Session) -> anyhow::Result<Vec<Tip>> {
+    let n = s.entries.len();
+    let parent: Vec<Option<u32>> = s
+        .entries
+        .iter()
+        .map(|e| e.parent_id.as_ref().and_then(|p| s.get_id(p)))
+        .collect();
+    let mut has_child = vec![false; n];
+    for p in parent.iter().flatten() {
+        has_child[*p as usize] = true;
+    }
+    let leaf = s.leaf();
+    let mut tips = Vec::new();
+    for i in 0..n as u32 {
+        if has_child[i as usize] && leaf != Some(i) {
+            continue;
+        }
+        // A few steps up at most, usually; never more than 64.
+        let mut at = Some(i);
+        let mut shown = None;
+        for _ in 0..64 {
+            let Some(j) = at else { break };
+            let line = s.line(j)?;
+            let (ty, preview, role) = crate::cmd::session::tree::shown_line(&line);
+            if matches!(
+                ty.as_str(),
+                "message" | "branch_summary" | "compaction" | "custom_message"
+            ) {
+                shown = Some((preview, role));
+                break;
+            }
+            shown.get_or_insert((preview, role));
+            at = parent[j as usize];
+        }
+        let line = s.line(i)?;
+        let timestamp = serde_json::from_slice::<serde_json::Value>(&line)
+            .ok()
+            .and_then(|v| {
+                v.get("timestamp")
+                    .and_then(|t| t.as_str())
+                    .and_then(pi_base::clock::parse_iso)
+            });
+        let (preview, role) = shown.unwrap_or_default();
+        tips.push(Tip {
+            idx: i,
+            timestamp,
+            preview,
+            role,
+        });
+    }
+    Ok(tips)
 }

@@ -21,7 +21,8 @@ use pi_session::store::Source;
 pub struct ExportArgs {
     #[command(flatten)]
     pub session: SessionArg,
-    /// Write to FILE (created private, 0600) instead of stdout
+    /// Write to FILE (created private, 0600) instead of stdout; `-` is stdout, also for an
+    /// HTML page on a terminal
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// html: a self-contained page; md: Markdown; jsonl: a session file [default: from the
@@ -94,7 +95,7 @@ enum Sink {
 
 impl Sink {
     fn open(dest: Option<&Path>, ctx: &Ctx) -> anyhow::Result<Sink> {
-        let Some(dest) = dest else {
+        let Some(dest) = dest.filter(|d| *d != Path::new("-")) else {
             return Ok(Sink::Stdout);
         };
         let dest = ctx.cwd.join(dest);
@@ -138,7 +139,13 @@ pub fn run(args: ExportArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
             "--all applies to --format md (a page has every branch)",
         ));
     }
-    if let Some(o) = &args.output {
+    if args.output.is_none() && format == ExportFormat::Html && ctx.out.tty {
+        return Err(usage(
+            "an HTML page is not for a terminal: write it to a file with -o FILE \
+             (or print it anyway with -o -)",
+        ));
+    }
+    if let Some(o) = args.output.as_deref().filter(|o| *o != Path::new("-")) {
         let same = std::fs::canonicalize(ctx.cwd.join(o))
             .ok()
             .zip(match &source {

@@ -73,7 +73,7 @@ pub fn run(args: ListArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
         .collect();
     let id_width = ids
         .iter()
-        .map(|id| id.chars().count())
+        .map(|id| pi_base::text::width(id))
         .max()
         .unwrap_or(0)
         .max(find::SHORT_ID_MIN);
@@ -81,7 +81,7 @@ pub fn run(args: ListArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
         "{:<10} {:>6} {:>8} {:>7}  {:<id_width$}  {}",
         "MODIFIED", "MSGS", "SIZE", "COST", "ID", "NAME / FIRST MESSAGE"
     );
-    ctx.out.line(st.bold(&head).as_bytes())?;
+    ctx.out.line(st.bold(&truncate(&head, width)).as_bytes())?;
     for (i, id) in infos.iter().zip(&ids) {
         let first = pi_session::preview::normalize(&i.first_message);
         let what = match &i.name {
@@ -95,7 +95,7 @@ pub fn run(args: ListArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
             i.message_count,
             crate::render::text::size(usize::try_from(i.bytes).unwrap_or(usize::MAX)),
             cost(i.cost),
-            st.yellow(&format!("{id:<id_width$}")),
+            st.yellow(&pi_base::text::pad_right(id, id_width)),
             truncate(&what, width.saturating_sub(fixed).max(10))
         );
         if args.all {

@@ -12,7 +12,7 @@ use std::io::Write;
 
 use crate::output::{Style, escape, term_width};
 use crate::pager::Pager;
-use pi_base::text::truncate;
+use pi_base::text::{truncate, width as width_of};
 use pi_session::id::IdMap;
 use pi_session::rows;
 use pi_session::scan::Visit;
@@ -47,6 +47,10 @@ pub struct TreeArgs {
     /// Print everything at once instead of through $PAGER
     #[arg(long)]
     pub no_pager: bool,
+    /// JSON: one object per root with its children nested inside (the reference's
+    /// getTree shape) instead of one line per entry
+    #[arg(long)]
+    pub nested: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -97,7 +101,7 @@ fn shown(line: &[u8], members: &[json::Member<'_>]) -> (String, String, Option<S
 type Shown<'a> = (Cow<'a, str>, Cow<'a, str>, Option<Cow<'a, str>>);
 
 /// [`shown`] for a line read again (the members are not at hand).
-fn shown_line(line: &[u8]) -> (String, String, Option<String>) {
+pub(crate) fn shown_line(line: &[u8]) -> (String, String, Option<String>) {
     let mut members = Vec::new();
     let start = json::skip_ws(line, 0);
     match json::scan_object_valid(line, start, |m| members.push(m)) {
@@ -575,13 +579,13 @@ impl View {
             ""
         };
         let id = escape(r.id.as_str());
-        let used = prefix.chars().count()
+        let used = width_of(prefix)
             + 2
-            + id.chars().count()
+            + width_of(&id)
             + 1
-            + cycle.chars().count()
-            + label.chars().count()
-            + leaf_mark.chars().count();
+            + width_of(&cycle)
+            + width_of(label)
+            + width_of(leaf_mark);
         let room = width.saturating_sub(used).max(12);
         // No more characters than bytes: a text this short is not cut.
         let text: Cow<'_, str> = if text.len() <= room {
@@ -626,16 +630,40 @@ pub fn run(args: TreeArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
     let (s, times) = ctx.open_source(source, Times::default())?;
     let v = View::new(s, &times.ts, args.leaf.as_deref())?;
     let ts = &times.ts;
-    if !ctx.out.human(args.format.get()) {
+    if args.nested && args.format.get() == crate::output::Format::Human {
+        return Err(crate::error::usage(
+            "--nested shapes the JSON output; it cannot go with --format human",
+        ));
+    }
+    if args.nested || !ctx.out.human(args.format.get()) {
         let render = |i: u32, line: &[u8], b: &mut Vec<u8>| {
             let (ty, preview, role) = times.shown(i, line);
             v.json_node(i, ts[i as usize], &ty, role.as_deref(), &preview, b);
         };
-        let order = tree::preorder(&v.t);
         let out = &mut ctx.out;
         let needs_line = |i| times.needs_line(i);
-        rows::stream(&v.s, &order, needs_line, render, |rows| {
-            tree::write_nested(&v.t, out, |w, i| w.write_all(rows.next(i)?))
+        if args.nested {
+            let order = tree::preorder(&v.t);
+            rows::stream(&v.s, &order, needs_line, render, |rows| {
+                tree::write_nested(&v.t, out, |w, i| w.write_all(rows.next(i)?))
+            })?;
+            return Ok(ExitStatus::Success);
+        }
+        let (order, depth) = tree::preorder_depths(&v.t);
+        let flat = |i: u32, line: &[u8], b: &mut Vec<u8>| {
+            b.push(b'{');
+            render(i, line, b);
+            b.extend_from_slice(b",\"depth\":");
+            write_u32(b, depth[i as usize]);
+            b.extend_from_slice(b",\"children\":");
+            write_u32(b, v.t.children(i).len() as u32);
+            b.extend_from_slice(b"}\n");
+        };
+        rows::stream(&v.s, &order, needs_line, flat, |rows| {
+            for &i in &order {
+                out.write_all(rows.next(i)?)?;
+            }
+            Ok(())
         })?;
         return Ok(ExitStatus::Success);
     }
@@ -686,7 +714,7 @@ fn run_shaped(
         },
     )?;
     let v = View::new(s, &x.timestamps, args.leaf.as_deref())?;
-    if args.format.get() == crate::output::Format::Json {
+    if args.nested || args.format.get() == crate::output::Format::Json {
         return Err(crate::error::usage(
             "--depth, --only and --around shape the text view; --json is always the whole tree",
         ));
