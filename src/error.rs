@@ -270,10 +270,6 @@ fn job_status(j: &pi_agent::compact::job::JobError) -> (ExitStatus, Option<Strin
     let from_inner =
         |e: &(dyn std::error::Error + 'static)| classify(e).unwrap_or((ExitStatus::Failure, None));
     match j {
-        JobError::NoWindow => (
-            ExitStatus::Usage,
-            Some("pass --context-window N, or --model PROVIDER/ID, or define the session's model in models.json".into()),
-        ),
         JobError::NoPlan(p) => (
             ExitStatus::Failure,
             Some(

@@ -49,8 +49,8 @@ pub struct CompactArgs {
     /// With --all: only the sessions of DIR
     #[arg(long, value_name = "DIR", requires = "all")]
     pub cwd: Option<PathBuf>,
-    /// With --all: print records only for the sessions compacted, locked or failed (and
-    /// the summary record)
+    /// With --all: print records only for the sessions compacted or failed, and the
+    /// summary record only when there was one (for cron: silent when nothing happened)
     #[arg(short = 'q', long, requires = "all")]
     pub quiet: bool,
     /// Compact only when the context is above the threshold the agent compacts at
@@ -259,7 +259,8 @@ fn now() -> String {
 }
 
 /// `--all`: every session of the sessions directory (or of `--cwd`), one record each (with
-/// `--quiet`, only for those compacted, locked or failed), then a summary record. Stops when
+/// `--quiet`, only for those compacted or failed), then a summary record (with `--quiet`,
+/// only after one of those). Stops when
 /// the model could not be reached for [`UNREACHABLE_IN_A_ROW`] sessions in a row.
 fn all(args: &CompactArgs, job: &mut Job, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
     let files = all_sessions(args, ctx)?;
@@ -302,7 +303,7 @@ fn all(args: &CompactArgs, job: &mut Job, ctx: &mut Ctx) -> anyhow::Result<ExitS
             Ok(Outcome::Skipped(m)) if m.get("reason").and_then(Json::as_str) == Some("locked") => {
                 counts.locked += 1;
                 rec.extend(m);
-                true
+                !args.quiet
             }
             Ok(Outcome::Skipped(m) | Outcome::Planned(m)) => {
                 counts.skipped += 1;
@@ -378,7 +379,10 @@ fn end_of_all(
     total: usize,
     ctx: &mut Ctx,
 ) -> anyhow::Result<ExitStatus> {
-    ctx.out.json(&counts.record(stopped))?;
+    // Quiet: a run that compacted nothing and failed nowhere prints nothing at all.
+    if !args.quiet || stopped || counts.compacted > 0 || counts.failed > 0 {
+        ctx.out.json(&counts.record(stopped))?;
+    }
     ctx.out.flush()?;
     if stopped {
         crate::error::note(&format!(

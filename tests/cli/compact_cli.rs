@@ -818,12 +818,28 @@ fn if_needed_follows_the_threshold_rule() {
         "{}",
         out(&o)
     );
-    // The window is needed: a session without any model has none.
+    // A session without any model, and no default model in settings: skipped, not failed.
     let bare = w.new_session();
-    w.ok_in(&["session", "append", bare.to_str().unwrap()], &user("hi"));
+    let many: Vec<String> = (0..40)
+        .map(|i| user(&format!("message {i} {}", "x".repeat(200))))
+        .collect();
+    w.ok_in(
+        &["session", "append", bare.to_str().unwrap()],
+        &many.join("\n"),
+    );
     let o = run(&w, &["compact", bare.to_str().unwrap(), "--if-needed"]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(err(&o).contains("--if-needed needs a context window"));
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    assert_eq!(jsonl(&out(&o))[0]["reason"], "no-window", "{}", out(&o));
+    // With one, its window judges the session.
+    w.write(
+        "agent/settings.json",
+        r#"{"defaultProvider":"anthropic","defaultModel":"claude-sonnet-4-5"}"#,
+    );
+    let o = run(&w, &["compact", bare.to_str().unwrap(), "--if-needed"]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let rec = &jsonl(&out(&o))[0];
+    assert_eq!(rec["reason"], "below-threshold", "{}", out(&o));
+    assert_eq!(rec["contextWindow"], 200000);
 }
 
 #[test]
@@ -1272,14 +1288,13 @@ fn all_quiet_prints_what_changed_and_a_summary() {
     );
     drop(lock);
     assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    // The locked session is skipped quietly, as the one below the threshold.
     let recs = jsonl(&out(&o));
-    assert_eq!(recs.len(), 3, "{}", out(&o));
+    assert_eq!(recs.len(), 2, "{}", out(&o));
     assert_eq!(recs[0]["session"], a.to_str().unwrap());
     assert_eq!(recs[0]["compacted"], true);
-    assert_eq!(recs[1]["session"], c.to_str().unwrap());
-    assert_eq!(recs[1]["reason"], "locked");
     assert_eq!(
-        recs[2],
+        recs[1],
         json!({"type": "summary", "time": "2026-01-02T03:04:05.678Z",
                "compacted": 1, "skipped": 1, "locked": 1, "failed": 0})
     );
@@ -1303,12 +1318,16 @@ fn all_quiet_prints_what_changed_and_a_summary() {
     assert_eq!(recs[0]["session"], c.to_str().unwrap());
     assert_eq!(recs[1]["compacted"], 1);
     assert_eq!(recs[1]["skipped"], 2);
-    // Nothing to do: only the summary.
+    // Nothing to do: nothing at all, for cron; without --quiet, every record.
     let o = run(&w, &args);
     assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    assert_eq!(out(&o), "");
+    assert_eq!(err(&o), "");
+    let loud: Vec<&str> = args.iter().copied().filter(|a| *a != "-q").collect();
+    let o = run(&w, &loud);
     let recs = jsonl(&out(&o));
-    assert_eq!(recs.len(), 1, "{}", out(&o));
-    assert_eq!(recs[0]["skipped"], 3);
+    assert_eq!(recs.len(), 4, "{}", out(&o));
+    assert_eq!(recs[3]["skipped"], 3);
     // --quiet is for --all.
     let o = run(&w, &["compact", "--quiet"]);
     assert_eq!(o.status.code(), Some(2));
@@ -1615,4 +1634,40 @@ fn compaction_model_overrides_set_the_reserves_of_their_model() {
     assert_eq!(r["firstKeptEntryId"], "e18");
     assert_eq!(dry(&["--keep-recent-tokens", "7"])["keepRecentTokens"], 7);
     assert!(server.requests().is_empty());
+}
+
+/// A reserve that cannot work with the window is said once per run, with the fix.
+#[test]
+fn an_impossible_reserve_is_reported_once_per_run() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    let dir = w.agent().join("sessions").join("--tmp-proj--");
+    std::fs::create_dir_all(&dir).unwrap();
+    for name in ["a.jsonl", "b.jsonl", "c.jsonl"] {
+        std::fs::copy(fixture("compact/cases/co-c1.jsonl"), dir.join(name)).unwrap();
+    }
+    let o = run(
+        &w,
+        &[
+            "compact",
+            "--all",
+            "--if-needed",
+            "--quiet",
+            "--context-window",
+            "100000",
+            "--reserve-tokens",
+            "200000",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let e = err(&o);
+    assert_eq!(
+        e.matches("is not below the context window").count(),
+        1,
+        "{e}"
+    );
+    assert!(
+        e.contains("set compaction.reserveTokens below the window"),
+        "{e}"
+    );
 }

@@ -167,7 +167,9 @@ fn the_window_comes_from_models_json() {
     assert_eq!(
         String::from_utf8_lossy(&o.stderr),
         "pi: warning: reserveTokens 16384 is not below the context window of local/llama \
-         (8192 tokens); using a quarter of the window (2048)\n"
+         (8192 tokens); using a quarter of the window (2048); set compaction.reserveTokens \
+         below the window in settings.json (for one model: compaction.modelOverrides) to \
+         choose it and silence this\n"
     );
     let r = stats(&w, &[&s, "--model", "anthropic/claude-sonnet-4-5"]);
     assert_eq!(r["contextWindow"], 1_000_000);

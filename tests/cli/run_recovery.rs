@@ -630,7 +630,9 @@ fn small_windows_reserve_a_quarter_of_the_window() {
     assert_eq!(
         err(&o),
         "pi: warning: reserveTokens 16384 is not below the context window of mock/small \
-         (2000 tokens); using a quarter of the window (500) and keepRecentTokens 250\n"
+         (2000 tokens); using a quarter of the window (500) and keepRecentTokens 250; set \
+         compaction.reserveTokens below the window in settings.json (for one model: \
+         compaction.modelOverrides) to choose it and silence this\n"
     );
     // Above 2000 - 500: compacted after the run.
     server.push(answer_with_usage("long", 1800));

@@ -188,7 +188,7 @@ fn context_stats_and_prompt_list_are_human_on_a_terminal() {
     ));
     assert_eq!(code, 0, "{text}");
     insta::assert_snapshot!(text, @"
-    pi: warning: reserveTokens 16384 is not below the context window (1000 tokens); using a quarter of the window (250)
+    pi: warning: reserveTokens 16384 is not below the context window (1000 tokens); using a quarter of the window (250); set compaction.reserveTokens below the window in settings.json (for one model: compaction.modelOverrides) to choose it and silence this
     ␛[1mcontext  ␛[0m leaf e8ea9e94 (3 entries on the path)
     ␛[1mmessages ␛[0m 2: 2 user
     ␛[1mtokens   ␛[0m 7 estimated (no usage reported on the path)

@@ -77,13 +77,19 @@ fn window(args: &StatsArgs, ctx: &Ctx, o: &Opened, settings: &Settings) -> anyho
         .model
         .clone()
         .map(ModelRef::into_pair)
-        .or_else(|| o.plan.info.model_ids());
+        .or_else(|| o.plan.info.model_ids())
+        .or_else(|| {
+            // A session without a model yet continues with the default one.
+            let llm = pi_ai::config::Settings::load(&ctx.dirs.agent_dir, &ctx.cwd);
+            llm.default_provider.zip(llm.default_model)
+        });
     let (window, from) = match args.context_window {
         Some(w) => (w, "--context-window".to_owned()),
         None => {
             let Some((p, id)) = &model else {
                 return Err(no_window(
-                    "no context window: the path has no model (no assistant message or model change)"
+                    "no context window: the path has no model (no assistant message or model change) \
+                     and settings.json names no defaultProvider/defaultModel"
                         .into(),
                 ));
             };

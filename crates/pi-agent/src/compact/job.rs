@@ -86,8 +86,6 @@ pub enum JobError {
         #[source]
         source: std::io::Error,
     },
-    #[error("--if-needed needs a context window, and none is known for this session")]
-    NoWindow,
     #[error(transparent)]
     NoPlan(NoPlan),
     #[error(transparent)]
@@ -209,7 +207,19 @@ impl Job {
                 .map(|m| m.context_window)
                 .filter(|w| *w > 0)
         };
-        from(session_model).or_else(|| from(self.request.model.as_ref()))
+        let default = self.default_model();
+        from(session_model)
+            .or_else(|| from(default.as_ref()))
+            .or_else(|| from(self.request.model.as_ref()))
+    }
+
+    /// `defaultProvider`/`defaultModel` of settings.json: the model a session without one
+    /// would continue with, so the window it is judged by.
+    fn default_model(&self) -> Option<(String, String)> {
+        self.llm
+            .default_provider
+            .clone()
+            .zip(self.llm.default_model.clone())
     }
 
     /// The budget of a session whose model is `session_model`: the reserves (fitted to the
@@ -241,20 +251,29 @@ impl Job {
         let window = summary_model.as_ref().map_or(0, |t| t.model.context_window);
         let (judged, whose) = match self.judged_window(session_model) {
             Some(w) if self.request.context_window.is_some() => (w, None),
-            Some(w) => (
-                w,
-                session_model
+            Some(w) => {
+                let default = self.default_model();
+                let known = |m: &&(String, String)| {
+                    self.registry
+                        .find(&m.0, &m.1)
+                        .is_some_and(|m| m.context_window > 0)
+                };
+                let whose = session_model
+                    .filter(known)
+                    .or(default.as_ref().filter(known))
                     .or(self.request.model.as_ref())
-                    .map(|(p, id)| format!("{p}/{id}")),
-            ),
+                    .map(|(p, id)| format!("{p}/{id}"));
+                (w, whose)
+            }
             None => (
                 window,
                 summary_model.map(|t| format!("{}/{}", t.model.provider, t.model.id)),
             ),
         };
         let fitted = configured.fit(judged);
+        // Once per run: the setting is the same for every session.
         if let Some(w) = fitted.warning("reserveTokens", whose.as_deref())
-            && self.warned.insert(w.clone())
+            && self.warned.insert("reserveTokens".to_owned())
         {
             watch.warning(&w);
         }
@@ -376,9 +395,16 @@ impl Job {
                 "compaction.enabled is false in settings.json",
             )));
         }
-        let window = self
-            .judged_window(o.session_model().as_ref())
-            .ok_or(JobError::NoWindow)?;
+        let Some(window) = self.judged_window(o.session_model().as_ref()) else {
+            let mut m = skipped(
+                "no-window",
+                "no context window is known: the session names no model yet and settings.json \
+                 no defaultProvider/defaultModel with a known window (--context-window N or \
+                 --model PROVIDER/ID gives one)",
+            );
+            m.insert("leaf".into(), o.leaf_id.clone().into());
+            return Ok(Some(m));
+        };
         let mut meter = tokens::Meter::default();
         o.plan
             .each(&o.s, |m| {

@@ -377,6 +377,10 @@ impl Fitted {
                 self.used.keep_recent_tokens
             ));
         }
+        text.push_str(
+            "; set compaction.reserveTokens below the window in settings.json \
+             (for one model: compaction.modelOverrides) to choose it and silence this",
+        );
         Some(text)
     }
 }
