@@ -24,6 +24,21 @@ pub fn main() -> u8 {
         ColorWhen::Always => clap::ColorChoice::Always,
         ColorWhen::Never => clap::ColorChoice::Never,
     });
+    // `pi help --help`: the help of the help command (clap's own has no flags).
+    if args.get(1).is_some_and(|a| a == "help")
+        && args[2..].iter().any(|a| a == "--help" || a == "-h")
+    {
+        let mut doc = cmd::man::documented();
+        if let Some(h) = doc.find_subcommand_mut("help") {
+            let text = h.render_long_help().to_string();
+            let mut out = std::io::stdout().lock();
+            return match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+                Ok(()) => ExitStatus::Success.code(),
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitStatus::Success.code(),
+                Err(e) => error::report(&anyhow::Error::from(e)).code(),
+            };
+        }
+    }
     if let Some(name) = help::extension_help(&args, &cmd) {
         return match cmd::external::run(vec![name.into(), "--help".into()]) {
             Ok(status) => status.code(),

@@ -47,7 +47,7 @@ fn section_of(name: &str, commands: &[String]) -> Option<u8> {
 /// for the top one.
 pub fn documented() -> clap::Command {
     let top = crate::cmd::command().disable_help_subcommand(true);
-    let help = help_command(&top);
+    let help = crate::cmd::pages::decorate(help_command(&top), "pi-help");
     let mut cmd = top.subcommand(help);
     cmd.build();
     cmd
@@ -123,10 +123,24 @@ fn man_page(cmd: &clap::Command, all: &[String]) -> anyhow::Result<Vec<u8>> {
     if cmd.get_subcommands().any(|s| !s.is_hide_set()) {
         man.render_subcommands_section(&mut out)?;
     }
+    let name = page_name(cmd);
+    // What the command reads and writes, and its examples, from its page.
+    if let Some(md) = crate::cmd::pages::page(&name) {
+        let parts: Vec<&str> = ["Input", "Output", "Examples"]
+            .into_iter()
+            .filter_map(|t| crate::cmd::pages::section(md, t))
+            .collect();
+        let section_of = |page: &str| section_of(page, all);
+        out.extend_from_slice(
+            crate::render::roff::sections(&name, &parts.concat(), &section_of).as_bytes(),
+        );
+    }
     let mut roff = Roff::new();
     if let Some(after) = cmd.get_after_long_help() {
         roff.control("SH", ["EXIT STATUS"]);
-        for line in after.to_string().lines().skip(1) {
+        let after = after.to_string();
+        let status = after.split("\n\nExamples:").next().unwrap_or_default();
+        for line in status.lines().skip(1) {
             if let Some((code, text)) = line.trim_start().split_once("  ") {
                 roff.control("TP", [])
                     .text([roman(code)])
@@ -134,7 +148,6 @@ fn man_page(cmd: &clap::Command, all: &[String]) -> anyhow::Result<Vec<u8>> {
             }
         }
     }
-    let name = page_name(cmd);
     roff.control("SH", ["SEE ALSO"]);
     let refs = see_also(cmd, &name, all);
     let last = refs.len().saturating_sub(1);

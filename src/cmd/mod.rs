@@ -13,6 +13,7 @@ pub mod generate;
 pub mod help;
 pub mod man;
 pub mod models;
+pub mod pages;
 pub mod prompt;
 pub mod run;
 pub mod session;
@@ -34,6 +35,9 @@ use pi_session::Session;
 use pi_session::find::{self, Named};
 use pi_session::scan::Visit;
 use pi_session::store::{self, Source};
+
+/// The heading of the options every command takes, listed after the command's own.
+const GLOBAL: &str = "Global options";
 
 pub const EXIT_STATUS: &str = "\
 Exit status:
@@ -57,6 +61,7 @@ Exit status:
         prints a completion script, `pi man --out DIR` installs the manual pages.",
     after_long_help = EXIT_STATUS,
     propagate_version = true,
+    disable_version_flag = true,
     max_term_width = 100
 )]
 pub struct Cli {
@@ -64,7 +69,7 @@ pub struct Cli {
     ///
     /// Also set by PI_CODING_AGENT_SESSION_DIR or the `sessionDir` setting. The agent
     /// directory is PI_CODING_AGENT_DIR, or ~/.pi/agent.
-    #[arg(long, global = true, value_name = "DIR")]
+    #[arg(long, global = true, value_name = "DIR", help_heading = GLOBAL)]
     pub session_dir: Option<PathBuf>,
 
     /// When human output is colored: auto (on a terminal, unless NO_COLOR is set), always
@@ -75,9 +80,14 @@ pub struct Cli {
         value_enum,
         value_name = "WHEN",
         default_value_t = ColorWhen::Auto,
-        hide_possible_values = true
+        hide_possible_values = true,
+        help_heading = GLOBAL
     )]
     pub color: ColorWhen,
+
+    /// Print the version
+    #[arg(short = 'V', long, global = true, action = clap::ArgAction::Version, help_heading = GLOBAL)]
+    version: Option<bool>,
 
     #[command(subcommand)]
     pub command: Command,
@@ -166,7 +176,7 @@ fn with_ctx(
 
 /// The clap command tree (for man pages, completions and tests).
 pub fn command() -> clap::Command {
-    <Cli as clap::CommandFactory>::command()
+    pages::decorate(<Cli as clap::CommandFactory>::command(), "pi")
 }
 
 /// What every command gets: resolved directories, the working directory and stdout.

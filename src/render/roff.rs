@@ -42,6 +42,32 @@ pub fn page(
     w.roff.render()
 }
 
+/// Sections of a page (`## Input` …) as manual page sections, to follow those a page
+/// already has: no title line, and no DESCRIPTION heading of its own.
+pub fn sections(name: &str, md: &str, section_of: &dyn Fn(&str) -> Option<u8>) -> String {
+    let mut w = Writer {
+        roff: Roff::new(),
+        section_of,
+        name,
+        line: Vec::new(),
+        bold: 0,
+        italic: 0,
+        links: Vec::new(),
+        code: None,
+        heading: None,
+        table: None,
+        items: 0,
+        started: true,
+    };
+    // `[..]` stands for what differs from run to run in the tested examples.
+    let md = md.replace("[..]", "…");
+    for event in Parser::new_ext(&md, Options::ENABLE_TABLES) {
+        w.event(event);
+    }
+    w.flush();
+    w.roff.to_roff()
+}
+
 /// A table being read: its header cells, the row being read, and the cell being read.
 #[derive(Default)]
 struct Table {

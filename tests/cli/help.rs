@@ -335,3 +335,79 @@ fn color_flag_decides_over_the_terminal_and_no_color() {
         tree(Some("never"), false, false)
     );
 }
+
+/// Every command's help ends with examples from its page (at least two, at most three), the
+/// global options come under their own heading after the command's own, and every manual
+/// page of a command carries its examples.
+#[test]
+fn every_help_ends_with_examples() {
+    let w = World::new();
+    let top = w.ok(&["--help"]);
+    let mut commands: Vec<Vec<String>> = vec![vec![]];
+    let groups = ["session", "prompt", "context"];
+    for line in top
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+    {
+        let Some(name) = line.split_whitespace().next() else {
+            break;
+        };
+        if !line.starts_with("  ") || line.starts_with("   ") || name == "help" {
+            if line.is_empty() {
+                break;
+            }
+            continue;
+        }
+        commands.push(vec![name.to_owned()]);
+        if groups.contains(&name) {
+            let sub = w.ok(&[name, "--help"]);
+            for l in sub
+                .lines()
+                .skip_while(|l| !l.starts_with("Commands:"))
+                .skip(1)
+            {
+                let Some(s) = l.split_whitespace().next() else {
+                    break;
+                };
+                // A description's continuation is indented further.
+                if s != "help" && !l.starts_with("   ") {
+                    commands.push(vec![name.to_owned(), s.to_owned()]);
+                }
+            }
+        }
+    }
+    assert!(commands.len() > 30, "{commands:?}");
+    commands.push(vec!["help".to_owned()]);
+    for c in &commands {
+        let args: Vec<&str> = c.iter().map(String::as_str).chain(["--help"]).collect();
+        let help = w.ok(&args);
+        let ex = help
+            .split("\nExamples:\n")
+            .nth(1)
+            .unwrap_or_else(|| panic!("{c:?}: no examples\n{help}"));
+        let n = ex.lines().filter(|l| l.starts_with("  $ ")).count();
+        assert!((2..=3).contains(&n), "{c:?}: {n} examples\n{ex}");
+        let short = w.ok(&c
+            .iter()
+            .map(String::as_str)
+            .chain(["-h"])
+            .collect::<Vec<_>>());
+        assert!(short.contains("\nExamples:\n  $ "), "{c:?}: -h\n{short}");
+        if !c.is_empty() {
+            let own = help.find("\nOptions:\n");
+            let global = help.find("\nGlobal options:\n");
+            assert!(global.is_some(), "{c:?}\n{help}");
+            assert!(own.is_none() || own < global, "{c:?}\n{help}");
+        }
+        let page = format!(
+            "pi{}",
+            c.iter().map(|s| format!("-{s}")).collect::<String>()
+        );
+        let man = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("man/man1/{page}.1")),
+        )
+        .unwrap_or_else(|e| panic!("{page}: {e}"));
+        assert!(man.contains(".SH EXAMPLES"), "{page}");
+    }
+}

@@ -559,7 +559,8 @@ mod tests {
             f.warning("reserveTokens", Some("local/llama")).as_deref(),
             Some(
                 "reserveTokens 16384 is not below the context window of local/llama (8192 tokens); \
-                 using a quarter of the window (2048) and keepRecentTokens 1024"
+                 using a quarter of the window (2048) and keepRecentTokens 1024; set compaction.reserveTokens below the window in settings.json \
+                 (for one model: compaction.modelOverrides) to choose it and silence this"
             )
         );
         // Equal to the window also does not fit; a smaller keep stays.
@@ -573,7 +574,8 @@ mod tests {
             r.fit(1000).warning("reserveTokens", None).as_deref(),
             Some(
                 "reserveTokens 1000 is not below the context window (1000 tokens); \
-                 using a quarter of the window (250)"
+                 using a quarter of the window (250); set compaction.reserveTokens below the window in settings.json \
+                 (for one model: compaction.modelOverrides) to choose it and silence this"
             )
         );
         assert_eq!(r.fit(1001).used, r);
