@@ -129,3 +129,104 @@ fn rpc_reads_commands_as_json_parse_does_and_answers_bad_ones_by_id() {
     let (code, _) = c.close();
     assert_eq!(code, 0);
 }
+
+/// A session whose second entry holds bytes that are not UTF-8 (written by another program:
+/// `append` refuses them).
+fn not_utf8(w: &World) -> String {
+    use std::io::Write;
+    let s = w.new_session();
+    let first = user("before");
+    w.ok_in(&["session", "append", s.to_str().unwrap()], &first);
+    let mut f = std::fs::OpenOptions::new().append(true).open(&s).unwrap();
+    f.write_all(
+        b"{\"type\":\"message\",\"id\":\"bad00001\",\"parentId\":null,\"timestamp\":\"2026-01-02T03:04:05.678Z\",\"message\":{\"role\":\"user\",\"content\":\"caf\xe9 \xff\xfe ok\"}}\n",
+    )
+    .unwrap();
+    s.to_str().unwrap().to_owned()
+}
+
+#[test]
+fn check_names_bytes_that_are_not_utf8_and_log_never_prints_them() {
+    let w = World::new();
+    let s = not_utf8(&w);
+    let o = w.pi().args(["session", "check", &s]).output().unwrap();
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    let recs = jsonl(&String::from_utf8(o.stdout).unwrap());
+    assert_eq!(recs.len(), 1, "{recs:?}");
+    assert_eq!(recs[0]["kind"], "invalid-utf8");
+    assert_eq!(recs[0]["severity"], "error");
+    assert_eq!(recs[0]["line"], 3);
+    assert_eq!(recs[0]["column"], 129);
+    assert!(
+        recs[0]["message"].as_str().unwrap().contains("(e9)"),
+        "{recs:?}"
+    );
+    // Every way log prints entries gives valid UTF-8, the bytes read as U+FFFD.
+    for extra in [
+        &[][..],
+        &["--all"],
+        &["--reverse"],
+        &["--type", "message,nosuch"],
+        &["--filter", "."],
+    ] {
+        let o = w
+            .pi()
+            .args(["session", "log", &s])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{extra:?}: {o:?}");
+        let text =
+            String::from_utf8(o.stdout).unwrap_or_else(|e| panic!("{extra:?}: not UTF-8: {e}"));
+        let recs = jsonl(&text);
+        let bad = recs.iter().find(|r| r["id"] == "bad00001").unwrap();
+        assert_eq!(
+            bad["message"]["content"], "caf\u{fffd} \u{fffd}\u{fffd} ok",
+            "{extra:?}"
+        );
+    }
+}
+
+/// A process id that is free: a child that has exited and been waited for.
+fn dead_pid() -> u32 {
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let pid = child.id();
+    child.wait().unwrap();
+    pid
+}
+
+#[test]
+fn temporaries_of_killed_writers_are_reported_and_collected() {
+    let w = World::new();
+    let s = w.new_session();
+    let dir = s.parent().unwrap();
+    let name = s.file_name().unwrap().to_string_lossy().into_owned();
+    // What `kill -9` during a fork or a migration leaves, and a write still going on.
+    let dead = dir.join(format!(".{name}.{}.0.tmp", dead_pid()));
+    let live = dir.join(format!(".{name}.{}.0.tmp", std::process::id()));
+    std::fs::write(&dead, "{\"type\":\"session\"").unwrap();
+    std::fs::write(&live, "{").unwrap();
+    let o = w
+        .pi()
+        .args(["session", "check", s.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "a note is not an error: {o:?}");
+    let recs = jsonl(&String::from_utf8(o.stdout).unwrap());
+    assert_eq!(recs.len(), 1, "{recs:?}");
+    assert_eq!(recs[0]["kind"], "stale-temporary");
+    assert_eq!(recs[0]["severity"], "note");
+    assert_eq!(recs[0]["path"], dead.to_str().unwrap());
+    // gc --dry-run lists it and leaves it; gc removes it, not the one being written.
+    let recs = jsonl(&w.ok(&["session", "gc", "--empty", "--dry-run", "--delete"]));
+    let t: Vec<_> = recs.iter().filter(|r| r["temporary"] == true).collect();
+    assert_eq!(t.len(), 1, "{recs:?}");
+    assert_eq!(t[0]["path"], dead.to_str().unwrap());
+    assert_eq!(t[0]["bytes"], 17);
+    assert_eq!(recs.last().unwrap()["temporaries"], 1);
+    assert!(dead.exists());
+    w.ok(&["session", "gc", "--older-than", "1000w"]);
+    assert!(!dead.exists());
+    assert!(live.exists());
+    assert!(s.exists());
+}
