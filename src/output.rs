@@ -22,19 +22,6 @@ pub enum Format {
 pub struct Out {
     w: io::BufWriter<io::Stdout>,
     pub tty: bool,
-    kernel_copy: Option<bool>,
-}
-
-fn stdout_is_file_or_device() -> bool {
-    use std::os::fd::AsFd;
-    use std::os::unix::fs::FileTypeExt;
-    let Ok(fd) = io::stdout().as_fd().try_clone_to_owned() else {
-        return false;
-    };
-    std::fs::File::from(fd)
-        .metadata()
-        .map(|m| m.file_type().is_file() || m.file_type().is_char_device())
-        .unwrap_or(false)
 }
 
 impl Out {
@@ -44,7 +31,6 @@ impl Out {
         Out {
             w: io::BufWriter::with_capacity(256 << 10, stdout),
             tty,
-            kernel_copy: None,
         }
     }
 
@@ -62,32 +48,57 @@ impl Out {
         color(self.tty)
     }
 
-    /// Copies `file[start..end]` followed by a newline to stdout: by the kernel (sendfile,
-    /// copy_file_range) when stdout is a file or device, else through a large buffer.
-    pub fn copy_range(&mut self, file: &std::fs::File, start: u64, end: u64) -> io::Result<()> {
-        use std::io::{Read, Seek, SeekFrom};
+    /// Copies `file[start..end]` followed by a newline to stdout through a large buffer,
+    /// bytes that are not UTF-8 written as U+FFFD (as the reference reads them), so the
+    /// output is valid UTF-8 whatever the file holds. (A kernel copy, `sendfile`, would be
+    /// quicker to a file, but could not look at the bytes.)
+    pub fn copy_text_range(
+        &mut self,
+        file: &std::fs::File,
+        start: u64,
+        end: u64,
+    ) -> io::Result<()> {
         use std::os::unix::fs::FileExt;
-        self.w.flush()?;
-        let kernel = *self
-            .kernel_copy
-            .get_or_insert_with(stdout_is_file_or_device);
-        if kernel {
-            let mut f = file.try_clone()?;
-            f.seek(SeekFrom::Start(start))?;
-            let mut lock = io::stdout().lock();
-            let n = io::copy(&mut (&f).take(end - start), &mut lock)?;
-            if n != end - start {
-                return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "file shrank"));
-            }
-            return lock.write_all(b"\n");
-        }
-        let mut buf = vec![0u8; (1usize << 20).min((end - start) as usize)];
+        let len = usize::try_from(end - start).unwrap_or(usize::MAX);
+        // Room for a character cut at the end of a block, carried to the next.
+        let mut buf = vec![0u8; (1usize << 20).min(len) + 4];
+        let block = buf.len() - 4;
         let mut pos = start;
+        let mut carry = 0usize;
         while pos < end {
-            let n = ((end - pos) as usize).min(buf.len());
-            file.read_exact_at(&mut buf[..n], pos)?;
-            self.w.write_all(&buf[..n])?;
+            let n = ((end - pos) as usize).min(block);
+            file.read_exact_at(&mut buf[carry..carry + n], pos)?;
             pos += n as u64;
+            let filled = carry + n;
+            carry = 0;
+            let mut at = 0;
+            while at < filled {
+                match std::str::from_utf8(&buf[at..filled]) {
+                    Ok(_) => {
+                        self.w.write_all(&buf[at..filled])?;
+                        break;
+                    }
+                    Err(e) => {
+                        let ok = at + e.valid_up_to();
+                        self.w.write_all(&buf[at..ok])?;
+                        match e.error_len() {
+                            Some(bad) => {
+                                self.w.write_all("\u{FFFD}".as_bytes())?;
+                                at = ok + bad;
+                            }
+                            None if pos < end => {
+                                buf.copy_within(ok..filled, 0);
+                                carry = filled - ok;
+                                break;
+                            }
+                            None => {
+                                self.w.write_all("\u{FFFD}".as_bytes())?;
+                                break;
+                            }
+                        }
+                    }
+                }
+            }
         }
         self.w.write_all(b"\n")
     }

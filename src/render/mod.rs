@@ -709,7 +709,7 @@ impl Marks {
             .filter(|&i| s.entries[i as usize].kind == pi_session::Kind::ContextEdit)
             .collect();
         s.for_each_line(&edits, |_, line| {
-            if let Ok(v) = serde_json::from_slice::<Value>(line)
+            if let Ok(v) = pi_base::json::to_value(line)
                 && let Some(t) = str_of(&v, "targetId")
                 && let Some(r) = v.get("replacement")
             {
@@ -789,7 +789,7 @@ pub fn item_of(
     labels: &Marks,
     mut redactor: Option<&mut Redactor>,
 ) -> Option<Item> {
-    let mut v = serde_json::from_slice::<Value>(line).ok()?;
+    let mut v = pi_base::json::to_value(line).ok()?;
     if let Some(r) = redactor.as_deref_mut() {
         r.value(&mut v);
     }

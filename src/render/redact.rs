@@ -10,6 +10,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use pi_base::json;
 use regex::Regex;
 use serde_json::Value;
 
@@ -228,6 +229,15 @@ impl Redactor {
                     }
                     changed |= self.value(x);
                 }
+                // Keys are text too.
+                let keys: Vec<String> = o.keys().map(|k| self.text(k)).collect();
+                if o.keys().zip(&keys).any(|(a, b)| a != b) {
+                    let old = std::mem::take(o);
+                    for (k, (_, x)) in keys.into_iter().zip(old) {
+                        o.insert(k, x);
+                    }
+                    changed = true;
+                }
                 changed
             }
             _ => false,
@@ -269,24 +279,90 @@ impl Redactor {
     }
 }
 
-/// Redacts JSON lines (each redacted as a value and written again, keys in their order; a
-/// line with nothing to redact, or that does not parse, is kept as it is), on every core; returns them joined, each
-/// with its newline.
-pub fn redact_lines(lines: &mut Vec<Vec<u8>>, r: &mut Redactor) -> Vec<u8> {
-    let parts = par_parts(std::mem::take(lines), r, |part, red| {
+/// A line that `--redact` could not read: it is never passed through unread.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot redact line {line}: {reason} at column {column}")]
+pub struct UnreadableLine {
+    /// 1-based line of the file.
+    pub line: usize,
+    pub column: usize,
+    pub reason: String,
+}
+
+/// Redacts one JSON line: every string and every key whose text holds a secret is written
+/// again with the secret replaced; all other bytes (numbers, escapes, key order, strings
+/// with nothing to redact) are kept as they are. Structural values and image data are left
+/// alone. Works on the bytes, so lone surrogates, huge numbers or deep nesting elsewhere in
+/// the line change nothing; `Err` only for a line that is not JSON.
+pub fn redact_line(line: &[u8], r: &mut Redactor) -> Result<Option<Vec<u8>>, json::SyntaxError> {
+    let mut edits: Vec<(usize, usize, Vec<u8>)> = Vec::new();
+    json::for_each_string(line, |t| {
+        if t.image_data
+            || t.member
+                .is_some_and(|k| STRUCTURAL.iter().any(|s| k.eq_str(s)))
+        {
+            return;
+        }
+        let Some(raw) = json::RawStr::from_value(&line[t.start..t.end]) else {
+            return;
+        };
+        let text = raw.decode();
+        let red = r.text(&text);
+        if red != text {
+            let mut enc = Vec::with_capacity(red.len() + 2);
+            json::write_str(&mut enc, &red);
+            edits.push((t.start, t.end, enc));
+        }
+    })?;
+    if edits.is_empty() {
+        return Ok(None);
+    }
+    let mut out = Vec::with_capacity(line.len());
+    let mut at = 0;
+    for (start, end, enc) in edits {
+        out.extend_from_slice(&line[at..start]);
+        out.extend_from_slice(&enc);
+        at = end;
+    }
+    out.extend_from_slice(&line[at..]);
+    Ok(Some(out))
+}
+
+/// Redacts JSON lines, each `(line number, bytes)` (see [`redact_line`]; a line with
+/// nothing to redact is kept byte for byte), on every core; returns them joined, each with
+/// its newline. The first line that cannot be read is an error, and nothing is returned.
+pub fn redact_lines(
+    lines: Vec<(usize, Vec<u8>)>,
+    r: &mut Redactor,
+) -> Result<Vec<u8>, UnreadableLine> {
+    let parts = par_parts(lines, r, |part, red| {
         let mut out = Vec::new();
-        for line in part {
-            // A line with nothing to redact is kept byte for byte.
-            let redacted = serde_json::from_slice::<Value>(&line)
-                .ok()
-                .and_then(|mut v| red.value(&mut v).then_some(v))
-                .and_then(|v| serde_json::to_vec(&v).ok());
-            out.extend_from_slice(redacted.as_deref().unwrap_or(&line));
+        for (n, line) in part {
+            if line.iter().all(|&c| json::is_ws(c)) {
+                out.extend_from_slice(&line);
+                out.push(b'\n');
+                continue;
+            }
+            match redact_line(&line, red) {
+                Ok(done) => out.extend_from_slice(done.as_deref().unwrap_or(&line)),
+                Err(e) => {
+                    let (_, column) = json::line_col(&line, e.offset);
+                    return Err(UnreadableLine {
+                        line: n,
+                        column,
+                        reason: e.to_string(),
+                    });
+                }
+            }
             out.push(b'\n');
         }
-        out
+        Ok(out)
     });
-    parts.concat()
+    let mut all = Vec::new();
+    for p in parts {
+        all.extend_from_slice(&p?);
+    }
+    Ok(all)
 }
 
 /// Runs `f` over `items` on every core, cut into a part a thread, each part with a
@@ -429,5 +505,30 @@ mod tests {
         assert_eq!(v["message"]["content"][0]["text"], "see [redacted]");
         assert_eq!(v["message"]["content"][1]["data"], "aaaaaaaa");
         assert!(Redactor::new(vec![], &["(".into()]).is_err());
+    }
+
+    #[test]
+    fn lines_are_redacted_byte_for_byte_or_refused() {
+        let mut r = Redactor::new(vec![], &[]).unwrap();
+        let lines = vec![
+            (1, br#"{"type":"session","id":"x"}"#.to_vec()),
+            (
+                2,
+                br#"{"a":"ghp_abcdefghijklmnopqrstuvwxyz0123","n":1e999,"k\ud800":[1.50]}"#
+                    .to_vec(),
+            ),
+        ];
+        let out = redact_lines(lines, &mut r).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "{\"type\":\"session\",\"id\":\"x\"}\n{\"a\":\"[redacted]\",\"n\":1e999,\"k\\ud800\":[1.50]}\n"
+        );
+        let bad = vec![(1, b"{}".to_vec()), (7, b"{\"a\":\"ghp_x\" 1}".to_vec())];
+        let e = redact_lines(bad, &mut r).unwrap_err();
+        assert_eq!(e.line, 7);
+        assert_eq!(
+            e.to_string(),
+            "cannot redact line 7: expected ',' or '}' at column 14"
+        );
     }
 }

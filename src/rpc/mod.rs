@@ -308,20 +308,53 @@ fn respond(out: &Out, id: &Option<Json>, command: &str, reply: Reply) {
     write(out, &Json::Object(o));
 }
 
-fn parse(line: &[u8]) -> Result<Command, String> {
-    let v: Json =
-        serde_json::from_slice(line).map_err(|e| format!("Failed to parse command: {e}"))?;
+/// A command line that could not be read: why, and its `id` when one could be recovered
+/// (so the client waiting on that id gets its answer).
+struct BadCommand {
+    id: Option<Json>,
+    error: String,
+}
+
+/// Reads a command line as the reference's `JSON.parse` does (lone surrogates, huge
+/// numbers: [`pi_base::json::to_value`]).
+fn parse(line: &[u8]) -> Result<Command, BadCommand> {
+    let v = pi_base::json::to_value(line).map_err(|e| {
+        let (_, column) = pi_base::json::line_col(line, e.offset);
+        BadCommand {
+            id: recover_id(line),
+            error: format!("Failed to parse command: {e} at column {column}"),
+        }
+    })?;
     let Json::Object(mut body) = v else {
-        return Err("Failed to parse command: a command is a JSON object".into());
+        return Err(BadCommand {
+            id: None,
+            error: "Failed to parse command: a command is a JSON object".into(),
+        });
     };
+    let id = body.remove("id");
     let ty = match body.remove("type") {
         Some(Json::String(t)) => t,
         _ => {
-            return Err("Failed to parse command: a command needs \"type\" (a string)".into());
+            return Err(BadCommand {
+                id,
+                error: "Failed to parse command: a command needs \"type\" (a string)".into(),
+            });
         }
     };
-    let id = body.remove("id");
     Ok(Command { id, ty, body })
+}
+
+/// The top-level `id` of a command line that is not valid JSON, when it comes before the
+/// fault and is itself readable.
+fn recover_id(line: &[u8]) -> Option<Json> {
+    let start = pi_base::json::skip_ws(line, 0);
+    let mut id = None;
+    let _ = pi_base::json::scan_object(line, start, |m| {
+        if m.key.eq_str("id") {
+            id = pi_base::json::to_value(&line[m.value_start..m.value_end]).ok();
+        }
+    });
+    id
 }
 
 fn text_field<'b>(body: &'b Map<String, Json>, key: &str) -> Result<&'b str, String> {
@@ -378,7 +411,7 @@ fn file_stats(path: &std::path::Path) -> Option<([u64; 5], [f64; 4], f64)> {
             .unwrap_or(0.0);
     };
     for line in std::io::BufReader::new(f).split(b'\n') {
-        let Ok(e) = serde_json::from_slice::<Json>(&line.ok()?) else {
+        let Ok(e) = pi_base::json::to_value(&line.ok()?) else {
             continue;
         };
         match e.get("type").and_then(Json::as_str) {
@@ -764,7 +797,7 @@ impl Busy<'_> {
                                 respond(&self.shared.out, &cmd.id, &cmd.ty, reply);
                             }
                         }
-                        Err(e) => respond(&self.shared.out, &None, "parse", Err(e)),
+                        Err(e) => respond(&self.shared.out, &e.id, "parse", Err(e.error)),
                     }
                 }
                 () = self.shared.signals.cancelled(), if !end.signalled => {
@@ -836,7 +869,7 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
                 match parse(&line) {
                     Ok(c) => c,
                     Err(e) => {
-                        respond(&self.shared.out, &None, "parse", Err(e));
+                        respond(&self.shared.out, &e.id, "parse", Err(e.error));
                         continue;
                     }
                 }

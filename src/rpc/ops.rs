@@ -37,7 +37,7 @@ pub(super) fn fork_messages(file: Option<&Path>) -> Json {
             let Ok(line) = s.line(i as u32) else {
                 continue;
             };
-            let Ok(v) = serde_json::from_slice::<Json>(&line) else {
+            let Ok(v) = pi_base::json::to_value(&line) else {
                 continue;
             };
             let m = &v["message"];
@@ -425,7 +425,7 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
             (Some(k), None)
         } else {
             let line = s.line(k)?;
-            let v: Json = serde_json::from_slice(&line).unwrap_or(Json::Null);
+            let v: Json = pi_base::json::to_value(&line).unwrap_or(Json::Null);
             if s.entries[k as usize].kind != Kind::Message || v["message"]["role"] != "user" {
                 return Ok(Err("Invalid entry ID for forking".into()));
             }

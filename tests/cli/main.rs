@@ -18,6 +18,7 @@ mod ext_hooks;
 mod ext_tools;
 mod ext_trust;
 mod help;
+mod hostile_entries;
 mod input_hardening;
 mod llm_cloud;
 mod llm_providers;

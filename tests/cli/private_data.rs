@@ -302,3 +302,126 @@ fn keys_are_redacted_in_every_spelling() {
         "{shown}"
     );
 }
+
+/// `pi ARGS` run with the usual umask 022.
+fn usual(w: &World, args: &[&str]) -> std::process::Output {
+    let mut c = assert_cmd::Command::new("sh");
+    c.current_dir(w.proj())
+        .env_clear()
+        .envs(w.envs())
+        .arg("-c")
+        .arg("umask 022 && exec \"$0\" \"$@\"")
+        .arg(bin())
+        .args(args);
+    c.output().unwrap()
+}
+
+/// Every folder from `below` (excluded) down to `path`'s folder is 0700.
+fn private_folders(below: &Path, path: &Path) {
+    let mut d = path.parent().unwrap();
+    while d != below && d.starts_with(below) {
+        assert_eq!(mode(d), 0o700, "{}", d.display());
+        d = d.parent().unwrap();
+    }
+}
+
+/// Issue 30: every file pi writes or rewrites (`new --id`, `fork`, `migrate`, `export -o`,
+/// the archive of `gc`, also across file systems) is 0600, in 0700 folders, under the
+/// usual umask 022.
+#[test]
+fn every_writer_is_private_under_umask_022() {
+    let w = World::new();
+    let sessions = w.agent().join("sessions");
+    // new --id creates the sessions folders itself (under its lock).
+    let o = usual(&w, &["session", "new", "--id", "chosen-id"]);
+    status(&o, 0);
+    let s = PathBuf::from(out(&o).trim());
+    assert_eq!(mode(&s), 0o600);
+    assert_eq!(mode(&sessions), 0o700);
+    private_folders(&w.agent(), &s);
+    w.ok_in(&["session", "append", s.to_str().unwrap()], &user("hello"));
+    // fork
+    let o = usual(&w, &["session", "fork", s.to_str().unwrap()]);
+    status(&o, 0);
+    assert_eq!(mode(Path::new(out(&o).trim())), 0o600);
+    // migrate: a version 1 file, private, stays private; so does its backup.
+    let v1 = w.write(
+        "old/v1.jsonl",
+        concat!(
+            r#"{"type":"session","id":"11111111-2222-3333-4444-555555555555","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/src"}"#,
+            "\n",
+            r#"{"type":"message","timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":"hi","timestamp":1}}"#,
+            "\n"
+        ),
+    );
+    std::fs::set_permissions(&v1, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let o = usual(&w, &["session", "migrate", v1.to_str().unwrap()]);
+    status(&o, 0);
+    assert_eq!(mode(&v1), 0o600);
+    assert_eq!(mode(&w.path("old/v1.jsonl.v1.bak")), 0o600);
+    // export -o, every format.
+    for (format, name) in [("html", "s.html"), ("md", "s.md"), ("jsonl", "s.jsonl")] {
+        let o = usual(
+            &w,
+            &[
+                "session",
+                "export",
+                s.to_str().unwrap(),
+                "--format",
+                format,
+                "-o",
+                name,
+            ],
+        );
+        status(&o, 0);
+        assert_eq!(mode(&w.proj().join(name)), 0o600, "{format}");
+    }
+    // gc's archive: new folders 0700, the moved file 0600.
+    let empty = PathBuf::from(out(&usual(&w, &["session", "new"])).trim());
+    let archive = w.path("archive");
+    let o = usual(
+        &w,
+        &[
+            "session",
+            "gc",
+            "--empty",
+            "--archive",
+            archive.to_str().unwrap(),
+        ],
+    );
+    status(&o, 0);
+    let moved = archive
+        .join(empty.parent().unwrap().file_name().unwrap())
+        .join(empty.file_name().unwrap());
+    assert_eq!(mode(&moved), 0o600);
+    assert_eq!(mode(&archive), 0o700);
+    private_folders(&archive, &moved);
+    // Across file systems the archive is a copy: private too (when /dev/shm is another one).
+    use std::os::unix::fs::MetadataExt;
+    let shm = Path::new("/dev/shm");
+    if shm.is_dir()
+        && std::fs::metadata(shm).unwrap().dev() != std::fs::metadata(w.root()).unwrap().dev()
+    {
+        let far = tempfile::tempdir_in(shm).unwrap();
+        let empty = PathBuf::from(out(&usual(&w, &["session", "new"])).trim());
+        let dest = far.path().join("archive");
+        let o = usual(
+            &w,
+            &[
+                "session",
+                "gc",
+                "--empty",
+                "--archive",
+                dest.to_str().unwrap(),
+            ],
+        );
+        status(&o, 0);
+        let moved = dest
+            .join(empty.parent().unwrap().file_name().unwrap())
+            .join(empty.file_name().unwrap());
+        assert!(!empty.exists());
+        assert_eq!(mode(&moved), 0o600);
+        assert_eq!(mode(&dest), 0o700);
+        private_folders(&dest, &moved);
+    }
+}

@@ -231,11 +231,113 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     f.commit()
 }
 
+/// A temporary file of [`AtomicFile`] (`.NAME.PID.SEQ.tmp`) whose process is gone: what a
+/// writer killed before its commit leaves behind.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StaleTemporary {
+    pub path: PathBuf,
+    /// The process that was writing it.
+    pub pid: u32,
+    pub bytes: u64,
+}
+
+/// The process id in the name of a temporary file of [`AtomicFile`]
+/// (`.NAME.PID.SEQ.tmp`), or `None` for any other name.
+pub fn temporary_pid(name: &str) -> Option<u32> {
+    let rest = name.strip_prefix('.')?.strip_suffix(".tmp")?;
+    let (rest, seq) = rest.rsplit_once('.')?;
+    let (base, pid) = rest.rsplit_once('.')?;
+    let digits = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
+    if base.is_empty() || !digits(seq) || !digits(pid) {
+        return None;
+    }
+    pid.parse().ok()
+}
+
+/// Whether a process with this id exists (on this machine, in this process namespace). A
+/// process of another user counts as alive.
+pub fn process_alive(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    if pid <= 0 {
+        return false;
+    }
+    // SAFETY: signal 0 only checks that the process exists and may be signalled.
+    if unsafe { libc::kill(pid, 0) } == 0 {
+        return true;
+    }
+    io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+/// The temporary files of dead processes in `dir` (not below it), in name order. A file
+/// whose process still runs is being written: it is never listed.
+pub fn stale_temporaries(dir: &Path) -> Vec<StaleTemporary> {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut out: Vec<StaleTemporary> = rd
+        .filter_map(Result::ok)
+        .filter_map(|e| {
+            let pid = temporary_pid(&e.file_name().to_string_lossy())?;
+            let meta = e.metadata().ok().filter(std::fs::Metadata::is_file)?;
+            (pid != std::process::id() && !process_alive(pid)).then(|| StaleTemporary {
+                path: e.path(),
+                pid,
+                bytes: meta.len(),
+            })
+        })
+        .collect();
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    out
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use std::os::unix::fs::MetadataExt;
+
+    #[test]
+    fn temporaries_of_dead_processes_are_found() {
+        assert_eq!(temporary_pid(".s.jsonl.123.4.tmp"), Some(123));
+        assert_eq!(temporary_pid(".a.b.c.9.0.tmp"), Some(9));
+        for other in [
+            "s.jsonl.1.2.tmp",
+            ".s.jsonl.x.2.tmp",
+            "..1.2.tmp",
+            ".s.1.tmp",
+            ".s.1.2.tmpx",
+        ] {
+            assert_eq!(temporary_pid(other), None, "{other}");
+        }
+        assert!(process_alive(std::process::id()));
+        let d = tempfile::tempdir().unwrap();
+        // A child that has exited and been waited for: its pid is free.
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let dead = child.id();
+        child.wait().unwrap();
+        let own = std::process::id();
+        for name in [
+            format!(".s.jsonl.{dead}.0.tmp"),
+            format!(".s.jsonl.{own}.0.tmp"),
+            "s.jsonl".to_owned(),
+        ] {
+            std::fs::write(d.path().join(name), "xy").unwrap();
+        }
+        let stale = stale_temporaries(d.path());
+        if process_alive(dead) {
+            return; // the pid was taken again meanwhile
+        }
+        assert_eq!(
+            stale,
+            [StaleTemporary {
+                path: d.path().join(format!(".s.jsonl.{dead}.0.tmp")),
+                pid: dead,
+                bytes: 2
+            }]
+        );
+    }
 
     #[test]
     fn modes_ignore_a_lax_umask() {

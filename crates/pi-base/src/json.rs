@@ -1456,6 +1456,231 @@ pub fn write_str(out: &mut Vec<u8>, s: &str) {
     out.push(b'"');
 }
 
+/// How deep [`to_value`] builds: the values it returns are walked by recursive code (their
+/// drop among it), which must not run out of stack.
+pub const MAX_VALUE_DEPTH: usize = 512;
+
+/// Reads a JSON text as JavaScript's `JSON.parse` reads a decoded file: lone surrogate
+/// escapes and bytes that are not UTF-8 become U+FFFD, a number too large for f64
+/// (`1e999`, `Infinity` to JavaScript) becomes `null` (what `JSON.stringify` writes for
+/// it), a repeated key keeps its last value. Fails on what is not JSON, and on nesting
+/// deeper than [`MAX_VALUE_DEPTH`]. Nothing here recurses.
+pub fn to_value(b: &[u8]) -> Result<serde_json::Value> {
+    use serde_json::{Map, Value};
+    enum Frame {
+        Array(Vec<Value>),
+        Object(Map<String, Value>, String),
+    }
+    let (start, end, depth) = validate(b)?;
+    if depth > MAX_VALUE_DEPTH {
+        return err(start, "no more than 512 levels of nesting");
+    }
+    let mut stack: Vec<Frame> = Vec::new();
+    let mut i = start;
+    loop {
+        // A value starts at i.
+        i = skip_ws(b, i);
+        let mut value = match b.get(i) {
+            Some(b'{') => {
+                i = skip_ws(b, i + 1);
+                if b.get(i) == Some(&b'}') {
+                    i += 1;
+                    Value::Object(Map::new())
+                } else {
+                    let (k, next) = read_key(b, i)?;
+                    stack.push(Frame::Object(Map::new(), k));
+                    i = next;
+                    continue;
+                }
+            }
+            Some(b'[') => {
+                i = skip_ws(b, i + 1);
+                if b.get(i) == Some(&b']') {
+                    i += 1;
+                    Value::Array(Vec::new())
+                } else {
+                    stack.push(Frame::Array(Vec::new()));
+                    continue;
+                }
+            }
+            _ => {
+                let (v, e) = scalar(b, i)?;
+                i = e;
+                v
+            }
+        };
+        // A value ended at i: add it to its container, closing those that end here.
+        loop {
+            let Some(top) = stack.last_mut() else {
+                return if skip_ws(b, i) == end || i == end {
+                    Ok(value)
+                } else {
+                    err(i, "the end of the JSON value")
+                };
+            };
+            match top {
+                Frame::Array(a) => a.push(value),
+                Frame::Object(m, k) => {
+                    // A repeated key keeps its first place and takes the last value, as in
+                    // JavaScript.
+                    m.insert(std::mem::take(k), value);
+                }
+            }
+            i = skip_ws(b, i);
+            match (b.get(i), &mut *top) {
+                (Some(b','), Frame::Array(_)) => {
+                    i += 1;
+                    break;
+                }
+                (Some(b','), Frame::Object(_, k)) => {
+                    let (key, next) = read_key(b, skip_ws(b, i + 1))?;
+                    *k = key;
+                    i = next;
+                    break;
+                }
+                (Some(b']'), Frame::Array(_)) | (Some(b'}'), Frame::Object(..)) => {
+                    i += 1;
+                    value = match stack.pop() {
+                        Some(Frame::Array(a)) => Value::Array(a),
+                        Some(Frame::Object(m, _)) => Value::Object(m),
+                        None => return err(i, "a container"),
+                    };
+                }
+                _ => return err(i, "',' or a closing bracket"),
+            }
+        }
+    }
+}
+
+/// The string, number or literal at `b[i]` of a validated text, and where it ends.
+fn scalar(b: &[u8], i: usize) -> Result<(serde_json::Value, usize)> {
+    use serde_json::Value;
+    Ok(match b.get(i) {
+        Some(b'"') => {
+            let (e, _) = scan_string(b, i)?;
+            (Value::String(decode_str(&b[i + 1..e - 1]).into_owned()), e)
+        }
+        Some(b't') => (Value::Bool(true), i + 4),
+        Some(b'f') => (Value::Bool(false), i + 5),
+        Some(b'n') => (Value::Null, i + 4),
+        Some(b'-' | b'0'..=b'9') => {
+            let e = scan_number(b, i)?;
+            (number_value(&b[i..e]), e)
+        }
+        _ => return err(i, "a JSON value"),
+    })
+}
+
+/// The key whose quote is at `b[i]`, and where its value starts (after the colon).
+fn read_key(b: &[u8], i: usize) -> Result<(String, usize)> {
+    if b.get(i) != Some(&b'"') {
+        return err(i, "'\"' to start an object key");
+    }
+    let (e, _) = scan_string(b, i)?;
+    let key = decode_str(&b[i + 1..e - 1]).into_owned();
+    let j = skip_ws(b, e);
+    if b.get(j) != Some(&b':') {
+        return err(j, "':' after the object key");
+    }
+    Ok((key, j + 1))
+}
+
+/// A validated number as JavaScript holds it: integers that fit stay integers, others are
+/// f64, and what overflows f64 is `null`.
+fn number_value(text: &[u8]) -> serde_json::Value {
+    let s = std::str::from_utf8(text).unwrap_or("0");
+    if !s.contains(['.', 'e', 'E']) {
+        if let Ok(n) = s.parse::<i64>() {
+            return n.into();
+        }
+        if let Ok(n) = s.parse::<u64>() {
+            return n.into();
+        }
+    }
+    s.parse::<f64>()
+        .ok()
+        .and_then(serde_json::Number::from_f64)
+        .map_or(serde_json::Value::Null, serde_json::Value::Number)
+}
+
+/// One string token of a JSON text, as [`for_each_string`] reports it.
+#[derive(Debug, Clone, Copy)]
+pub struct StringToken<'a> {
+    /// The span of the token, quotes included.
+    pub start: usize,
+    pub end: usize,
+    /// Whether it is an object key.
+    pub is_key: bool,
+    /// For the value of an object member, its key (`None` for keys, array elements and a
+    /// top-level string).
+    pub member: Option<RawStr<'a>>,
+    /// For the value of a member `data`, whether its object also has `"type": "image"`.
+    pub image_data: bool,
+}
+
+/// Calls `f` for every string of a JSON text, keys included, in text order. The text is
+/// validated first (with the allowances of this module); nothing here recurses.
+pub fn for_each_string<'a>(b: &'a [u8], mut f: impl FnMut(StringToken<'a>)) -> Result<()> {
+    // Each open container: where it starts, whether it is an object, its latest key.
+    struct Open<'a> {
+        start: usize,
+        object: bool,
+        key: Option<RawStr<'a>>,
+    }
+    let (start, end, _) = validate(b)?;
+    let mut stack: Vec<Open<'a>> = Vec::new();
+    let mut i = start;
+    while i < end {
+        match b[i] {
+            b'"' => {
+                let (e, _) = scan_string(b, i)?;
+                let raw = RawStr::from_value(&b[i..e]);
+                let j = skip_ws(b, e);
+                let top = stack.last().filter(|o| o.object);
+                let is_key = top.is_some() && b.get(j) == Some(&b':');
+                let member = if is_key {
+                    None
+                } else {
+                    top.and_then(|o| o.key)
+                };
+                // Only the object of a `data` string is looked at again (image blocks).
+                let image_data = match (member, top) {
+                    (Some(k), Some(o)) if k.eq_str("data") => {
+                        let (oe, _) = scan_value(b, o.start)?;
+                        get(&b[o.start..oe], "type").is_some_and(|t| t == b"\"image\"")
+                    }
+                    _ => false,
+                };
+                f(StringToken {
+                    start: i,
+                    end: e,
+                    is_key,
+                    member,
+                    image_data,
+                });
+                if is_key && let Some(o) = stack.last_mut() {
+                    o.key = raw;
+                }
+                i = e;
+            }
+            c @ (b'{' | b'[') => {
+                stack.push(Open {
+                    start: i,
+                    object: c == b'{',
+                    key: None,
+                });
+                i += 1;
+            }
+            b'}' | b']' => {
+                stack.pop();
+                i += 1;
+            }
+            _ => i += 1,
+        }
+    }
+    Ok(())
+}
+
 /// Line (1-based) and column (1-based, in characters) of a byte offset in `text`.
 pub fn line_col(text: &[u8], offset: usize) -> (usize, usize) {
     let offset = offset.min(text.len());
@@ -2009,5 +2234,55 @@ mod tests {
     fn line_col_counts_chars() {
         assert_eq!(line_col(b"ab\ncd", 4), (2, 2));
         assert_eq!(line_col("é\nxé!".as_bytes(), 6), (2, 3));
+    }
+}
+
+#[cfg(test)]
+mod lenient_tests {
+    use super::*;
+
+    #[test]
+    fn to_value_reads_what_json_parse_reads() {
+        let v = to_value(br#"{"a":"x \ud83d y","b":1e999,"c":[1,-2,3.5,18446744073709551615],"a":"last","d":{"e":null,"f":true}}"#).unwrap();
+        assert_eq!(v["a"], "last");
+        assert_eq!(v.as_object().unwrap().keys().next().unwrap(), "a");
+        assert!(v["b"].is_null());
+        assert_eq!(
+            v["c"],
+            serde_json::json!([1, -2, 3.5, 18446744073709551615u64])
+        );
+        assert_eq!(v["d"]["f"], true);
+        let v = to_value(b"{\"k\xff\":\"\xfe\"}").unwrap();
+        assert_eq!(v["k\u{fffd}"], "\u{fffd}");
+        assert_eq!(to_value(br#" "\ud800" "#).unwrap(), "\u{fffd}");
+        assert!(to_value(b"{\"a\":}").is_err());
+        assert!(to_value(b"[1] x").is_err());
+        let deep = format!("{}{}", "[".repeat(600), "]".repeat(600));
+        assert!(to_value(deep.as_bytes()).is_err());
+        let ok = format!("{}{}", "[".repeat(500), "]".repeat(500));
+        assert!(to_value(ok.as_bytes()).is_ok());
+    }
+
+    #[test]
+    fn every_string_is_reported() {
+        let text = br#"{"id":"x","m":{"content":[{"type":"image","data":"AAA"},{"data":"B"}],"k\ud800":"v"}}"#;
+        let mut seen = Vec::new();
+        for_each_string(text, |t| {
+            seen.push((
+                String::from_utf8_lossy(&text[t.start..t.end]).into_owned(),
+                t.is_key,
+                t.member.map(|k| k.decode().into_owned()),
+                t.image_data,
+            ));
+        })
+        .unwrap();
+        let s = |x: &str| x.to_owned();
+        assert_eq!(seen[0], (s("\"id\""), true, None, false));
+        assert_eq!(seen[1], (s("\"x\""), false, Some(s("id")), false));
+        assert!(seen.contains(&(s("\"AAA\""), false, Some(s("data")), true)));
+        assert!(seen.contains(&(s("\"B\""), false, Some(s("data")), false)));
+        assert!(seen.contains(&(s("\"k\\ud800\""), true, None, false)));
+        assert_eq!(seen.len(), 12);
+        assert!(for_each_string(b"{\"a\" 1}", |_| {}).is_err());
     }
 }

@@ -50,8 +50,8 @@ pub fn check(path: &Path) -> Result<Report, OpenError> {
 
 /// [`check`] for a session file or a spooled copy.
 pub fn check_source(source: Source) -> Result<Report, OpenError> {
-    let (mut s, refs) = Session::scan_source(source, Refs(Vec::new()))?;
-    let refs = refs.0;
+    let (mut s, refs) = Session::scan_source(source, Refs::default())?;
+    let Refs { refs, not_utf8 } = refs;
     let mut problems: Vec<Problem> = s.problems.clone();
     if s.len == 0 {
         problems.push(Problem {
@@ -63,6 +63,28 @@ pub fn check_source(source: Source) -> Result<Report, OpenError> {
         });
     }
     let migrated_v1 = s.version() < 2;
+    if let Some(h) = &s.header
+        && let Err(e) = std::str::from_utf8(&h.raw)
+    {
+        problems.push(not_utf8_problem(h.line, 0, &h.raw, e));
+    }
+    for (i, at) in not_utf8 {
+        let r = &s.entries[i as usize];
+        // The line again, for the column in characters.
+        if let Ok(line) = s.line(i)
+            && let Err(e) = std::str::from_utf8(&line)
+        {
+            problems.push(not_utf8_problem(r.line, r.offset, &line, e));
+        } else {
+            problems.push(Problem {
+                kind: ProblemKind::InvalidUtf8,
+                line: r.line,
+                offset: r.offset,
+                column: None,
+                message: format!("bytes that are not UTF-8 at byte {}", at + 1),
+            });
+        }
+    }
     for (i, field, id) in refs {
         if migrated_v1 {
             break; // v1 compactions use indexes; the migration resolves them.
@@ -127,11 +149,37 @@ pub fn check_source(source: Source) -> Result<Report, OpenError> {
 /// How many problems of a file that is not a session at all are listed.
 const NOT_A_SESSION_SHOWN: usize = 4;
 
-/// References from compactions to the entries they keep: (entry index, field, id).
-struct Refs(Vec<(u32, &'static str, String)>);
+/// The problem of a line holding bytes that are not UTF-8.
+fn not_utf8_problem(line: u32, offset: u64, text: &[u8], e: std::str::Utf8Error) -> Problem {
+    let at = e.valid_up_to();
+    let (_, column) = json::line_col(text, at);
+    let bad = &text[at..text.len().min(at + e.error_len().unwrap_or(1))];
+    let hex: Vec<String> = bad.iter().map(|b| format!("{b:02x}")).collect();
+    Problem {
+        kind: ProblemKind::InvalidUtf8,
+        line,
+        offset,
+        column: Some(column),
+        message: format!(
+            "bytes that are not UTF-8 ({}); pi and the reference read them as U+FFFD",
+            hex.join(" ")
+        ),
+    }
+}
+
+/// References from compactions to the entries they keep: (entry index, field, id); and the
+/// entries holding bytes that are not UTF-8 (entry index, offset in the line).
+#[derive(Default)]
+struct Refs {
+    refs: Vec<(u32, &'static str, String)>,
+    not_utf8: Vec<(u32, usize)>,
+}
 
 impl Visit for Refs {
     fn entry(&mut self, i: u32, line: &[u8], members: &[json::Member<'_>]) {
+        if let Err(e) = std::str::from_utf8(line) {
+            self.not_utf8.push((i, e.valid_up_to()));
+        }
         let get = |k: &str| {
             members
                 .iter()
@@ -142,16 +190,18 @@ impl Visit for Refs {
         if get("type").is_some_and(|t| t.eq_str("compaction"))
             && let Some(v) = get("firstKeptEntryId")
         {
-            self.0
+            self.refs
                 .push((i, "firstKeptEntryId", v.decode().into_owned()));
         }
     }
     fn split(&self) -> Self {
-        Refs(Vec::new())
+        Refs::default()
     }
     fn merge(&mut self, next: Self, offset: u32) {
-        self.0
-            .extend(next.0.into_iter().map(|(i, f, id)| (i + offset, f, id)));
+        self.refs
+            .extend(next.refs.into_iter().map(|(i, f, id)| (i + offset, f, id)));
+        self.not_utf8
+            .extend(next.not_utf8.into_iter().map(|(i, at)| (i + offset, at)));
     }
 }
 

@@ -116,10 +116,10 @@ pub struct DirLock {
     _dir: File,
 }
 
-/// Creates `dir` if needed (as new session files create it) and locks it, waiting for the
+/// Creates `dir` if needed (0700, as new session files create it) and locks it, waiting for the
 /// lock.
 fn lock_dir(dir: &Path) -> std::io::Result<DirLock> {
-    std::fs::create_dir_all(dir)?;
+    pi_base::fs::create_dir_all(dir)?;
     let handle = File::open(dir)?;
     handle.lock()?;
     Ok(DirLock { _dir: handle })

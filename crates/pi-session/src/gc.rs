@@ -3,7 +3,7 @@
 //! session was forked from (`parentSession`).
 
 use std::collections::HashMap;
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io;
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
@@ -387,7 +387,7 @@ fn dispose(c: &Candidate, disposal: &Disposal) -> Result<(), Keep> {
 fn move_file(from: &Path, to: &Path) -> Result<(), Keep> {
     let failed = |e: io::Error| Keep::Failed(e.to_string());
     if let Some(dir) = to.parent() {
-        std::fs::create_dir_all(dir).map_err(failed)?;
+        pi_base::fs::create_dir_all(dir).map_err(failed)?;
     }
     match std::fs::hard_link(from, to) {
         Ok(()) => {}
@@ -411,7 +411,7 @@ fn move_file(from: &Path, to: &Path) -> Result<(), Keep> {
 
 fn copy_new(from: &Path, to: &Path) -> io::Result<()> {
     let mut src = File::open(from)?;
-    let mut dst = OpenOptions::new().write(true).create_new(true).open(to)?;
+    let mut dst = pi_base::fs::create_new(to)?;
     let copied = io::copy(&mut src, &mut dst).and_then(|_| dst.sync_all());
     if copied.is_err() {
         let _ = std::fs::remove_file(to);

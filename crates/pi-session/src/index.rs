@@ -145,6 +145,8 @@ pub enum ProblemKind {
     InterruptedAppend,
     /// Another process was appending while the file was read; what it writes was not read.
     AppendInProgress,
+    /// Bytes that are not UTF-8 inside a line (read as U+FFFD, as the reference reads them).
+    InvalidUtf8,
 }
 
 impl ProblemKind {
@@ -164,6 +166,7 @@ impl ProblemKind {
             ProblemKind::NewerVersion => "newer-version",
             ProblemKind::InterruptedAppend => "interrupted-append",
             ProblemKind::AppendInProgress => "append-in-progress",
+            ProblemKind::InvalidUtf8 => "invalid-utf8",
         }
     }
 

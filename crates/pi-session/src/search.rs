@@ -250,7 +250,7 @@ pub fn search_file(
     };
     let file = File::open(path)?;
     lines::each_line(&file, q.raw.as_ref(), |line| {
-        let Ok(entry) = serde_json::from_slice::<Value>(line) else {
+        let Ok(entry) = pi_base::json::to_value(line) else {
             return ControlFlow::Continue(());
         };
         let Some(base) = admitted(&entry, q, &header.id, path) else {

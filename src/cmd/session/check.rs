@@ -35,9 +35,33 @@ struct Record<'a> {
     message: &'a str,
 }
 
+/// A temporary file a killed writer left beside the session (a note).
+#[derive(Serialize)]
+struct TemporaryRecord<'a> {
+    path: &'a str,
+    severity: &'static str,
+    kind: &'static str,
+    message: &'a str,
+}
+
+fn temporary_message(t: &pi_base::fs::StaleTemporary) -> String {
+    format!(
+        "temporary file of process {}, which is gone ({} bytes); pi session gc removes it",
+        t.pid, t.bytes
+    )
+}
+
 pub fn run(args: CheckArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
     let source = ctx.session_source(args.session.get()?)?;
     let path = source.name().to_owned();
+    // Left in the session's folder by writers killed before they finished.
+    let temporaries = match &source {
+        pi_session::store::Source::File(f) => f
+            .parent()
+            .map(pi_base::fs::stale_temporaries)
+            .unwrap_or_default(),
+        pi_session::store::Source::Spooled { .. } => Vec::new(),
+    };
     let report = pi_session::check::check_source(source)?;
     let s = report.session;
     let problems = report.problems;
@@ -62,6 +86,14 @@ pub fn run(args: CheckArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
             let message = escape(&pr.message);
             ctx.out
                 .line(format!("{loc}: {sev}[{}]: {message}", pr.kind.as_str()).as_bytes())?;
+        }
+        for t in &temporaries {
+            let line = format!(
+                "{}: note[stale-temporary]: {}",
+                escape(&t.path.to_string_lossy()),
+                escape(&temporary_message(t))
+            );
+            ctx.out.line(line.as_bytes())?;
         }
         if s.problems_dropped > 0 {
             ctx.out
@@ -91,6 +123,14 @@ pub fn run(args: CheckArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
                 },
                 kind: pr.kind.as_str(),
                 message: &pr.message,
+            })?;
+        }
+        for t in &temporaries {
+            ctx.out.json(&TemporaryRecord {
+                path: &t.path.to_string_lossy(),
+                severity: "note",
+                kind: "stale-temporary",
+                message: &temporary_message(t),
             })?;
         }
     }

@@ -8,7 +8,7 @@ use clap::{Args, ValueEnum};
 
 use crate::cmd::Ctx;
 use crate::cmd::args::{READ_SESSION_HELP, SessionArg, ViewArgs};
-use crate::error::{ExitStatus, usage};
+use crate::error::{Exit, ExitStatus, usage};
 use crate::render;
 use crate::render::markdown::MarkdownView;
 use crate::render::redact::{self, Redactor};
@@ -82,7 +82,7 @@ fn is_session_file(path: &Path) -> bool {
         return false;
     }
     let first = head.split(|&b| b == b'\n').next().unwrap_or_default();
-    serde_json::from_slice::<serde_json::Value>(first)
+    pi_base::json::to_value(first)
         .ok()
         .is_some_and(|v| v.get("type").and_then(|t| t.as_str()) == Some("session"))
 }
@@ -218,15 +218,17 @@ fn write(
                     })?;
                 }
                 Some(r) => {
-                    let mut lines = vec![header];
-                    w.write_all(&render::redact::redact_lines(&mut lines, r))?;
+                    let unreadable = |e| Exit::new(ExitStatus::Usage, e);
+                    let line = s.header.as_ref().map_or(1, |h| h.line as usize);
+                    let lines = vec![(line, header)];
+                    w.write_all(&redact::redact_lines(lines, r).map_err(unreadable)?)?;
                     for batch in all.chunks(4096) {
                         let mut lines = Vec::with_capacity(batch.len());
-                        s.for_each_line(batch, |_, bytes| {
-                            lines.push(bytes.to_vec());
+                        s.for_each_line(batch, |i, bytes| {
+                            lines.push((s.entries[i as usize].line as usize, bytes.to_vec()));
                             Ok(())
                         })?;
-                        w.write_all(&render::redact::redact_lines(&mut lines, r))?;
+                        w.write_all(&redact::redact_lines(lines, r).map_err(unreadable)?)?;
                     }
                 }
             }

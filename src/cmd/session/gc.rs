@@ -9,6 +9,7 @@ use crate::cmd::Ctx;
 use crate::cmd::args::{FormatArgs, ScopeArgs};
 use crate::error::ExitStatus;
 use crate::output::{Style, escape};
+use pi_base::fs::StaleTemporary;
 use pi_session::gc::{self, Candidate, Criteria, Disposal, Keep};
 
 pub const EXIT_STATUS: &str = "\
@@ -120,12 +121,27 @@ pub fn run(args: GcArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
             children: &children,
         },
     );
+    // Temporary files of writers killed before they finished (fork, migrate, new).
+    let temporaries: Vec<StaleTemporary> = args
+        .scope
+        .dirs(ctx)?
+        .iter()
+        .flat_map(|d| pi_base::fs::stale_temporaries(d))
+        .collect();
+    let temporaries: Vec<StaleTemporary> = if args.dry_run {
+        temporaries
+    } else {
+        temporaries
+            .into_iter()
+            .filter(|t| std::fs::remove_file(&t.path).is_ok())
+            .collect()
+    };
     if !args.dry_run {
         // The records of sessions that are gone only take room.
         let live: Vec<PathBuf> = live.into_iter().filter(|p| p.exists()).collect();
         gc::prune_caches(&ctx.dirs.agent_dir, &live);
     }
-    report(ctx, &args, &disposal, &cands)?;
+    report(ctx, &args, &disposal, &cands, &temporaries)?;
     let failed = cands
         .iter()
         .filter(|c| matches!(c.keep, Some(Keep::Failed(_))))
@@ -177,13 +193,20 @@ fn report(
     args: &GcArgs,
     disposal: &Disposal,
     cands: &[Candidate],
+    temporaries: &[StaleTemporary],
 ) -> std::io::Result<()> {
     let verb = if args.delete { "delete" } else { "archive" };
     let gone: Vec<&Candidate> = cands.iter().filter(|c| c.keep.is_none()).collect();
     let bytes: u64 = gone.iter().map(|c| c.bytes).sum();
     let kept = cands.len() - gone.len();
     if ctx.out.human(args.format.get()) {
-        return human(ctx, args, disposal, cands, (gone.len(), bytes, kept));
+        return human(
+            ctx,
+            args,
+            disposal,
+            (cands, temporaries),
+            (gone.len(), bytes, kept),
+        );
     }
     for c in cands {
         let mut rec = json!({
@@ -196,21 +219,37 @@ fn report(
         }
         ctx.out.json(&rec)?;
     }
+    for t in temporaries {
+        ctx.out.json(&json!({
+            "path": t.path, "temporary": true, "bytes": t.bytes, "pid": t.pid,
+            "reason": temporary_reason(t), "action": "delete",
+        }))?;
+    }
     let mut total = json!({
         "total": true, "action": verb, "sessions": gone.len(), "bytes": bytes,
         "kept": kept, "dryRun": args.dry_run,
     });
+    if !temporaries.is_empty() {
+        total["temporaries"] = json!(temporaries.len());
+    }
     if let Disposal::Archive { root, .. } = disposal {
         total["to"] = json!(root);
     }
     ctx.out.json(&total)
 }
 
+fn temporary_reason(t: &StaleTemporary) -> String {
+    format!(
+        "temporary file of process {}, which is gone (a write cut short)",
+        t.pid
+    )
+}
+
 fn human(
     ctx: &mut Ctx,
     args: &GcArgs,
     disposal: &Disposal,
-    cands: &[Candidate],
+    (cands, temporaries): (&[Candidate], &[StaleTemporary]),
     (n, bytes, kept): (usize, u64, usize),
 ) -> std::io::Result<()> {
     let st = Style {
@@ -245,8 +284,32 @@ fn human(
             escape(&root.to_string_lossy())
         ),
     };
+    for t in temporaries {
+        let size = crate::render::text::size(usize::try_from(t.bytes).unwrap_or(usize::MAX));
+        let line = format!(
+            "{}  {:>8}  {:>10}  {}\n         {}",
+            st.red(&format!("{:<7}", "delete")),
+            size,
+            "",
+            escape(&t.path.to_string_lossy()),
+            st.dim(&temporary_reason(t))
+        );
+        ctx.out.line(line.as_bytes())?;
+    }
     if kept > 0 {
         sum.push_str(&format!("; kept {}", what(kept)));
+    }
+    if !temporaries.is_empty() {
+        let n = temporaries.len();
+        sum.push_str(&format!(
+            "; {} {n} temporary file{}",
+            if args.dry_run {
+                "would remove"
+            } else {
+                "removed"
+            },
+            if n == 1 { "" } else { "s" }
+        ));
     }
     if args.dry_run {
         sum.push_str(" (dry run: nothing changed)");

@@ -129,10 +129,10 @@ pub fn run(args: LogArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
         if args.reverse {
             order.reverse();
             let out = &mut ctx.out;
-            s.for_each_line(&order, |_, line| out.line(line))?;
+            s.for_each_line(&order, |_, line| out.line(&text(line)))?;
         } else {
             for (start, end) in s.byte_runs(&order) {
-                ctx.out.copy_range(s.file(), start, end)?;
+                ctx.out.copy_text_range(s.file(), start, end)?;
             }
         }
         return Ok(ExitStatus::Success);
@@ -182,7 +182,7 @@ fn line_by_line(
         let mut produced: Vec<u8> = Vec::new();
         match filter {
             None => {
-                produced.extend_from_slice(line);
+                produced.extend_from_slice(&text(line));
                 produced.push(b'\n');
             }
             Some(f) => {
@@ -308,7 +308,7 @@ fn apply(
     match res {
         Ok((input, outputs)) => {
             if outputs.len() == 1 && outputs[0] == input && !raw {
-                produced.extend_from_slice(line);
+                produced.extend_from_slice(&text(line));
                 produced.push(b'\n');
             } else {
                 for v in &outputs {
@@ -318,6 +318,15 @@ fn apply(
             Ok(Ok(()))
         }
         Err(e) => Ok(Err(e)),
+    }
+}
+
+/// An entry line as printed: bytes that are not UTF-8 become U+FFFD (as the reference
+/// reads them), so the output is always valid JSONL.
+fn text(line: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    match String::from_utf8_lossy(line) {
+        std::borrow::Cow::Borrowed(_) => std::borrow::Cow::Borrowed(line),
+        std::borrow::Cow::Owned(s) => std::borrow::Cow::Owned(s.into_bytes()),
     }
 }
 
