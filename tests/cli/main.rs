@@ -13,6 +13,7 @@ mod context16;
 mod context_build;
 mod context_goldens;
 mod context_stats;
+mod diagnostics;
 mod docs;
 mod ext_hooks;
 mod ext_tools;
