@@ -19,6 +19,7 @@ mod ext_hooks;
 mod ext_tools;
 mod ext_trust;
 mod help;
+mod hostile_model;
 mod input_hardening;
 mod llm_cloud;
 mod llm_providers;
