@@ -178,3 +178,28 @@ fn an_error_body_of_megabytes_is_read_up_to_64_kib() {
     assert!(error.starts_with("400"), "{}", &error[..100]);
     assert!(error.len() < 70 << 10, "{} bytes", error.len());
 }
+
+#[test]
+fn a_body_past_the_limit_ends_with_a_clear_error() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    no_retries(&w);
+    // A little text, then 129 MiB of SSE comments: no content, but a body past 128 MiB.
+    let mut body = String::from(
+        "data: {\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"hi\"}}]}\n\n",
+    );
+    let comment = format!(": {}\n", "z".repeat((1 << 20) - 3));
+    for _ in 0..129 {
+        body.push_str(&comment);
+    }
+    server.push(Reply::sse(body).split(1 << 20));
+    let o = run(&w, &["-p", "talk"]);
+    status(&o, 1);
+    assert!(
+        err(&o).contains("the answer is too large: its body passed 128 MiB"),
+        "{}",
+        err(&o)
+    );
+    let answers = assistant_messages(&w);
+    assert_eq!(text(&answers[0]), "hi");
+}
