@@ -62,8 +62,13 @@ size's session (`--tree-sizes`, default 100k,1m), side by side with reading the 
 and the reference's open + getTree (measured in the same run with --reference-dir, else as
 recorded; at 1M, which it cannot open, its stream-loaded open + getTree) and its recorded
 `pi --fork`.
-`--only sessions,append-batch,long-line,compact-long,store,store-usage,tree,many` picks what
-runs (default: all but many); the other parts of DATA/pi-bench.json are kept.
+`hostile`: `pi run --json` against a hostile model server started here (OpenAI Chat
+Completions on 127.0.0.1): tool-call arguments of `--hostile-mb` sizes (default 1,4 MB)
+streamed in 1 KB deltas and in 64-byte deltas, and the same sizes of answer text in 16-byte
+deltas: wall time, peak memory and bytes of output (all linear in the answer since issue 30;
+they were quadratic).
+`--only sessions,append-batch,long-line,compact-long,store,store-usage,tree,many,hostile` picks
+what runs (default: all but many and hostile); the other parts of DATA/pi-bench.json are kept.
 """
 
 import argparse
@@ -77,7 +82,7 @@ import tempfile
 import time
 
 SIZES = {"1k": 1000, "10k": 10000, "100k": 100000, "1m": 1000000}
-PARTS = ("sessions", "append-batch", "long-line", "compact-long", "store", "store-usage", "tree", "many")
+PARTS = ("sessions", "append-batch", "long-line", "compact-long", "store", "store-usage", "tree", "many", "hostile")
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -115,7 +120,8 @@ def main():
     ap.add_argument("--reference-bench", default=os.path.join(REPO, "..", "shared", "bench", "pimono_bench.mjs"))
     ap.add_argument("--reference-json", default=os.path.join(REPO, "..", "shared", "bench", "reference-results.json"))
     ap.add_argument("--report", action="store_true", help="only print the table of DATA/pi-bench.json")
-    ap.add_argument("--only", default=",".join(PARTS[:-1]), help="comma-separated: " + ", ".join(PARTS))
+    ap.add_argument("--only", default=",".join(PARTS[:-2]), help="comma-separated: " + ", ".join(PARTS))
+    ap.add_argument("--hostile-mb", default="1,4")
     ap.add_argument("--many-sessions", type=int, default=64)
     ap.add_argument("--ccusage", default="/tmp/ccusage/node_modules/@ccusage/pi/dist/index.js")
     ap.add_argument("--rg", default="rg")
@@ -170,9 +176,94 @@ def main():
         sessions(args, pi, env, results)
     if "many" in parts:
         results["many"] = many(args, pi)
+    if "hostile" in parts:
+        print("hostile", file=sys.stderr)
+        results["hostile"] = hostile(pi, args)
     with open(saved, "w") as o:
         json.dump(results, o, indent=1)
     print_tables(results)
+
+
+def hostile_body(kind, size, piece):
+    """An OpenAI Chat Completions stream: a tool call whose arguments (`size` bytes of JSON)
+    come in deltas of `piece` bytes (`kind` "args"), or `size` bytes of text (`kind` "text")."""
+    def chunk(delta):
+        return "data: " + json.dumps({"id": "c", "choices": [{"index": 0, "delta": delta}]}) + "\n\n"
+    out = [chunk({"role": "assistant", "content": None})]
+    if kind == "args":
+        text = json.dumps({"path": "p" * size})
+        out.append(chunk({"tool_calls": [{"index": 0, "id": "call_1", "type": "function",
+                                          "function": {"name": "hostile", "arguments": ""}}]}))
+        for k in range(0, len(text), piece):
+            out.append(chunk({"tool_calls": [{"index": 0, "function": {"arguments": text[k:k + piece]}}]}))
+        finish = "tool_calls"
+    else:
+        for k in range(0, size, piece):
+            out.append(chunk({"content": "t" * min(piece, size - k)}))
+        finish = "stop"
+    out.append(chunk({}).replace('"delta": {}', '"delta": {}, "finish_reason": "%s"' % finish))
+    out.append("data: [DONE]\n\n")
+    return "".join(out).encode()
+
+
+HOSTILE_CASES = (("args", 1024), ("args", 64), ("text", 16))
+
+
+def hostile(pi, args):
+    """`pi run --json --max-turns 1` against a server that streams `hostile_body`s."""
+    import http.server
+    import threading
+    bodies = {}
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *a):
+            pass
+
+        def do_POST(self):
+            self.rfile.read(int(self.headers.get("content-length", 0)))
+            body = bodies["now"]
+            self.send_response(200)
+            self.send_header("content-type", "text/event-stream")
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            for k in range(0, len(body), 1 << 16):
+                self.wfile.write(body[k:k + (1 << 16)])
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    root = tempfile.mkdtemp(prefix="pi-hostile-")
+    agent = os.path.join(root, "agent")
+    os.makedirs(agent)
+    with open(os.path.join(agent, "models.json"), "w") as f:
+        json.dump({"providers": {"hostile": {
+            "baseUrl": "http://127.0.0.1:%d/v1" % server.server_address[1],
+            "api": "openai-completions", "apiKey": "k",
+            "models": [{"id": "m", "contextWindow": 1000000, "maxTokens": 100000}]}}}, f)
+    with open(os.path.join(agent, "settings.json"), "w") as f:
+        json.dump({"retry": {"enabled": False}}, f)
+    env = dict(os.environ, PI_CODING_AGENT_DIR=agent, HOME=root)
+    out = {}
+    for mb in args.hostile_mb.split(","):
+        size = int(float(mb) * (1 << 20))
+        for kind, piece in HOSTILE_CASES:
+            name = f"{kind} {mb} MB in {piece} B deltas"
+            print(f"  {name}", file=sys.stderr)
+            bodies["now"] = hostile_body(kind, size, piece)
+            with tempfile.TemporaryFile() as o:
+                s, rss = run_timed([pi, "run", "--json", "--no-session", "--max-turns", "1",
+                                    "--model", "hostile/m", "-p", "go"], stdout=o, env=env, ok=(0, 1))
+                o.seek(0, 2)
+                out[name] = {"s": s, "rss_mb": rss, "stdout_mb": o.tell() / (1 << 20)}
+    server.shutdown()
+    shutil.rmtree(root, ignore_errors=True)
+    return out
+
+
+def hostile_table(h):
+    rows = ["| hostile model | wall | peak RSS | stdout |", "|---|---:|---:|---:|"]
+    for name, r in h.items():
+        rows.append(f"| {name} | {fmt_s(r['s'])} | {r['rss_mb']:.0f} MB | {r['stdout_mb']:.1f} MB |")
+    return "\n".join(rows)
 
 
 def print_tables(results):
@@ -195,6 +286,9 @@ def print_tables(results):
     if "many" in results:
         print()
         print(many_table(results["many"]))
+    if "hostile" in results:
+        print()
+        print(hostile_table(results["hostile"]))
 
 
 STORE_SIZES = (200, 600, 1200, 2200, 3600)

@@ -319,11 +319,22 @@ fn hint_of(err: &anyhow::Error) -> Option<String> {
 }
 
 /// The message of an error with its causes, on one line (for records).
+/// Control characters quoted from a session or a model are escaped, as in [`report`].
 pub fn one_line(e: &anyhow::Error) -> String {
-    e.chain()
+    let line = e
+        .chain()
         .map(ToString::to_string)
         .collect::<Vec<_>>()
-        .join(": ")
+        .join(": ");
+    pi_base::text::escape(&line).into_owned()
+}
+
+/// A message for stderr: messages quote session files, settings and models, whose text
+/// may hold escape sequences (a clipboard write, a title change, a screen clear). Every
+/// control character but newline and tab is written as a visible escape, as the human
+/// views do; the places that quote such text escape newlines too.
+fn safe(msg: &str) -> std::borrow::Cow<'_, str> {
+    pi_base::text::escape_text(msg)
 }
 
 /// Prints the error to stderr and returns the exit status. Broken pipes are silent successes.
@@ -334,25 +345,25 @@ pub fn report(err: &anyhow::Error) -> ExitStatus {
     let mut stderr = std::io::stderr().lock();
     let mut chain = err.chain();
     if let Some(first) = chain.next() {
-        let _ = writeln!(stderr, "pi: error: {first}");
+        let _ = writeln!(stderr, "pi: error: {}", safe(&first.to_string()));
     }
     for cause in chain {
-        let _ = writeln!(stderr, "  caused by: {cause}");
+        let _ = writeln!(stderr, "  caused by: {}", safe(&cause.to_string()));
     }
     if let Some(h) = hint_of(err) {
-        let _ = writeln!(stderr, "  hint: {h}");
+        let _ = writeln!(stderr, "  hint: {}", safe(&h));
     }
     exit_status(err)
 }
 
-/// A warning on stderr.
+/// A warning on stderr (control characters escaped, as in [`report`]).
 pub fn warn(msg: &str) {
-    let _ = writeln!(std::io::stderr().lock(), "pi: warning: {msg}");
+    let _ = writeln!(std::io::stderr().lock(), "pi: warning: {}", safe(msg));
 }
 
-/// A note on stderr.
+/// A note on stderr (control characters escaped, as in [`report`]).
 pub fn note(msg: &str) {
-    let _ = writeln!(std::io::stderr().lock(), "pi: {msg}");
+    let _ = writeln!(std::io::stderr().lock(), "pi: {}", safe(msg));
 }
 
 #[cfg(test)]

@@ -196,7 +196,7 @@ fn dirs(m: Option<&clap::ArgMatches>) -> Option<(PathBuf, Dirs)> {
             .flatten()
             .cloned()
     });
-    let dirs = Dirs::resolve(flag.as_deref(), &cwd);
+    let dirs = super::resolve_dirs(flag.as_deref(), &cwd, false);
     Some((cwd, dirs))
 }
 

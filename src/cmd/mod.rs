@@ -179,6 +179,34 @@ pub fn command() -> clap::Command {
     pages::decorate(<Cli as clap::CommandFactory>::command(), "pi")
 }
 
+/// The directories of a command run in `cwd`: the project's `sessionDir` applies only when
+/// the project is trusted (`pi trust`); otherwise it is ignored, with a one-line warning
+/// when `tell` (issue 30: a cloned repository must not record your conversations inside
+/// itself, ready to be committed).
+pub fn resolve_dirs(flag: Option<&Path>, cwd: &Path, tell: bool) -> Dirs {
+    let mut dirs = Dirs::resolve(flag, cwd);
+    if let Some(project) = dirs.project_session_dir.take() {
+        if dirs.session_dir.as_ref() == Some(&project) {
+            return dirs;
+        }
+        let trusted = matches!(
+            pi_tools::trust::Store::new(&dirs.agent_dir).status(cwd),
+            Ok(pi_tools::trust::Status::Trusted)
+        );
+        if trusted {
+            dirs.session_dir = Some(project);
+        } else if tell {
+            let file = cwd.join(".pi").join("settings.json");
+            dirs.warnings.push(format!(
+                "ignoring sessionDir in {}: the project is not trusted; review it, then run `pi trust {}`",
+                file.display(),
+                shell_words::quote(&cwd.to_string_lossy())
+            ));
+        }
+    }
+    dirs
+}
+
 /// What every command gets: resolved directories, the working directory and stdout.
 pub struct Ctx {
     pub dirs: Dirs,
@@ -189,7 +217,7 @@ pub struct Ctx {
 impl Ctx {
     pub fn new(session_dir: Option<&Path>) -> anyhow::Result<Ctx> {
         let cwd = config::current_dir().context("cannot determine the current directory")?;
-        let dirs = Dirs::resolve(session_dir, &cwd);
+        let dirs = resolve_dirs(session_dir, &cwd, true);
         for w in &dirs.warnings {
             crate::error::warn(w);
         }

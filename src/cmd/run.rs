@@ -549,9 +549,9 @@ fn work_dir(existing: Option<&std::path::Path>, ctx: &Ctx) -> anyhow::Result<Pat
             ExitStatus::Failure,
             anyhow::anyhow!(
                 "the session's working directory {} does not exist (session {}; current directory {})",
-                cwd.display(),
-                p.display(),
-                ctx.cwd.display()
+                pi_base::text::escape(&cwd.to_string_lossy()),
+                pi_base::text::escape(&p.to_string_lossy()),
+                pi_base::text::escape(&ctx.cwd.to_string_lossy())
             ),
         )
         .hint("recreate the directory, or fork the session into this one with `pi session fork`")

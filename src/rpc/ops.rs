@@ -194,8 +194,8 @@ fn load(path: &Path, agent_dir: &Path) -> anyhow::Result<Loaded> {
     if !cwd.is_dir() {
         anyhow::bail!(
             "the session's working directory {} does not exist (session {})",
-            cwd.display(),
-            path.display()
+            pi_base::text::escape(&cwd.to_string_lossy()),
+            pi_base::text::escape(&path.to_string_lossy())
         );
     }
     let c = pi_agent::context::build(&s, s.leaf())

@@ -333,7 +333,62 @@ fn session_dir_overrides() {
         format!("{{\"sessionDir\":\"{}\"}}", w.path("set").display()),
     )
     .unwrap();
+    // A project's sessionDir applies once the project is trusted.
+    w.ok(&["trust"]);
     let out = w.ok(&["session", "new"]);
     assert!(out.starts_with(w.path("set").to_str().unwrap()), "{out}");
     assert_eq!(w.ok(&["session", "resume"]), out);
+}
+
+/// An untrusted project's `sessionDir` is ignored with a one-line warning (issue 30): a
+/// cloned repository cannot make pi record your conversations inside itself. The global
+/// setting, trust, and a change after trust behave as for hooks.
+#[test]
+fn an_untrusted_projects_session_dir_is_ignored() {
+    let w = World::new();
+    let inside = w.proj().join("captured");
+    w.write(
+        "proj/.pi/settings.json",
+        format!("{{\"sessionDir\":\"{}\"}}", inside.display()),
+    );
+    let o = w.pi().args(["session", "new"]).output().unwrap();
+    assert!(o.status.success());
+    let out = String::from_utf8(o.stdout).unwrap();
+    let err = String::from_utf8(o.stderr).unwrap();
+    let default = w.agent().join("sessions");
+    assert!(out.starts_with(default.to_str().unwrap()), "{out}");
+    assert!(!inside.exists(), "nothing is written into the project");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("pi: warning: ignoring sessionDir in ")
+            && err.contains("the project is not trusted")
+            && err.contains("pi trust"),
+        "{err}"
+    );
+    // The global setting still applies.
+    let global = w.path("global-sessions");
+    w.write(
+        "agent/settings.json",
+        format!("{{\"sessionDir\":\"{}\"}}", global.display()),
+    );
+    let out = w.ok(&["session", "new"]);
+    assert!(out.starts_with(global.to_str().unwrap()), "{out}");
+    // Trusted: the project decides.
+    w.ok(&["trust"]);
+    let o = w.pi().args(["session", "new"]).output().unwrap();
+    assert!(o.status.success() && o.stderr.is_empty());
+    assert!(
+        String::from_utf8(o.stdout)
+            .unwrap()
+            .starts_with(inside.to_str().unwrap())
+    );
+    // Changed since: ignored again.
+    w.write(
+        "proj/.pi/settings.json",
+        format!("{{\"sessionDir\":\"{}/x\"}}", inside.display()),
+    );
+    let o = w.pi().args(["session", "new"]).output().unwrap();
+    let out = String::from_utf8(o.stdout).unwrap();
+    assert!(out.starts_with(global.to_str().unwrap()), "{out}");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("ignoring sessionDir"));
 }

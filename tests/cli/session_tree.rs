@@ -364,6 +364,87 @@ fn tree_of_a_long_cycle_is_linear() {
     assert_eq!(json.matches("\"cycle\":true").count(), 1);
 }
 
+/// A chain of side branches nested `n` levels deep (issue 30): every `nK` has an earlier
+/// leaf `lK+1` as its main continuation and `nK+1` as a side branch; the session's leaf is
+/// `l1`, under the root.
+fn nested_side_branches(n: usize) -> String {
+    let entry = |id: &str, parent: Option<&str>, ms: usize, text: &str| {
+        let ts = format!(
+            "2025-01-01T{:02}:{:02}:{:02}.{:03}Z",
+            ms / 3_600_000,
+            ms / 60_000 % 60,
+            ms / 1000 % 60,
+            ms % 1000
+        );
+        json!({"type": "message", "id": id, "parentId": parent, "timestamp": ts,
+               "message": {"role": "user", "content": text}})
+        .to_string()
+    };
+    let mut lines = vec![HEADER.to_owned(), entry("r0", None, 0, "root")];
+    for k in 1..=n {
+        let parent = if k == 1 {
+            "r0".into()
+        } else {
+            format!("n{}", k - 1)
+        };
+        lines.push(entry(&format!("n{k}"), Some(&parent), 2 * k + 1, "nested"));
+    }
+    for k in (1..=n).rev() {
+        let parent = if k == 1 {
+            "r0".into()
+        } else {
+            format!("n{}", k - 1)
+        };
+        lines.push(entry(&format!("l{k}"), Some(&parent), 2 * k, "leaf"));
+    }
+    lines.join("\n") + "\n"
+}
+
+/// Indentation is capped: past 16 levels a row starts with its level (`⋮N`), so the text
+/// view of a 20k-deep chain of side branches grows linearly with the entries (it was 1.2
+/// GB, quadratic), and `--depth` lays out only what it shows.
+#[test]
+fn deeply_nested_branches_give_output_linear_in_the_entries() {
+    let w = World::new();
+    let n = 20_000;
+    let f = w.write("deep.jsonl", nested_side_branches(n));
+    let p = f.to_str().unwrap();
+    let human = w.ok(&["session", "tree", p, "--format", "human"]);
+    assert_eq!(human.lines().count(), 2 * n + 1);
+    let per_entry = human.len() / (2 * n + 1);
+    assert!(per_entry < 120, "{per_entry} bytes per row");
+    let longest = human.lines().map(|l| l.chars().count()).max().unwrap();
+    assert!(longest < 100, "{longest} characters");
+    // The first rows are drawn in full; deeper ones carry their level.
+    assert!(
+        human.contains("\n           └─ n4 user: nested\n"),
+        "{}",
+        &human[..400]
+    );
+    assert!(human.contains("  ⋮17 "), "no depth marker");
+    let deepest = human
+        .lines()
+        .find(|l| l.contains(&format!(" n{n} ")))
+        .unwrap();
+    assert!(deepest.starts_with(&format!("  ⋮{n} ")), "{deepest}");
+    assert!(
+        deepest.ends_with(&format!("└─ n{n} user: nested")),
+        "{deepest}"
+    );
+    // `--depth 2`: three levels and their leaves, the rest folded into one line.
+    let shallow = w.ok(&["session", "tree", p, "--format", "human", "--depth", "2"]);
+    assert_eq!(shallow.lines().count(), 7, "{shallow}");
+    assert!(
+        shallow.contains(&format!("└─ … {} entries in this branch", 2 * n - 5)),
+        "{shallow}"
+    );
+    // The HTML page holds the entries once (its tree is laid out in the browser, capped
+    // the same way).
+    let html = w.ok(&["session", "export", p, "--format", "html"]);
+    assert!(html.len() / (2 * n + 1) < 1000, "{} bytes", html.len());
+    assert!(html.contains("MAXI = 16"), "the page caps indentation");
+}
+
 #[test]
 fn fork_copies_the_path_into_a_new_session() {
     let w = World::new();

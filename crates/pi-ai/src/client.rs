@@ -17,8 +17,24 @@
 //! less up to a quarter at random). Other 4xx statuses are final. A server asking for a
 //! longer wait than `retry.max_delay_ms` ends the call with its error. Google's APIs are not
 //! retried here (their SDK sends a request once, as the reference does).
+//!
+//! Bounds: one answer may hold at most [`MAX_ANSWER_CONTENT`] bytes of text, thinking and
+//! tool-call arguments, and its body at most [`MAX_ANSWER_BODY`] bytes (events and their
+//! framing); past either the call ends with an error saying so, the content so far kept.
+//! An error response's body is read up to [`MAX_ERROR_BODY`] bytes. Deltas are accumulated
+//! in amortised linear time (see `providers::blocks`), so a hostile server costs time and
+//! memory in proportion to what it sends, up to these caps.
 
 use std::time::Duration;
+
+/// The most text, thinking and tool-call arguments one answer may hold (32 MiB).
+pub const MAX_ANSWER_CONTENT: usize = 32 << 20;
+
+/// The most bytes of body one answer may stream (128 MiB).
+pub const MAX_ANSWER_BODY: usize = 128 << 20;
+
+/// The most bytes of an error response's body that are read (64 KiB).
+pub const MAX_ERROR_BODY: usize = 64 << 10;
 
 use crate::http::{error_chain, timeout};
 use crate::message::{AssistantMessage, Event, LlmError, Sink, StopReason};
@@ -257,10 +273,7 @@ async fn refused<P: Provider>(
 ) -> Failed {
     let status = resp.status().as_u16();
     let headers = resp.headers().clone();
-    let body = match tokio::time::timeout(timeout, resp.bytes()).await {
-        Ok(Ok(b)) => String::from_utf8_lossy(&b[..b.len().min(64 << 10)]).into_owned(),
-        _ => String::new(),
-    };
+    let body = String::from_utf8_lossy(&error_body(resp, timeout).await).into_owned();
     let response = ErrorResponse {
         status,
         headers,
@@ -275,6 +288,20 @@ async fn refused<P: Provider>(
     }
 }
 
+/// The first [`MAX_ERROR_BODY`] bytes of an error response's body (what arrived in time);
+/// the rest is not read.
+async fn error_body(mut resp: reqwest::Response, timeout: Duration) -> Vec<u8> {
+    let mut body = Vec::new();
+    while body.len() < MAX_ERROR_BODY {
+        match tokio::time::timeout(timeout, resp.chunk()).await {
+            Ok(Ok(Some(c))) => body.extend_from_slice(&c),
+            _ => break,
+        }
+    }
+    body.truncate(MAX_ERROR_BODY);
+    body
+}
+
 /// Streams the response (if the request got one) through the provider's parser into the
 /// final message.
 async fn read<P: Parser>(
@@ -287,9 +314,20 @@ async fn read<P: Parser>(
     let result = match response {
         Err(e) => Err(e),
         Ok(resp) => {
-            p.start(sink);
-            let read = read_chunks(resp, opts, &mut p, sink).await;
-            read.and_then(|()| p.finish(sink))
+            // The content of the answer, counted from its deltas.
+            let content = std::cell::Cell::new(0usize);
+            let mut counted = |ev: &Event, m: &AssistantMessage| {
+                if let Event::TextDelta { delta, .. }
+                | Event::ThinkingDelta { delta, .. }
+                | Event::ToolCallDelta { delta, .. } = ev
+                {
+                    content.set(content.get().saturating_add(delta.len()));
+                }
+                sink(ev, m);
+            };
+            p.start(&mut counted);
+            let read = read_chunks(resp, opts, &mut p, &mut counted, &content).await;
+            read.and_then(|()| p.finish(&mut counted))
         }
     };
     end(p.into_message(), result, secrets, sink)
@@ -302,8 +340,10 @@ async fn read_chunks<P: Parser>(
     opts: &Options,
     parser: &mut P,
     sink: Sink<'_>,
+    content: &std::cell::Cell<usize>,
 ) -> Result<(), LlmError> {
     let timeout = timeout(opts);
+    let mut body = 0usize;
     loop {
         let chunk = match tokio::time::timeout(timeout, resp.chunk()).await {
             Err(_) => {
@@ -320,8 +360,23 @@ async fn read_chunks<P: Parser>(
             }
             Ok(Ok(c)) => c,
         };
+        body = body.saturating_add(chunk.as_ref().map_or(0, |c| c.len()));
+        if body > MAX_ANSWER_BODY {
+            return Err(format!(
+                "the answer is too large: its body passed {} MiB (pi's limit for one answer)",
+                MAX_ANSWER_BODY >> 20
+            )
+            .into());
+        }
         if parser.feed(chunk.as_deref(), sink)? || chunk.is_none() {
             return Ok(());
+        }
+        if content.get() > MAX_ANSWER_CONTENT {
+            return Err(format!(
+                "the answer is too large: its text, thinking and tool-call arguments passed {} MiB (pi's limit for one answer)",
+                MAX_ANSWER_CONTENT >> 20
+            )
+            .into());
         }
     }
 }

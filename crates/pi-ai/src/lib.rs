@@ -41,7 +41,7 @@ mod transform;
 pub mod value;
 
 pub use client::Client;
-pub use message::{AssistantMessage, Block, Event, LlmError, StopReason, Usage};
+pub use message::{AssistantMessage, Block, Event, Follower, LlmError, StopReason, Usage};
 pub use request::{Options, Request, RetryPolicy, Target, Tool, ToolChoice, Wire};
 
 /// What the benchmarks (`cargo bench -p pi-ai`) run of the crate's private parts.

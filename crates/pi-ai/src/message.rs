@@ -255,6 +255,37 @@ impl AssistantMessage {
         )
     }
 
+    /// Takes what a parser may set between events without announcing it (the response's
+    /// id and model, once each; the figures of the usage), in constant time.
+    fn follow_meta(&mut self, m: &AssistantMessage) {
+        if self.response_id.is_none() && m.response_id.is_some() {
+            self.response_id.clone_from(&m.response_id);
+        }
+        if self.response_model.is_none() && m.response_model.is_some() {
+            self.response_model.clone_from(&m.response_model);
+        }
+        self.usage = m.usage;
+        self.stop_reason = m.stop_reason;
+        self.http_status = m.http_status;
+    }
+
+    /// A copy of everything but the content.
+    fn without_content(&self) -> AssistantMessage {
+        AssistantMessage {
+            content: Vec::new(),
+            api: self.api.clone(),
+            provider: self.provider.clone(),
+            model: self.model.clone(),
+            usage: self.usage,
+            stop_reason: self.stop_reason,
+            error_message: self.error_message.clone(),
+            http_status: self.http_status,
+            timestamp: self.timestamp,
+            response_id: self.response_id.clone(),
+            response_model: self.response_model.clone(),
+        }
+    }
+
     /// The text blocks joined with newlines (what a summary is made of).
     pub fn text(&self) -> String {
         let texts: Vec<&str> = self
@@ -416,6 +447,102 @@ pub enum Event {
 
 /// Receives events with the message as it stands.
 pub(crate) type Sink<'a> = &'a mut dyn FnMut(&Event, &AssistantMessage);
+
+/// A copy of a message as it streams, kept from its events at a cost linear in the
+/// answer (a copy of the whole message at every event would cost its square): deltas are
+/// appended, a block is copied when it starts and when it ends, the rest of the message at
+/// the events without a block. For a caller that must keep what streamed when it stops
+/// the stream (an abort).
+#[derive(Debug, Default, Clone)]
+pub struct Follower {
+    copy: Option<AssistantMessage>,
+}
+
+impl Follower {
+    /// Brings the copy up to date with `m`, which `ev` changed.
+    pub fn follow(&mut self, ev: &Event, m: &AssistantMessage) {
+        let Some(copy) = self.copy.as_mut() else {
+            self.copy = Some(m.clone());
+            return;
+        };
+        let kept = match ev {
+            Event::TextDelta { index, delta } => match copy.content.get_mut(*index) {
+                Some(Block::Text { text, .. }) => {
+                    text.push_str(delta);
+                    true
+                }
+                _ => false,
+            },
+            Event::ThinkingDelta { index, delta } => match copy.content.get_mut(*index) {
+                Some(Block::Thinking { thinking, .. }) => {
+                    thinking.push_str(delta);
+                    true
+                }
+                _ => false,
+            },
+            Event::ToolCallDelta { index, delta } => match copy.content.get_mut(*index) {
+                Some(Block::ToolCall { partial, .. }) => {
+                    partial.push_str(delta);
+                    true
+                }
+                _ => false,
+            },
+            Event::TextStart { index }
+            | Event::ThinkingStart { index }
+            | Event::ToolCallStart { index } => {
+                match (*index == copy.content.len(), m.content.get(*index)) {
+                    (true, Some(b)) => {
+                        copy.content.push(b.clone());
+                        true
+                    }
+                    _ => false,
+                }
+            }
+            Event::TextEnd { index }
+            | Event::ThinkingEnd { index }
+            | Event::ToolCallEnd { index } => {
+                match (copy.content.get_mut(*index), m.content.get(*index)) {
+                    (Some(mine), Some(b)) => {
+                        mine.clone_from(b);
+                        true
+                    }
+                    _ => false,
+                }
+            }
+            Event::Start | Event::Usage | Event::Retry { .. } | Event::Done | Event::Error => {
+                if copy.content.len() == m.content.len() {
+                    let content = std::mem::take(&mut copy.content);
+                    *copy = m.without_content();
+                    copy.content = content;
+                    true
+                } else {
+                    false
+                }
+            }
+        };
+        if kept {
+            copy.follow_meta(m);
+        } else {
+            self.copy = Some(m.clone());
+        }
+    }
+
+    /// The copy (`None` before the first event), with the arguments of tool calls still
+    /// streaming parsed from their text so far.
+    pub fn into_message(self) -> Option<AssistantMessage> {
+        let mut m = self.copy?;
+        for block in &mut m.content {
+            if let Block::ToolCall {
+                arguments, partial, ..
+            } = block
+                && !partial.is_empty()
+            {
+                *arguments = crate::json_partial::parse(partial);
+            }
+        }
+        Some(m)
+    }
+}
 
 #[cfg(test)]
 mod tests {

@@ -45,6 +45,11 @@ pub struct Dirs {
     /// An explicit session directory (`--session-dir`, `PI_CODING_AGENT_SESSION_DIR` or the
     /// `sessionDir` setting): every session goes straight into it.
     pub session_dir: Option<PathBuf>,
+    /// The `sessionDir` of the project's `.pi/settings.json`, when it decides (no flag or
+    /// variable): not applied here. A cloned repository must not choose where your
+    /// conversations are recorded, so the binary applies it only to a trusted project
+    /// (`pi trust`), and otherwise keeps [`Dirs::session_dir`] from the global settings.
+    pub project_session_dir: Option<PathBuf>,
     /// Warnings found while resolving (unreadable settings files).
     pub warnings: Vec<String>,
 }
@@ -54,6 +59,7 @@ impl Dirs {
     pub fn resolve(flag: Option<&Path>, launch_cwd: &Path) -> Dirs {
         let agent_dir = agent_dir();
         let mut warnings = Vec::new();
+        let mut project_session_dir = None;
         let session_dir = if let Some(f) = flag {
             Some(launch_cwd.join(f))
         } else if let Some(v) = std::env::var("PI_CODING_AGENT_SESSION_DIR")
@@ -62,18 +68,24 @@ impl Dirs {
         {
             Some(launch_cwd.join(expand_tilde(&v)))
         } else {
-            let (merged, w) = settings(&agent_dir, launch_cwd);
+            let dir_of = |m: &Map<String, Value>| {
+                m.get("sessionDir")
+                    .and_then(Value::as_str)
+                    .map(|v| launch_cwd.join(expand_tilde(v)))
+            };
+            let (global, w) = global_settings(&agent_dir);
             warnings.extend(w);
-            merged
-                .get("sessionDir")
-                .and_then(Value::as_str)
-                .map(|v| launch_cwd.join(expand_tilde(v)))
+            let (project, w) = merge_settings(&[launch_cwd.join(".pi").join("settings.json")]);
+            warnings.extend(w);
+            project_session_dir = dir_of(&project);
+            dir_of(&global)
         };
         // Unknown keys and values of the wrong type, once per command.
         warnings.extend(crate::settings_schema::check_files(&agent_dir, launch_cwd));
         Dirs {
             agent_dir,
             session_dir,
+            project_session_dir,
             warnings,
         }
     }

@@ -3,7 +3,6 @@
 //! points indent.
 
 use std::io::{self, Write};
-use std::rc::Rc;
 
 use super::index::NONE;
 use super::store::Session;
@@ -180,12 +179,29 @@ pub struct Row<'a> {
     pub starts_branch: bool,
 }
 
+/// How many levels of side branches the text layout draws. A row deeper than that starts
+/// with a depth marker, `⋮N ` (N: its level), followed by the gutters of its innermost
+/// [`MAX_INDENT`] − 1 levels, so that a prefix never grows past a fixed width and the
+/// output stays linear in the entries however deeply branches nest.
+pub const MAX_INDENT: usize = 16;
+
 struct Item {
     idx: u32,
-    /// Per level of side branches: whether its gutter line continues below.
-    gutters: Rc<Vec<bool>>,
+    /// The innermost level of side branches the row is in: an index into the gutters
+    /// ([`NONE`] for the main line).
+    gutter: u32,
+    /// Levels of side branches.
+    depth: usize,
     /// For the first row of a side branch: whether it is the last side branch here.
     connector: Option<bool>,
+}
+
+/// A level of side branches: whether its gutter line continues below, and the level
+/// around it ([`NONE`] for the main line). Levels are shared by every row in them, so the
+/// layout keeps one per side branch, not one per row and level.
+struct Gutter {
+    more: bool,
+    up: u32,
 }
 
 /// Lays the tree out in display order. Every node is followed by its side branches, each
@@ -193,12 +209,26 @@ struct Item {
 /// same column: the child on the active path, or else the earliest. So the active path runs
 /// down the first column however long or branched it is, a linear run never indents, and
 /// the indentation only counts branches of branches. Siblings are in timestamp order.
+/// Prefixes are capped at [`MAX_INDENT`] levels.
 pub fn layout(
     tree: &Tree,
     active: &[bool],
+    f: impl FnMut(Row<'_>) -> io::Result<()>,
+) -> io::Result<()> {
+    layout_to(tree, active, None, f)
+}
+
+/// [`layout`] down to `max_depth` levels of side branches: the first row of each branch
+/// one level deeper is still laid out (to be folded), nothing inside it. The work is in
+/// proportion to the rows laid out.
+pub fn layout_to(
+    tree: &Tree,
+    active: &[bool],
+    max_depth: Option<usize>,
     mut f: impl FnMut(Row<'_>) -> io::Result<()>,
 ) -> io::Result<()> {
     let mut stack: Vec<Item> = Vec::new();
+    let mut gutters: Vec<Gutter> = Vec::new();
     let mut roots: Vec<u32> = tree
         .roots
         .iter()
@@ -206,20 +236,37 @@ pub fn layout(
         .filter(|&r| active[r as usize])
         .collect();
     roots.extend(tree.roots.iter().copied().filter(|&r| !active[r as usize]));
-    let empty = Rc::new(Vec::new());
     for &r in roots.iter().rev() {
         stack.push(Item {
             idx: r,
-            gutters: empty.clone(),
+            gutter: NONE,
+            depth: 0,
             connector: None,
         });
     }
     let mut prefix = String::new();
+    // The innermost levels of a row, deepest first.
+    let mut levels: Vec<bool> = Vec::with_capacity(MAX_INDENT);
     while let Some(item) = stack.pop() {
+        let depth = item.depth;
+        let drawn = if depth > MAX_INDENT {
+            MAX_INDENT - 1
+        } else {
+            depth
+        };
+        levels.clear();
+        let mut g = item.gutter;
+        while levels.len() < drawn && g != NONE {
+            let level = &gutters[g as usize];
+            levels.push(level.more);
+            g = level.up;
+        }
         prefix.clear();
-        let depth = item.gutters.len();
-        for (level, &more) in item.gutters.iter().enumerate() {
-            let last_level = level + 1 == depth;
+        if depth > drawn {
+            prefix.push_str(&format!("⋮{depth} "));
+        }
+        for (k, &more) in levels.iter().rev().enumerate() {
+            let last_level = k + 1 == levels.len();
             prefix.push_str(match (last_level, item.connector) {
                 (true, Some(false)) => "├─ ",
                 (true, Some(true)) => "└─ ",
@@ -233,6 +280,9 @@ pub fn layout(
             depth,
             starts_branch: item.connector.is_some(),
         })?;
+        if max_depth.is_some_and(|max| depth > max) {
+            continue;
+        }
         let children = tree.children(item.idx);
         if children.is_empty() {
             continue;
@@ -245,17 +295,21 @@ pub fn layout(
         // Pushed in reverse: the main continuation comes out last.
         stack.push(Item {
             idx: main,
-            gutters: item.gutters.clone(),
+            gutter: item.gutter,
+            depth,
             connector: None,
         });
         let sides: Vec<u32> = children.iter().copied().filter(|&c| c != main).collect();
         for (k, &c) in sides.iter().enumerate().rev() {
             let last = k + 1 == sides.len();
-            let mut g = (*item.gutters).clone();
-            g.push(!last);
+            gutters.push(Gutter {
+                more: !last,
+                up: item.gutter,
+            });
             stack.push(Item {
                 idx: c,
-                gutters: Rc::new(g),
+                gutter: (gutters.len() - 1) as u32,
+                depth: depth + 1,
                 connector: Some(last),
             });
         }

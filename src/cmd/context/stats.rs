@@ -97,7 +97,9 @@ fn window(args: &StatsArgs, ctx: &Ctx, o: &Opened, settings: &Settings) -> anyho
                 Some(m) if m.context_window > 0 => (m.context_window, m.source.as_str().to_owned()),
                 _ => {
                     return Err(no_window(format!(
-                        "no context window known for model {p}/{id} (not in models.json or the built-in table)"
+                        "no context window known for model {}/{} (not in models.json or the built-in table)",
+                        pi_base::text::escape(p),
+                        pi_base::text::escape(id)
                     )));
                 }
             }

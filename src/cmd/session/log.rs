@@ -190,8 +190,10 @@ fn line_by_line(
                 if let Err(e) = apply(f, line, args.raw_output, &mut produced)? {
                     failures += 1;
                     crate::error::warn(&format!(
-                        "--filter failed on entry {} (line {}): {e}",
-                        rec.id, rec.line
+                        "--filter failed on entry {} (line {}): {}",
+                        pi_base::text::escape(rec.id.as_str()),
+                        rec.line,
+                        pi_base::text::escape(&e.to_string())
                     ));
                 }
             }

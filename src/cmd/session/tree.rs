@@ -766,7 +766,8 @@ fn shape(
 ) -> std::io::Result<Vec<Line>> {
     let sizes = args.depth.map(|_| t.subtree_sizes());
     let mut lines: Vec<Line> = Vec::new();
-    tree::layout(t, active, |row| {
+    // Laid out no deeper than shown, so that `--depth` costs what it prints.
+    tree::layout_to(t, active, args.depth, |row| {
         if let (Some(max), Some(sizes)) = (args.depth, &sizes)
             && row.depth > max
         {

@@ -56,28 +56,38 @@
   var articles = new Map(), groupOf = new Map();
 
   // ---- the tree pane --------------------------------------------------------------
+  // Side branches are indented one level each, up to MAXI levels; a deeper row starts
+  // with its level (\u22ee42) and draws its innermost MAXI - 1 levels, so the prefixes stay
+  // short however deeply branches nest. A level is kept once, shared by its rows:
+  // GM[g] (its gutter line continues below) and GU[g] (the level around it, -1 for none).
+  var MAXI = 16;
   function layout() {
     rows = []; prefixes = [];
-    var st = [];
+    var st = [], GM = [], GU = [], lv = [];
     var rs = roots.filter(function (r) { return onPath[r]; }).concat(roots.filter(function (r) { return !onPath[r]; }));
-    for (var a = rs.length - 1; a >= 0; a--) st.push([rs[a], [], null]);
+    for (var a = rs.length - 1; a >= 0; a--) st.push([rs[a], -1, 0, null]);
     while (st.length) {
-      var it = st.pop(), g = it[1], depth = g.length, pre = "";
-      for (var l = 0; l < depth; l++) {
-        if (l + 1 === depth && it[2] !== null) pre += it[2] ? "\u2514\u2500 " : "\u251c\u2500 ";
-        else pre += g[l] ? "\u2502  " : "   ";
+      var it = st.pop(), g = it[1], depth = it[2], pre = "";
+      var drawn = depth > MAXI ? MAXI - 1 : depth;
+      lv.length = 0;
+      for (var u = g; lv.length < drawn && u >= 0; u = GU[u]) lv.push(GM[u]);
+      if (depth > drawn) pre = "\u22ee" + depth + " ";
+      for (var l = lv.length - 1; l >= 0; l--) {
+        if (l === 0 && it[3] !== null) pre += it[3] ? "\u2514\u2500 " : "\u251c\u2500 ";
+        else pre += lv[l] ? "\u2502  " : "   ";
       }
       rows.push(it[0]); prefixes.push(pre);
       var c = children(it[0]);
       if (!c.length) continue;
       var mainChild = c[0];
       for (var j = 0; j < c.length; j++) if (onPath[c[j]]) { mainChild = c[j]; break; }
-      st.push([mainChild, g, null]);
+      st.push([mainChild, g, depth, null]);
       var sides = [];
       for (j = 0; j < c.length; j++) if (c[j] !== mainChild) sides.push(c[j]);
       for (j = sides.length - 1; j >= 0; j--) {
         var last1 = j + 1 === sides.length;
-        st.push([sides[j], g.concat([!last1]), last1]);
+        GM.push(!last1); GU.push(g);
+        st.push([sides[j], GM.length - 1, depth + 1, last1]);
       }
     }
   }

@@ -214,7 +214,8 @@ impl<H: Hooks, O: Observer> AgentSession<'_, H, O> {
         options.reasoning = Some(self.config.thinking_level.clone()).filter(|l| l != "off");
         let target = &self.config.target;
         let mut started = false;
-        let mut latest: Option<AssistantMessage> = None;
+        // What streamed, kept for an abort (which drops the stream).
+        let mut latest = llm::Follower::default();
         let streamed = if self.cancel.is_cancelled() {
             None
         } else {
@@ -245,7 +246,7 @@ impl<H: Hooks, O: Observer> AgentSession<'_, H, O> {
                     _ => {}
                 }
                 if started {
-                    latest = Some(m.clone());
+                    latest.follow(ev, m);
                 }
             };
             let cancel = self.cancel.clone();
@@ -257,7 +258,7 @@ impl<H: Hooks, O: Observer> AgentSession<'_, H, O> {
         let answer = match streamed {
             Some(m) => m,
             None => {
-                let mut m = latest.unwrap_or_else(|| {
+                let mut m = latest.into_message().unwrap_or_else(|| {
                     AssistantMessage::for_target(target, pi_base::clock::now_ms())
                 });
                 m.fail(StopReason::Aborted, "Request was aborted".to_owned());

@@ -612,7 +612,8 @@ impl Plan {
                         let r = &s.entries[i as usize];
                         warnings.push(format!(
                             "entry {} (line {}) has no message object; skipped",
-                            r.id, r.line
+                            pi_base::text::escape(r.id.as_str()),
+                            r.line
                         ));
                     }
                     Ok(())

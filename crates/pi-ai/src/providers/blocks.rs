@@ -6,6 +6,11 @@
 //! Ending a block reports its end; a tool call's arguments are then parsed one last time
 //! from the JSON text that streamed (`partial`), which is cleared (it is not part of the
 //! stored message).
+//!
+//! While a tool call streams, its arguments are parsed again only when the text has
+//! doubled since the last parse (small texts every time), so that a call streamed in a
+//! million tiny deltas costs linear time, not a parse of the whole text per delta; the
+//! arguments seen mid-stream may lag behind the text, the final ones never do.
 
 use crate::json_partial;
 use crate::message::{AssistantMessage, Block, Event, LlmError, Sink};
@@ -15,18 +20,39 @@ pub(crate) struct Draft {
     msg: AssistantMessage,
     /// The text or thinking block being streamed (see [`Assembler::current`]).
     current: Option<usize>,
+    /// Per block: the length of the arguments' text when they were last parsed.
+    parsed: Vec<usize>,
 }
+
+/// Below this length, a tool call's arguments are parsed again at every delta.
+const PARSE_ALWAYS: usize = 4096;
 
 impl Draft {
     pub(crate) fn new(msg: AssistantMessage) -> Draft {
-        Draft { msg, current: None }
+        Draft {
+            msg,
+            current: None,
+            parsed: Vec::new(),
+        }
     }
 
     pub(crate) fn message(&self) -> &AssistantMessage {
         &self.msg
     }
 
-    pub(crate) fn into_message(self) -> AssistantMessage {
+    /// The message, with the arguments of a tool call left open (a stream cut off) parsed
+    /// from all of their text.
+    pub(crate) fn into_message(mut self) -> AssistantMessage {
+        for (i, block) in self.msg.content.iter_mut().enumerate() {
+            if let Block::ToolCall {
+                arguments, partial, ..
+            } = block
+                && !partial.is_empty()
+                && self.parsed.get(i) != Some(&partial.len())
+            {
+                *arguments = json_partial::parse(partial);
+            }
+        }
         self.msg
     }
 
@@ -35,6 +61,7 @@ impl Draft {
         Assembler {
             msg: &mut self.msg,
             current: &mut self.current,
+            parsed: &mut self.parsed,
             sink,
         }
     }
@@ -44,6 +71,7 @@ impl Draft {
 pub(crate) struct Assembler<'a> {
     pub(crate) msg: &'a mut AssistantMessage,
     current: &'a mut Option<usize>,
+    parsed: &'a mut Vec<usize>,
     sink: Sink<'a>,
 }
 
@@ -86,14 +114,22 @@ impl Assembler<'_> {
     }
 
     /// Appends a fragment of a tool call's JSON arguments, parses what has streamed so far
-    /// and reports the fragment (nothing if the block is not a tool call).
+    /// (when it has doubled since the last parse) and reports the fragment (nothing if the
+    /// block is not a tool call).
     pub(crate) fn append_arguments(&mut self, index: usize, delta: &str) {
         if let Some(Block::ToolCall {
             arguments, partial, ..
         }) = self.msg.content.get_mut(index)
         {
             partial.push_str(delta);
-            *arguments = json_partial::parse(partial);
+            if self.parsed.len() <= index {
+                self.parsed.resize(index + 1, 0);
+            }
+            let last = &mut self.parsed[index];
+            if partial.len() <= PARSE_ALWAYS || partial.len() >= 2 * *last {
+                *arguments = json_partial::parse(partial);
+                *last = partial.len();
+            }
             let delta = delta.to_owned();
             self.emit(&Event::ToolCallDelta { index, delta });
         }
@@ -111,6 +147,9 @@ impl Assembler<'_> {
                     *arguments = json_partial::parse(partial);
                 }
                 partial.clear();
+                if let Some(last) = self.parsed.get_mut(index) {
+                    *last = 0;
+                }
                 Event::ToolCallEnd { index }
             }
             None => return,
@@ -175,5 +214,81 @@ impl Assembler<'_> {
             return Err("An unknown error occurred".into());
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::message::Follower;
+
+    /// The message with every tool call's arguments parsed from all of its text.
+    fn settled(mut m: AssistantMessage) -> AssistantMessage {
+        for b in &mut m.content {
+            if let Block::ToolCall {
+                arguments, partial, ..
+            } = b
+                && !partial.is_empty()
+            {
+                *arguments = json_partial::parse(partial);
+            }
+        }
+        m
+    }
+
+    #[test]
+    fn a_follower_matches_the_message_at_every_event() {
+        let mut draft = Draft::new(AssistantMessage::new("a", "p", "m", 1));
+        let mut follower = Follower::default();
+        let mut checked = 0;
+        let mut sink = |ev: &Event, m: &AssistantMessage| {
+            follower.follow(ev, m);
+            let copy = follower.clone().into_message().unwrap();
+            assert_eq!(copy, settled(m.clone()), "after {ev:?}");
+            checked += 1;
+        };
+        let mut out = draft.assembler(&mut sink);
+        out.emit(&Event::Start);
+        let t = out.open(Block::text());
+        for _ in 0..50 {
+            out.append_text(t, "ab");
+        }
+        out.close(t);
+        let k = out.open(Block::thinking(None));
+        out.append_thinking(k, "hm");
+        let c = out.open(Block::tool_call("id".into(), "read".into()));
+        let args = format!("{{\"path\": \"{}\"}}", "x".repeat(5_000));
+        for piece in args.as_bytes().chunks(7) {
+            out.append_arguments(c, std::str::from_utf8(piece).unwrap());
+        }
+        out.msg.response_id = Some("r1".into());
+        out.msg.usage.output = 9;
+        out.emit(&Event::Usage);
+        out.close_all();
+        out.emit(&Event::Done);
+        assert!(checked > 700, "{checked}");
+        let m = draft.into_message();
+        let Block::ToolCall { arguments, .. } = &m.content[2] else {
+            panic!("{m:?}")
+        };
+        assert_eq!(arguments["path"].as_str().unwrap().len(), 5_000);
+    }
+
+    #[test]
+    fn arguments_cut_off_are_parsed_from_all_their_text() {
+        let mut draft = Draft::new(AssistantMessage::new("a", "p", "m", 1));
+        let mut sink = |_: &Event, _: &AssistantMessage| {};
+        let mut out = draft.assembler(&mut sink);
+        let c = out.open(Block::tool_call("id".into(), "read".into()));
+        let text = format!("{{\"path\": \"{}", "y".repeat(9000));
+        for piece in text.as_bytes().chunks(100) {
+            out.append_arguments(c, std::str::from_utf8(piece).unwrap());
+        }
+        let m = draft.into_message();
+        let Block::ToolCall { arguments, .. } = &m.content[0] else {
+            panic!("{m:?}")
+        };
+        assert_eq!(arguments["path"].as_str().unwrap().len(), 9000);
     }
 }
