@@ -226,38 +226,59 @@ fn find_status(f: &pi_session::find::FindError) -> (ExitStatus, Option<String>) 
     }
 }
 
+/// The hint for a provider without a key: its variable, models.json, another model.
+fn key_hint(provider: &str, env: Option<&str>, models_json: &std::path::Path) -> String {
+    let file = models_json.display();
+    let rest = format!(
+        "give provider \"{provider}\" an \"apiKey\" in {file}, or pick another model with --model PROVIDER/ID"
+    );
+    match env {
+        Some(v) => format!("set {v} in the environment, {rest}"),
+        None => rest,
+    }
+}
+
+/// The hint for a model that cannot be chosen.
+fn select_hint(s: &pi_ai::config::SelectError) -> String {
+    use pi_ai::config::SelectError;
+    const KNOWN: &str = "`pi models --all` lists the models pi knows";
+    match s {
+        SelectError::Unknown { models_json, .. } => {
+            format!("{KNOWN}; define others in {}", models_json.display())
+        }
+        SelectError::Unsupported { .. } => "pick another model with --model, or define the model in models.json with \"api\": \"openai-completions\"".to_owned(),
+        SelectError::None => "pass --model PROVIDER/ID, or set defaultProvider and defaultModel in settings.json".to_owned(),
+        SelectError::SessionNoKey {
+            provider,
+            env,
+            models_json,
+            ..
+        } => key_hint(provider, *env, models_json),
+        SelectError::SessionUnknown { models_json, .. } => format!(
+            "define the model in {}, or pass --model PROVIDER/ID ({KNOWN})",
+            models_json.display()
+        ),
+    }
+}
+
 /// The status and hint of a model that cannot be used.
 fn model_status(m: &pi_ai::config::ModelError) -> (ExitStatus, Option<String>) {
     use pi_ai::config::{ModelError, SelectError};
     match m {
-        ModelError::Select(s) => (
-            ExitStatus::Usage,
-            Some(
-                match s {
-                    SelectError::Unknown(_) => {
-                        "`pi models --all` lists the models pi knows; define others in models.json"
-                    }
-                    SelectError::Unsupported { .. } => {
-                        "pick another model with --model, or define the model in models.json with \"api\": \"openai-completions\""
-                    }
-                    SelectError::None => {
-                        "pass --model PROVIDER/ID, or set defaultProvider and defaultModel in settings.json"
-                    }
-                }
-                .to_owned(),
-            ),
-        ),
+        // A missing key is the same failure whichever way the model was chosen.
+        ModelError::Select(s @ SelectError::SessionNoKey { .. }) => {
+            (ExitStatus::Failure, Some(select_hint(s)))
+        }
+        ModelError::Select(s) => (ExitStatus::Usage, Some(select_hint(s))),
         ModelError::Auth(_) => (ExitStatus::Failure, None),
-        ModelError::NoKey { provider, env } => (
+        ModelError::NoKey {
+            provider,
+            env,
+            models_json,
+            ..
+        } => (
             ExitStatus::Failure,
-            Some(match env {
-                Some(v) => format!(
-                    "set {v}, or add {{\"{provider}\": {{\"type\": \"api_key\", \"key\": …}}}} to auth.json"
-                ),
-                None => format!(
-                    "set \"apiKey\" for provider \"{provider}\" in models.json, or add it to auth.json"
-                ),
-            }),
+            Some(key_hint(provider, *env, models_json)),
         ),
     }
 }

@@ -50,6 +50,7 @@ pub enum Thinking {
     Medium,
     High,
     Xhigh,
+    Max,
 }
 
 impl Thinking {
@@ -61,6 +62,7 @@ impl Thinking {
             Thinking::Medium => "medium",
             Thinking::High => "high",
             Thinking::Xhigh => "xhigh",
+            Thinking::Max => "max",
         }
     }
 }

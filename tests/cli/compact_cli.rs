@@ -693,22 +693,22 @@ fn missing_key_and_unknown_model() {
     status: 1
     ----- stdout -----
     ----- stderr -----
-    pi: error: no API key for provider "openai"
-      hint: set OPENAI_API_KEY, or add {"openai": {"type": "api_key", "key": …}} to auth.json
+    pi: error: no API key for openai/gpt-4o: OPENAI_API_KEY is not set
+      hint: set OPENAI_API_KEY in the environment, give provider "openai" an "apiKey" in [AGENT]/models.json, or pick another model with --model PROVIDER/ID
 
     $ pi compact [ROOT]/s/co-c1.jsonl --keep-recent-tokens 15 --model nope/x
     status: 2
     ----- stdout -----
     ----- stderr -----
     pi: error: unknown model nope/x (not in models.json or the built-in table)
-      hint: `pi models --all` lists the models pi knows; define others in models.json
+      hint: `pi models --all` lists the models pi knows; define others in [AGENT]/models.json
 
     $ pi compact [ROOT]/s/co-c1.jsonl --keep-recent-tokens 15
-    status: 2
+    status: 1
     ----- stdout -----
     ----- stderr -----
-    pi: error: no model to use: the session names none that is configured, and settings.json has no defaultProvider/defaultModel
-      hint: pass --model PROVIDER/ID, or set defaultProvider and defaultModel in settings.json
+    pi: error: no API key for the session's model anthropic/claude-sonnet-4-5: ANTHROPIC_API_KEY is not set
+      hint: set ANTHROPIC_API_KEY in the environment, give provider "anthropic" an "apiKey" in [AGENT]/models.json, or pick another model with --model PROVIDER/ID
     "#);
     // defaultProvider/defaultModel from settings.json.
     w.write(

@@ -313,6 +313,8 @@ fn stats_expectation(stats: &Value) -> (Option<String>, Value) {
 fn check_file(name: &str) {
     let g = golden(&format!("{name}.golden.json"));
     let w = World::new();
+    // Recorded from 0.73, some with models 1.6 no longer lists.
+    w.with_models_073();
     let file = input(&w, &g);
     let f = file.to_str().unwrap();
     for (k, leaf_g) in g["leaves"].as_array().unwrap().iter().enumerate() {
@@ -442,8 +444,12 @@ fn hand_written_cases() {
         }
         let file = w.write("s.jsonl", text);
         let f = file.to_str().unwrap().to_owned();
-        if let Some(m) = c["modelsJson"].as_str() {
-            w.write("agent/models.json", m);
+        match c["modelsJson"].as_str() {
+            Some(m) => {
+                w.write("agent/models.json", m);
+            }
+            // Recorded from 0.73, some with models 1.6 no longer lists.
+            None => w.with_models_073(),
         }
         if let Some(s) = c.get("settings") {
             w.write("agent/settings.json", s.to_string());

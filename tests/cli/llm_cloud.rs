@@ -11,11 +11,11 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use base64::Engine;
-use pi_ai::models::Registry;
 use pi_ai::value::Value as Js;
 use pi_ai::{AssistantMessage, Client, Event, Options, Request, Target, Tool, ToolChoice};
 use serde_json::{Value, json};
 
+use crate::common::catalogue_073;
 use crate::common::model_server::{ModelServer, Recorded, Reply, Step};
 
 /// The fixed clock of the recordings (2025-01-15T12:00:00Z).
@@ -265,7 +265,8 @@ fn run(
     for r in case["replies"].as_array().unwrap() {
         server.push(reply(r));
     }
-    let mut registry = Registry::builtin();
+    // The goldens were recorded from 0.73: its catalogue (1.6 changed and dropped models).
+    let mut registry = catalogue_073();
     let provider = case["provider"].as_str().unwrap();
     let id = case["model"].as_str().unwrap();
     let base = case["baseUrl"].as_str().unwrap().replace("[SERVER]", &url);

@@ -28,7 +28,7 @@ fn lists_models_with_a_key_and_says_where_it_comes_from() {
     assert_eq!(m["contextWindow"], 128000);
     assert_eq!(
         m["cost"],
-        json!({"input": 0.15, "output": 0.6, "cacheRead": 0.08, "cacheWrite": 0})
+        json!({"input": 0.15, "output": 0.6, "cacheRead": 0.075, "cacheWrite": 0})
     );
     assert_eq!(m["supported"], true);
     assert!(recs.iter().all(|r| r["provider"] != "anthropic"));

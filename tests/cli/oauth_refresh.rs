@@ -151,7 +151,7 @@ fn codex_refresh_by_form_for_a_cron_compaction() {
             "compact",
             s.to_str().unwrap(),
             "--model",
-            "openai-codex/gpt-5.2-codex",
+            "openai-codex/gpt-6-sol",
             "--keep-recent-tokens",
             "15",
         ])
@@ -195,7 +195,7 @@ fn copilot_token_is_fetched_with_the_github_token() {
             .to_string(),
     ));
     server.push(Reply::responses_text(&["Hi!"]));
-    let o = run(&w, &server, "github-copilot/gpt-5-mini");
+    let o = run(&w, &server, "github-copilot/gpt-5.4-nano");
     assert!(o.status.success(), "{}", err(&o));
     let reqs = server.requests();
     assert_eq!(reqs[0].method, "GET");
@@ -339,7 +339,7 @@ fn a_copilot_login_names_the_api_host_of_its_plan() {
     let models = |auth: Value| {
         let w = World::new();
         w.write("agent/auth.json", auth.to_string());
-        let out = w.ok(&["models", "github-copilot/gpt-5-mini", "--json"]);
+        let out = w.ok(&["models", "github-copilot/gpt-5.4-nano", "--json"]);
         jsonl(&out)[0]["baseUrl"].as_str().unwrap().to_owned()
     };
     let token = "tid=1;exp=2;proxy-ep=proxy.business.githubcopilot.com;sku=x";

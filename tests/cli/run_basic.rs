@@ -492,7 +492,7 @@ fn usage_errors_write_nothing() {
     ----- stdout -----
     ----- stderr -----
     pi: error: unknown model mock/unknown (not in models.json or the built-in table)
-      hint: `pi models --all` lists the models pi knows; define others in models.json
+      hint: `pi models --all` lists the models pi knows; define others in [AGENT]/models.json
 
     $ pi run --tool-choice fly -p x
     status: 2
@@ -506,7 +506,7 @@ fn usage_errors_write_nothing() {
     ----- stdout -----
     ----- stderr -----
     pi: error: invalid value 'huge' for '--thinking <LEVEL>'
-      hint: possible values: off, minimal, low, medium, high, xhigh
+      hint: possible values: off, minimal, low, medium, high, xhigh, max
       hint: for more information, try '--help'
 
     $ pi run --leaf abc -p x
@@ -531,7 +531,7 @@ fn usage_errors_write_nothing() {
     status: 2
     ----- stdout -----
     ----- stderr -----
-    pi: error: no model to use: the session names none that is configured, and settings.json has no defaultProvider/defaultModel
+    pi: error: no model to use: the session names none, and settings.json has no defaultProvider/defaultModel
       hint: pass --model PROVIDER/ID, or set defaultProvider and defaultModel in settings.json
     ");
     assert!(!sessions.exists());
@@ -547,8 +547,8 @@ fn missing_key_and_missing_cwd_fail_with_status_1() {
     status: 1
     ----- stdout -----
     ----- stderr -----
-    pi: error: no API key for provider "anthropic"
-      hint: set ANTHROPIC_API_KEY, or add {"anthropic": {"type": "api_key", "key": …}} to auth.json
+    pi: error: no API key for anthropic/claude-sonnet-4-5: ANTHROPIC_API_KEY is not set
+      hint: set ANTHROPIC_API_KEY in the environment, give provider "anthropic" an "apiKey" in [AGENT]/models.json, or pick another model with --model PROVIDER/ID
     "#);
     // A session whose directory is gone.
     let gone = w.path("gone");

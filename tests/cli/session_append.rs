@@ -134,7 +134,7 @@ fn bad_input_is_rejected_whole_with_line_and_column() {
         (r#"{"role":"user","content":[{"type":"video","url":"x"}]}"#.to_owned(), "stdin:1:27: content[0].type must be one of text, image, not \"video\""),
         (r#"{"role":"compactionSummary","summary":"s"}"#.to_owned(), "stdin:1:9: role \"compactionSummary\" is built from branch_summary/compaction entries and is never stored as a message; append a compaction entry instead"),
         (r#"{"type":"message","message":{"role":"user"}}"#.to_owned(), "stdin:1:29: message.content is missing (expected a string or an array)"),
-        (r#"{"type":"thinking_level_change","thinkingLevel":"max"}"#.to_owned(), "stdin:1:49: thinkingLevel must be one of off, minimal, low, medium, high, xhigh, not \"max\""),
+        (r#"{"type":"thinking_level_change","thinkingLevel":"ultra"}"#.to_owned(), "stdin:1:49: thinkingLevel must be one of off, minimal, low, medium, high, xhigh, max, not \"ultra\""),
         (r#"{"type":"label","targetId":"nope0000"}"#.to_owned(), "stdin:1:1: targetId refers to entry 'nope0000', which is neither in the session nor in the input"),
         (r#"{"type":"compaction","summary":"s","firstKeptEntryId":"nope0000","tokensBefore":1}"#.to_owned(), "stdin:1:1: firstKeptEntryId refers to entry 'nope0000'"),
         (r#"{"type":"session","id":"x"}"#.to_owned(), "stdin:1:1: a session header cannot be appended"),

@@ -25,30 +25,57 @@ use crate::models::{Details, Model, Registry};
 pub use crate::secrets::{CommandError, redact};
 use crate::secrets::{auth_file, is_configured, resolve_value};
 
-/// The environment variables holding a provider's key, in order of preference.
+/// The environment variables holding a provider's key, in order of preference (the
+/// reference 1.6's `getApiKeyEnvVars`). `ANTHROPIC_AUTH_TOKEN` is not a key: it is sent as
+/// `Authorization: Bearer` (see [`resolve`]).
 pub(crate) fn env_vars(provider: &str) -> &'static [&'static str] {
     match provider {
-        "anthropic" => &["ANTHROPIC_OAUTH_TOKEN", "ANTHROPIC_API_KEY"],
-        "github-copilot" => &["COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN"],
+        "anthropic" => &[
+            ANTHROPIC_AUTH_TOKEN,
+            "ANTHROPIC_OAUTH_TOKEN",
+            "ANTHROPIC_API_KEY",
+        ],
+        "github-copilot" => &["COPILOT_GITHUB_TOKEN"],
+        "ant-ling" => &["ANT_LING_API_KEY"],
+        "qwen-token-plan" => &["QWEN_TOKEN_PLAN_TEAM_API_KEY", "QWEN_TOKEN_PLAN_API_KEY"],
+        "qwen-token-plan-cn" => &[
+            "QWEN_TOKEN_PLAN_TEAM_CN_API_KEY",
+            "QWEN_TOKEN_PLAN_CN_API_KEY",
+        ],
+        "qwen-token-plan-individual" => &[
+            "QWEN_TOKEN_PLAN_INDIVIDUAL_API_KEY",
+            "QWEN_TOKEN_PLAN_API_KEY",
+        ],
+        "qwen-token-plan-individual-cn" => &[
+            "QWEN_TOKEN_PLAN_INDIVIDUAL_CN_API_KEY",
+            "QWEN_TOKEN_PLAN_CN_API_KEY",
+        ],
         "openai" => &["OPENAI_API_KEY"],
-        "azure-openai-responses" => &["AZURE_OPENAI_API_KEY"],
+        "azure" => &["AZURE_OPENAI_API_KEY"],
+        "nvidia" => &["NVIDIA_API_KEY"],
         "deepseek" => &["DEEPSEEK_API_KEY"],
         "google" => &["GEMINI_API_KEY"],
         "google-vertex" => &["GOOGLE_CLOUD_API_KEY"],
         "groq" => &["GROQ_API_KEY"],
         "cerebras" => &["CEREBRAS_API_KEY"],
         "xai" => &["XAI_API_KEY"],
+        "typesafe" => &["TYPESAFE_API_KEY"],
+        "radius" => &["RADIUS_API_KEY"],
         "openrouter" => &["OPENROUTER_API_KEY"],
         "vercel-ai-gateway" => &["AI_GATEWAY_API_KEY"],
         "zai" => &["ZAI_API_KEY"],
+        "zai-coding-cn" => &["ZAI_CODING_CN_API_KEY"],
         "mistral" => &["MISTRAL_API_KEY"],
         "minimax" => &["MINIMAX_API_KEY"],
         "minimax-cn" => &["MINIMAX_CN_API_KEY"],
         "moonshotai" | "moonshotai-cn" => &["MOONSHOT_API_KEY"],
         "huggingface" => &["HF_TOKEN"],
         "fireworks" => &["FIREWORKS_API_KEY"],
+        "together" => &["TOGETHER_API_KEY"],
+        "baseten" => &["BASETEN_API_KEY"],
         "opencode" | "opencode-go" => &["OPENCODE_API_KEY"],
         "kimi-coding" => &["KIMI_API_KEY"],
+        "meta" => &["META_API_KEY"],
         "cloudflare-workers-ai" | "cloudflare-ai-gateway" => &["CLOUDFLARE_API_KEY"],
         "xiaomi" => &["XIAOMI_API_KEY"],
         "xiaomi-token-plan-cn" => &["XIAOMI_TOKEN_PLAN_CN_API_KEY"],
@@ -58,7 +85,28 @@ pub(crate) fn env_vars(provider: &str) -> &'static [&'static str] {
     }
 }
 
+/// Anthropic's bearer token variable (a gateway's token rather than an API key).
+pub(crate) const ANTHROPIC_AUTH_TOKEN: &str = "ANTHROPIC_AUTH_TOKEN";
+
+/// The variable a user sets to give a provider its key: Anthropic's API key variable, else
+/// the first of [`env_vars`].
+pub fn key_var(provider: &str) -> Option<&'static str> {
+    match provider {
+        "anthropic" => Some("ANTHROPIC_API_KEY"),
+        _ => env_vars(provider).first().copied(),
+    }
+}
+
 use crate::secrets::env;
+
+/// The key the environment gives a provider (`getEnvApiKey`): the first of its variables
+/// that is set, `ANTHROPIC_AUTH_TOKEN` left out.
+pub(crate) fn env_api_key(provider: &str) -> Option<String> {
+    env_vars(provider)
+        .iter()
+        .filter(|n| **n != ANTHROPIC_AUTH_TOKEN)
+        .find_map(|n| env(n))
+}
 
 /// The first of the provider's environment variables that is set: (name, value).
 pub(crate) fn env_key(provider: &str) -> Option<(&'static str, String)> {
@@ -160,6 +208,25 @@ fn now_ms() -> i64 {
     }
 }
 
+/// The key of a provider from its environment variables, else its cloud credentials.
+fn from_environment(provider: &str, a: &mut Auth) {
+    if let Some((name, v)) = env_key(provider) {
+        if name == ANTHROPIC_AUTH_TOKEN {
+            // A bearer token: no key of its own (so no `x-api-key`), sent as authorization.
+            a.secrets.push(v.clone());
+            a.headers
+                .push(("Authorization".into(), format!("Bearer {v}")));
+            a.api_key = Some(String::new());
+        } else {
+            a.api_key = Some(v);
+        }
+        a.source = Some(format!("env {name}"));
+    } else if let Some(desc) = ambient(provider) {
+        a.api_key = Some(AMBIENT_KEY.to_owned());
+        a.source = Some(desc);
+    }
+}
+
 /// Resolves the key and headers for a request to `model` (upstream's
 /// `getApiKeyAndHeaders`, then the provider's own environment fallback).
 pub fn resolve(
@@ -220,17 +287,8 @@ pub fn resolve(
         a.api_key = Some(v);
         a.source = Some("models.json".into());
     }
-    if a.api_key.is_none()
-        && let Some((name, v)) = env_key(provider)
-    {
-        a.api_key = Some(v);
-        a.source = Some(format!("env {name}"));
-    }
-    if a.api_key.is_none()
-        && let Some(desc) = ambient(provider)
-    {
-        a.api_key = Some(AMBIENT_KEY.to_owned());
-        a.source = Some(desc);
+    if a.api_key.is_none() {
+        from_environment(provider, &mut a);
     }
     // Headers: the model's own, then the provider's and the model's from models.json.
     a.headers.extend(details.headers.iter().cloned());

@@ -154,7 +154,7 @@ impl Client {
         let key = opts
             .api_key
             .clone()
-            .or_else(|| crate::auth::env_key(&target.model.provider).map(|(_, v)| v));
+            .or_else(|| crate::auth::env_api_key(&target.model.provider));
         let mut secrets = opts.secrets.clone();
         secrets.extend(key.clone());
         let key = match key {

@@ -6,7 +6,7 @@
 //! `compaction.reserveTokens`, `images.blockImages`) are read by
 //! `crate::context::settings`; this reads the others.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
@@ -141,21 +141,40 @@ impl Settings {
 /// Why no model could be chosen.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SelectError {
-    /// `--model` names a model that is not known.
-    Unknown(String),
+    /// `--model` or the settings name a model that is not known.
+    Unknown { model: String, models_json: PathBuf },
     /// Known, but pi does not speak its API.
     Unsupported { model: String, api: String },
     /// Nothing names a model.
     None,
+    /// The session's model is known but has no key, and nothing else names a model.
+    SessionNoKey {
+        model: String,
+        provider: String,
+        /// The variable the provider's key is read from, if it has one.
+        env: Option<&'static str>,
+        models_json: PathBuf,
+    },
+    /// The session's model is not known, and nothing else names a model.
+    SessionUnknown { model: String, models_json: PathBuf },
+}
+
+/// What is missing for a model without a key: `ANTHROPIC_API_KEY is not set`, or that
+/// nothing configures one.
+fn missing_key(provider: &str, env: Option<&str>) -> String {
+    match env {
+        Some(v) => format!("{v} is not set"),
+        None => format!("no key is configured for provider \"{provider}\""),
+    }
 }
 
 impl std::fmt::Display for SelectError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            SelectError::Unknown(m) => {
+            SelectError::Unknown { model, .. } => {
                 write!(
                     f,
-                    "unknown model {m} (not in models.json or the built-in table)"
+                    "unknown model {model} (not in models.json or the built-in table)"
                 )
             }
             SelectError::Unsupported { model, api } => write!(
@@ -164,8 +183,22 @@ impl std::fmt::Display for SelectError {
             ),
             SelectError::None => write!(
                 f,
-                "no model to use: the session names none that is configured, and settings.json \
-                 has no defaultProvider/defaultModel"
+                "no model to use: the session names none, and settings.json has no \
+                 defaultProvider/defaultModel"
+            ),
+            SelectError::SessionNoKey {
+                model,
+                provider,
+                env,
+                ..
+            } => write!(
+                f,
+                "no API key for the session's model {model}: {}",
+                missing_key(provider, *env)
+            ),
+            SelectError::SessionUnknown { model, .. } => write!(
+                f,
+                "the session's model {model} is not in models.json or the built-in table"
             ),
         }
     }
@@ -191,10 +224,12 @@ pub fn select(
     flag: Option<&(String, String)>,
     session: Option<&(String, String)>,
 ) -> Result<(Target, Chosen), SelectError> {
+    let models_json = agent_dir.join("models.json");
     let target = |p: &str, id: &str| -> Result<Target, SelectError> {
-        let m = registry
-            .find(p, id)
-            .ok_or_else(|| SelectError::Unknown(format!("{p}/{id}")))?;
+        let m = registry.find(p, id).ok_or_else(|| SelectError::Unknown {
+            model: format!("{p}/{id}"),
+            models_json: models_json.clone(),
+        })?;
         Target::new(m.clone(), registry.details_of(p, id)).ok_or_else(|| SelectError::Unsupported {
             model: format!("{p}/{id}"),
             api: m.api.clone(),
@@ -210,7 +245,7 @@ pub fn select(
     {
         return Ok((t, Chosen::Session));
     }
-    match (&settings.default_provider, &settings.default_model) {
+    let chosen = match (&settings.default_provider, &settings.default_model) {
         (Some(p), Some(id)) => Ok((target(p, id)?, Chosen::Default)),
         (None, Some(id)) => {
             let found: Vec<_> = registry
@@ -224,6 +259,26 @@ pub fn select(
             }
         }
         _ => Err(SelectError::None),
+    };
+    match (chosen, session) {
+        // Nothing else names a model: say what the session's model lacks.
+        (Err(SelectError::None), Some((p, id))) => Err(match registry.find(p, id) {
+            Some(m) if auth::source(agent_dir, registry, p).is_some() => SelectError::Unsupported {
+                model: format!("{p}/{id}"),
+                api: m.api.clone(),
+            },
+            Some(_) => SelectError::SessionNoKey {
+                model: format!("{p}/{id}"),
+                provider: p.clone(),
+                env: auth::key_var(p),
+                models_json,
+            },
+            None => SelectError::SessionUnknown {
+                model: format!("{p}/{id}"),
+                models_json,
+            },
+        }),
+        (chosen, _) => chosen,
     }
 }
 
@@ -236,10 +291,12 @@ pub enum ModelError {
     #[error(transparent)]
     Auth(#[from] auth::AuthError),
     /// No key anywhere; `env` is the variable the provider's key is read from, if any.
-    #[error("no API key for provider \"{provider}\"")]
+    #[error("no API key for {model}: {}", missing_key(provider, *env))]
     NoKey {
+        model: String,
         provider: String,
         env: Option<&'static str>,
+        models_json: PathBuf,
     },
 }
 
@@ -257,8 +314,10 @@ pub fn resolve(
     if a.api_key.is_none() {
         let provider = target.model.provider.clone();
         return Err(ModelError::NoKey {
-            env: auth::env_vars(&provider).last().copied(),
+            model: format!("{provider}/{}", target.model.id),
+            env: auth::key_var(&provider),
             provider,
+            models_json: agent_dir.join("models.json"),
         });
     }
     Ok((target, a))

@@ -3,7 +3,7 @@
 //! `models.json`, merged the way the reference merges them.
 //!
 //! - The built-in table (`src/models/builtin.jsonl`) is the reference's registry
-//!   (@mariozechner/pi-ai 0.73.1), recorded by `scripts/models.mjs`; one JSON object per line
+//!   (@earendil-works/pi-ai 1.6.0), recorded by `scripts/models.mjs`; one JSON object per line
 //!   with the keys listed in that script. To carry more of a definition, add the key there,
 //!   regenerate, and read it in `Model::from_json` (what a context needs) or
 //!   `Details::from_json` (what a request needs: name, prices, headers, thinking levels).
@@ -288,8 +288,8 @@ pub(crate) struct ProviderConfig {
     pub(crate) auth_header: bool,
 }
 
-/// The thinking levels, from none to the most.
-pub const THINKING_LEVELS: [&str; 6] = ["off", "minimal", "low", "medium", "high", "xhigh"];
+/// The thinking levels, from none to the most (`max` is the reference 1.6's).
+pub const THINKING_LEVELS: [&str; 7] = ["off", "minimal", "low", "medium", "high", "xhigh", "max"];
 
 /// The thinking levels a model supports (upstream's `getSupportedThinkingLevels`).
 pub fn thinking_levels(model: &Model, details: &Details) -> Vec<&'static str> {
@@ -301,7 +301,7 @@ pub fn thinking_levels(model: &Model, details: &Details) -> Vec<&'static str> {
         .copied()
         .filter(|l| match details.thinking_level_map.get(*l) {
             Some(Value::Null) => false,
-            None => *l != "xhigh",
+            None => !matches!(*l, "xhigh" | "max"),
             Some(_) => true,
         })
         .collect()
@@ -369,8 +369,15 @@ pub struct Registry {
 impl Registry {
     /// The built-in models only.
     pub fn builtin() -> Registry {
+        Registry::from_table(BUILTIN)
+    }
+
+    /// The models of a table in the built-in table's form (one JSON object per line, with
+    /// the keys `scripts/models.mjs` writes), as built-in models; lines that are not such a
+    /// model are skipped. Tests use it to compare with an older reference's catalogue.
+    pub fn from_table(text: &str) -> Registry {
         let mut r = Registry::default();
-        for v in BUILTIN
+        for v in text
             .lines()
             .filter_map(|l| serde_json::from_str::<Value>(l).ok())
         {

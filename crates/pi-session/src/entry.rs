@@ -122,7 +122,7 @@ pub(crate) const REFERENCES: [(&str, &str, bool); 3] = [
     ("branch_summary", "fromId", false),
 ];
 
-const THINKING_LEVELS: [&str; 6] = ["off", "minimal", "low", "medium", "high", "xhigh"];
+const THINKING_LEVELS: [&str; 7] = ["off", "minimal", "low", "medium", "high", "xhigh", "max"];
 const STOP_REASONS: [&str; 5] = ["stop", "length", "toolUse", "error", "aborted"];
 const ROLES: [&str; 6] = [
     "system",
@@ -1002,7 +1002,7 @@ mod tests {
         let e = parse("{\"role\":\"user\"").unwrap_err();
         assert_eq!(e.line, 1);
         assert!(e.message.starts_with("invalid JSON"));
-        let e = parse(r#"{"type":"thinking_level_change","thinkingLevel":"max"}"#).unwrap_err();
+        let e = parse(r#"{"type":"thinking_level_change","thinkingLevel":"ultra"}"#).unwrap_err();
         assert!(e.message.contains("one of off, minimal"), "{}", e.message);
         let e = parse(r#"{"role":"robot"}"#).unwrap_err();
         assert!(e.message.contains("role must be one of"), "{}", e.message);

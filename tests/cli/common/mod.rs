@@ -101,6 +101,15 @@ impl World {
         self.root().join(rel)
     }
 
+    /// Gives the world the reference 0.73's model catalogue as its `models.json` (for
+    /// goldens recorded from 0.73 that name models 1.6 dropped or changed).
+    pub fn with_models_073(&self) {
+        self.write(
+            "agent/models.json",
+            std::fs::read(fixture(MODELS_073)).expect("models-0.73.json"),
+        );
+    }
+
     pub fn write(&self, rel: &str, content: impl AsRef<[u8]>) -> PathBuf {
         let p = self.path(rel);
         if let Some(d) = p.parent() {
@@ -271,4 +280,26 @@ pub fn assistant(text: &str) -> String {
         "stopReason": "stop",
     })
     .to_string()
+}
+
+/// The reference 0.73's model catalogue (`tests/fixtures/llm/models-0.73.json`, written by
+/// `scripts/models.mjs --models-json` from 0.73), for the goldens recorded from 0.73 whose
+/// models 1.6 changed or dropped. As a `models.json`, or (`catalogue_073`) as built-in models.
+pub const MODELS_073: &str = "llm/models-0.73.json";
+
+/// The 0.73 catalogue as built-in models (its static headers stay the models' own, as the
+/// built-in table keeps them).
+pub fn catalogue_073() -> pi_ai::models::Registry {
+    let text = std::fs::read_to_string(fixture(MODELS_073)).expect("models-0.73.json");
+    let v: serde_json::Value = serde_json::from_str(&text).expect("models-0.73.json is JSON");
+    let mut table = String::new();
+    for (provider, p) in v["providers"].as_object().expect("providers") {
+        for m in p["models"].as_array().expect("models") {
+            let mut m = m.clone();
+            m["provider"] = provider.as_str().into();
+            table.push_str(&m.to_string());
+            table.push('\n');
+        }
+    }
+    pi_ai::models::Registry::from_table(&table)
 }

@@ -55,18 +55,10 @@ fn claude_code_name(name: &str) -> String {
         .map_or_else(|| name.to_owned(), |t| (*t).to_owned())
 }
 
-/// Models that think adaptively (an effort instead of a budget).
-pub(crate) fn adaptive(id: &str) -> bool {
-    [
-        "opus-4-6",
-        "opus-4.6",
-        "opus-4-7",
-        "opus-4.7",
-        "sonnet-4-6",
-        "sonnet-4.6",
-    ]
-    .iter()
-    .any(|s| id.contains(s))
+/// Models that think adaptively (an effort instead of a budget): those whose `compat`
+/// says `forceAdaptiveThinking` (the reference 1.6 asks the catalogue, not the model id).
+pub(crate) fn adaptive(model: &Model) -> bool {
+    model.compat_bool("forceAdaptiveThinking") == Some(true)
 }
 
 fn eager_tool_input(model: &Model) -> bool {
@@ -87,7 +79,7 @@ pub(crate) fn headers(target: &Target, req: &Request, api_key: &str) -> Vec<(Str
     if !req.tools.is_empty() && !eager_tool_input(model) {
         betas.push(FINE_GRAINED_TOOL_STREAMING);
     }
-    if !adaptive(&model.id) {
+    if !adaptive(model) {
         betas.push(INTERLEAVED_THINKING);
     }
     let mut h: Vec<(String, String)> = vec![
@@ -131,7 +123,11 @@ pub(crate) fn default_budget(level: &str) -> u64 {
 }
 
 fn budget(level: &str, opts: &Options) -> u64 {
-    let level = if level == "xhigh" { "high" } else { level };
+    let level = if matches!(level, "xhigh" | "max") {
+        "high"
+    } else {
+        level
+    };
     if let Some((_, b)) = opts.thinking_budgets.iter().find(|(l, _)| l == level) {
         return *b;
     }
@@ -167,7 +163,7 @@ fn thinking(target: &Target, opts: &Options, level: Option<&str>) -> Thinking {
     let thinking = model.reasoning.then(|| {
         let mut t = Obj::new();
         match level {
-            Some(l) if adaptive(&model.id) => {
+            Some(l) if adaptive(model) => {
                 t.set("type", Js::str("adaptive"));
                 t.set("display", Js::str("summarized"));
                 let mut oc = Obj::new();
@@ -221,8 +217,12 @@ pub(crate) fn body(target: &Target, req: &Request, opts: &Options, oauth: bool) 
     if !system.is_empty() {
         b.set("system", Js::Arr(system));
     }
+    // Not with thinking, nor for the models whose compat says they take none (1.6's
+    // `supportsTemperature: false`, `supportsMidConvoEffort`).
     if let Some(t) = opts.temperature
         && !(level.is_some() && model.reasoning)
+        && model.compat_bool("supportsTemperature") != Some(false)
+        && model.compat_bool("supportsMidConvoEffort") != Some(true)
     {
         b.set("temperature", Js::Num(t));
     }

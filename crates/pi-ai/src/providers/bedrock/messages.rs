@@ -319,7 +319,9 @@ mod tests {
         let nova = m("amazon.nova-pro-v1:0");
         assert!(!is_claude(&nova, None));
         assert!(!caches_prompts(&nova, Some("Nova Pro")));
-        let haiku3 = m("anthropic.claude-3-haiku-20240307-v1:0");
+        // Claude 3 Haiku (no longer in the catalogue): no prompt caching.
+        let mut haiku3 = sonnet.clone();
+        haiku3.id = "anthropic.claude-3-haiku-20240307-v1:0".into();
         assert!(!caches_prompts(&haiku3, None));
         // An application inference profile names the model only in its name.
         let mut profile = nova.clone();

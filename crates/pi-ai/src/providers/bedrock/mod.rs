@@ -402,13 +402,32 @@ fn name_of(target: &Target) -> Option<&str> {
 fn adaptive(target: &Target) -> bool {
     wire_messages::match_candidates(&target.model, name_of(target))
         .iter()
-        .any(|s| s.contains("opus-4-6") || s.contains("opus-4-7") || s.contains("sonnet-4-6"))
+        .any(|s| {
+            [
+                "opus-4-6",
+                "opus-4-7",
+                "opus-4-8",
+                "opus-5",
+                "sonnet-4-6",
+                "sonnet-5",
+                "haiku-5",
+                "fable-5",
+            ]
+            .iter()
+            .any(|m| s.contains(m))
+        })
 }
 
 fn effort(target: &Target, level: &str) -> String {
     let native_xhigh = wire_messages::match_candidates(&target.model, name_of(target))
         .iter()
-        .any(|s| s.contains("opus-4-7"));
+        .any(|s| {
+            [
+                "opus-4-7", "opus-4-8", "opus-5", "sonnet-5", "haiku-5", "fable-5",
+            ]
+            .iter()
+            .any(|m| s.contains(m))
+        });
     if level == "xhigh" && native_xhigh {
         return "xhigh".into();
     }
@@ -418,7 +437,11 @@ fn effort(target: &Target, level: &str) -> String {
 /// The thinking budget of a Claude model that takes one, at `level`, and the output limit
 /// that makes room for it (the budget comes on top of the limit).
 fn budget(target: &Target, opts: &Options, level: &str, max_tokens: Option<u64>) -> (u64, u64) {
-    let l = if level == "xhigh" { "high" } else { level };
+    let l = if matches!(level, "xhigh" | "max") {
+        "high"
+    } else {
+        level
+    };
     let mut b = opts
         .thinking_budgets
         .iter()

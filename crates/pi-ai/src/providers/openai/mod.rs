@@ -796,7 +796,7 @@ mod tests {
         let b: Value = serde_json::from_slice(&body(&t2, &req, &opts)).unwrap();
         assert!(b["tools"][0]["function"].get("strict").is_none());
         // PR5: groq's qwen3 maps medium to "default"; gpt-oss keeps it.
-        let q = target("groq", "qwen/qwen3-32b");
+        let q = target("groq", "qwen/qwen3.6-27b");
         let o = Options {
             reasoning: Some("medium".into()),
             ..Options::default()

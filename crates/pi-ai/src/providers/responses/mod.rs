@@ -45,12 +45,8 @@ use crate::value::{Obj, Value as Js};
 /// they are.
 pub(crate) const OPENAI_TOOL_CALL_PROVIDERS: [&str; 3] = ["openai", "openai-codex", "opencode"];
 /// The same for Azure.
-pub(crate) const AZURE_TOOL_CALL_PROVIDERS: [&str; 4] = [
-    "openai",
-    "openai-codex",
-    "opencode",
-    "azure-openai-responses",
-];
+pub(crate) const AZURE_TOOL_CALL_PROVIDERS: [&str; 4] =
+    ["openai", "openai-codex", "opencode", "azure"];
 
 const DEFAULT_CODEX_BASE_URL: &str = "https://chatgpt.com/backend-api";
 const CODEX_DEFAULT_INSTRUCTIONS: &str = "You are a helpful assistant.";
