@@ -2,13 +2,19 @@
 """Benchmark pi's session commands on generated sessions, side by side with the reference.
 
     python3 scripts/bench.py --data /tmp/pi-bench [--sizes 1k,10k,100k,1m]
-        [--generator ../shared/bench/gen_session.py]
-        [--reference-dir DIR --reference-bench ../shared/bench/pimono_bench.mjs]
-        [--reference-json ../shared/bench/reference-results.json]
+        [--generator scripts/gen_session.py]
+        [--reference-dir DIR --reference-bench pimono_bench.mjs]
+        [--reference-json reference-results.json]
 
-Sessions are generated once with the reference benchmark's seeded generator:
-    python3 gen_session.py --entries N --seed 1 --out DATA/sNk.jsonl
-(s100k is 218 MB, s1m 2.2 GB; the md5 sums match ../shared/bench/REFERENCE-RESULTS.md).
+Everything it needs is in this repository: sessions are generated once with pi's own seeded
+generator, `scripts/gen_session.py` (100k entries make about 150 MB):
+    python3 scripts/gen_session.py --entries N --seed 1 --out DATA/sNk.jsonl
+The older tables of docs/performance.md were made with the reference benchmark's generator
+instead (`--generator ../shared/bench/gen_session.py`, outside this repository: s100k 218 MB,
+s1m 2.2 GB), which the side-by-side runs with the reference also take.
+`spots`: the slow spots of issue 33 on the 100k session, each beside what it is judged by
+(HTML export; `show` and `log --filter` beside `pi session log | jq`; `fork` cold and cached;
+the cold `list --all` of the store beside `cat`).
 
 For each size, pi (built with `cargo build --release`) is timed on: `session log` (the active
 path, root to leaf), `session log --all`, `session check`, `session tree --json`,
@@ -82,7 +88,7 @@ import tempfile
 import time
 
 SIZES = {"1k": 1000, "10k": 10000, "100k": 100000, "1m": 1000000}
-PARTS = ("sessions", "append-batch", "long-line", "compact-long", "store", "store-usage", "tree", "many", "hostile")
+PARTS = ("sessions", "append-batch", "long-line", "compact-long", "store", "store-usage", "tree", "spots", "many", "hostile")
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -114,7 +120,8 @@ def main():
     ap.add_argument("--data", required=True)
     ap.add_argument("--sizes", default="1k,10k,100k,1m")
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--generator", default=os.path.join(REPO, "..", "shared", "bench", "gen_session.py"))
+    ap.add_argument("--generator", default=os.path.join(REPO, "scripts", "gen_session.py"))
+    ap.add_argument("--jq", default="jq")
     ap.add_argument("--pi", default=os.path.join(REPO, "target", "release", "pi"))
     ap.add_argument("--reference-dir")
     ap.add_argument("--reference-bench", default=os.path.join(REPO, "..", "shared", "bench", "pimono_bench.mjs"))
@@ -172,6 +179,9 @@ def main():
         for size in args.tree_sizes.split(","):
             print(f"tree on {size}", file=sys.stderr)
             results["tree"][size] = tree_bench(pi, args, size, env)
+    if "spots" in parts:
+        print("spots", file=sys.stderr)
+        results["spots"] = spots(pi, args, env)
     if "sessions" in parts:
         sessions(args, pi, env, results)
     if "many" in parts:
@@ -283,6 +293,8 @@ def print_tables(results):
     if "tree" in results:
         print()
         print(tree_table(results["tree"]))
+    if "spots" in results:
+        print(spots_table(results["spots"]))
     if "many" in results:
         print()
         print(many_table(results["many"]))
@@ -489,6 +501,78 @@ def tree_bench(pi, args, size, env):
             ref["tree_what"] = "open + getTree, measured in this run"
     out["reference"] = ref
     return out
+
+
+def spots(pi, args, env):
+    """The slow spots of issue 33 on the 100k session, each beside what it is judged by: the
+    HTML export (goal: under 3 s); `show` and `log --filter` beside `log | jq` (goal: within
+    2x); `fork` of the leaf, cold and with its index cached (goal: 0.15 s); the cold `list
+    --all` of the store beside `cat` of its bytes (goal: 1.5x; the `store` part's run)."""
+    f = session_file(args, "100k")
+    runs = args.runs
+    out = {"bytes": os.path.getsize(f)}
+    subprocess.run(["cat", f], check=True, stdout=subprocess.DEVNULL)
+    page = os.path.join(args.data, "spots.html")
+    out["export_html"] = measure([pi, "session", "export", f, "-o", page], runs, env=env)
+    os.remove(page)
+    out["show"] = measure([pi, "session", "show", f, "--no-pager"], runs, env=env)
+    out["log_filter"] = measure([pi, "session", "log", f, "--filter", ".id", "-r"], runs, env=env)
+    out["log"] = measure([pi, "session", "log", f], runs, env=env)
+    if shutil.which(args.jq):
+        out["log_jq"] = measure(["sh", "-c", 'pi="$0"; "$pi" session log "$1" | "$2" -r .id', pi, f, args.jq], runs, env=env)
+    fork = tree_bench_fork(pi, args, f, env)
+    out.update(fork)
+    st = store(pi, args, runs)
+    out["list_cold"] = st["cold"]
+    out["store_cat"] = st["cat"]
+    out["store_bytes"] = st["bytes"]
+    return out
+
+
+def tree_bench_fork(pi, args, f, env):
+    """`fork` of the leaf of `f`, cold (no index cache) and with the index cached."""
+    fork_dir = os.path.join(args.data, "fork-spots")
+    shutil.rmtree(fork_dir, ignore_errors=True)
+    os.makedirs(fork_dir)
+    src = os.path.join(fork_dir, os.path.basename(f))
+    os.link(f, src)
+    index_cache = os.path.join(env["PI_CODING_AGENT_DIR"], "cache", "session-index")
+    out = {}
+    for key, cold in (("fork", True), ("fork_cached", False)):
+        times = []
+        for _ in range(args.runs):
+            if cold:
+                shutil.rmtree(index_cache, ignore_errors=True)
+            times.append(run_timed([pi, "session", "fork", src], env=env))
+            for name in os.listdir(fork_dir):
+                if name != os.path.basename(f):
+                    os.remove(os.path.join(fork_dir, name))
+            os.sync()
+        out[key] = {"s": statistics.median(t for t, _ in times), "rss_mb": max(m for _, m in times)}
+    shutil.rmtree(fork_dir, ignore_errors=True)
+    return out
+
+
+def spots_table(s):
+    def row(what, r, goal):
+        return f"| {what} | {r['s'] * 1000:.0f} ms | {r['rss_mb']:.0f} MB | {goal} |"
+
+    lines = [f"\n### Slow spots of issue 33 (100k entries, {s['bytes'] / 1e6:.0f} MB)\n",
+             "| command | time | peak RSS | goal |", "|---|---|---|---|"]
+    lines.append(row("`pi session export -o page.html`", s["export_html"], "under 3 s"))
+    base = s.get("log_jq")
+    ratio = lambda r: f"{r['s'] / base['s']:.2f}x `log \\| jq -r .id`" if base else "(no jq)"
+    if base:
+        lines.append(row("`pi session log \\| jq -r .id`", base, "1.0x"))
+    lines.append(row("`pi session log` (to /dev/null)", s["log"], ""))
+    lines.append(row("`pi session show --no-pager`", s["show"], "within 2x of log | jq: " + ratio(s["show"])))
+    lines.append(row("`pi session log --filter .id -r`", s["log_filter"], "within 2x of log | jq: " + ratio(s["log_filter"])))
+    lines.append(row("`pi session fork` (cold)", s["fork"], "0.15 s"))
+    lines.append(row("`pi session fork` (index cached)", s["fork_cached"], "0.15 s"))
+    lines.append(row("`cat` of the store", s["store_cat"], f"{s['store_bytes'] / 1e9:.2f} GB"))
+    lines.append(row("`pi session list --all` (cold)", s["list_cold"],
+                     f"1.5x cat: {s['list_cold']['s'] / s['store_cat']['s']:.2f}x"))
+    return "\n".join(lines)
 
 
 def tree_table(results):
