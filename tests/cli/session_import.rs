@@ -1,0 +1,589 @@
+//! `pi session import`: Claude Code and Codex CLI sessions as pi sessions (issue 31).
+//!
+//! The example fixtures are read from `shared/imports/` next to the repository (or next to
+//! one of its parent directories) at test time, never copied here (their licenses stay
+//! with them); the edge cases are hand-made files in `tests/fixtures/import/`.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::common::*;
+
+/// `shared/imports/`, found next to the repository or one of its parents. Absent, the
+/// tests fail and say where they looked.
+fn imports() -> PathBuf {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for dir in repo.ancestors().skip(1) {
+        let p = dir.join("shared/imports");
+        if p.join("FORMATS.md").is_file() {
+            return p;
+        }
+    }
+    panic!(
+        "the import fixtures (shared/imports/, with FORMATS.md) were not found next to {} or \
+         any directory above it: they are not part of this repository; put the shared/ folder \
+         beside the checkout",
+        repo.display()
+    );
+}
+
+fn shared(rel: &str) -> String {
+    imports().join(rel).to_string_lossy().into_owned()
+}
+
+fn own(rel: &str) -> String {
+    fixture("import").join(rel).to_string_lossy().into_owned()
+}
+
+/// Runs `pi session import ARGS`: (status, records, stderr).
+fn import(w: &World, args: &[&str]) -> (i32, Vec<Value>, String) {
+    let out = w
+        .pi()
+        .args(["session", "import", "--json"])
+        .args(args)
+        .output()
+        .unwrap();
+    let recs = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    (
+        out.status.code().unwrap(),
+        recs,
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+fn entries(path: &str) -> Vec<Value> {
+    jsonl(&std::fs::read_to_string(path).unwrap())
+}
+
+fn check_clean(w: &World, path: &str) {
+    let out = w.pi().args(["session", "check", path]).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{path}: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn session_of(r: &Value) -> String {
+    r["session"].as_str().unwrap().to_owned()
+}
+
+#[test]
+fn a_rewind_stays_a_branch_and_a_compaction_continues_from_its_logical_parent() {
+    let w = World::new();
+    let (code, recs, _) = import(
+        &w,
+        &[&shared(
+            "claude/claude-code-log/dag_compact_after_rewind.jsonl",
+        )],
+    );
+    assert_eq!(code, 0);
+    let r = &recs[0];
+    assert_eq!(r["format"], "claude");
+    assert_eq!(r["status"], "created");
+    assert_eq!(r["messages"]["user"], 5);
+    assert_eq!(r["messages"]["assistant"], 5);
+    assert_eq!(r["branches"], 2);
+    assert_eq!(r["compactions"], 1);
+    assert_eq!(
+        r["usage"]["anthropic/claude-sonnet-4-20250514"]["messages"],
+        5
+    );
+    let path = session_of(r);
+    check_clean(&w, &path);
+    let es = entries(&path);
+    assert_eq!(es[0]["type"], "session");
+    assert_eq!(es[0]["cwd"], "/tmp");
+    assert_eq!(es[0]["importedFrom"]["format"], "claude");
+    // The rewind: "First attempt" and "Second attempt" are children of the same answer.
+    let by_text = |t: &str| {
+        es.iter()
+            .find(|e| e["message"]["content"][0]["text"] == t)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(
+        by_text("First attempt")["parentId"],
+        by_text("Second attempt")["parentId"]
+    );
+    // The compaction follows the last message before it, and keeps nothing before it.
+    let c = es.iter().find(|e| e["type"] == "compaction").unwrap();
+    assert_eq!(c["parentId"], by_text("Kept going")["id"]);
+    assert_eq!(c["firstKeptEntryId"], c["id"]);
+    assert_eq!(c["tokensBefore"], 150000);
+    assert!(c["summary"].as_str().unwrap().contains("asked for a plan"));
+    // The leaf is the main thread's last message; the context is summary + what follows.
+    assert_eq!(
+        es.last().unwrap()["message"]["content"][0]["text"],
+        "Final answer"
+    );
+    let ctx = jsonl(&w.ok(&["context", "build", &path]));
+    let roles: Vec<&str> = ctx.iter().map(|m| m["role"].as_str().unwrap()).collect();
+    assert_eq!(roles, ["compactionSummary", "user", "assistant"]);
+    for cmd in [
+        &["session", "log", &path][..],
+        &["session", "tree", &path],
+        &["session", "show", &path],
+        &["session", "export", &path, "--format", "md"],
+    ] {
+        w.ok(cmd);
+    }
+}
+
+#[test]
+fn a_main_claude_file_brings_its_subagents_as_sessions_naming_it() {
+    let w = World::new();
+    let main = shared(
+        "claude/claude-code-log/minimal_showcase/55550000-0000-4000-8000-000000000001.jsonl",
+    );
+    let (code, recs, _) = import(&w, &[&main]);
+    assert_eq!(code, 0);
+    assert_eq!(recs.len(), 3, "{recs:?}");
+    let m = &recs[0];
+    assert_eq!(m["kind"], "main");
+    assert_eq!(m["subagentSessions"], 2);
+    assert_eq!(m["messages"]["toolResult"], 5);
+    let main_path = session_of(m);
+    assert!(Path::new(&main_path).is_absolute());
+    for r in &recs[1..] {
+        assert_eq!(r["kind"], "subagent");
+        assert!(
+            r["source"]
+                .as_str()
+                .unwrap()
+                .contains("/subagents/agent-showcol")
+        );
+        let p = session_of(r);
+        check_clean(&w, &p);
+        assert_eq!(entries(&p)[0]["parentSession"], main_path.as_str());
+        assert_eq!(r["parentSession"], main_path.as_str());
+    }
+    check_clean(&w, &main_path);
+}
+
+#[test]
+fn streamed_lines_become_one_message_and_parallel_results_no_fork() {
+    let w = World::new();
+    let (code, recs, _) = import(&w, &[&own("claude/streamed.jsonl")]);
+    assert_eq!(code, 0);
+    let r = &recs[0];
+    assert_eq!(r["messages"]["assistant"], 2);
+    assert_eq!(r["messages"]["toolResult"], 2);
+    assert_eq!(r["messages"]["user"], 1);
+    assert_eq!(r["branches"], 1);
+    assert_eq!(r["custom"], 2); // the progress line and the title
+    // Usage once per message id, from its last line (output 42, not 5 + 20 + 42).
+    let u = &r["usage"]["anthropic/claude-sonnet-4-5"];
+    assert_eq!(u["input"], 110);
+    assert_eq!(u["output"], 49);
+    assert_eq!(u["cacheRead"], 2100);
+    assert_eq!(u["cacheWrite"], 50);
+    let path = session_of(r);
+    check_clean(&w, &path);
+    let es = entries(&path);
+    let a = es
+        .iter()
+        .find(|e| e["message"]["role"] == "assistant")
+        .unwrap();
+    let content = &a["message"]["content"];
+    assert_eq!(content[0]["type"], "thinking");
+    assert_eq!(content[0]["thinkingSignature"], "sig-abc");
+    assert_eq!(content[1]["name"], "Bash");
+    assert_eq!(content[2]["name"], "Read");
+    assert_eq!(a["message"]["stopReason"], "toolUse");
+    let results: Vec<&Value> = es
+        .iter()
+        .filter(|e| e["message"]["role"] == "toolResult")
+        .collect();
+    assert_eq!(results[0]["parentId"], a["id"]);
+    assert_eq!(results[1]["parentId"], results[0]["id"]);
+    assert_eq!(results[0]["message"]["toolName"], "Bash");
+    assert_eq!(results[0]["message"]["details"]["exitCode"], 0);
+    assert_eq!(results[1]["message"]["toolName"], "Read");
+    let last = es.last().unwrap();
+    assert_eq!(last["parentId"], results[1]["id"]);
+    // `pi usage` over the imported session counts the same.
+    let usage = jsonl(&w.ok(&["usage", "model", "--all", "--json"]));
+    assert_eq!(usage[0]["inputTokens"], 110);
+    assert_eq!(usage[0]["outputTokens"], 49);
+    assert_eq!(usage[0]["cacheReadTokens"], 2100);
+    // Context builds, and the reference's continuation finds the tool calls paired.
+    let ctx = jsonl(&w.ok(&["context", "build", &path]));
+    let roles: Vec<&str> = ctx.iter().map(|m| m["role"].as_str().unwrap()).collect();
+    assert_eq!(
+        roles,
+        ["user", "assistant", "toolResult", "toolResult", "assistant"]
+    );
+}
+
+#[test]
+fn importing_again_writes_nothing_and_growth_is_appended() {
+    let w = World::new();
+    let src = w.write(
+        "src/0a1b2c3d.jsonl",
+        std::fs::read(own("claude/streamed.jsonl")).unwrap(),
+    );
+    let src = src.to_str().unwrap();
+    let (_, recs, _) = import(&w, &[src]);
+    let path = session_of(&recs[0]);
+    let before = std::fs::read(&path).unwrap();
+    let mtime = std::fs::metadata(&path).unwrap().modified().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let (code, recs, _) = import(&w, &[src]);
+    assert_eq!(code, 0);
+    assert_eq!(recs[0]["status"], "unchanged");
+    assert_eq!(recs[0]["entries"], 0);
+    assert_eq!(session_of(&recs[0]), path);
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+    assert_eq!(std::fs::metadata(&path).unwrap().modified().unwrap(), mtime);
+    // The source grows by a turn: only that turn is appended.
+    let mut grown = std::fs::read(src).unwrap();
+    grown.extend(std::fs::read(own("claude/streamed.growth")).unwrap());
+    std::fs::write(src, grown).unwrap();
+    let (code, recs, _) = import(&w, &[src]);
+    assert_eq!(code, 0);
+    assert_eq!(recs[0]["status"], "appended");
+    assert_eq!(recs[0]["entries"], 2);
+    let after = std::fs::read(&path).unwrap();
+    assert!(after.starts_with(&before));
+    check_clean(&w, &path);
+    let es = entries(&path);
+    let last = es.last().unwrap();
+    assert_eq!(last["message"]["content"][0]["text"], "Clean too.");
+    let prev = &es[es.len() - 2];
+    assert_eq!(last["parentId"], prev["id"]);
+    assert_eq!(prev["message"]["content"][0]["text"], "And the linter?");
+    // Once more: nothing.
+    let (_, recs, _) = import(&w, &[src]);
+    assert_eq!(recs[0]["status"], "unchanged");
+    assert_eq!(std::fs::read(&path).unwrap(), after);
+}
+
+#[test]
+fn broken_lines_are_skipped_and_the_tree_is_repaired() {
+    let w = World::new();
+    let src = own("claude/broken.jsonl");
+    let (code, recs, stderr) = import(&w, &[&src]);
+    assert_eq!(code, 1, "a skipped line makes the exit status 1");
+    assert!(stderr.contains(&format!("{src}:7: skipped")), "{stderr}");
+    let r = &recs[0];
+    assert_eq!(r["skipped"].as_array().unwrap().len(), 1);
+    assert_eq!(r["skipped"][0]["line"], 7);
+    let repairs = r["repairs"].as_array().unwrap();
+    let has = |kind: &str, line: u64, uuid: &str| {
+        repairs
+            .iter()
+            .any(|x| x["kind"] == kind && x["line"] == line && x["uuid"] == uuid)
+    };
+    assert!(has("dangling-parent", 3, "missing-uuid"), "{repairs:?}");
+    assert!(has("cycle", 5, "c2"), "{repairs:?}");
+    assert!(has("duplicate-uuid", 6, "x2"), "{repairs:?}");
+    // The unknown line type is kept, counted, and is not a skipped line.
+    assert_eq!(r["unknown"], 1);
+    let path = session_of(r);
+    check_clean(&w, &path);
+    let es = entries(&path);
+    let unknown = es
+        .iter()
+        .find(|e| e["type"] == "custom" && e["data"]["kind"] == "frame-link")
+        .unwrap();
+    assert_eq!(unknown["customType"], "import.claude");
+    assert_eq!(unknown["data"]["line"], 8);
+    let by_text = |t: &str| {
+        es.iter()
+            .find(|e| e["message"]["content"][0]["text"] == t)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(by_text("orphan")["parentId"], Value::Null);
+    assert_eq!(by_text("cycle b")["parentId"], Value::Null);
+    assert_eq!(by_text("cycle a")["parentId"], by_text("cycle b")["id"]);
+    assert_eq!(es.last().unwrap()["message"]["content"][0]["text"], "three");
+}
+
+#[test]
+fn a_file_in_neither_format_is_an_error_for_that_file_only() {
+    let w = World::new();
+    let dir = shared("claude/claude-code-log/workflow_basic");
+    let (code, recs, stderr) = import(&w, &[&dir]);
+    assert_eq!(code, 1);
+    let errors: Vec<&Value> = recs.iter().filter(|r| r["status"] == "error").collect();
+    assert_eq!(errors.len(), 1);
+    assert!(
+        errors[0]["source"]
+            .as_str()
+            .unwrap()
+            .ends_with("journal.jsonl")
+    );
+    assert!(stderr.contains("journal.jsonl is neither a Claude Code nor a Codex CLI session file"));
+    // The main session and its three workflow agents are imported.
+    let created: Vec<&Value> = recs.iter().filter(|r| r["status"] == "created").collect();
+    assert_eq!(created.len(), 4);
+}
+
+#[test]
+fn codex_turns_reasoning_tool_calls_and_usage_deltas() {
+    let w = World::new();
+    let (code, recs, _) = import(&w, &[&own("codex")]);
+    assert_eq!(code, 0);
+    let r = &recs[0];
+    assert_eq!(r["format"], "codex");
+    assert_eq!(
+        r["messages"]["user"], 2,
+        "the event copy of a prompt is not a second prompt"
+    );
+    assert_eq!(r["messages"]["assistant"], 3);
+    assert_eq!(r["messages"]["toolResult"], 1);
+    assert_eq!(r["modelChanges"], 1);
+    // The repeated token_count is not counted again; input excludes cached.
+    let a = &r["usage"]["openai/gpt-5.2"];
+    assert_eq!(a["input"], 1300);
+    assert_eq!(a["cacheRead"], 1200);
+    assert_eq!(a["output"], 80);
+    let b = &r["usage"]["openai/gpt-5.4"];
+    assert_eq!(b["input"], 200);
+    assert_eq!(b["output"], 20);
+    assert!(
+        b["cost"].as_f64().unwrap() > 0.0,
+        "priced from the catalogue"
+    );
+    let path = session_of(r);
+    check_clean(&w, &path);
+    let es = entries(&path);
+    let first = es
+        .iter()
+        .find(|e| e["message"]["role"] == "assistant")
+        .unwrap();
+    let think = &first["message"]["content"][0];
+    assert_eq!(think["thinking"], "Run the tests first.");
+    let sig: Value = serde_json::from_str(think["thinkingSignature"].as_str().unwrap()).unwrap();
+    assert_eq!(sig["encrypted_content"], "gAAAAenc1");
+    assert_eq!(
+        first["message"]["content"][1]["arguments"]["cmd"],
+        "make test"
+    );
+    let mc = es.iter().find(|e| e["type"] == "model_change").unwrap();
+    assert_eq!(mc["modelId"], "gpt-5.4");
+    let usage = jsonl(&w.ok(&["usage", "model", "--all", "--json"]));
+    let total = usage.last().unwrap();
+    assert_eq!(total["totals"]["inputTokens"], 1500);
+    assert_eq!(total["totals"]["outputTokens"], 100);
+}
+
+#[test]
+fn codex_function_custom_and_mcp_calls_and_an_unknown_line() {
+    let w = World::new();
+    let (code, recs, _) = import(&w, &[&shared("codex/claude-code-log/sessions/2026/01/02")]);
+    assert_eq!(code, 0);
+    let r = &recs[0];
+    assert_eq!(r["unknown"], 1);
+    assert_eq!(r["messages"]["toolResult"], 3);
+    let path = session_of(r);
+    check_clean(&w, &path);
+    let es = entries(&path);
+    let calls: Vec<(String, String)> = es
+        .iter()
+        .filter(|e| e["message"]["role"] == "assistant")
+        .flat_map(|e| e["message"]["content"].as_array().unwrap().clone())
+        .filter(|c| c["type"] == "toolCall")
+        .map(|c| {
+            (
+                c["id"].as_str().unwrap().to_owned(),
+                c["name"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    let names: Vec<&str> = calls.iter().map(|c| c.1.as_str()).collect();
+    assert_eq!(
+        names,
+        ["exec_command", "apply_patch", "mcp__synthetic__lookup"]
+    );
+    let results: Vec<&Value> = es
+        .iter()
+        .filter(|e| e["message"]["role"] == "toolResult")
+        .collect();
+    for (res, (id, name)) in results.iter().zip(&calls) {
+        assert_eq!(res["message"]["toolCallId"], id.as_str());
+        assert_eq!(res["message"]["toolName"], name.as_str());
+    }
+    assert_eq!(results[1]["message"]["content"][0]["text"], "Done!");
+    let unknown = es
+        .iter()
+        .find(|e| e["data"]["kind"] == "future_synthetic_record")
+        .unwrap();
+    assert_eq!(unknown["customType"], "import.codex");
+    // The agent_message event is the same text as the response item: imported once.
+    let done = es
+        .iter()
+        .filter(|e| {
+            e["message"]["content"][0]["text"] == "The synthetic files are alpha.txt and beta.txt."
+        })
+        .count();
+    assert_eq!(done, 1);
+}
+
+#[test]
+fn a_codex_subagent_names_its_parent_and_its_replay_is_not_written_again() {
+    let w = World::new();
+    let (code, recs, _) = import(&w, &[&shared("codex/claude-code-log/sessions/2026/01/03")]);
+    assert_eq!(code, 0);
+    assert_eq!(recs.len(), 2);
+    let parent = &recs[0];
+    let child = &recs[1];
+    assert_eq!(child["kind"], "subagent");
+    assert_eq!(child["parentSession"], parent["session"]);
+    let es = entries(&session_of(child));
+    assert_eq!(es[0]["parentSession"], parent["session"]);
+    // The replayed prompt and spawn call of the parent are not in the child.
+    let texts: Vec<String> = es
+        .iter()
+        .filter(|e| e["type"] == "message")
+        .map(|e| {
+            e["message"]["content"][0]["text"]
+                .as_str()
+                .unwrap_or("")
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(
+        texts,
+        ["Inspect fixtures.", "The fixtures are fully synthetic."]
+    );
+    assert_eq!(parent["subagentSessions"], 1);
+}
+
+#[test]
+fn with_no_path_the_agents_own_stores_are_read() {
+    let w = World::new();
+    let claude = w.path("claude-config");
+    let codex = w.path("codex-home");
+    std::fs::create_dir_all(claude.join("projects/-work-demo")).unwrap();
+    std::fs::create_dir_all(codex.join("sessions/2026/03/03")).unwrap();
+    std::fs::copy(
+        own("claude/streamed.jsonl"),
+        claude.join("projects/-work-demo/0a1b2c3d.jsonl"),
+    )
+    .unwrap();
+    std::fs::copy(
+        own("codex/rollout-2026-03-03T08-00-00-019c0000-0000-7000-8000-00000000c0de.jsonl"),
+        codex.join("sessions/2026/03/03/rollout.jsonl"),
+    )
+    .unwrap();
+    // A ~/.claude that CLAUDE_CONFIG_DIR replaces as a whole.
+    w.write(
+        "home/.claude/projects/x/other.jsonl",
+        std::fs::read(own("claude/broken.jsonl")).unwrap(),
+    );
+    let out = w
+        .pi()
+        .args(["session", "import", "--json"])
+        .env("CLAUDE_CONFIG_DIR", &claude)
+        .env("CODEX_HOME", &codex)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let recs = jsonl(&String::from_utf8(out.stdout).unwrap());
+    let sources: Vec<&str> = recs.iter().map(|r| r["source"].as_str().unwrap()).collect();
+    assert_eq!(sources.len(), 2, "{sources:?}");
+    assert!(sources[0].ends_with("projects/-work-demo/0a1b2c3d.jsonl"));
+    assert!(sources[1].ends_with("sessions/2026/03/03/rollout.jsonl"));
+    // Without the variables, ~/.claude and ~/.codex.
+    let (code, recs, _) = import(&w, &[]);
+    assert_eq!(code, 1); // broken.jsonl has a bad line
+    assert_eq!(recs.len(), 1);
+    assert!(
+        recs[0]["source"]
+            .as_str()
+            .unwrap()
+            .ends_with(".claude/projects/x/other.jsonl")
+    );
+}
+
+#[test]
+fn output_to_stdout_dry_run_and_the_human_table() {
+    let w = World::new();
+    let src = own("claude/streamed.jsonl");
+    let out = w.ok(&["session", "import", &src, "-o", "-"]);
+    let es = jsonl(&out);
+    assert_eq!(es[0]["type"], "session");
+    assert_eq!(es.len(), 8);
+    let (code, recs, _) = import(&w, &["--dry-run", &src]);
+    assert_eq!(code, 0);
+    assert_eq!(recs[0]["status"], "dry-run");
+    assert!(!Path::new(&session_of(&recs[0])).exists());
+    assert!(!w.agent().join("sessions").exists());
+    let file = w.path("one.jsonl");
+    w.ok(&["session", "import", &src, "-o", file.to_str().unwrap()]);
+    check_clean(&w, file.to_str().unwrap());
+    let human = w.ok(&["session", "import", &src, "--format", "human"]);
+    assert!(human.contains("created"), "{human}");
+    assert!(human.contains("1 user    2 assistant    2 tool"), "{human}");
+    assert!(human.contains("1 source, 0 not imported"), "{human}");
+    // -o takes one source.
+    let out = w
+        .pi()
+        .args([
+            "session",
+            "import",
+            &src,
+            &own("claude/broken.jsonl"),
+            "-o",
+            "-",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let out = w
+        .pi()
+        .args(["session", "import", "no-such-file.jsonl"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn every_example_fixture_imports_checks_clean_and_imports_again_unchanged() {
+    let w = World::new();
+    let root = imports();
+    let (code, recs, _) = import(
+        &w,
+        &[
+            root.join("claude").to_str().unwrap(),
+            root.join("codex").to_str().unwrap(),
+        ],
+    );
+    // journal.jsonl is not a transcript, and two files have malformed lines.
+    assert_eq!(code, 1);
+    let errors: Vec<&str> = recs
+        .iter()
+        .filter(|r| r["status"] == "error")
+        .map(|r| r["source"].as_str().unwrap())
+        .collect();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(errors[0].ends_with("journal.jsonl"));
+    assert_eq!(recs.len(), 113);
+    for r in recs.iter().filter(|r| r["status"] != "error") {
+        check_clean(&w, &session_of(r));
+        for s in r["sidechains"].as_array().into_iter().flatten() {
+            check_clean(&w, &session_of(s));
+        }
+    }
+    let (_, again, _) = import(
+        &w,
+        &[
+            root.join("claude").to_str().unwrap(),
+            root.join("codex").to_str().unwrap(),
+        ],
+    );
+    let changed: Vec<&Value> = again
+        .iter()
+        .filter(|r| r["status"] != "unchanged" && r["status"] != "error")
+        .collect();
+    assert!(changed.is_empty(), "{changed:?}");
+}
