@@ -587,3 +587,65 @@ fn every_example_fixture_imports_checks_clean_and_imports_again_unchanged() {
         .collect();
     assert!(changed.is_empty(), "{changed:?}");
 }
+
+fn fnv64(text: &str) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in text.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{h:016x}")
+}
+
+/// tests/fixtures/import16/context.golden.json (scripts/goldens/import16.mjs): for every
+/// imported source, the reference 1.6 opened pi's session, found the same leaf and built the
+/// same context as `pi context build`, in agent and llm form.
+#[test]
+fn the_reference_opens_every_imported_session_and_builds_the_same_context() {
+    let g: Value = serde_json::from_str(
+        &std::fs::read_to_string(fixture("import16/context.golden.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(g["reference"], "1.6.0");
+    let sources = g["sources"].as_object().unwrap();
+    assert!(sources.len() >= 110, "{}", sources.len());
+    let w = World::new();
+    let mut failures = Vec::new();
+    for (k, (name, want)) in sources.iter().enumerate() {
+        // 1.6 read every entry pi wrote.
+        assert_eq!(want["entries"], want["lines"], "{name}");
+        let (root, rel) = name.split_once('/').unwrap();
+        let src = match root {
+            "own" => fixture("import").join(rel),
+            _ => imports().join(rel),
+        };
+        let out = w.path(&format!("s{k}.jsonl"));
+        let o = out.to_str().unwrap();
+        let st = w
+            .pi()
+            .args(["session", "import", src.to_str().unwrap(), "-o", o])
+            .output()
+            .unwrap();
+        assert!(st.status.code().unwrap() <= 1, "{name}");
+        let text = std::fs::read_to_string(&out).unwrap();
+        let es = jsonl(&text);
+        if es.len() - 1 != want["lines"].as_u64().unwrap() as usize {
+            failures.push(format!("{name}: {} entries", es.len() - 1));
+            continue;
+        }
+        let leaf = es.last().and_then(|e| e["id"].as_str()).map(str::to_owned);
+        if es.len() > 1 && leaf.as_deref() != want["leaf"].as_str() {
+            failures.push(format!("{name}: leaf {leaf:?}"));
+        }
+        for form in ["agent", "llm"] {
+            let ctx = w.ok(&["context", "build", o, "--format", form]);
+            let lines: Vec<&str> = ctx.lines().collect();
+            if lines.len() as u64 != want[form]["n"].as_u64().unwrap()
+                || fnv64(&lines.join("\n")) != want[form]["hash"].as_str().unwrap()
+            {
+                failures.push(format!("{name}: {form} context differs"));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
