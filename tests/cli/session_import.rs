@@ -649,3 +649,73 @@ fn the_reference_opens_every_imported_session_and_builds_the_same_context() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// tests/fixtures/import16/ccusage.golden.json (scripts/goldens/ccusage20.mjs): the tokens
+/// ccusage 20 reads from each source file alone. pi's import counts the same, except where
+/// ccusage cannot read lines (written with `": "`, with microsecond timestamps or none: it
+/// reads fewer, often none) or, without a `requestId` (Bedrock, gateways), counts every
+/// streamed line of a message: there pi counts each message once and ccusage more.
+#[test]
+fn usage_equals_ccusage_20_where_it_reads_the_file() {
+    let g: Value = serde_json::from_str(
+        &std::fs::read_to_string(fixture("import16/ccusage.golden.json")).unwrap(),
+    )
+    .unwrap();
+    assert!(g["ccusage"].as_str().unwrap().starts_with("20."));
+    let w = World::new();
+    let fields = ["input", "output", "cacheRead", "cacheWrite"];
+    let (mut same, mut unreadable, mut undeduped) = (0, 0, 0);
+    for (k, (name, cc)) in g["sources"].as_object().unwrap().iter().enumerate() {
+        let (root, rel) = name.split_once('/').unwrap();
+        let src = match root {
+            "own" => fixture("import").join(rel),
+            _ => imports().join(rel),
+        };
+        let out = w.path(&format!("u{k}.jsonl"));
+        let (_, recs, _) = import(&w, &[src.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+        let mut pi = [0u64; 4];
+        for r in &recs {
+            let parts = std::iter::once(r).chain(r["sidechains"].as_array().into_iter().flatten());
+            for p in parts {
+                for u in p["usage"].as_object().into_iter().flat_map(|m| m.values()) {
+                    for (i, f) in fields.iter().enumerate() {
+                        pi[i] += u[f].as_u64().unwrap();
+                    }
+                }
+            }
+        }
+        let cc: Vec<u64> = fields.iter().map(|f| cc[f].as_u64().unwrap()).collect();
+        if pi[..] == cc[..] {
+            same += 1;
+            continue;
+        }
+        let text = std::fs::read_to_string(&src).unwrap();
+        let spaced = text.contains("\": ");
+        let micros = regex_micros(&text);
+        let no_ts = !text.contains("\"timestamp\"");
+        let no_request_id = text.contains("\"assistant\"") && !text.contains("\"requestId\"");
+        if (spaced || micros || no_ts) && pi.iter().zip(&cc).all(|(p, c)| p >= c) {
+            unreadable += 1;
+        } else if no_request_id && pi.iter().zip(&cc).all(|(p, c)| p <= c) && pi != cc[..] {
+            undeduped += 1;
+        } else {
+            panic!("{name}: pi {pi:?}, ccusage {cc:?}");
+        }
+    }
+    assert!(same >= 80, "{same} agree");
+    assert!(
+        unreadable >= 20 && undeduped >= 2,
+        "{unreadable} {undeduped}"
+    );
+}
+
+/// Whether a file has timestamps with microseconds (`.123456Z`).
+fn regex_micros(text: &str) -> bool {
+    text.split("\"timestamp\"").skip(1).any(|rest| {
+        rest.split('"')
+            .nth(1)
+            .and_then(|ts| ts.strip_suffix('Z'))
+            .and_then(|ts| ts.rsplit_once('.'))
+            .is_some_and(|(_, frac)| frac.len() > 3)
+    })
+}

@@ -691,50 +691,34 @@ pub fn write_part(part: &mut Part, header: &[u8], target: Target<'_>) -> Result<
             Ok(n)
         }
         Target::Existing(path) => {
+            // Under the file's lock: what the file lacks, then one synced write of it.
             let mut ap = Appender::open(path, None)?;
-            let werr = |source| ImportError::Write {
-                path: path.to_owned(),
-                source,
-            };
-            let mut new_lines: Vec<Vec<u8>> = Vec::new();
-            let mut convo_new = false;
-            for (spool, is_convo) in [(&mut part.customs, false), (&mut part.convo, true)] {
-                spool
-                    .each(|id, line| {
-                        if !ap.contains(id)? {
-                            let mut l = line.to_vec();
-                            l.pop();
-                            new_lines.push(l);
-                            convo_new |= is_convo;
-                        }
-                        Ok(())
-                    })
-                    .map_err(werr)?;
-            }
+            let (lines, convo_new) = lacking(part, path)?;
             // Growth is written with the conversation it belongs to, so the last line
             // written is always the conversation's newest entry (the leaf).
             if !convo_new {
                 return Ok(0);
             }
-            ap.write(&new_lines)?;
-            Ok(new_lines.len() as u64)
+            ap.write(&lines)?;
+            Ok(lines.len() as u64)
         }
     }
 }
 
-/// How many entries [`write_part`] would append to the existing import at `path`.
-pub fn missing(part: &mut Part, path: &Path) -> Result<u64, ImportError> {
+/// The lines of `part` whose ids the session at `path` lacks (without their newlines), and
+/// whether any of them is a conversation entry.
+fn lacking(part: &mut Part, path: &Path) -> Result<(Vec<Vec<u8>>, bool), ImportError> {
     let s = super::Session::open(path).map_err(|e| ImportError::Read {
         path: path.to_owned(),
         source: io::Error::other(e.to_string()),
     })?;
-    let mut n = 0u64;
+    let mut lines: Vec<Vec<u8>> = Vec::new();
     let mut convo_new = false;
     for (spool, is_convo) in [(&mut part.customs, false), (&mut part.convo, true)] {
         spool
-            .each(|id, _| {
+            .each(|id, line| {
                 if s.get(id).is_none() {
-                    n += 1;
+                    lines.push(line[..line.len().saturating_sub(1)].to_vec());
                     convo_new |= is_convo;
                 }
                 Ok(())
@@ -744,7 +728,13 @@ pub fn missing(part: &mut Part, path: &Path) -> Result<u64, ImportError> {
                 source,
             })?;
     }
-    Ok(if convo_new { n } else { 0 })
+    Ok((lines, convo_new))
+}
+
+/// How many entries [`write_part`] would append to the existing import at `path`.
+pub fn missing(part: &mut Part, path: &Path) -> Result<u64, ImportError> {
+    let (lines, convo_new) = lacking(part, path)?;
+    Ok(if convo_new { lines.len() as u64 } else { 0 })
 }
 
 fn write_all(part: &mut Part, w: &mut dyn Write) -> io::Result<()> {
