@@ -719,3 +719,76 @@ fn regex_micros(text: &str) -> bool {
             .is_some_and(|(_, frac)| frac.len() > 3)
     })
 }
+
+/// `pi run -c` continues an imported session: the imported turns go to the model with the
+/// new prompt, tool calls paired with their results.
+#[test]
+fn pi_run_continues_an_imported_session() {
+    use crate::common::model_server::{ModelServer, Reply};
+    let server = ModelServer::start();
+    let w = crate::run_support::world(&server);
+    let proj = w.proj();
+    let text = std::fs::read_to_string(own("claude/streamed.jsonl"))
+        .unwrap()
+        .replace("/work/demo", proj.to_str().unwrap());
+    let src = w.write("src/0a1b2c3d.jsonl", text);
+    let (code, recs, _) = import(&w, &[src.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    let path = session_of(&recs[0]);
+    server.push(Reply::anthropic_text(&["Next step done."]));
+    let o = crate::run_support::run(
+        &w,
+        &["-c", "--model", "mockant/claude-mock", "-p", "What next?"],
+    );
+    crate::run_support::status(&o, 0);
+    let sent = server.requests()[0].json();
+    let msgs = sent["messages"].as_array().unwrap();
+    let roles: Vec<&str> = msgs.iter().map(|m| m["role"].as_str().unwrap()).collect();
+    assert_eq!(roles, ["user", "assistant", "user", "assistant", "user"]);
+    let calls: Vec<&str> = msgs[1]["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|b| b["type"] == "tool_use")
+        .map(|b| b["id"].as_str().unwrap())
+        .collect();
+    let results: Vec<&str> = msgs[2]["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|b| b["type"] == "tool_result")
+        .map(|b| b["tool_use_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(calls, ["toolu_1", "toolu_2"]);
+    assert_eq!(results, calls);
+    // The answer is appended to the imported session, after its leaf.
+    let es = entries(&path);
+    assert_eq!(
+        es.last().unwrap()["message"]["content"][0]["text"],
+        "Next step done."
+    );
+    check_clean(&w, &path);
+}
+
+/// A resumed Claude Code session's file begins with copies of the earlier session's lines
+/// (same uuids, times and usage): it becomes a session of its own, and `pi usage` counts
+/// the copied messages once (the entries' ids, times and usage are the same in both).
+#[test]
+fn a_resumed_sessions_copied_turns_are_counted_once_by_pi_usage() {
+    let w = World::new();
+    let first = std::fs::read(own("claude/streamed.jsonl")).unwrap();
+    let mut resumed = first.clone();
+    resumed.extend(std::fs::read(own("claude/streamed.growth")).unwrap());
+    w.write("src/first.jsonl", &first);
+    w.write("src/resumed.jsonl", &resumed);
+    let (code, recs, _) = import(&w, &[w.path("src").to_str().unwrap()]);
+    assert_eq!(code, 0);
+    assert_eq!(recs.len(), 2);
+    assert_ne!(recs[0]["session"], recs[1]["session"]);
+    let usage = jsonl(&w.ok(&["usage", "model", "--all", "--json"]));
+    let t = &usage.last().unwrap()["totals"];
+    // streamed.jsonl's two messages once, and the resumed session's new one.
+    assert_eq!(t["inputTokens"], 110 + 20);
+    assert_eq!(t["outputTokens"], 49 + 9);
+    assert_eq!(t["cacheReadTokens"], 2100 + 1200);
+}
