@@ -64,7 +64,8 @@ recorded; at 1M, which it cannot open, its stream-loaded open + getTree) and its
 `pi --fork`.
 `import`: `pi session import` of every example fixture in `--imports` (../shared/imports:
 112 Claude Code and Codex CLI files, 10 MB) into an empty agent directory, side by side with
-`cat` of the same bytes and with writing the results (a copy of the sessions written, synced);
+`cat` of the same bytes and with writing the results (a copy of the sessions written, each
+file and folder synced, as pi writes them);
 importing again (nothing new: every file read, nothing written); and a 100 MB Claude Code
 source and a 100 MB Codex rollout (`--import-mb`, made by repeating the largest example of
 each with fresh ids, DATA/import-large/) imported fresh, for time and peak memory.
@@ -268,9 +269,23 @@ def import_bench(pi, args, runs):
     out["import"] = {"s": statistics.median(t for t, _ in times), "rss_mb": max(m for _, m in times)}
     copy = os.path.join(work, "copy")
 
+    # Writing the results as safely as pi writes them: each file written and synced, and
+    # its folder synced (`cp -r` and one `sync` would leave a crash able to lose them).
+    durable = (
+        "import os, sys\n"
+        "src, dst = sys.argv[1], sys.argv[2]\n"
+        "for dp, _, fs in os.walk(src):\n"
+        "    d = os.path.join(dst, os.path.relpath(dp, src))\n"
+        "    os.makedirs(d, exist_ok=True)\n"
+        "    for f in fs:\n"
+        "        with open(os.path.join(dp, f), 'rb') as i, open(os.path.join(d, f), 'wb') as o:\n"
+        "            o.write(i.read()); o.flush(); os.fsync(o.fileno())\n"
+        "    fd = os.open(d, os.O_RDONLY); os.fsync(fd); os.close(fd)\n"
+    )
+
     def write():
         shutil.rmtree(copy, ignore_errors=True)
-        return run_timed(["sh", "-c", 'cp -r "$0" "$1" && sync', os.path.join(agent, "sessions"), copy])
+        return run_timed([sys.executable, "-c", durable, os.path.join(agent, "sessions"), copy])
 
     times = [write() for _ in range(runs)]
     out["write"] = {"s": statistics.median(t for t, _ in times), "rss_mb": max(m for _, m in times)}
@@ -310,7 +325,7 @@ def import_table(r):
         "| | time | peak RSS |",
         "|---|---|---|",
         f"| `cat` of the sources | {fmt_s(r['cat']['s'])} | |",
-        f"| writing the results (`cp -r` + `sync`) | {fmt_s(r['write']['s'])} | |",
+        f"| writing the results (each file written and synced) | {fmt_s(r['write']['s'])} | |",
         f"| `pi session import` | {fmt_s(r['import']['s'])} | {r['import']['rss_mb']:.0f} MB |",
         f"| again (nothing new) | {fmt_s(r['again']['s'])} | {r['again']['rss_mb']:.0f} MB |",
         f"| import / (cat + write) | {r['import']['s'] / budget:.2f}x | |",

@@ -50,6 +50,8 @@ struct Node {
     parent: Option<Box<str>>,
     msg: Option<Box<str>>,
     side: bool,
+    /// The model of an assistant line.
+    model: Option<Box<str>>,
     /// Entries a tool-result line becomes.
     n_out: u32,
 }
@@ -183,6 +185,7 @@ impl Scan {
                     parent: None,
                     msg: None,
                     side: false,
+                    model: None,
                     n_out: 0,
                 });
                 return;
@@ -248,6 +251,11 @@ impl Scan {
             parent,
             msg,
             side,
+            model: if kind == K::Assistant {
+                s(message.and_then(|x| x.get("model")))
+            } else {
+                None
+            },
             n_out: if kind == K::ToolResult {
                 result_entries(message)
             } else {
@@ -396,7 +404,7 @@ impl<'a, 'p> Ctx<'a, 'p> {
     fn thread(&mut self, keep: impl Fn(&Node) -> bool) -> io::Result<Builder<'p>> {
         let tree = self.tree(keep);
         let mut b = Builder::new(Format::Claude, self.price)?;
-        let ids = self.ids(&tree, &mut b)?;
+        let ids = self.ids(&tree, &mut b);
         self.emit(&tree, ids, &mut b)?;
         Ok(b)
     }
@@ -524,7 +532,7 @@ impl<'a, 'p> Ctx<'a, 'p> {
     }
 
     /// Ids in line order: the first and last entry of each line.
-    fn ids(&self, t: &Tree, b: &mut Builder<'_>) -> io::Result<Ids> {
+    fn ids(&self, t: &Tree, b: &mut Builder<'_>) -> Ids {
         let nodes = self.nodes;
         let n = nodes.len();
         let mut ids = Ids {
@@ -540,11 +548,7 @@ impl<'a, 'p> Ctx<'a, 'p> {
             }
             let u = nodes[i].uuid.as_deref().unwrap_or("");
             if nodes[i].kind == K::Assistant {
-                let m = self.read(i)?;
-                let model = m
-                    .get("message")
-                    .and_then(|x| x["model"].as_str())
-                    .unwrap_or("");
+                let model = nodes[i].model.as_deref().unwrap_or("");
                 if !model.is_empty() && model != "<synthetic>" {
                     if prev_model.as_deref().is_some_and(|p| p != model) {
                         ids.model_change[i] = Some(model.to_owned());
@@ -568,7 +572,7 @@ impl<'a, 'p> Ctx<'a, 'p> {
             }
             ids.last[i] = Some(last);
         }
-        Ok(ids)
+        ids
     }
 
     /// The second pass: the entries, in line order.
