@@ -792,3 +792,47 @@ fn a_resumed_sessions_copied_turns_are_counted_once_by_pi_usage() {
     assert_eq!(t["outputTokens"], 49 + 9);
     assert_eq!(t["cacheReadTokens"], 2100 + 1200);
 }
+
+/// Lines of the right types with missing, mistyped or self-referring fields: imported
+/// without a panic, into sessions that pass `pi session check`.
+#[test]
+fn odd_lines_never_panic_and_still_give_valid_sessions() {
+    let w = World::new();
+    let claude = [
+        r#"{"type":"user","uuid":"o1","sessionId":"s","cwd":"/w"}"#,
+        r#"{"type":"user","uuid":"o2","parentUuid":"o1","isCompactSummary":true,"sessionId":"s"}"#,
+        r#"{"type":"system","subtype":"compact_boundary","uuid":"o3","parentUuid":null,"logicalParentUuid":"o3","sessionId":"s"}"#,
+        r#"{"type":"user","uuid":"o3s","parentUuid":"o3","isCompactSummary":true,"sessionId":"s"}"#,
+        r#"{"type":"assistant","uuid":"o4","parentUuid":"o3","sessionId":"s","message":{"id":"m","content":"plain","usage":{"output_tokens":"x"}}}"#,
+        r#"{"type":"assistant","uuid":"o5","parentUuid":"o4","sessionId":"s","message":{"id":"m","content":[{"type":"tool_use"},{"type":"image"},42],"stop_reason":7}}"#,
+        r#"{"type":"user","uuid":"o6","parentUuid":"o6","sessionId":"s","message":{"role":"user","content":[{"type":"tool_result"},{"type":"text"}]}}"#,
+        r#"[1,2,3]"#,
+        r#""a string""#,
+        r#"{"type":"user","uuid":"o7","parentUuid":"o5","sessionId":"s","timestamp":"not a time","message":{"content":null}}"#,
+        r#"{"type":"assistant","uuid":"o8","parentUuid":"o7","sessionId":"s","message":{"content":[{"type":"thinking"},{"type":"redacted_thinking"}],"usage":null}}"#,
+    ];
+    let codex = [
+        r#"{"type":"session_meta","payload":null}"#,
+        r#"{"type":"response_item","payload":{"type":"function_call_output"}}"#,
+        r#"{"type":"response_item","payload":{"type":"message","role":"user","content":"str"}}"#,
+        r#"{"type":"response_item","payload":{"type":"function_call","arguments":"{not json"}}"#,
+        r#"{"type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":-5,"output_tokens":1e30}}}}"#,
+        r#"{"type":"compacted","payload":{}}"#,
+        r#"{"timestamp":12,"type":"turn_context","payload":{"model":7}}"#,
+        r#"{"type":"response_item","payload":{"type":"reasoning","summary":"x"}}"#,
+        r#"{"type":"event_msg","payload":{"type":"agent_message","message":["x"]}}"#,
+    ];
+    w.write("odd/claude.jsonl", claude.join("\n"));
+    w.write("odd/codex.jsonl", codex.join("\n"));
+    let (code, recs, stderr) = import(&w, &[w.path("odd").to_str().unwrap()]);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(code, 1, "two lines are not objects: {stderr}");
+    assert_eq!(recs.len(), 2);
+    for r in &recs {
+        assert_ne!(r["status"], "error", "{r}");
+        let p = session_of(r);
+        check_clean(&w, &p);
+        w.ok(&["context", "build", &p]);
+        w.ok(&["session", "tree", &p]);
+    }
+}

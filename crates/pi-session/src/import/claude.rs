@@ -637,7 +637,7 @@ impl<'a, 'p> Ctx<'a, 'p> {
         let ms = pi_base::clock::parse_iso(&l.ts).unwrap_or(0);
         match self.nodes[l.i].kind {
             K::User => {
-                let content = user_content(&l.m["message"]["content"]);
+                let content = user_content(&message(&l.m)["content"]);
                 let msg = json!({"role": "user", "content": content, "timestamp": ms});
                 b.message(&l.first, l.parent.as_deref(), &l.ts, &msg)
             }
@@ -671,7 +671,7 @@ impl<'a, 'p> Ctx<'a, 'p> {
             }
             K::Boundary => {
                 let summary = match t.summary_of.get(&(l.i as u32)) {
-                    Some(&sidx) => text_of(&self.read(sidx as usize)?["message"]["content"]),
+                    Some(&sidx) => text_of(&message(&self.read(sidx as usize)?)["content"]),
                     None => {
                         l.m.get("content")
                             .and_then(Value::as_str)
@@ -810,7 +810,7 @@ fn custom(
 /// A tool-result line: one `toolResult` message per result, then the line's other blocks
 /// as a user message.
 fn results(l: &Line, ms: i64, e: &Emit, b: &mut Builder<'_>) -> io::Result<()> {
-    let blocks = l.m["message"]["content"]
+    let blocks = message(&l.m)["content"]
         .as_array()
         .cloned()
         .unwrap_or_default();
@@ -847,6 +847,11 @@ fn results(l: &Line, ms: i64, e: &Emit, b: &mut Builder<'_>) -> io::Result<()> {
         b.message(id, prev.as_deref(), &l.ts, &msg)?;
     }
     Ok(())
+}
+
+/// A line's `message` (null when it has none).
+fn message(m: &Map<String, Value>) -> &Value {
+    m.get("message").unwrap_or(&Value::Null)
 }
 
 /// The text of a content value (a string, or the text blocks of an array).
@@ -958,7 +963,7 @@ fn assistant(lines: &[Map<String, Value>], ms: i64, b: &Builder<'_>) -> Value {
     let mut model = String::new();
     let mut msg_id = String::new();
     for l in lines {
-        let msg = &l["message"];
+        let msg = message(l);
         if let Some(mm) = msg["model"].as_str() {
             model = mm.to_owned();
         }
@@ -1037,7 +1042,7 @@ fn assistant(lines: &[Map<String, Value>], ms: i64, b: &Builder<'_>) -> Value {
         out["errorMessage"] = json!(text_of(
             &lines
                 .last()
-                .map_or(Value::Null, |l| l["message"]["content"].clone())
+                .map_or(Value::Null, |l| message(l)["content"].clone())
         ));
     }
     out["timestamp"] = json!(ms);
