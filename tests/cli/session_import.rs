@@ -126,6 +126,11 @@ fn a_rewind_stays_a_branch_and_a_compaction_continues_from_its_logical_parent() 
     let ctx = jsonl(&w.ok(&["context", "build", &path]));
     let roles: Vec<&str> = ctx.iter().map(|m| m["role"].as_str().unwrap()).collect();
     assert_eq!(roles, ["compactionSummary", "user", "assistant"]);
+    let found = w.ok(&["session", "search", "Kept going", "--all", "--count"]);
+    assert!(
+        found.contains(&path) && found.contains("\"count\":1"),
+        "{found}"
+    );
     for cmd in [
         &["session", "log", &path][..],
         &["session", "tree", &path],
@@ -834,5 +839,30 @@ fn odd_lines_never_panic_and_still_give_valid_sessions() {
         check_clean(&w, &p);
         w.ok(&["context", "build", &p]);
         w.ok(&["session", "tree", &p]);
+    }
+}
+
+/// Images keep their data and type; the context carries them.
+#[test]
+fn images_are_kept() {
+    let w = World::new();
+    let out = w.ok(&[
+        "session",
+        "import",
+        &shared("claude/claude-code-log/debug_image_message.jsonl"),
+        "-o",
+        "-",
+    ]);
+    let es = jsonl(&out);
+    let images: Vec<&Value> = es
+        .iter()
+        .filter_map(|e| e["message"]["content"].as_array())
+        .flatten()
+        .filter(|b| b["type"] == "image")
+        .collect();
+    assert_eq!(images.len(), 2);
+    for i in images {
+        assert_eq!(i["mimeType"], "image/png");
+        assert!(i["data"].as_str().unwrap().len() > 300_000);
     }
 }
