@@ -73,8 +73,17 @@ Completions on 127.0.0.1): tool-call arguments of `--hostile-mb` sizes (default 
 streamed in 1 KB deltas and in 64-byte deltas, and the same sizes of answer text in 16-byte
 deltas: wall time, peak memory and bytes of output (all linear in the answer since issue 30;
 they were quadratic).
-`--only sessions,append-batch,long-line,compact-long,store,store-usage,tree,many,hostile` picks
-what runs (default: all but many and hostile); the other parts of DATA/pi-bench.json are kept.
+`import`: `pi session import` of every example fixture in `--imports` (../shared/imports:
+112 Claude Code and Codex CLI files, 10 MB) into an empty agent directory, side by side with
+`cat` of the same bytes and with writing the results (a copy of the sessions written, each
+file and folder synced, as pi writes them);
+importing again (nothing new: every file read, nothing written); and a 100 MB Claude Code
+source and a 100 MB Codex rollout (`--import-mb`, made by repeating the largest example of
+each with fresh ids, DATA/import-large/) imported fresh, for time and peak memory.
+`--only sessions,append-batch,long-line,compact-long,store,store-usage,tree,spots,import,many,hostile`
+picks what runs (default: all but import, many and hostile; import needs the shared example
+files, the only part that reads anything outside this repository); the other parts of
+DATA/pi-bench.json are kept.
 """
 
 import argparse
@@ -88,7 +97,8 @@ import tempfile
 import time
 
 SIZES = {"1k": 1000, "10k": 10000, "100k": 100000, "1m": 1000000}
-PARTS = ("sessions", "append-batch", "long-line", "compact-long", "store", "store-usage", "tree", "spots", "many", "hostile")
+PARTS = ("sessions", "append-batch", "long-line", "compact-long", "store", "store-usage", "tree", "spots", "import", "many", "hostile")
+DEFAULT_PARTS = tuple(p for p in PARTS if p not in ("import", "many", "hostile"))
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -127,7 +137,7 @@ def main():
     ap.add_argument("--reference-bench", default=os.path.join(REPO, "..", "shared", "bench", "pimono_bench.mjs"))
     ap.add_argument("--reference-json", default=os.path.join(REPO, "..", "shared", "bench", "reference-results.json"))
     ap.add_argument("--report", action="store_true", help="only print the table of DATA/pi-bench.json")
-    ap.add_argument("--only", default=",".join(PARTS[:-2]), help="comma-separated: " + ", ".join(PARTS))
+    ap.add_argument("--only", default=",".join(DEFAULT_PARTS), help="comma-separated: " + ", ".join(PARTS))
     ap.add_argument("--hostile-mb", default="1,4")
     ap.add_argument("--many-sessions", type=int, default=64)
     ap.add_argument("--ccusage", default="/tmp/ccusage/node_modules/@ccusage/pi/dist/index.js")
@@ -135,6 +145,8 @@ def main():
     ap.add_argument("--long-line-mb", type=int, default=100)
     ap.add_argument("--compact-messages", default="100000,1000000")
     ap.add_argument("--tree-sizes", default="100k,1m")
+    ap.add_argument("--imports", default=os.path.join(REPO, "..", "shared", "imports"))
+    ap.add_argument("--import-mb", type=int, default=100)
     args = ap.parse_args()
     parts = args.only.split(",")
     for p in parts:
@@ -184,6 +196,9 @@ def main():
         results["spots"] = spots(pi, args, env)
     if "sessions" in parts:
         sessions(args, pi, env, results)
+    if "import" in parts:
+        print("import", file=sys.stderr)
+        results["import"] = import_bench(pi, args, args.runs)
     if "many" in parts:
         results["many"] = many(args, pi)
     if "hostile" in parts:
@@ -277,6 +292,8 @@ def hostile_table(h):
 
 
 def print_tables(results):
+    if "import" in results:
+        print(import_table(results["import"]))
     if "version" in results.get("pi", {}):
         print(table(results))
         print()
@@ -301,6 +318,132 @@ def print_tables(results):
     if "hostile" in results:
         print()
         print(hostile_table(results["hostile"]))
+
+
+def scaled_claude(src, out, mb):
+    """A Claude Code source of about `mb` MB: `src` repeated, each copy with its own uuids and
+    message ids, each continuing from the last line of the copy before."""
+    lines = [json.loads(l) for l in open(src) if l.strip()]
+    size = os.path.getsize(src)
+    prev_last = None
+    with open(out, "w") as o:
+        for k in range(max(1, mb * 1024 * 1024 // size)):
+            sfx = f"-{k}"
+            last = None
+            for d in lines:
+                d = json.loads(json.dumps(d))
+                if d.get("uuid"):
+                    d["uuid"] += sfx
+                    last = d["uuid"]
+                if d.get("parentUuid"):
+                    d["parentUuid"] += sfx
+                elif "parentUuid" in d and prev_last:
+                    d["parentUuid"] = prev_last
+                m = d.get("message")
+                if isinstance(m, dict) and isinstance(m.get("id"), str):
+                    m["id"] += sfx
+                o.write(json.dumps(d, separators=(",", ":")) + "\n")
+            prev_last = last or prev_last
+
+
+def scaled_codex(src, out, mb):
+    """A Codex rollout of about `mb` MB: its first line, then the rest of `src` repeated."""
+    with open(src) as f:
+        first, *rest = [l for l in f if l.strip()]
+    size = os.path.getsize(src)
+    with open(out, "w") as o:
+        o.write(first)
+        for _ in range(max(1, mb * 1024 * 1024 // size)):
+            o.writelines(rest)
+
+
+def import_bench(pi, args, runs):
+    """`pi session import` of the example fixtures, against `cat` of their bytes plus writing
+    the sessions made; and of large sources, for time and peak memory."""
+    src = [os.path.join(args.imports, d) for d in ("claude", "codex")]
+    files = sorted(os.path.join(dp, f) for s in src for dp, _, fs in os.walk(s) for f in fs if f.endswith(".jsonl"))
+    work = os.path.join(args.data, "import")
+    agent = os.path.join(work, "agent")
+    env = dict(os.environ, PI_CODING_AGENT_DIR=agent, HOME=work)
+    cmd = [pi, "session", "import", "--json"] + src
+    cat = ["sh", "-c", 'find "$0" "$1" -name "*.jsonl" -exec cat {} + > /dev/null'] + src
+    subprocess.run(cat, check=True)
+    out = {"files": len(files), "bytes": sum(os.path.getsize(f) for f in files), "cat": measure(cat, runs)}
+
+    def fresh():
+        shutil.rmtree(agent, ignore_errors=True)
+        return run_timed(cmd, env=env, ok=(0, 1))
+
+    times = [fresh() for _ in range(runs)]
+    out["import"] = {"s": statistics.median(t for t, _ in times), "rss_mb": max(m for _, m in times)}
+    copy = os.path.join(work, "copy")
+
+    # Writing the results as safely as pi writes them: each file written and synced, and
+    # its folder synced (`cp -r` and one `sync` would leave a crash able to lose them).
+    durable = (
+        "import os, sys\n"
+        "src, dst = sys.argv[1], sys.argv[2]\n"
+        "for dp, _, fs in os.walk(src):\n"
+        "    d = os.path.join(dst, os.path.relpath(dp, src))\n"
+        "    os.makedirs(d, exist_ok=True)\n"
+        "    for f in fs:\n"
+        "        with open(os.path.join(dp, f), 'rb') as i, open(os.path.join(d, f), 'wb') as o:\n"
+        "            o.write(i.read()); o.flush(); os.fsync(o.fileno())\n"
+        "    fd = os.open(d, os.O_RDONLY); os.fsync(fd); os.close(fd)\n"
+    )
+
+    def write():
+        shutil.rmtree(copy, ignore_errors=True)
+        return run_timed([sys.executable, "-c", durable, os.path.join(agent, "sessions"), copy])
+
+    times = [write() for _ in range(runs)]
+    out["write"] = {"s": statistics.median(t for t, _ in times), "rss_mb": max(m for _, m in times)}
+    out["written_bytes"] = sum(os.path.getsize(os.path.join(dp, f)) for dp, _, fs in os.walk(os.path.join(agent, "sessions")) for f in fs)
+    out["again"] = measure(cmd, runs, env=env, ok=(0, 1))
+    large = os.path.join(args.data, "import-large")
+    os.makedirs(large, exist_ok=True)
+    made = {
+        "claude": (scaled_claude, os.path.join(args.imports, "claude/claude-code-log/real_projects/-Users-dain-workspace-claude-code-log-sample/0d3a8e6f-290f-4105-a327-a2496e5e2a83.jsonl")),
+        "codex": (scaled_codex, os.path.join(args.imports, "codex/localpush/rollout-2026-02-23T12-54-34-019c8a59-e9dd-71f0-9ae3-4079fe9726a9.jsonl")),
+    }
+    out["large"] = {}
+    for name, (make, base) in made.items():
+        f = os.path.join(large, f"{name}-{args.import_mb}mb.jsonl")
+        if not os.path.exists(f):
+            make(base, f, args.import_mb)
+        subprocess.run(["cat", f], stdout=subprocess.DEVNULL, check=True)
+        r = {"bytes": os.path.getsize(f), "cat": measure(["cat", f], runs)}
+
+        def fresh_large():
+            shutil.rmtree(agent, ignore_errors=True)
+            return run_timed([pi, "session", "import", "--json", f], env=env, ok=(0, 1))
+
+        times = [fresh_large() for _ in range(runs)]
+        r["import"] = {"s": statistics.median(t for t, _ in times), "rss_mb": max(m for _, m in times)}
+        r["again"] = measure([pi, "session", "import", "--json", f], runs, env=env, ok=(0, 1))
+        out["large"][name] = r
+    return out
+
+
+def import_table(r):
+    mb = lambda b: f"{b / 1e6:.1f} MB"
+    budget = r["cat"]["s"] + r["write"]["s"]
+    rows = [
+        f"import of {r['files']} example files ({mb(r['bytes'])} read, {mb(r['written_bytes'])} written)",
+        "",
+        "| | time | peak RSS |",
+        "|---|---|---|",
+        f"| `cat` of the sources | {fmt_s(r['cat']['s'])} | |",
+        f"| writing the results (each file written and synced) | {fmt_s(r['write']['s'])} | |",
+        f"| `pi session import` | {fmt_s(r['import']['s'])} | {r['import']['rss_mb']:.0f} MB |",
+        f"| again (nothing new) | {fmt_s(r['again']['s'])} | {r['again']['rss_mb']:.0f} MB |",
+        f"| import / (cat + write) | {r['import']['s'] / budget:.2f}x | |",
+    ]
+    for name, l in r.get("large", {}).items():
+        rows.append(f"| {name} {mb(l['bytes'])}: `cat` | {fmt_s(l['cat']['s'])} | |")
+        rows.append(f"| {name} {mb(l['bytes'])}: import | {fmt_s(l['import']['s'])} | {l['import']['rss_mb']:.0f} MB |")
+        rows.append(f"| {name} {mb(l['bytes'])}: again | {fmt_s(l['again']['s'])} | {l['again']['rss_mb']:.0f} MB |")
+    return "\n".join(rows)
 
 
 STORE_SIZES = (200, 600, 1200, 2200, 3600)
@@ -565,8 +708,8 @@ def spots_table(s):
     if base:
         lines.append(row("`pi session log \\| jq -r .id`", base, "1.0x"))
     lines.append(row("`pi session log` (to /dev/null)", s["log"], ""))
-    lines.append(row("`pi session show --no-pager`", s["show"], "within 2x of log | jq: " + ratio(s["show"])))
-    lines.append(row("`pi session log --filter .id -r`", s["log_filter"], "within 2x of log | jq: " + ratio(s["log_filter"])))
+    lines.append(row("`pi session show --no-pager`", s["show"], "within 2x of `log \\| jq`: " + ratio(s["show"])))
+    lines.append(row("`pi session log --filter .id -r`", s["log_filter"], "within 2x of `log \\| jq`: " + ratio(s["log_filter"])))
     lines.append(row("`pi session fork` (cold)", s["fork"], "0.15 s"))
     lines.append(row("`pi session fork` (index cached)", s["fork_cached"], "0.15 s"))
     lines.append(row("`cat` of the store", s["store_cat"], f"{s['store_bytes'] / 1e9:.2f} GB"))

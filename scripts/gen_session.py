@@ -179,9 +179,10 @@ def main():
                 path[:] = path[keep_from[0]:] if keep_from else path[-1:]
                 continue
             roll = r.random()
-            if roll < 0.01 and len(all_path) > 20:
+            if roll < 0.01 and len(all_path) > 70:
                 # Back to an earlier point of the path, mostly with a summary of what is left.
-                back = r.randint(len(all_path) // 2, len(all_path) - 2)
+                # A few turns back, as people retry: most entries stay on the active path.
+                back = max(1, len(all_path) - r.randint(3, 60))
                 del all_path[back + 1:]
                 path[:] = [p for p in path if p[0] in set(all_path)]
                 meta["branches"] += 1

@@ -70,6 +70,10 @@ pub const PAGES: &[(&str, &str)] = &[
         include_str!("../../commands/pi-session-gc.md"),
     ),
     (
+        "pi-session-import",
+        include_str!("../../commands/pi-session-import.md"),
+    ),
+    (
         "pi-session-label",
         include_str!("../../commands/pi-session-label.md"),
     ),

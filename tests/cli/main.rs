@@ -54,6 +54,7 @@ mod session_compat;
 mod session_edit;
 mod session_gc;
 mod session_ids;
+mod session_import;
 mod session_log;
 mod session_new;
 mod session_safety;

@@ -57,6 +57,7 @@ pub mod fork;
 pub mod gc;
 pub mod id;
 mod idindex;
+pub mod import;
 pub mod index;
 mod index_cache;
 pub mod info;

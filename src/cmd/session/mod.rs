@@ -7,6 +7,7 @@ mod edit;
 pub mod export;
 pub mod fork;
 pub mod gc;
+pub mod import;
 mod label;
 pub mod list;
 pub mod log;
@@ -89,6 +90,14 @@ pub enum SessionCommand {
     /// Rewrite a version 1 or 2 session file as version 3, keeping a backup
     #[command(after_long_help = EXIT_STATUS)]
     Migrate(migrate::MigrateArgs),
+    /// Import Claude Code and Codex CLI sessions as pi sessions, branches kept, usage once
+    ///
+    /// Each source conversation becomes a pi session in the sessions directory of its
+    /// working directory, with ids derived from the source's, so that importing again writes
+    /// nothing and a source that has grown gets only its new entries appended. One JSON
+    /// record per source file (see pi-session-import(1)).
+    #[command(after_long_help = import::EXIT_STATUS)]
+    Import(import::ImportArgs),
     /// Archive (or delete) old, large or empty sessions, never one in use
     ///
     /// Picks the sessions that meet every criterion given and moves them into the archive
@@ -121,5 +130,6 @@ pub fn run(args: SessionArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
         SessionCommand::Check(a) => check::run(a, ctx),
         SessionCommand::Migrate(a) => migrate::run(a, ctx),
         SessionCommand::Gc(a) => gc::run(a, ctx),
+        SessionCommand::Import(a) => import::run(a, ctx),
     }
 }
