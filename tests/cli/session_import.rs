@@ -669,7 +669,7 @@ fn usage_equals_ccusage_20_where_it_reads_the_file() {
     assert!(g["ccusage"].as_str().unwrap().starts_with("20."));
     let w = World::new();
     let fields = ["input", "output", "cacheRead", "cacheWrite"];
-    let (mut same, mut unreadable, mut undeduped) = (0, 0, 0);
+    let (mut same, mut unreadable, mut undeduped, mut replayed) = (0, 0, 0, 0);
     for (k, (name, cc)) in g["sources"].as_object().unwrap().iter().enumerate() {
         let (root, rel) = name.split_once('/').unwrap();
         let src = match root {
@@ -703,11 +703,15 @@ fn usage_equals_ccusage_20_where_it_reads_the_file() {
             unreadable += 1;
         } else if no_request_id && pi.iter().zip(&cc).all(|(p, c)| p <= c) && pi != cc[..] {
             undeduped += 1;
+        } else if recs[0]["kind"] == "fork" && pi.iter().zip(&cc).all(|(p, c)| p <= c) {
+            // A fork replaying its parent: ccusage counts the replay again, pi does not.
+            replayed += 1;
         } else {
             panic!("{name}: pi {pi:?}, ccusage {cc:?}");
         }
     }
     assert!(same >= 80, "{same} agree");
+    assert_eq!(replayed, 1, "the branch-history fork");
     assert!(
         unreadable >= 20 && undeduped >= 2,
         "{unreadable} {undeduped}"
@@ -865,4 +869,31 @@ fn images_are_kept() {
         assert_eq!(i["mimeType"], "image/png");
         assert!(i["data"].as_str().unwrap().len() > 300_000);
     }
+}
+
+/// A Codex fork written without a `session_meta` (ccusage's branch-history fixture) repeats
+/// its parent's first lines: it becomes a fork naming the parent's session, and the repeated
+/// lines are neither written again nor counted again (input 900 + 400, not 900 + 1300).
+#[test]
+fn a_codex_fork_without_session_meta_is_not_counted_twice() {
+    let w = World::new();
+    let (code, recs, err) = import(&w, &[&shared("codex/ccusage/sessions/branch-history")]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(recs.len(), 2, "{recs:?}");
+    assert_eq!(recs[0]["kind"], "main");
+    assert_eq!(recs[1]["kind"], "fork");
+    assert_eq!(recs[1]["parentSession"], recs[0]["session"]);
+    // Only the fork's own line is written: no copy of the parent's token count.
+    let fork = std::fs::read_to_string(recs[1]["session"].as_str().unwrap()).unwrap();
+    assert!(!fork.contains("\"input\":900"), "{fork}");
+    let usage = jsonl(&w.ok(&["usage", "session", "--all", "--json"]));
+    let totals = usage.iter().find(|r| r.get("totals").is_some()).unwrap();
+    assert_eq!(totals["totals"]["inputTokens"], 1300, "{totals}");
+    assert_eq!(totals["totals"]["cacheReadTokens"], 300, "{totals}");
+    // The fork keeps the model its replayed turn context set.
+    assert!(
+        recs[1]["usage"]["openai/gpt-5.2"].is_object(),
+        "{}",
+        recs[1]
+    );
 }

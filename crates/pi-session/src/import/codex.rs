@@ -247,6 +247,66 @@ struct Header {
     own_ms: i64,
     prev_total: Option<(u64, u64, u64)>,
     last_ts: String,
+    /// Lines 1 to this one repeat an earlier rollout of the same folder byte for byte: a
+    /// fork written without a `session_meta`, whose replay is neither written nor counted.
+    replay_lines: u64,
+}
+
+/// A rollout without a `session_meta` that begins with the lines of an earlier one of its
+/// folder (by name: Codex names them by their start) continues it, as a fork does: the
+/// earlier file's stem (its id) and how many lines are shared. The longest such prefix
+/// wins; a file that shares nothing, or starts with a `session_meta`, is no such fork.
+fn prefix_parent(path: &Path) -> io::Result<Option<(String, u64)>> {
+    use std::io::BufRead;
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+        return Ok(None);
+    };
+    let mut first = Vec::new();
+    BufReader::new(File::open(path)?).read_until(b'\n', &mut first)?;
+    if first.is_empty() || first.windows(14).any(|w| w == b"\"session_meta\"") {
+        return Ok(None);
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Ok(None);
+    };
+    let mut earlier: Vec<std::path::PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| {
+            p.extension().is_some_and(|x| x == "jsonl") && p.file_name().is_some_and(|n| n < name)
+        })
+        .collect();
+    earlier.sort();
+    let mut best: Option<(String, u64)> = None;
+    for p in earlier {
+        // The two files line by line, as long as they agree: one line of each in memory.
+        let mut ours = BufReader::new(File::open(path)?);
+        let mut theirs = BufReader::new(File::open(&p)?);
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        let mut shared = 0u64;
+        let own_follows = loop {
+            a.clear();
+            b.clear();
+            if ours.read_until(b'\n', &mut a)? == 0 {
+                break false;
+            }
+            theirs.read_until(b'\n', &mut b)?;
+            let trim = |l: &[u8]| l.strip_suffix(b"\n").unwrap_or(l).to_vec();
+            if trim(&a) != trim(&b) || trim(&a).is_empty() {
+                break true;
+            }
+            shared += 1;
+        };
+        // Something of its own must follow the shared lines.
+        if shared > 0 && own_follows && best.as_ref().is_none_or(|(_, n)| shared > *n) {
+            let stem = p
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            best = Some((stem, shared));
+        }
+    }
+    Ok(best)
 }
 
 /// One line: its number, key for ids, time, and object.
@@ -283,7 +343,13 @@ pub(super) fn convert(path: &Path, price: Pricer<'_>) -> io::Result<Conversion> 
         own_ms: i64::MAX,
         prev_total: None,
         last_ts: String::new(),
+        replay_lines: 0,
     };
+    if let Some((parent, shared)) = prefix_parent(path)? {
+        h.kind = PartKind::Fork;
+        h.parent_id = Some(parent);
+        h.replay_lines = shared;
+    }
     let mut skipped = Vec::new();
     while lines.next_line()? {
         let line = lines.number;
@@ -361,7 +427,8 @@ impl State<'_> {
         // A fork's or subagent's replay of its parent (its history up to the fork's own
         // start, with the parent's times or the fork's instant, sometimes after the
         // parent's session_meta) is neither written nor counted.
-        let replay = h.kind != PartKind::Main && h.metas >= 1 && s.ms <= h.own_ms;
+        let replay = (h.kind != PartKind::Main && h.metas >= 1 && s.ms <= h.own_ms)
+            || s.line <= h.replay_lines;
         let (ty, payload) = match ty.as_str() {
             "session_meta" | "turn_context" | "response_item" | "event_msg" | "compacted" => (
                 ty.clone(),
@@ -383,6 +450,12 @@ impl State<'_> {
         if replay {
             if ty == "session_meta" {
                 h.metas += 1;
+            }
+            // The model in effect carries on into what the fork adds.
+            if ty == "turn_context"
+                && let Some(model) = payload["model"].as_str()
+            {
+                self.model = model.to_owned();
             }
             if ty == "event_msg"
                 && sub == "token_count"
