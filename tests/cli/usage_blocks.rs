@@ -182,10 +182,10 @@ fn blocks_gaps_and_the_active_block() {
     assert_eq!(rate["tokensPerMinuteForIndicator"], 50);
     // 0.3 + 0.6 in binary floating point, as JavaScript adds them.
     assert_eq!(rate["costPerHour"], 0.8999999999999999);
-    // 175.9 minutes from 03:04:05.678 to 06:00: 3,000 + 50 × 175.9, $0.90 + $0.015 × 175.9.
+    // 175.9 minutes from 03:04:05.678 to 06:00, 176 whole: 3,000 + 50 × 176, $0.90 + $0.015 × 176.
     assert_eq!(
         active["projection"],
-        json!({"totalTokens": 11795, "totalCost": 3.54, "remainingMinutes": 176})
+        json!({"totalTokens": 11800, "totalCost": 3.54, "remainingMinutes": 176})
     );
     let totals = &rows[4]["totals"];
     assert_eq!(totals["totalTokens"], 7000 + 1300 + 3000);
@@ -200,7 +200,7 @@ fn active_recent_and_token_limits() {
     assert_eq!(active[0]["startTime"], "2026-01-02T01:00:00.000Z");
     assert_eq!(
         active[0]["tokenLimitStatus"],
-        json!({"limit": 10000, "projectedUsage": 11795, "percentUsed": 117.95, "status": "exceeds"})
+        json!({"limit": 10000, "projectedUsage": 11800, "percentUsed": 118, "status": "exceeds"})
     );
     let max = blocks(&w, &["--active", "--token-limit", "max"]);
     assert_eq!(max[0]["tokenLimitStatus"]["limit"], 7000);
@@ -283,7 +283,7 @@ fn human_table() {
     2026-01-01 19:00  (6h 45m gap)
     2026-01-02 01:00  ACTIVE, 2h 55m left   3,000    $0.90  anthropic/claude-sonnet-4-5
       burn rate                            50/min  $0.90/h
-      projected       by 2026-01-02 06:00  11,795    $3.54
+      projected       by 2026-01-02 06:00  11,800    $3.54
     TOTAL                                  11,300    $1.67
     ");
     // At 60 columns, in Tokyo, as a percentage of the largest past block: no room for models.
@@ -296,7 +296,128 @@ fn human_table() {
     2026-01-02 04:00  (6h 45m gap)
     2026-01-02 10:00  ACTIVE, 2h 55m left   3,000   43%    $0.90
       burn rate                            50/min        $0.90/h
-      projected       by 2026-01-02 15:00  11,795  168%    $3.54
+      projected       by 2026-01-02 15:00  11,800  169%    $3.54
     TOTAL                                  11,300          $1.67
     ");
+}
+
+/// The blocks of the usage fixture (tests/fixtures/usage/sessions) equal those ccusage 20's
+/// `blocks --json` finds in the same messages written as Claude Code entries
+/// (scripts/goldens/blocks.py): the same boundaries, gaps, entries, tokens, costs and
+/// models; and for the session whose last block was active when ccusage ran, with `PI_NOW`
+/// at that instant, the same burn rate, projection and limit status.
+#[test]
+fn blocks_equal_ccusage() {
+    let goldens: Value = serde_json::from_str(
+        &std::fs::read_to_string(crate::common::fixture("usage/blocks-goldens.json")).unwrap(),
+    )
+    .unwrap();
+    for run in goldens["runs"].as_array().unwrap() {
+        let w = World::new();
+        let sessions = run["sessions"].as_str().unwrap_or("usage/sessions");
+        crate::usage_goldens::copy_dir(
+            &crate::common::fixture(sessions),
+            &w.agent().join("sessions"),
+        );
+        let now = run["recordedAt"]
+            .as_str()
+            .unwrap_or("2026-12-01T00:00:00.000Z");
+        let args: Vec<&str> = run["args"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a.as_str().unwrap())
+            .collect();
+        let what = format!("blocks {args:?}");
+        let out = w
+            .pi()
+            .env("TZ", "UTC")
+            .env("PI_NOW", now)
+            .args(["usage", "blocks", "--all", "--json"])
+            .args(&args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{what}");
+        let ours = jsonl(&String::from_utf8(out.stdout).unwrap());
+        let ours = &ours[..ours.len() - 1];
+        let theirs = run["output"]["blocks"].as_array().unwrap();
+        assert!(theirs.len() > 2, "{what}: a golden with blocks");
+        assert!(theirs.iter().any(|b| b["isGap"] == true), "{what}: gaps");
+        assert_eq!(ours.len(), theirs.len(), "{what}: blocks");
+        for (o, t) in ours.iter().zip(theirs) {
+            let what = format!("{what} {}", t["id"]);
+            for f in [
+                "id",
+                "startTime",
+                "endTime",
+                "actualEndTime",
+                "isGap",
+                "isActive",
+                "entries",
+                "totalTokens",
+            ] {
+                assert_eq!(o[f], t[f], "{what}: {f}");
+            }
+            let counts = &t["tokenCounts"];
+            assert_eq!(o["inputTokens"], counts["inputTokens"], "{what}");
+            assert_eq!(o["outputTokens"], counts["outputTokens"], "{what}");
+            assert_eq!(
+                o["cacheCreationTokens"], counts["cacheCreationInputTokens"],
+                "{what}"
+            );
+            assert_eq!(
+                o["cacheReadTokens"], counts["cacheReadInputTokens"],
+                "{what}"
+            );
+            let (a, b) = (
+                o["totalCost"].as_f64().unwrap(),
+                t["costUSD"].as_f64().unwrap(),
+            );
+            assert!((a - b).abs() < 1e-9, "{what}: cost {a} != {b}");
+            // Ours are provider/model; the same model through two providers would be two.
+            let mut models: Vec<&str> = o["models"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|m| m.as_str().unwrap().split_once('/').unwrap().1)
+                .collect();
+            models.dedup();
+            let theirs: Vec<&str> = t["models"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|m| m.as_str().unwrap())
+                .collect();
+            assert_eq!(models, theirs, "{what}: models");
+            // The active block's rate, projection (over whole minutes) and limit status.
+            for f in ["burnRate", "projection", "tokenLimitStatus"] {
+                same_json(&o[f], &t[f], &format!("{what}: {f}"));
+            }
+        }
+    }
+}
+
+/// `a` equals `b`, numbers up to floating-point rounding (ccusage prints `278.0` for 278).
+fn same_json(a: &Value, b: &Value, what: &str) {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => {
+            let (x, y) = (x.as_f64().unwrap(), y.as_f64().unwrap());
+            assert!(
+                (x - y).abs() <= 1e-9 * y.abs().max(1.0),
+                "{what}: {x} != {y}"
+            );
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            assert_eq!(
+                x.keys().collect::<std::collections::BTreeSet<_>>(),
+                y.keys().collect::<std::collections::BTreeSet<_>>(),
+                "{what}"
+            );
+            for (k, v) in x {
+                same_json(v, &y[k], &format!("{what}.{k}"));
+            }
+        }
+        (Value::Null, Value::Null) => {}
+        _ => assert_eq!(a, b, "{what}"),
+    }
 }

@@ -49,7 +49,7 @@ pub struct Projection {
     pub total_tokens: f64,
     /// Rounded to a cent.
     pub total_cost: f64,
-    /// Minutes until the block ends, rounded.
+    /// Minutes until the block ends, rounded (the projection runs over these).
     pub remaining_minutes: f64,
 }
 
@@ -91,13 +91,14 @@ impl Block {
             return None;
         }
         let rate = self.burn_rate()?;
-        let remaining = ((self.end_ms - now_ms) as f64 / 60_000.0).max(0.0);
+        // Whole minutes, as ccusage 20 projects (and shows) them.
+        let remaining = ((self.end_ms - now_ms) as f64 / 60_000.0).max(0.0).round();
         let tokens = self.tokens.total + rate.tokens_per_minute * remaining;
         let cost = self.tokens.cost + rate.cost_per_hour / 60.0 * remaining;
         Some(Projection {
             total_tokens: tokens.round(),
             total_cost: (cost * 100.0).round() / 100.0,
-            remaining_minutes: remaining.round(),
+            remaining_minutes: remaining,
         })
     }
 }
@@ -166,6 +167,9 @@ pub fn blocks(files: &[FileUsage], range: &Range, tz: &super::TimeZone) -> Vec<B
         }
     }
     out.extend(current);
+    // A gap starts 5 hours after the last entry before it, which can be after the start of
+    // the block that follows (the hour of its first entry): ordered by start, as ccusage.
+    out.sort_by_key(|b| b.start_ms);
     for b in &mut out {
         b.origins.sort_by(|a, c| a.0.cmp(&c.0));
         b.is_active = !b.is_gap
