@@ -421,3 +421,61 @@ fn same_json(a: &Value, b: &Value, what: &str) {
         _ => assert_eq!(a, b, "{what}"),
     }
 }
+
+/// Model names in wide characters are measured in terminal columns: at 40 and 60 columns no
+/// line is wider than the terminal, and the models column is cut on a character boundary.
+#[test]
+fn wide_model_names_fit_the_terminal() {
+    let w = World::new();
+    write(
+        &w,
+        &w.proj(),
+        "0193b000-0000-7000-8000-000000000002",
+        "2026-01-02T00:00:00.000Z",
+        None,
+        &[
+            answer("c1", "2026-01-02T00:30:00.000Z", "模型-🚀-é́", 10, 5, 0.01),
+            answer(
+                "c2",
+                "2026-01-02T01:30:00.000Z",
+                "大きなモデルの名前です",
+                10,
+                5,
+                0.01,
+            ),
+        ],
+        "2026-01-02T01:30:00.000Z",
+    );
+    for columns in ["40", "60", "100"] {
+        let shown = table(&w, columns, &[]);
+        let cols: usize = columns.parse().unwrap();
+        assert!(
+            shown.lines().all(|l| pi_base::text::width(l) <= cols),
+            "{columns}:\n{shown}"
+        );
+        if columns == "100" {
+            assert!(
+                shown.contains("anthropic/模型-🚀-é́, anthropic/大き"),
+                "{shown}"
+            );
+        }
+    }
+    insta::assert_snapshot!(table(&w, "80", &[]), @"
+    BLOCK START       STATUS                TOKENS     COST  MODELS
+    2026-01-02 00:00  ACTIVE, 1h 55m left       30    $0.02  anthropic/模型-🚀-é́, a…
+      burn rate                            0.5/min  $0.02/h
+      projected       by 2026-01-02 05:00       88    $0.06
+    TOTAL                                       30    $0.02
+    ");
+    let none = w
+        .pi()
+        .args(["usage", "blocks", "--active", "--format", "human"])
+        .env("PI_NOW", "2026-01-03T00:00:00.000Z")
+        .output()
+        .unwrap();
+    assert!(none.stdout.is_empty());
+    assert_eq!(
+        String::from_utf8_lossy(&none.stderr),
+        "pi: no active block\n"
+    );
+}

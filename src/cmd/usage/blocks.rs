@@ -57,6 +57,10 @@ pub(super) fn run(
         return Ok(());
     }
     if human {
+        if args.active && all.is_empty() {
+            crate::error::note("no active block");
+            return Ok(());
+        }
         return table(ctx, &all, limit, now, tz);
     }
     let mut total = Tokens::default();
@@ -152,6 +156,15 @@ fn status(percent: f64) -> &'static str {
 fn span(ms: i64) -> String {
     let minutes = ms.max(0) / 60_000;
     format!("{}h {:02}m", minutes / 60, minutes % 60)
+}
+
+/// Tokens per minute: with a decimal under 10.
+fn rate(x: f64) -> String {
+    if x < 10.0 {
+        format!("{x:.1}")
+    } else {
+        thousands(x)
+    }
 }
 
 fn percent(tokens: f64, limit: f64) -> String {
@@ -304,7 +317,7 @@ fn rows_of(all: &[Block], limit: Option<f64>, now: i64, tz: &TimeZone) -> Vec<(V
                     "  burn rate".into(),
                     String::new(),
                     String::new(),
-                    format!("{}/min", thousands(r.tokens_per_minute)),
+                    format!("{}/min", rate(r.tokens_per_minute)),
                     String::new(),
                     format!("{}/h", money(r.cost_per_hour)),
                 ],
