@@ -9,6 +9,8 @@ use crate::error::ExitStatus;
 use crate::output::{Style, escape};
 use pi_session::usage::{self, By, FileUsage, Origin, Range, Row, Source, Tokens};
 
+mod blocks;
+
 #[derive(Debug, Args)]
 pub struct UsageArgs {
     /// How rows are grouped
@@ -36,13 +38,43 @@ pub struct UsageArgs {
     /// Same as --format json
     #[arg(long, conflicts_with = "format")]
     pub json: bool,
+    /// Only the active block (blocks)
+    #[arg(long, conflicts_with = "recent")]
+    pub active: bool,
+    /// Only the blocks of the last 3 days, and the active one (blocks)
+    #[arg(long)]
+    pub recent: bool,
+    /// Show usage as a percentage of N tokens per block, or of the largest past block
+    /// (`max`) (blocks)
+    #[arg(long, value_name = "N|max", value_parser = parse_limit)]
+    pub token_limit: Option<TokenLimit>,
+}
+
+/// `--token-limit`: a number of tokens, or the largest past block's.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum TokenLimit {
+    Tokens(f64),
+    Max,
+}
+
+fn parse_limit(s: &str) -> Result<TokenLimit, String> {
+    if s == "max" {
+        return Ok(TokenLimit::Max);
+    }
+    match s.parse::<u64>() {
+        Ok(n) if n > 0 => Ok(TokenLimit::Tokens(n as f64)),
+        _ => Err(format!(
+            "`{s}` is not a number of tokens (above 0) or `max`"
+        )),
+    }
 }
 
 /// A grouping of the report: the library's [`By`] with its name and help on the command
 /// line, the key of its rows in JSON and the heading of its column in the table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Grouping {
-    by: By,
+    /// None: 5-hour blocks.
+    by: Option<By>,
     name: &'static str,
     help: &'static str,
     json_key: &'static str,
@@ -50,48 +82,55 @@ pub struct Grouping {
 }
 
 /// Every grouping, the default first.
-const GROUPINGS: [Grouping; 6] = [
+const GROUPINGS: [Grouping; 7] = [
     Grouping {
-        by: By::Daily,
+        by: Some(By::Daily),
         name: "daily",
         help: "By calendar day",
         json_key: "date",
         heading: "DATE",
     },
     Grouping {
-        by: By::Weekly,
+        by: Some(By::Weekly),
         name: "weekly",
         help: "By ISO week (starting on Monday)",
         json_key: "week",
         heading: "WEEK",
     },
     Grouping {
-        by: By::Monthly,
+        by: Some(By::Monthly),
         name: "monthly",
         help: "By calendar month",
         json_key: "month",
         heading: "MONTH",
     },
     Grouping {
-        by: By::Session,
+        by: Some(By::Session),
         name: "session",
         help: "By session file",
         json_key: "sessionId",
         heading: "SESSION",
     },
     Grouping {
-        by: By::Model,
+        by: Some(By::Model),
         name: "model",
         help: "By provider/model",
         json_key: "model",
         heading: "MODEL",
     },
     Grouping {
-        by: By::Project,
+        by: Some(By::Project),
         name: "project",
         help: "By working directory",
         json_key: "projectPath",
         heading: "PROJECT",
+    },
+    Grouping {
+        by: None,
+        name: "blocks",
+        help: "By 5-hour billing window, with the active one's burn rate and projection",
+        json_key: "startTime",
+        heading: "BLOCK START",
     },
 ];
 
@@ -114,6 +153,11 @@ pub enum UsageFormat {
 }
 
 pub fn run(args: UsageArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
+    if args.by.by.is_some() && (args.active || args.recent || args.token_limit.is_some()) {
+        return Err(crate::error::usage(
+            "--active, --recent and --token-limit apply to `pi usage blocks` only",
+        ));
+    }
     let tz =
         pi_session::usage::dates::zone(args.timezone.as_deref()).map_err(crate::error::usage)?;
     let mut files: Vec<std::path::PathBuf> = args
@@ -156,15 +200,39 @@ pub fn run(args: UsageArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
     } else {
         args.format
     };
-    if format == UsageFormat::Jsonl {
-        facts(ctx, &read, &range, &tz)?;
+    let human = match format {
+        UsageFormat::Human => true,
+        UsageFormat::Auto => ctx.out.tty,
+        _ => false,
+    };
+    if let Some(by) = args.by.by {
+        grouped(ctx, &args, by, format, human, &read, &range, &tz)?;
     } else {
-        let rows = usage::report(&read, args.by.by, &tz, &range);
-        let human = match format {
-            UsageFormat::Human => true,
-            UsageFormat::Auto => ctx.out.tty,
-            _ => false,
-        };
+        blocks::run(ctx, &args, format, human, &read, &range, &tz)?;
+    }
+    Ok(if failed.is_some() {
+        ExitStatus::Failure
+    } else {
+        ExitStatus::Success
+    })
+}
+
+/// The report of a grouping other than blocks.
+#[allow(clippy::too_many_arguments)]
+fn grouped(
+    ctx: &mut Ctx,
+    args: &UsageArgs,
+    by: By,
+    format: UsageFormat,
+    human: bool,
+    read: &[FileUsage],
+    range: &Range,
+    tz: &pi_session::usage::dates::TimeZone,
+) -> std::io::Result<()> {
+    if format == UsageFormat::Jsonl {
+        facts(ctx, read, range, tz)?;
+    } else {
+        let rows = usage::report(read, by, tz, range);
         if human {
             let split = Split {
                 models: args.breakdown,
@@ -180,11 +248,7 @@ pub fn run(args: UsageArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
             ctx.out.json(&json!({ "totals": totals }))?;
         }
     }
-    Ok(if failed.is_some() {
-        ExitStatus::Failure
-    } else {
-        ExitStatus::Success
-    })
+    Ok(())
 }
 
 fn total(rows: &[Row]) -> Tokens {
@@ -293,26 +357,30 @@ fn facts(
             if !range.admits(x.ms, days.of(x.ms), tz) {
                 continue;
             }
-            let model = f.model(x);
-            let origin = f.origin(x);
-            let mut v = json!({
-                "session": f.session, "path": f.path, "cwd": f.cwd, "entryId": f.entry_id(x),
-                "timestamp": x.timestamp.as_str(),
-                "source": origin.map_or(Source::Assistant, |o| o.source).name(),
-                "kind": origin.and_then(|o| o.kind.as_deref()),
-                "provider": model.and_then(|m| m.provider.as_deref()),
-                "model": model.and_then(|m| m.model.as_deref()),
-                "responseModel": model.and_then(|m| m.response.as_deref()),
-            });
-            if let (Some(o), Value::Object(t)) = (v.as_object_mut(), tokens_json(&x.tokens, "cost"))
-            {
-                o.extend(t);
-                o.insert("stopReason".into(), json!(f.stop_reason(x)));
-            }
-            ctx.out.json(&v)?;
+            ctx.out.json(&fact_json(f, x))?;
         }
     }
     Ok(())
+}
+
+/// One record of the fact table.
+fn fact_json(f: &FileUsage, x: &usage::Fact) -> Value {
+    let model = f.model(x);
+    let origin = f.origin(x);
+    let mut v = json!({
+        "session": f.session, "path": f.path, "cwd": f.cwd, "entryId": f.entry_id(x),
+        "timestamp": x.timestamp.as_str(),
+        "source": origin.map_or(Source::Assistant, |o| o.source).name(),
+        "kind": origin.and_then(|o| o.kind.as_deref()),
+        "provider": model.and_then(|m| m.provider.as_deref()),
+        "model": model.and_then(|m| m.model.as_deref()),
+        "responseModel": model.and_then(|m| m.response.as_deref()),
+    });
+    if let (Some(o), Value::Object(t)) = (v.as_object_mut(), tokens_json(&x.tokens, "cost")) {
+        o.extend(t);
+        o.insert("stopReason".into(), json!(f.stop_reason(x)));
+    }
+    v
 }
 
 fn thousands(x: f64) -> String {

@@ -69,6 +69,7 @@ mod tools_files;
 mod tools_goldens;
 mod tools_support;
 mod usage;
+mod usage_blocks;
 mod usage_goldens;
 
 #[test]

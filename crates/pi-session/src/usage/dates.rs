@@ -210,6 +210,20 @@ pub fn day_of(ms: i64, tz: &TimeZone) -> Option<Date> {
     })
 }
 
+/// The local time of the instant `ms` in `tz`, as `YYYY-MM-DD HH:MM`.
+pub fn local_minute(ms: i64, tz: &TimeZone) -> Option<String> {
+    let t = DateTime::from_timestamp_millis(ms)?;
+    let naive = match tz {
+        TimeZone::Local => t.with_timezone(&chrono::Local).naive_local(),
+        TimeZone::Utc => t.naive_utc(),
+        TimeZone::Named(z) => {
+            let off = offset_at(z, ms.div_euclid(1000));
+            DateTime::from_timestamp_millis(ms.checked_add(off.checked_mul(1000)?)?)?.naive_utc()
+        }
+    };
+    Some(naive.format("%Y-%m-%d %H:%M").to_string())
+}
+
 /// The Monday that starts the ISO week of `d`.
 pub fn week_start(d: Date) -> Date {
     let back = u64::from(d.weekday().num_days_from_monday());

@@ -22,6 +22,7 @@ use serde::Deserialize;
 
 use dates::{Date, DateArg, TimeZone};
 
+pub mod blocks;
 mod cache;
 pub mod dates;
 
