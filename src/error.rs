@@ -197,7 +197,7 @@ fn find_status(f: &pi_session::find::FindError) -> (ExitStatus, Option<String>) 
         FindError::Ambiguous { .. } => (
             ExitStatus::Usage,
             Some(
-                "give more characters of the id (`pi session list` shows as many as tell the sessions apart)"
+                "give more characters of the id, or one of the short ids above or of `pi session list`"
                     .into(),
             ),
         ),

@@ -286,9 +286,9 @@ fn list_reports_sessions_newest_first() {
     insta::assert_snapshot!(w.snap(&["session", "list", "--format", "human"]), @"
     status: 0
     ----- stdout -----
-    MODIFIED     MSGS     SIZE    COST  ID                NAME / FIRST MESSAGE
-    just now        3   1005 B          019b7ca9-8f2e-7d  hello there
-    just now        0    368 B          019b7ca9-8f2e-72  (no messages)
+    MODIFIED     MSGS     SIZE    COST  ID        NAME / FIRST MESSAGE
+    just now        3   1005 B          ee8f30f2  hello there
+    just now        0    368 B          e4594b0f  (no messages)
     ----- stderr -----
     ");
 }
