@@ -209,6 +209,15 @@ fn find_status(f: &pi_session::find::FindError) -> (ExitStatus, Option<String>) 
                 path.display()
             )),
         ),
+        FindError::Stale { from, .. } => (
+            ExitStatus::Failure,
+            Some(match from {
+                pi_session::find::Chosen::Env => {
+                    "unset PI_SESSION, or set it to a session that `pi session list` shows".into()
+                }
+                _ => "`pi session use --clear` removes the pin; `pi session use SESSION` pins another".into(),
+            }),
+        ),
         FindError::Stdin => (
             ExitStatus::Usage,
             Some(

@@ -76,7 +76,8 @@ fn list_shows_short_ids_that_tell_300_scripted_sessions_apart() {
     let column: Vec<&str> = human
         .lines()
         .skip(1)
-        .map(|l| l.split_whitespace().nth(5).unwrap())
+        // After the current session's mark (`*`) or its blank.
+        .map(|l| l[2..].split_whitespace().nth(5).unwrap())
         .collect();
     assert_eq!(column, shorts);
     let widest = shorts.iter().map(|s| s.len()).max().unwrap();

@@ -163,8 +163,8 @@ fn tree_list_and_check_are_human_on_a_terminal() {
     let (code, text) = on_terminal(pi(&w, &["session", "list"]));
     assert_eq!(code, 0, "{text}");
     insta::assert_snapshot!(w.redact(&text), @"
-    ␛[1mMODIFIED     MSGS     SIZE    COST  ID        NAME / FIRST MESSAGE␛[0m
-    just now        3     2 KB          ␛[33me4594b0f␛[0m  first question
+    ␛[1m  MODIFIED     MSGS     SIZE    COST  ID        NAME / FIRST MESSAGE␛[0m
+    ␛[1m*␛[0m just now        3     2 KB          ␛[33me4594b0f␛[0m  first question
     ");
 
     let (code, text) = on_terminal(pi(&w, &["session", "check", p]));
@@ -322,8 +322,8 @@ fn human_views_escape_text_from_files() {
     assert_printable(&text);
     assert_eq!(text.lines().count(), 2, "a header and one row: {text}");
     insta::assert_snapshot!(w.redact(&uncolored(&text)), @r#"
-    MODIFIED     MSGS     SIZE    COST  ID        NAME / FIRST MESSAGE
-    just now        2     2 KB          e4594b0f  evil\n019b7ca9  forged row \u{1b}]52;c;cHduZWQ=\u{7}\…
+      MODIFIED     MSGS     SIZE    COST  ID        NAME / FIRST MESSAGE
+    * just now        2     2 KB          e4594b0f  evil\n019b7ca9  forged row \u{1b}]52;c;cHduZWQ=\u{7…
     "#);
     let listed = jsonl(&w.ok(&["session", "list"]));
     assert_eq!(listed[0]["name"], name.trim());

@@ -40,6 +40,14 @@ pub enum FindError {
         candidates: Vec<String>,
         count: usize,
     },
+    /// `PI_SESSION` or the pin of `pi session use` names a session that cannot be had (gone,
+    /// moved, ambiguous): an error, never a quiet fall back to the most recent session.
+    #[error("{}: {cause}", from.describe())]
+    Stale {
+        from: Chosen,
+        value: String,
+        cause: Box<FindError>,
+    },
     /// `-` given to a command that writes: stdin can only be read.
     #[error("a session from stdin ('-') can only be read: this command needs a session file")]
     Stdin,
@@ -219,6 +227,124 @@ pub(crate) fn id_has_prefix(id: &str, prefix: &str) -> bool {
     }
     let mut rest = id.chars().filter(|&c| c != '-');
     prefix.chars().all(|p| rest.next() == Some(p))
+}
+
+/// Where the session a command works on comes from, in the order they are asked: the
+/// command's argument, `PI_SESSION` (a shell's or a cron job's), the session pinned for the
+/// directory (`pi session use`), the most recently modified session of the directory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Chosen {
+    Argument,
+    Env,
+    Pin,
+    MostRecent,
+}
+
+/// The variable that names the session of a shell or a cron job.
+pub const SESSION_ENV: &str = "PI_SESSION";
+
+impl Chosen {
+    /// How messages name this source.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Chosen::Argument => "the session argument",
+            Chosen::Env => "PI_SESSION",
+            Chosen::Pin => "the pinned session (pi session use)",
+            Chosen::MostRecent => "the most recently modified session of the directory",
+        }
+    }
+
+    /// Its name in JSON records.
+    pub fn key(self) -> &'static str {
+        match self {
+            Chosen::Argument => "argument",
+            Chosen::Env => "env",
+            Chosen::Pin => "pin",
+            Chosen::MostRecent => "most-recent",
+        }
+    }
+}
+
+/// The file that holds the session pinned for `cwd` (by `pi session use`): its path, on one
+/// line, in `<agent dir>/current-session/<encoded cwd>`.
+pub fn pin_file(dirs: &Dirs, cwd: &str) -> PathBuf {
+    dirs.agent_dir
+        .join("current-session")
+        .join(pi_base::config::encode_cwd(cwd))
+}
+
+/// The session pinned for `cwd`, as it was written (a path), if any.
+pub fn read_pin(dirs: &Dirs, cwd: &str) -> Option<String> {
+    let text = std::fs::read_to_string(pin_file(dirs, cwd)).ok()?;
+    let line = text.lines().next()?.trim();
+    (!line.is_empty()).then(|| line.to_owned())
+}
+
+/// Pins `session` for `cwd`: written whole or not at all (0600, in a 0700 folder).
+pub fn write_pin(dirs: &Dirs, cwd: &str, session: &Path) -> std::io::Result<()> {
+    use std::io::Write;
+    let dest = pin_file(dirs, cwd);
+    if let Some(dir) = dest.parent() {
+        pi_base::fs::create_dir_all(dir)?;
+    }
+    let mut f = pi_base::fs::AtomicFile::create(&dest)?;
+    writeln!(f.writer(), "{}", session.to_string_lossy())?;
+    f.commit()
+}
+
+/// Removes the pin of `cwd`; whether there was one.
+pub fn clear_pin(dirs: &Dirs, cwd: &str) -> std::io::Result<bool> {
+    match std::fs::remove_file(pin_file(dirs, cwd)) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+/// The session a command works on, and where it came from: `arg`, else `env` (the value of
+/// [`SESSION_ENV`], which the caller reads; empty counts as unset), else the pin of `cwd`,
+/// else the most recent session of `cwd`. A value of `env` or the pin that names no session
+/// is a [`FindError::Stale`] error.
+pub fn choose(
+    arg: Option<&str>,
+    env: Option<&str>,
+    dirs: &Dirs,
+    cwd: &str,
+) -> Result<(PathBuf, Chosen), FindError> {
+    if arg.is_some() {
+        return resolve(arg, dirs, cwd).map(|p| (p, Chosen::Argument));
+    }
+    fn stale(from: Chosen, value: &str) -> impl FnOnce(FindError) -> FindError + '_ {
+        move |e| FindError::Stale {
+            from,
+            value: value.to_owned(),
+            cause: Box::new(e),
+        }
+    }
+    if let Some(v) = env.filter(|v| !v.trim().is_empty()) {
+        return resolve(Some(v), dirs, cwd)
+            .map(|p| (p, Chosen::Env))
+            .map_err(stale(Chosen::Env, v));
+    }
+    if let Some(pin) = read_pin(dirs, cwd) {
+        return resolve(Some(&pin), dirs, cwd)
+            .map(|p| (p, Chosen::Pin))
+            .map_err(stale(Chosen::Pin, &pin));
+    }
+    resolve(None, dirs, cwd).map(|p| (p, Chosen::MostRecent))
+}
+
+/// [`choose`] for a command that only reads: `-` is stdin.
+pub fn choose_reading(
+    arg: Option<&str>,
+    env: Option<&str>,
+    dirs: &Dirs,
+    cwd: &str,
+) -> Result<Named, FindError> {
+    if arg == Some(STDIN_ARG) {
+        return Ok(Named::Stdin);
+    }
+    choose(arg, env, dirs, cwd).map(|(p, _)| Named::File(p))
 }
 
 /// [`resolve`] for a command that only reads: `-` is stdin.
