@@ -80,8 +80,8 @@ impl Thinking {
 pub struct RunArgs {
     #[command(flatten)]
     pub session: SessionArg,
-    /// Continue the most recent session of the current directory (a new one when it has
-    /// none)
+    /// Continue the current session of the directory: PI_SESSION, the pin of `pi session
+    /// use`, else the most recent (a new one when it has none)
     #[arg(short = 'c', long = "continue", conflicts_with_all = ["session", "session_opt"])]
     pub continue_recent: bool,
     /// The prompt; `/template args` and `/skill:name args` are expanded [default: read from
