@@ -197,7 +197,7 @@ fn find_status(f: &pi_session::find::FindError) -> (ExitStatus, Option<String>) 
         FindError::Ambiguous { .. } => (
             ExitStatus::Usage,
             Some(
-                "give more characters of the id (`pi session list` shows as many as tell the sessions apart)"
+                "give more characters of the id, or one of the short ids above or of `pi session list`"
                     .into(),
             ),
         ),
@@ -208,6 +208,15 @@ fn find_status(f: &pi_session::find::FindError) -> (ExitStatus, Option<String>) 
                 "name a session file in it; `pi session list --session-dir {}` lists the sessions it holds",
                 path.display()
             )),
+        ),
+        FindError::Stale { from, .. } => (
+            ExitStatus::Failure,
+            Some(match from {
+                pi_session::find::Chosen::Env => {
+                    "unset PI_SESSION, or set it to a session that `pi session list` shows".into()
+                }
+                _ => "`pi session use --clear` removes the pin; `pi session use SESSION` pins another".into(),
+            }),
         ),
         FindError::Stdin => (
             ExitStatus::Usage,

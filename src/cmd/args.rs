@@ -34,8 +34,8 @@ impl FormatArgs {
 #[derive(Debug, Clone, Default, Args)]
 #[group(id = "session_arg", multiple = true)]
 pub struct SessionArg {
-    /// The session: a path, a session id or a unique prefix of one [default: the most
-    /// recent session of the current directory]
+    /// The session: a path, a session id, a unique prefix or short id of one [default: the
+    /// current session: PI_SESSION, the pin of `pi session use`, else the most recent]
     #[arg(value_name = "SESSION")]
     pub session: Option<String>,
     /// Same as SESSION, as an option
@@ -82,7 +82,8 @@ impl SessionArg {
 
 /// The help of SESSION for a command that only reads it.
 pub const READ_SESSION_HELP: &str = "The session: a path, a session id or a unique prefix of one, \
-     or - to read it from stdin [default: the most recent session of the current directory]";
+     or - to read it from stdin [default: the current session: PI_SESSION, the pin of `pi session use`, \
+     else the most recent]";
 
 fn twice() -> anyhow::Error {
     crate::error::usage("the session is given twice: as SESSION and with --session")

@@ -292,7 +292,13 @@ fn entries(current: &OsStr) -> Vec<CompletionCandidate> {
         .as_ref()
         .map(leaf_matches)
         .and_then(|l| string_of(l, "session_opt").or_else(|| string_of(l, "session")));
-    let Ok(path) = pi_session::find::resolve(arg.as_deref(), &dirs, &cwd.to_string_lossy()) else {
+    let env = super::session_env();
+    let Ok((path, _)) = pi_session::find::choose(
+        arg.as_deref(),
+        env.as_deref(),
+        &dirs,
+        &cwd.to_string_lossy(),
+    ) else {
         return out;
     };
     out.extend(entry_candidates(&path, current));

@@ -207,6 +207,13 @@ pub fn resolve_dirs(flag: Option<&Path>, cwd: &Path, tell: bool) -> Dirs {
     dirs
 }
 
+/// The session `PI_SESSION` names, if set (to something other than blanks).
+pub fn session_env() -> Option<String> {
+    std::env::var(find::SESSION_ENV)
+        .ok()
+        .filter(|v| !v.trim().is_empty())
+}
+
 /// What every command gets: resolved directories, the working directory and stdout.
 pub struct Ctx {
     pub dirs: Dirs,
@@ -247,14 +254,24 @@ impl Ctx {
     /// Resolves a session argument (path, id, id prefix, or when absent the most recent of
     /// the cwd; an empty one is an error, and so is `-`: stdin cannot be written to).
     pub fn session_path(&self, arg: Option<&str>) -> anyhow::Result<PathBuf> {
-        Ok(find::resolve(arg, &self.dirs, &self.cwd_str())?)
+        Ok(self.choose_session(arg, &self.cwd_str())?.0)
+    }
+
+    /// The session a command works on and where it came from (see [`find::choose`]): the
+    /// argument, `PI_SESSION`, the session pinned for `cwd`, the most recent one of `cwd`.
+    pub fn choose_session(
+        &self,
+        arg: Option<&str>,
+        cwd: &str,
+    ) -> Result<(PathBuf, find::Chosen), find::FindError> {
+        find::choose(arg, session_env().as_deref(), &self.dirs, cwd)
     }
 
     /// The session of a command that only reads it: as [`Ctx::session_path`] resolves it,
     /// or for `-` a copy of stdin (an unnamed private temporary file that messages call
     /// `(stdin)`), which is read as it is: no recovery, no caches.
     pub fn session_source(&self, arg: Option<&str>) -> anyhow::Result<Source> {
-        match find::resolve_reading(arg, &self.dirs, &self.cwd_str())? {
+        match find::choose_reading(arg, session_env().as_deref(), &self.dirs, &self.cwd_str())? {
             Named::File(path) => Ok(Source::File(path)),
             Named::Stdin => {
                 let stdin = std::io::stdin();

@@ -113,6 +113,10 @@ pub const PAGES: &[(&str, &str)] = &[
         "pi-session-tree",
         include_str!("../../commands/pi-session-tree.md"),
     ),
+    (
+        "pi-session-use",
+        include_str!("../../commands/pi-session-use.md"),
+    ),
     ("pi-trust", include_str!("../../commands/pi-trust.md")),
     ("pi-usage", include_str!("../../commands/pi-usage.md")),
 ];

@@ -80,8 +80,8 @@ impl Thinking {
 pub struct RunArgs {
     #[command(flatten)]
     pub session: SessionArg,
-    /// Continue the most recent session of the current directory (a new one when it has
-    /// none)
+    /// Continue the current session of the directory: PI_SESSION, the pin of `pi session
+    /// use`, else the most recent (a new one when it has none)
     #[arg(short = 'c', long = "continue", conflicts_with_all = ["session", "session_opt"])]
     pub continue_recent: bool,
     /// The prompt; `/template args` and `/skill:name args` are expanded [default: read from
@@ -758,7 +758,12 @@ fn recorded_thinking(info: Option<&pi_agent::context::Info>) -> Option<String> {
 /// named; `None` for a new session.
 fn existing_session(args: &RunArgs, ctx: &Ctx) -> anyhow::Result<Option<PathBuf>> {
     if args.continue_recent {
-        let recent = pi_session::find::most_recent(&ctx.dirs.session_dir_for(&ctx.cwd_str()));
+        // The current session: PI_SESSION, the pin (`pi session use`), the most recent.
+        let recent = match ctx.choose_session(None, &ctx.cwd_str()) {
+            Ok((path, _)) => Some(path),
+            Err(pi_session::find::FindError::NoSessions { .. }) => None,
+            Err(e) => return Err(e.into()),
+        };
         if recent.is_none() && args.leaf.is_some() {
             return Err(crate::error::usage(format!(
                 "--leaf: there is no session to continue in {}",

@@ -447,14 +447,15 @@ fn table(ctx: &mut Ctx, rows: &[Row], by: Grouping, split: Split) -> std::io::Re
     .map(|s| s.to_string())
     .collect();
     let mut body: Vec<(Vec<String>, bool)> = Vec::new();
+    // Sessions by their short ids, which tell them apart and resolve (`-s`).
+    let short = if rows.iter().any(|r| r.session.is_some()) {
+        pi_session::find::ShortIds::of_all(&ctx.dirs)
+    } else {
+        pi_session::find::ShortIds::default()
+    };
     for r in rows {
         let label = match &r.session {
-            Some((_, cwd, last)) => format!(
-                "{} {} {}",
-                last,
-                r.key.chars().take(8).collect::<String>(),
-                cwd
-            ),
+            Some((_, cwd, last)) => format!("{} {} {}", last, short.get(&r.key), cwd),
             None => r.key.clone(),
         };
         body.push((cells(escape(&label).into_owned(), &r.tokens), false));

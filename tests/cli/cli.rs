@@ -35,7 +35,7 @@ fn usage_errors_exit_2() {
     ----- stderr -----
     pi: error: 'pi session' requires a command
       usage: pi session [OPTIONS] <COMMAND>
-      hint: the commands are new, list, log, append, branch, tree, show, export, search, resume, label, edit, name, fork, check, migrate, import, gc, help; `pi help session` describes them
+      hint: the commands are new, list, log, append, branch, tree, show, export, search, resume, use, label, edit, name, fork, check, migrate, import, gc, help; `pi help session` describes them
 
     $ pi session log --no-such-flag
     status: 2

@@ -916,7 +916,8 @@ fn all_if_needed_skips_locked_sessions_and_reports_each() {
     assert!(
         err(&o).contains(&format!(
             "pi: error: cannot compact session {} ({})",
-            &lines(&b)[0]["id"].as_str().unwrap()[..8],
+            // The short id: the end of the id.
+            &lines(&b)[0]["id"].as_str().unwrap()[28..],
             b.display()
         )),
         "{}",
@@ -1359,7 +1360,7 @@ fn all_stops_after_three_connection_failures_in_a_row() {
         let p = dir.join(format!("{name}.jsonl"));
         let mut text = std::fs::read_to_string(fixture("compact/cases/co-c1.jsonl")).unwrap();
         // Distinct session ids, so that the lines naming them can be told apart.
-        let id = format!("0000000{i}-0000-7000-8000-000000000000");
+        let id = format!("0000000{i}-0000-7000-8000-00000000000{i}");
         let mut header: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
         let old = header["id"].as_str().unwrap().to_owned();
         header["id"] = id.clone().into();

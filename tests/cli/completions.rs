@@ -135,8 +135,8 @@ fn bash_completes_session_ids_and_entry_ids() {
     };
     let id_prefix = unique(&id, &other_id);
     let entry_prefix = unique(&entries[0], &entries[1]);
-    // Sessions complete to their short ids, as `pi session list` shows them; a word longer
-    // than the short id completes to the whole id.
+    // Sessions complete to their short ids (the ends of their ids), as `pi session list`
+    // shows them; a prefix of an id completes to the whole id.
     let short = jsonl(&w.ok(&["session", "list"]))
         .into_iter()
         .find(|r| r["id"] == id.as_str())
@@ -144,8 +144,8 @@ fn bash_completes_session_ids_and_entry_ids() {
         .as_str()
         .unwrap()
         .to_owned();
-    assert!(short.len() < id.len() && id.starts_with(&short));
-    let longer = &id[..short.len() + 1];
+    assert!(short.len() < id.len() && id.ends_with(&short));
+    let longer = &id[..id_prefix.len() + 1];
     let before = snapshot_of(w.root());
     let got = complete_in_bash(
         &w,
@@ -162,10 +162,12 @@ fn bash_completes_session_ids_and_entry_ids() {
             &["pi", "session", "name", longer],
             &["pi", "session", "label", "-s", &short, &entry_prefix],
             &["pi", "session", "label", &entries[0]],
+            &["pi", "session", "log", &short[..5]],
         ],
     );
     let newest_first = |v: &[String]| v.iter().rev().cloned().collect::<Vec<_>>();
-    assert_eq!(got[0], [short.as_str()]);
+    // A prefix of the id completes to the whole id, the start of a short id to the short id.
+    assert_eq!(got[0], [id.as_str()]);
     assert_eq!(got[1], [entries[0].as_str()]);
     assert_eq!(got[2], newest_first(&entries));
     // Without a session on the line: the most recent one of the directory.
@@ -174,12 +176,13 @@ fn bash_completes_session_ids_and_entry_ids() {
     assert_eq!(got[5], ["message,compaction"]);
     assert_eq!(got[6], ["session_before_compact="]);
     assert_eq!(got[7], ["session"]);
-    assert_eq!(got[8], [short.as_str()]);
+    assert_eq!(got[8], [id.as_str()]);
     assert_eq!(got[9], [id.as_str()]);
     // With -s, the first positional is the entry.
     assert_eq!(got[10], [entries[0].as_str()]);
     // Without a session, the first word of `label` may be an entry of the most recent one.
     assert_eq!(got[11], [entries[0].as_str()]);
+    assert_eq!(got[12], [short.as_str()]);
     // Completing wrote nothing: no recovery, no cache, no settings.
     assert_eq!(snapshot_of(w.root()), before);
 }

@@ -153,7 +153,7 @@ fn no_command_is_help_on_a_terminal_and_an_error_in_a_pipe() {
     ----- stderr -----
     pi: error: 'pi session' requires a command
       usage: pi session [OPTIONS] <COMMAND>
-      hint: the commands are new, list, log, append, branch, tree, show, export, search, resume, label, edit, name, fork, check, migrate, import, gc, help; `pi help session` describes them
+      hint: the commands are new, list, log, append, branch, tree, show, export, search, resume, use, label, edit, name, fork, check, migrate, import, gc, help; `pi help session` describes them
 
     $ pi context --session-dir x
     status: 2

@@ -61,6 +61,7 @@ mod session_safety;
 mod session_search;
 mod session_show;
 mod session_tree;
+mod session_use;
 mod structure;
 mod terminal;
 mod tools_bash;

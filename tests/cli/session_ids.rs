@@ -50,16 +50,24 @@ fn list_shows_short_ids_that_tell_300_scripted_sessions_apart() {
         .unwrap();
     assert_eq!(status(&o), 2);
     assert!(stderr(&o).contains("is ambiguous"), "{}", stderr(&o));
-    // Each short id is a prefix of its own id and of no other, and one character less
-    // (a dash does not count) would not be.
+    // Each short id is the end of its own id's random tail, which no other id ends with or
+    // begins with, and one digit less would not be.
     for (id, short) in ids.iter().zip(&shorts) {
-        assert!(short.len() >= 8 && id.starts_with(short), "{short} of {id}");
-        assert!(!short.ends_with('-'), "{short}");
-        let owners = ids.iter().filter(|i| i.starts_with(short)).count();
+        assert!(
+            (8..=12).contains(&short.len()) && id.ends_with(short),
+            "{short} of {id}"
+        );
+        let owners = ids
+            .iter()
+            .filter(|i| i.ends_with(short) || i.replace('-', "").starts_with(short))
+            .count();
         assert_eq!(owners, 1, "{short} names {owners} sessions");
-        let shorter = short[..short.len() - 1].trim_end_matches('-');
+        let shorter = &short[1..];
         if shorter.len() >= 8 {
-            let owners = ids.iter().filter(|i| i.starts_with(shorter)).count();
+            let owners = ids
+                .iter()
+                .filter(|i| i.ends_with(shorter) || i.replace('-', "").starts_with(shorter))
+                .count();
             assert!(owners > 1, "{short} could be {shorter}");
         }
     }
@@ -68,7 +76,8 @@ fn list_shows_short_ids_that_tell_300_scripted_sessions_apart() {
     let column: Vec<&str> = human
         .lines()
         .skip(1)
-        .map(|l| l.split_whitespace().nth(5).unwrap())
+        // After the current session's mark (`*`) or its blank.
+        .map(|l| l[2..].split_whitespace().nth(5).unwrap())
         .collect();
     assert_eq!(column, shorts);
     let widest = shorts.iter().map(|s| s.len()).max().unwrap();
@@ -77,13 +86,12 @@ fn list_shows_short_ids_that_tell_300_scripted_sessions_apart() {
         head.find("NAME").unwrap() - head.find("ID").unwrap(),
         widest + 2
     );
-    // Every short id resolves to its session: as SESSION, with -s, and without its dashes.
+    // Every short id resolves to its session: as SESSION, with -s and with --session.
     for (k, (short, rec)) in shorts.iter().zip(&recs).enumerate() {
-        let dashless = short.replace('-', "");
         let arg: Vec<&str> = match k % 3 {
             0 => vec![short],
             1 => vec!["-s", short],
-            _ => vec!["--session", &dashless],
+            _ => vec!["--session", short],
         };
         let o = w
             .pi()
@@ -98,11 +106,61 @@ fn list_shows_short_ids_that_tell_300_scripted_sessions_apart() {
             assert_eq!(o[0]["path"], rec["path"], "{arg:?}");
         }
     }
-    // A long prefix with the dash resolves too.
+    // A long prefix resolves too, with its dashes or without.
     let target = &paths[7];
     let id = header_id(target);
     let out = w.ok(&["session", "migrate", &id[..20]]);
     assert_eq!(jsonl(&out)[0]["path"], target.to_str().unwrap());
+    let out = w.ok(&["session", "migrate", &id.replace('-', "")[..24]]);
+    assert_eq!(jsonl(&out)[0]["path"], target.to_str().unwrap());
+}
+
+/// Issue 33: a short id once printed keeps naming its session however many sessions are made
+/// after it, also sessions made in the same millisecond (here at the fixed clock of the tests)
+/// and every short id a usage table shows tells its session from the others.
+#[test]
+fn short_ids_printed_once_keep_naming_their_sessions_as_more_are_made() {
+    let w = World::new();
+    let first: Vec<PathBuf> = (0..100).map(|_| w.new_session()).collect();
+    for (i, p) in first.iter().enumerate() {
+        // Usage figures of its own, so that no call counts as a copy of another.
+        let mut reply: Value = serde_json::from_str(&assistant("a")).unwrap();
+        reply["usage"]["input"] = (i + 1).into();
+        w.ok_in(
+            &["session", "append", p.to_str().unwrap()],
+            &format!("{}\n{reply}\n", user("q")),
+        );
+    }
+    let printed: Vec<(String, Value)> = jsonl(&w.ok(&["session", "list"]))
+        .into_iter()
+        .map(|r| (r["shortId"].as_str().unwrap().to_owned(), r["path"].clone()))
+        .collect();
+    assert_eq!(printed.len(), 100);
+    // The usage table names each session by its short id: 100 different labels.
+    let table = w.ok(&["usage", "session", "--format", "human"]);
+    let labels: std::collections::BTreeSet<&str> = table
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(1))
+        .filter(|s| printed.iter().any(|(short, _)| short == s))
+        .collect();
+    assert_eq!(labels.len(), 100, "{table}");
+    // 200 more sessions at the same time, and 20 on the real clock.
+    for _ in 0..200 {
+        w.new_session();
+    }
+    w.real_clock("sessions made later, on the real clock");
+    for _ in 0..20 {
+        w.new_session();
+    }
+    let now = jsonl(&w.ok(&["session", "list"]));
+    assert_eq!(now.len(), 320);
+    for (short, path) in &printed {
+        let got = jsonl(&w.ok(&["session", "migrate", "-s", short]));
+        assert_eq!(&got[0]["path"], path, "{short}");
+        // And the listing still shows the same short id for it.
+        let listed = now.iter().find(|r| r["path"] == *path).unwrap();
+        assert_eq!(listed["shortId"], short.as_str());
+    }
 }
 
 #[test]
@@ -110,10 +168,11 @@ fn short_ids_are_unique_among_the_sessions_of_every_directory() {
     let w = World::new();
     let here = w.new_session();
     let id = header_id(&here);
-    // A session of another directory whose id differs from this one's only at the end.
+    // A session of another directory whose id differs from this one's only at the start:
+    // the same random tail.
     let mut twin = id.clone();
-    let last = twin.pop().unwrap();
-    twin.push(if last == '0' { '1' } else { '0' });
+    let first = twin.remove(0);
+    twin.insert(0, if first == '0' { '1' } else { '0' });
     std::fs::create_dir_all(w.path("elsewhere")).unwrap();
     w.ok(&[
         "session",
@@ -130,11 +189,11 @@ fn short_ids_are_unique_among_the_sessions_of_every_directory() {
     let all = jsonl(&w.ok(&["session", "list", "--all"]));
     let shorts: Vec<&str> = all.iter().map(|r| r["shortId"].as_str().unwrap()).collect();
     assert!(shorts.contains(&id.as_str()) && shorts.contains(&twin.as_str()));
-    // With a single session, eight characters are enough.
+    // With a single session, the last eight digits are enough.
     let w2 = World::new();
     let p = w2.new_session();
     let recs = jsonl(&w2.ok(&["session", "list"]));
-    assert_eq!(recs[0]["shortId"], &header_id(&p)[..8]);
+    assert_eq!(recs[0]["shortId"], &header_id(&p)[28..]);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -792,10 +851,10 @@ fn an_ambiguous_prefix_lists_its_candidates() {
     ----- stdout -----
     ----- stderr -----
     pi: error: session id prefix '0199aaaa-0000' is ambiguous: it matches 3 sessions
-        0199aaaa-0000-71  [SESSIONS]/2026-01-02T03-04-05-678Z_0199aaaa-0000-7111-8000-000000000001.jsonl
-        0199aaaa-0000-72  [SESSIONS]/2026-01-02T03-04-05-678Z_0199aaaa-0000-7222-8000-000000000002.jsonl
-        0199aaaa-0000-73  [SESSIONS]/2026-01-02T03-04-05-678Z_0199aaaa-0000-7333-8000-000000000003.jsonl
-      hint: give more characters of the id (`pi session list` shows as many as tell the sessions apart)
+        00000001  [SESSIONS]/2026-01-02T03-04-05-678Z_0199aaaa-0000-7111-8000-000000000001.jsonl
+        00000002  [SESSIONS]/2026-01-02T03-04-05-678Z_0199aaaa-0000-7222-8000-000000000002.jsonl
+        00000003  [SESSIONS]/2026-01-02T03-04-05-678Z_0199aaaa-0000-7333-8000-000000000003.jsonl
+      hint: give more characters of the id, or one of the short ids above or of `pi session list`
     ");
     let o = w
         .pi()
@@ -807,18 +866,18 @@ fn an_ambiguous_prefix_lists_its_candidates() {
     ----- stdout -----
     ----- stderr -----
     pi: error: session id prefix '0199aaaa' is ambiguous: it matches 12 sessions
-        0199aaaa-0000-71  [SESSIONS]/2026-01-02T03-04-05-678Z_0199aaaa-0000-7111-8000-000000000001.jsonl
-        0199aaaa-0000-72  [SESSIONS]/2026-01-02T03-04-05-678Z_0199aaaa-0000-7222-8000-000000000002.jsonl
-        0199aaaa-0000-73  [SESSIONS]/2026-01-02T03-04-05-678Z_0199aaaa-0000-7333-8000-000000000003.jsonl
-        0199aaaa-0001-74  [SESSIONS]/2026-01-02T03-04-05-678Z_0199aaaa-0001-7444-8000-000000000004.jsonl
-        0199aaaa-0001-75  [SESSIONS]/2026-01-02T03-04-05-678Z_0199aaaa-0001-7555-8000-000000000005.jsonl
-        0199aaaa-0001-76  [SESSIONS]/2026-01-02T03-04-05-678Z_0199aaaa-0001-7666-8000-000000000006.jsonl
-        0199aaaa-0001-77  [SESSIONS]/2026-01-02T03-04-05-678Z_0199aaaa-0001-7777-8000-000000000007.jsonl
-        0199aaaa-0002-78  [SESSIONS]/2026-01-02T03-04-05-678Z_0199aaaa-0002-7888-8000-000000000008.jsonl
-        0199aaaa-0002-79  [SESSIONS]/2026-01-02T03-04-05-678Z_0199aaaa-0002-7999-8000-000000000009.jsonl
-        0199aaaa-0002-7a  [SESSIONS]/2026-01-02T03-04-05-678Z_0199aaaa-0002-7aaa-8000-000000000010.jsonl
+        00000001  [SESSIONS]/2026-01-02T03-04-05-678Z_0199aaaa-0000-7111-8000-000000000001.jsonl
+        00000002  [SESSIONS]/2026-01-02T03-04-05-678Z_0199aaaa-0000-7222-8000-000000000002.jsonl
+        00000003  [SESSIONS]/2026-01-02T03-04-05-678Z_0199aaaa-0000-7333-8000-000000000003.jsonl
+        00000004  [SESSIONS]/2026-01-02T03-04-05-678Z_0199aaaa-0001-7444-8000-000000000004.jsonl
+        00000005  [SESSIONS]/2026-01-02T03-04-05-678Z_0199aaaa-0001-7555-8000-000000000005.jsonl
+        00000006  [SESSIONS]/2026-01-02T03-04-05-678Z_0199aaaa-0001-7666-8000-000000000006.jsonl
+        00000007  [SESSIONS]/2026-01-02T03-04-05-678Z_0199aaaa-0001-7777-8000-000000000007.jsonl
+        00000008  [SESSIONS]/2026-01-02T03-04-05-678Z_0199aaaa-0002-7888-8000-000000000008.jsonl
+        00000009  [SESSIONS]/2026-01-02T03-04-05-678Z_0199aaaa-0002-7999-8000-000000000009.jsonl
+        00000010  [SESSIONS]/2026-01-02T03-04-05-678Z_0199aaaa-0002-7aaa-8000-000000000010.jsonl
         … and 2 more
-      hint: give more characters of the id (`pi session list` shows as many as tell the sessions apart)
+      hint: give more characters of the id, or one of the short ids above or of `pi session list`
     ");
     // Each candidate listed resolves to its session.
     let shown = stderr(&o);

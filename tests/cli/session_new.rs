@@ -280,15 +280,14 @@ fn list_reports_sessions_newest_first() {
     let recs = jsonl(&w.ok(&["session", "list"]));
     let ra = recs.iter().find(|r| r["path"] == a.as_str()).unwrap();
     assert!(ra.get("name").is_none(), "{ra}");
-    // Human table. The first characters of a v7 UUID are its timestamp, the same for
-    // sessions made at one time (here, at NOW): the ID column shows as many as tell them
-    // apart.
+    // Human table, newest file first (the one renamed last), the current session marked;
+    // the ID column shows the random ends of the ids.
     insta::assert_snapshot!(w.snap(&["session", "list", "--format", "human"]), @"
     status: 0
     ----- stdout -----
-    MODIFIED     MSGS     SIZE    COST  ID                NAME / FIRST MESSAGE
-    just now        3   1005 B          019b7ca9-8f2e-7d  hello there
-    just now        0    368 B          019b7ca9-8f2e-72  (no messages)
+      MODIFIED     MSGS     SIZE    COST  ID        NAME / FIRST MESSAGE
+    * just now        0    368 B          e4594b0f  (no messages)
+      just now        3   1005 B          ee8f30f2  hello there
     ----- stderr -----
     ");
 }

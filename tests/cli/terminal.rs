@@ -163,8 +163,8 @@ fn tree_list_and_check_are_human_on_a_terminal() {
     let (code, text) = on_terminal(pi(&w, &["session", "list"]));
     assert_eq!(code, 0, "{text}");
     insta::assert_snapshot!(w.redact(&text), @"
-    ␛[1mMODIFIED     MSGS     SIZE    COST  ID        NAME / FIRST MESSAGE␛[0m
-    just now        3     2 KB          ␛[33m019b7ca9␛[0m  first question
+    ␛[1m  MODIFIED     MSGS     SIZE    COST  ID        NAME / FIRST MESSAGE␛[0m
+    ␛[1m*␛[0m just now        3     2 KB          ␛[33me4594b0f␛[0m  first question
     ");
 
     let (code, text) = on_terminal(pi(&w, &["session", "check", p]));
@@ -235,7 +235,7 @@ fn run_shows_tool_lines_on_a_terminal() {
     ␛[36m→ read missing.txt␛[0m
     ␛[31m  ✗ read: ENOENT: no such file or directory, access '[PROJ]/missing.txt'␛[0m
     All done.
-    pi: 320 tokens in, 50 out · $0.0000 · 0.0 s · session 019b7ca9
+    pi: 320 tokens in, 50 out · $0.0000 · 0.0 s · session e4594b0f
     ");
     // Piped, stderr has no spinner or tool lines.
     server.push(tool_calls(&[("c3", "bash", r#"{"command":"true"}"#)]));
@@ -321,10 +321,10 @@ fn human_views_escape_text_from_files() {
     assert_eq!(code, 0, "{text}");
     assert_printable(&text);
     assert_eq!(text.lines().count(), 2, "a header and one row: {text}");
-    insta::assert_snapshot!(w.redact(&uncolored(&text)), @r"
-    MODIFIED     MSGS     SIZE    COST  ID        NAME / FIRST MESSAGE
-    just now        2     2 KB          019b7ca9  evil\n019b7ca9  forged row \u{1b}]52;c;cHduZWQ=\u{7}\…
-    ");
+    insta::assert_snapshot!(w.redact(&uncolored(&text)), @r#"
+      MODIFIED     MSGS     SIZE    COST  ID        NAME / FIRST MESSAGE
+    * just now        2     2 KB          e4594b0f  evil\n019b7ca9  forged row \u{1b}]52;c;cHduZWQ=\u{7…
+    "#);
     let listed = jsonl(&w.ok(&["session", "list"]));
     assert_eq!(listed[0]["name"], name.trim());
 
@@ -575,7 +575,9 @@ fn run_ends_with_a_usage_line_on_a_terminal() {
     assert_eq!(code, 0, "{text}");
     let last = without_spinner(&text);
     let last = last.trim_end().lines().last().unwrap().to_owned();
-    insta::assert_snapshot!(uncolored(&last), @"pi: 1,234 tokens in, 10 out · $0.0000 · 0.0 s · session 019b7ca9");
+    insta::assert_snapshot!(uncolored(&last), @"
+    pi: 1,234 tokens in, 10 out · $0.0000 · 0.0 s · session e4594b0f
+    ");
     let (code, text) = on_terminal(pi(&w, &["run", "--no-session", "-p", "go"]));
     assert_eq!(code, 1, "no answer left: {text}");
     assert!(text.contains("no session recorded"), "{text}");
@@ -610,7 +612,7 @@ fn compact_all_shows_a_bar_on_a_terminal() {
     assert!(text.contains("  0/2 "), "{text:?}");
     assert!(text.contains("  1/2 "), "{text:?}");
     assert!(
-        text.contains("019b0000"),
+        text.contains(" 00000001 "),
         "the session's short id: {text:?}"
     );
     assert!(text.contains("\"type\":\"summary\""), "{text:?}");

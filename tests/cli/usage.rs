@@ -156,16 +156,16 @@ fn sources_of_usage_in_the_table_and_the_fact_table() {
         .unwrap();
     insta::assert_snapshot!(String::from_utf8_lossy(&shown.stdout), @"
     SESSION                             INPUT  OUTPUT  CACHE WRITE  CACHE READ  TOTAL TOKENS   COST
-    2026-02-10 0194f000 /home/me/app  261,450   5,170        8,300     219,400       494,320  $0.79
+    2026-02-10 00000001 /home/me/app  261,450   5,170        8,300     219,400       494,320  $0.79
       assistant                       214,650   2,550        8,300     168,400       393,900  $0.66
       toolResult                        4,000     500            0       1,000         5,500  $0.00
       usage:cache_warm                      0       0            0      50,000        50,000  $0.01
       usage:title_generation              800      20            0           0           820  $0.00
       compaction                       30,000   1,500            0           0        31,500  $0.11
       branch_summary                   12,000     600            0           0        12,600  $0.00
-    2026-02-10 0194f000 /home/me/app    3,440     520        4,000       4,900        12,860  $0.03
+    2026-02-10 00000002 /home/me/app    3,440     520        4,000       4,900        12,860  $0.03
       assistant                         3,440     520        4,000       4,900        12,860  $0.03
-    2026-02-10 0194f000 /srv/build    483,000   9,300            0     615,000     1,107,300  $1.54
+    2026-02-10 00000003 /srv/build    483,000   9,300            0     615,000     1,107,300  $1.54
       assistant                       210,000   2,300            0           0       212,300  $0.55
       toolResult                       64,000   3,000            0           0        67,000  $0.02
       usage:cache_warm                      0       0            0     615,000       615,000  $0.38

@@ -40,6 +40,14 @@ pub enum FindError {
         candidates: Vec<String>,
         count: usize,
     },
+    /// `PI_SESSION` or the pin of `pi session use` names a session that cannot be had (gone,
+    /// moved, ambiguous): an error, never a quiet fall back to the most recent session.
+    #[error("{}: {cause}", from.describe())]
+    Stale {
+        from: Chosen,
+        value: String,
+        cause: Box<FindError>,
+    },
     /// `-` given to a command that writes: stdin can only be read.
     #[error("a session from stdin ('-') can only be read: this command needs a session file")]
     Stdin,
@@ -221,6 +229,124 @@ pub(crate) fn id_has_prefix(id: &str, prefix: &str) -> bool {
     prefix.chars().all(|p| rest.next() == Some(p))
 }
 
+/// Where the session a command works on comes from, in the order they are asked: the
+/// command's argument, `PI_SESSION` (a shell's or a cron job's), the session pinned for the
+/// directory (`pi session use`), the most recently modified session of the directory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Chosen {
+    Argument,
+    Env,
+    Pin,
+    MostRecent,
+}
+
+/// The variable that names the session of a shell or a cron job.
+pub const SESSION_ENV: &str = "PI_SESSION";
+
+impl Chosen {
+    /// How messages name this source.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Chosen::Argument => "the session argument",
+            Chosen::Env => "PI_SESSION",
+            Chosen::Pin => "the pinned session (pi session use)",
+            Chosen::MostRecent => "the most recently modified session of the directory",
+        }
+    }
+
+    /// Its name in JSON records.
+    pub fn key(self) -> &'static str {
+        match self {
+            Chosen::Argument => "argument",
+            Chosen::Env => "env",
+            Chosen::Pin => "pin",
+            Chosen::MostRecent => "most-recent",
+        }
+    }
+}
+
+/// The file that holds the session pinned for `cwd` (by `pi session use`): its path, on one
+/// line, in `<agent dir>/current-session/<encoded cwd>`.
+pub fn pin_file(dirs: &Dirs, cwd: &str) -> PathBuf {
+    dirs.agent_dir
+        .join("current-session")
+        .join(pi_base::config::encode_cwd(cwd))
+}
+
+/// The session pinned for `cwd`, as it was written (a path), if any.
+pub fn read_pin(dirs: &Dirs, cwd: &str) -> Option<String> {
+    let text = std::fs::read_to_string(pin_file(dirs, cwd)).ok()?;
+    let line = text.lines().next()?.trim();
+    (!line.is_empty()).then(|| line.to_owned())
+}
+
+/// Pins `session` for `cwd`: written whole or not at all (0600, in a 0700 folder).
+pub fn write_pin(dirs: &Dirs, cwd: &str, session: &Path) -> std::io::Result<()> {
+    use std::io::Write;
+    let dest = pin_file(dirs, cwd);
+    if let Some(dir) = dest.parent() {
+        pi_base::fs::create_dir_all(dir)?;
+    }
+    let mut f = pi_base::fs::AtomicFile::create(&dest)?;
+    writeln!(f.writer(), "{}", session.to_string_lossy())?;
+    f.commit()
+}
+
+/// Removes the pin of `cwd`; whether there was one.
+pub fn clear_pin(dirs: &Dirs, cwd: &str) -> std::io::Result<bool> {
+    match std::fs::remove_file(pin_file(dirs, cwd)) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+/// The session a command works on, and where it came from: `arg`, else `env` (the value of
+/// [`SESSION_ENV`], which the caller reads; empty counts as unset), else the pin of `cwd`,
+/// else the most recent session of `cwd`. A value of `env` or the pin that names no session
+/// is a [`FindError::Stale`] error.
+pub fn choose(
+    arg: Option<&str>,
+    env: Option<&str>,
+    dirs: &Dirs,
+    cwd: &str,
+) -> Result<(PathBuf, Chosen), FindError> {
+    if arg.is_some() {
+        return resolve(arg, dirs, cwd).map(|p| (p, Chosen::Argument));
+    }
+    fn stale(from: Chosen, value: &str) -> impl FnOnce(FindError) -> FindError + '_ {
+        move |e| FindError::Stale {
+            from,
+            value: value.to_owned(),
+            cause: Box::new(e),
+        }
+    }
+    if let Some(v) = env.filter(|v| !v.trim().is_empty()) {
+        return resolve(Some(v), dirs, cwd)
+            .map(|p| (p, Chosen::Env))
+            .map_err(stale(Chosen::Env, v));
+    }
+    if let Some(pin) = read_pin(dirs, cwd) {
+        return resolve(Some(&pin), dirs, cwd)
+            .map(|p| (p, Chosen::Pin))
+            .map_err(stale(Chosen::Pin, &pin));
+    }
+    resolve(None, dirs, cwd).map(|p| (p, Chosen::MostRecent))
+}
+
+/// [`choose`] for a command that only reads: `-` is stdin.
+pub fn choose_reading(
+    arg: Option<&str>,
+    env: Option<&str>,
+    dirs: &Dirs,
+    cwd: &str,
+) -> Result<Named, FindError> {
+    if arg == Some(STDIN_ARG) {
+        return Ok(Named::Stdin);
+    }
+    choose(arg, env, dirs, cwd).map(|(p, _)| Named::File(p))
+}
+
 /// [`resolve`] for a command that only reads: `-` is stdin.
 pub fn resolve_reading(arg: Option<&str>, dirs: &Dirs, cwd: &str) -> Result<Named, FindError> {
     if arg == Some(STDIN_ARG) {
@@ -273,7 +399,7 @@ pub fn resolve(arg: Option<&str>, dirs: &Dirs, cwd: &str) -> Result<PathBuf, Fin
                 let Some(h) = read_header(&p) else { continue };
                 if h.id == arg {
                     exact.push(h);
-                } else if id_has_prefix(&h.id, arg) {
+                } else if id_has_prefix(&h.id, arg) || id_has_tail(&h.id, arg) {
                     prefix.push(h);
                 }
             }
@@ -398,14 +524,52 @@ pub fn completion_candidates(dirs: &Dirs, cwd: &str) -> Vec<Candidate> {
 /// The fewest characters a short id has.
 pub const SHORT_ID_MIN: usize = 8;
 
-/// The short ids of a set of sessions: for each id, its shortest prefix that no other id of
-/// the set starts with, at least [`SHORT_ID_MIN`] characters and not ending in a dash (git's
-/// rule for abbreviated hashes). The first characters of a v7 UUID are its creation time,
-/// so sessions made in the same second need more of them.
+/// The most characters of a UUID's random tail a short id takes (all of its last group).
+const TAIL_MAX: usize = 12;
+
+/// The random tail of a UUID-shaped id (8-4-4-4-12 hex digits): its last group, 12 hex
+/// digits (48 random bits in a v7 UUID, whose first 12 digits are its creation time).
+fn uuid_tail(id: &str) -> Option<&str> {
+    let b = id.as_bytes();
+    if b.len() != 36 {
+        return None;
+    }
+    let shaped = b.iter().enumerate().all(|(i, c)| {
+        if matches!(i, 8 | 13 | 18 | 23) {
+            *c == b'-'
+        } else {
+            c.is_ascii_hexdigit()
+        }
+    });
+    shaped.then(|| &id[24..])
+}
+
+/// Whether `arg` is a short id taken from the random tail of the UUID-shaped `id`: 8 to 12
+/// hex digits that end it.
+pub(crate) fn id_has_tail(id: &str, arg: &str) -> bool {
+    (SHORT_ID_MIN..=TAIL_MAX).contains(&arg.len())
+        && arg.bytes().all(|c| c.is_ascii_hexdigit())
+        && uuid_tail(id).is_some_and(|t| t.ends_with(arg))
+}
+
+/// The short ids of a set of sessions.
+///
+/// A UUID-shaped id (every id pi and the reference agent create) is shortened to the end of
+/// its random tail: its last [`SHORT_ID_MIN`] hex digits, or up to 12 when another id of the
+/// set ends the same way or starts with them. Its first digits are its creation time, shared
+/// by every session made in the same minute, so a prefix that tells sessions apart today is
+/// ambiguous after the next `pi session new`; the random end stays unique as sessions are
+/// added (two of a million sessions share 32 random bits about once in 8,600 stores).
+///
+/// Any other id (one chosen with `--id`) is shortened as git abbreviates hashes: its
+/// shortest prefix that no other id of the set starts with, at least [`SHORT_ID_MIN`]
+/// characters and not ending in a dash.
+///
+/// [`resolve`] takes both, and any unique prefix of an id as before.
 #[derive(Debug, Default)]
 pub struct ShortIds {
-    /// id → length of its short id, in characters.
-    lens: HashMap<String, usize>,
+    /// id → the byte range of its short id.
+    spans: HashMap<String, (usize, usize)>,
 }
 
 impl ShortIds {
@@ -413,11 +577,15 @@ impl ShortIds {
         let mut sorted: Vec<&str> = ids.into_iter().collect();
         sorted.sort_unstable();
         sorted.dedup();
-        // A prefix shared with no neighbour in sorted order is shared with no other id.
         let common =
             |a: &str, b: &str| a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count();
-        let mut lens = HashMap::with_capacity(sorted.len());
+        let mut spans = HashMap::with_capacity(sorted.len());
+        // Prefixes, for ids that are not UUIDs: one shared with no neighbour in sorted order
+        // is shared with no other id.
         for (i, id) in sorted.iter().enumerate() {
+            if uuid_tail(id).is_some() {
+                continue;
+            }
             let before = i.checked_sub(1).map_or(0, |j| common(sorted[j], id));
             let after = sorted.get(i + 1).map_or(0, |next| common(id, next));
             let total = id.chars().count();
@@ -425,9 +593,44 @@ impl ShortIds {
             if id.chars().nth(len.saturating_sub(1)) == Some('-') {
                 len += 1;
             }
-            lens.insert((*id).to_owned(), len.min(total));
+            let end = id
+                .char_indices()
+                .nth(len.min(total))
+                .map_or(id.len(), |(e, _)| e);
+            spans.insert((*id).to_owned(), (0, end));
         }
-        ShortIds { lens }
+        // Tails, for UUIDs: neighbours in the order of the reversed tails share the longest
+        // endings; a tail must also not begin any other id (prefixes resolve too).
+        let mut tails: Vec<(String, &str)> = sorted
+            .iter()
+            .filter_map(|id| uuid_tail(id).map(|t| (t.chars().rev().collect(), *id)))
+            .collect();
+        tails.sort_unstable();
+        let mut bare: Vec<String> = sorted.iter().map(|id| id.replace('-', "")).collect();
+        bare.sort_unstable();
+        let begins_another = |s: &str, own: &str| {
+            let own = own.replace('-', "");
+            let from = bare.partition_point(|b| b.as_str() < s);
+            bare[from..]
+                .iter()
+                .take_while(|b| b.starts_with(s))
+                .any(|b| *b != own)
+        };
+        for (i, (rev, id)) in tails.iter().enumerate() {
+            let before = i.checked_sub(1).map_or(0, |j| common(&tails[j].0, rev));
+            let after = tails.get(i + 1).map_or(0, |next| common(rev, &next.0));
+            let mut len = (before.max(after) + 1).max(SHORT_ID_MIN);
+            while len <= TAIL_MAX && begins_another(&id[id.len() - len..], id) {
+                len += 1;
+            }
+            let span = if len <= TAIL_MAX {
+                (id.len() - len, id.len())
+            } else {
+                (0, id.len())
+            };
+            spans.insert((*id).to_owned(), span);
+        }
+        ShortIds { spans }
     }
 
     /// The short ids of every session (every session directory), from their header lines.
@@ -440,10 +643,16 @@ impl ShortIds {
         ShortIds::new(headers.iter().map(|h| h.id.as_str()))
     }
 
-    /// The short id of `id` (its first [`SHORT_ID_MIN`] characters when the set lacks it).
+    /// The short id of `id` (when the set lacks it: the last [`SHORT_ID_MIN`] digits of a
+    /// UUID, the first [`SHORT_ID_MIN`] characters of anything else).
     pub fn get<'a>(&self, id: &'a str) -> &'a str {
-        let len = self.lens.get(id).copied().unwrap_or(SHORT_ID_MIN);
-        match id.char_indices().nth(len) {
+        if let Some(&(start, end)) = self.spans.get(id) {
+            return id.get(start..end).unwrap_or(id);
+        }
+        if uuid_tail(id).is_some() {
+            return &id[id.len() - SHORT_ID_MIN..];
+        }
+        match id.char_indices().nth(SHORT_ID_MIN) {
             Some((end, _)) => &id[..end],
             None => id,
         }
@@ -455,20 +664,50 @@ mod tests {
     use super::*;
 
     #[test]
-    fn short_ids_are_the_shortest_unique_prefixes() {
+    fn short_ids_of_uuids_are_their_random_ends() {
         let ids = [
-            "019b7ca9-1b2c-7aaa-8000-000000000001",
-            "019b7ca9-1b2c-7aab-8000-000000000002",
+            "019b7ca9-1b2c-7aaa-8000-0000a0000001",
+            "019b7ca9-1b2c-7aab-8000-0000b0000001",
             "019b7ca9-1b2d-7000-8000-000000000003",
             "019b7caa-0000-7000-8000-000000000004",
+            "000003ab-0000-7000-8000-0000000003ab",
+        ];
+        let s = ShortIds::new(ids);
+        // Two ending alike: as much more as tells them apart.
+        assert_eq!(s.get(ids[0]), "a0000001");
+        assert_eq!(s.get(ids[1]), "b0000001");
+        assert_eq!(s.get(ids[2]), "00000003");
+        assert_eq!(s.get(ids[3]), "00000004");
+        // An end that begins another id (here its own) is fine; one that begins another
+        // is made longer.
+        assert_eq!(s.get(ids[4]), "000003ab");
+        let t = ShortIds::new([ids[4], "000003ab-1111-7000-8000-000000000000"]);
+        assert_eq!(t.get(ids[4]), "0000003ab");
+        // Equal 12-digit ends: the whole id.
+        let u = ShortIds::new([ids[3], "019b7cab-0000-7000-8000-000000000004"]);
+        assert_eq!(u.get(ids[3]), ids[3]);
+        // Not in the set.
+        assert_eq!(s.get("019b7cab-0000-7000-8000-0000feedbeef"), "feedbeef");
+        for id in ids {
+            assert!(id_has_tail(id, s.get(id)) || s.get(id) == id);
+        }
+        assert!(!id_has_tail(ids[0], "0000001"));
+        assert!(!id_has_tail("not-a-uuid-0000a0000001", "a0000001"));
+    }
+
+    #[test]
+    fn short_ids_of_other_ids_are_the_shortest_unique_prefixes() {
+        let ids = [
+            "019b7ca9-1b2c-7aaa",
+            "019b7ca9-1b2c-7aab",
+            "019b7caa",
             "abc",
         ];
         let s = ShortIds::new(ids);
         assert_eq!(s.get(ids[0]), "019b7ca9-1b2c-7aaa");
         assert_eq!(s.get(ids[1]), "019b7ca9-1b2c-7aab");
-        assert_eq!(s.get(ids[2]), "019b7ca9-1b2d");
         // Unique after 8 characters: 8 all the same.
-        assert_eq!(s.get(ids[3]), "019b7caa");
+        assert_eq!(s.get(ids[2]), "019b7caa");
         assert_eq!(s.get("abc"), "abc");
         // Never ending in the dash: one more character.
         let t = ShortIds::new(["01234567-a", "01234567-b", "01234568-c"]);

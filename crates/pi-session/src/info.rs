@@ -17,6 +17,10 @@ pub struct SessionInfo {
     /// [`super::find::ShortIds`]); set by listings, which know every session.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub short_id: Option<String>,
+    /// Whether this is the current session of the directory listed (the one a command
+    /// given no session would use); set by listings, absent when false.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub current: bool,
     pub cwd: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
@@ -42,6 +46,7 @@ impl SessionInfo {
             path: s.path.clone(),
             id: s.header.id.clone(),
             short_id: None,
+            current: false,
             cwd: s.header.cwd.clone(),
             name: s.name().map(str::to_owned),
             parent_session: s.header.parent_session.clone(),

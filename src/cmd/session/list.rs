@@ -40,17 +40,35 @@ fn cost(c: f64) -> String {
 }
 
 pub fn run(args: ListArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
+    let cwd = ctx.cwd_arg(args.cwd.as_deref())?;
     let dirs = if args.all {
         find::all_session_dirs(&ctx.dirs)
     } else {
-        vec![ctx.dirs.session_dir_for(&ctx.cwd_arg(args.cwd.as_deref())?)]
+        vec![ctx.dirs.session_dir_for(&cwd)]
     };
     let files: Vec<PathBuf> = dirs.iter().flat_map(|d| find::jsonl_files(d)).collect();
     let mut infos = info::list(&files, &Cache::new(&ctx.dirs.agent_dir));
     infos.retain(|i| args.dates.contains(i.modified_ms));
+    // Newest file first, as a command given no session picks the most recent one (ties:
+    // the greater path first, as there).
+    let modified = |p: &std::path::Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    let mut keyed: Vec<_> = infos.into_iter().map(|i| (modified(&i.path), i)).collect();
+    keyed.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| b.1.path.cmp(&a.1.path)));
+    let mut infos: Vec<info::SessionInfo> = keyed.into_iter().map(|(_, i)| i).collect();
+    // The current session of the directory (PI_SESSION, the pin, the most recent); a pin
+    // that names no session is said once, and the listing goes on.
+    let current = match ctx.choose_session(None, &cwd) {
+        Ok((path, _)) => Some(path),
+        Err(e @ find::FindError::Stale { .. }) => {
+            crate::error::warn(&e.to_string());
+            None
+        }
+        Err(_) => None,
+    };
     let short = find::ShortIds::of_all(&ctx.dirs);
     for i in &mut infos {
         i.short_id = Some(short.get(&i.id).to_owned());
+        i.current = current.as_ref() == Some(&i.path);
     }
     if !ctx.out.human(args.format.get()) {
         for i in &infos {
@@ -78,7 +96,7 @@ pub fn run(args: ListArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
         .unwrap_or(0)
         .max(find::SHORT_ID_MIN);
     let head = format!(
-        "{:<10} {:>6} {:>8} {:>7}  {:<id_width$}  {}",
+        "  {:<10} {:>6} {:>8} {:>7}  {:<id_width$}  {}",
         "MODIFIED", "MSGS", "SIZE", "COST", "ID", "NAME / FIRST MESSAGE"
     );
     ctx.out.line(st.bold(&truncate(&head, width)).as_bytes())?;
@@ -88,9 +106,10 @@ pub fn run(args: ListArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
             Some(n) => format!("{} — {}", escape(n), escape(&first)),
             None => escape(&first).into_owned(),
         };
-        let fixed = 10 + 1 + 6 + 1 + 8 + 1 + 7 + 2 + id_width + 2;
+        let fixed = 2 + 10 + 1 + 6 + 1 + 8 + 1 + 7 + 2 + id_width + 2;
         let mut line = format!(
-            "{:<10} {:>6} {:>8} {:>7}  {}  {}",
+            "{} {:<10} {:>6} {:>8} {:>7}  {}  {}",
+            if i.current { st.bold("*") } else { " ".into() },
             clock::age(now, i.modified_ms),
             i.message_count,
             crate::render::text::size(usize::try_from(i.bytes).unwrap_or(usize::MAX)),

@@ -18,6 +18,7 @@ pub mod resume;
 pub mod search;
 pub mod show;
 pub mod tree;
+pub mod use_;
 
 use crate::error::ExitStatus;
 use clap::{Args, Subcommand};
@@ -34,7 +35,8 @@ pub struct SessionArgs {
 
 /// Where a SESSION argument is accepted, it is a path to a .jsonl file, a session id or a
 /// unique prefix of one (the current project is searched first, then all projects), or, when
-/// omitted, the most recently modified session of the current directory.
+/// omitted, the current session: PI_SESSION, the pin of `pi session use`, else the most
+/// recently modified session of the current directory.
 #[derive(Debug, Subcommand)]
 pub enum SessionCommand {
     /// Create a session file and print its path
@@ -64,9 +66,21 @@ pub enum SessionCommand {
     /// Search the text of sessions (every branch), newest session first
     #[command(after_long_help = search::EXIT_STATUS)]
     Search(search::SearchArgs),
-    /// Print the path of the most recent session of a directory
+    /// Print the path of the current session of a directory, and say where it came from
+    ///
+    /// The current session is the one every command uses when none is named: PI_SESSION,
+    /// else the session pinned with `pi session use`, else the most recently modified one.
     #[command(after_long_help = resume::EXIT_STATUS)]
     Resume(resume::ResumeArgs),
+    /// Pin the session commands use when none is named, print the pin, or clear it
+    ///
+    /// `pi session use SESSION` pins a session for the current directory (kept in
+    /// <agent dir>/current-session/); every command that takes a session then uses it when
+    /// none is named, before the most recent one. PI_SESSION comes before the pin (for a
+    /// shell or a cron job), and a SESSION argument before both. A pin or PI_SESSION naming a
+    /// session that is gone is an error, never a quiet fall back.
+    #[command(name = "use", after_long_help = use_::EXIT_STATUS)]
+    Use(use_::UseArgs),
     /// Set or clear the label of an entry
     #[command(after_long_help = EXIT_STATUS)]
     Label(label::LabelArgs),
@@ -123,6 +137,7 @@ pub fn run(args: SessionArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
         SessionCommand::Export(a) => export::run(a, ctx),
         SessionCommand::Search(a) => search::run(a, ctx),
         SessionCommand::Resume(a) => resume::run(a, ctx),
+        SessionCommand::Use(a) => use_::run(a, ctx),
         SessionCommand::Label(a) => label::run(a, ctx),
         SessionCommand::Edit(a) => edit::run(a, ctx),
         SessionCommand::Name(a) => name::run(a, ctx),
