@@ -569,6 +569,23 @@ fn missing_key_and_missing_cwd_fail_with_status_1() {
     assert!(server.requests().is_empty());
 }
 
+/// `-c` continues the session pinned with `pi session use`, not the most recent one.
+#[test]
+fn continue_takes_the_pinned_session() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    let pinned = w.new_session();
+    let recent = w.new_session();
+    w.ok(&["session", "use", pinned.to_str().unwrap()]);
+    server.push(Reply::openai_text(&["pinned answer"]));
+    let o = run(&w, &["-c", "-p", "to the pin"]);
+    status(&o, 0);
+    let read = |p: &std::path::Path| std::fs::read_to_string(p).unwrap();
+    assert!(read(&pinned).contains("to the pin"), "{}", read(&pinned));
+    assert!(read(&pinned).contains("pinned answer"));
+    assert!(!read(&recent).contains("to the pin"), "{}", read(&recent));
+}
+
 /// `-c/--continue`: the most recent session of the current directory (a new one when it
 /// has none); not with a SESSION.
 #[test]
