@@ -135,7 +135,9 @@ def main():
     ap.add_argument("--pi", default=os.path.join(REPO, "target", "release", "pi"))
     ap.add_argument("--reference-dir")
     ap.add_argument("--reference-bench", default=os.path.join(REPO, "..", "shared", "bench", "pimono_bench.mjs"))
-    ap.add_argument("--reference-json", default=os.path.join(REPO, "..", "shared", "bench", "reference-results.json"))
+    # Recorded on the reference benchmark's sessions: only comparable with --generator set to
+    # that benchmark's generator.
+    ap.add_argument("--reference-json")
     ap.add_argument("--report", action="store_true", help="only print the table of DATA/pi-bench.json")
     ap.add_argument("--only", default=",".join(DEFAULT_PARTS), help="comma-separated: " + ", ".join(PARTS))
     ap.add_argument("--hostile-mb", default="1,4")
@@ -595,29 +597,8 @@ def tree_bench(pi, args, size, env):
     out = {"bytes": os.path.getsize(f), "cat": measure(cat, runs)}
     out["tree_json"] = measure([pi, "session", "tree", "--json", f], runs, env=env)
     out["tree_human"] = measure([pi, "session", "tree", "--format", "human", f], runs, env=env)
-    # fork writes next to its source: a hard link in a folder of its own.
-    fork_dir = os.path.join(args.data, f"fork-{size}")
-    shutil.rmtree(fork_dir, ignore_errors=True)
-    os.makedirs(fork_dir)
-    src = os.path.join(fork_dir, os.path.basename(f))
-    os.link(f, src)
-    # Cold: without the session index cache (removed before each run); then with the index
-    # the previous run recorded (the file unchanged, as after a first open).
-    index_cache = os.path.join(env["PI_CODING_AGENT_DIR"], "cache", "session-index")
-    for key, cold in (("fork", True), ("fork_cached", False)):
-        times = []
-        for _ in range(runs):
-            if cold:
-                shutil.rmtree(index_cache, ignore_errors=True)
-            times.append(run_timed([pi, "session", "fork", src], env=env))
-            for name in os.listdir(fork_dir):
-                if name != os.path.basename(f):
-                    os.remove(os.path.join(fork_dir, name))
-            # The disk settles between runs: no run pays for the write-back of the one
-            # before it.
-            os.sync()
-        out[key] = {"s": statistics.median(t for t, _ in times), "rss_mb": max(m for _, m in times)}
-    shutil.rmtree(fork_dir, ignore_errors=True)
+    # fork of the leaf, cold (no index cache) and with the index cached.
+    out.update(tree_bench_fork(pi, args, f, env, f"fork-{size}"))
     ref = {}
     if args.reference_json and os.path.exists(args.reference_json):
         rec = json.load(open(args.reference_json))
@@ -663,8 +644,7 @@ def spots(pi, args, env):
     out["log"] = measure([pi, "session", "log", f], runs, env=env)
     if shutil.which(args.jq):
         out["log_jq"] = measure(["sh", "-c", 'pi="$0"; "$pi" session log "$1" | "$2" -r .id', pi, f, args.jq], runs, env=env)
-    fork = tree_bench_fork(pi, args, f, env)
-    out.update(fork)
+    out.update(tree_bench_fork(pi, args, f, env, "fork-spots"))
     st = store(pi, args, runs)
     out["list_cold"] = st["cold"]
     out["store_cat"] = st["cat"]
@@ -672,9 +652,12 @@ def spots(pi, args, env):
     return out
 
 
-def tree_bench_fork(pi, args, f, env):
-    """`fork` of the leaf of `f`, cold (no index cache) and with the index cached."""
-    fork_dir = os.path.join(args.data, "fork-spots")
+def tree_bench_fork(pi, args, f, env, folder):
+    """`fork` of the leaf of `f`, cold (the session index cache removed before each run) and
+    with the index the run before recorded. fork writes next to its source: a hard link in a
+    folder of its own (DATA/FOLDER); `sync` between runs, so that none pays for the
+    write-back of the one before."""
+    fork_dir = os.path.join(args.data, folder)
     shutil.rmtree(fork_dir, ignore_errors=True)
     os.makedirs(fork_dir)
     src = os.path.join(fork_dir, os.path.basename(f))

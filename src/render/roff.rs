@@ -17,20 +17,7 @@ pub fn page(
     md: &str,
     section_of: &dyn Fn(&str) -> Option<u8>,
 ) -> String {
-    let mut w = Writer {
-        roff: Roff::new(),
-        section_of,
-        name,
-        line: Vec::new(),
-        bold: 0,
-        italic: 0,
-        links: Vec::new(),
-        code: None,
-        heading: None,
-        table: None,
-        items: 0,
-        started: false,
-    };
+    let mut w = Writer::new(name, section_of, false);
     let section = section.to_string();
     let footer = format!("pi {version}");
     w.roff
@@ -45,20 +32,7 @@ pub fn page(
 /// Sections of a page (`## Input` …) as manual page sections, to follow those a page
 /// already has: no title line, and no DESCRIPTION heading of its own.
 pub fn sections(name: &str, md: &str, section_of: &dyn Fn(&str) -> Option<u8>) -> String {
-    let mut w = Writer {
-        roff: Roff::new(),
-        section_of,
-        name,
-        line: Vec::new(),
-        bold: 0,
-        italic: 0,
-        links: Vec::new(),
-        code: None,
-        heading: None,
-        table: None,
-        items: 0,
-        started: true,
-    };
+    let mut w = Writer::new(name, section_of, true);
     // `[..]` stands for what differs from run to run in the tested examples.
     let md = md.replace("[..]", "…");
     for event in Parser::new_ext(&md, Options::ENABLE_TABLES) {
@@ -97,7 +71,25 @@ struct Writer<'a> {
     started: bool,
 }
 
-impl Writer<'_> {
+impl<'a> Writer<'a> {
+    /// A writer of page `name`; `started`: its DESCRIPTION heading is taken as written.
+    fn new(name: &'a str, section_of: &'a dyn Fn(&str) -> Option<u8>, started: bool) -> Self {
+        Writer {
+            roff: Roff::new(),
+            section_of,
+            name,
+            line: Vec::new(),
+            bold: 0,
+            italic: 0,
+            links: Vec::new(),
+            code: None,
+            heading: None,
+            table: None,
+            items: 0,
+            started,
+        }
+    }
+
     fn event(&mut self, event: Event<'_>) {
         match event {
             Event::Start(tag) => self.start(tag),
