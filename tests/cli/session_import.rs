@@ -1,7 +1,6 @@
 //! `pi session import`: Claude Code and Codex CLI sessions as pi sessions (issue 31).
 //!
-//! The example fixtures are read from `shared/imports/` next to the repository (or next to
-//! one of its parent directories) at test time, never copied here (their licenses stay
+//! The example fixtures are read from `shared/imports/` (see [`imports`]) at test time, never copied here (their licenses stay
 //! with them); the edge cases are hand-made files in `tests/fixtures/import/`.
 
 use std::path::{Path, PathBuf};
@@ -10,21 +9,31 @@ use serde_json::Value;
 
 use crate::common::*;
 
-/// `shared/imports/`, found next to the repository or one of its parents. Absent, the
-/// tests fail and say where they looked.
+/// `shared/imports/`: `PI_IMPORT_FIXTURES` when set, else found next to the repository or
+/// one of its parents, else the workplace's copy at /work/shared/imports (a clone made
+/// elsewhere, such as a fresh one in a temporary directory). Absent, the tests fail and say
+/// where they looked: they never skip.
 fn imports() -> PathBuf {
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
-    for dir in repo.ancestors().skip(1) {
-        let p = dir.join("shared/imports");
-        if p.join("FORMATS.md").is_file() {
-            return p;
-        }
+    let named = std::env::var_os("PI_IMPORT_FIXTURES").map(PathBuf::from);
+    let beside = repo.ancestors().skip(1).map(|d| d.join("shared/imports"));
+    let places: Vec<PathBuf> = named
+        .into_iter()
+        .chain(beside)
+        .chain([PathBuf::from("/work/shared/imports")])
+        .collect();
+    if let Some(p) = places.iter().find(|p| p.join("FORMATS.md").is_file()) {
+        return p.clone();
     }
     panic!(
-        "the import fixtures (shared/imports/, with FORMATS.md) were not found next to {} or \
-         any directory above it: they are not part of this repository; put the shared/ folder \
-         beside the checkout",
-        repo.display()
+        "the import fixtures (shared/imports/, with FORMATS.md) were not found: looked in {}; \
+         they are not part of this repository; set PI_IMPORT_FIXTURES or put the shared/ \
+         folder beside the checkout",
+        places
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
     );
 }
 
