@@ -906,3 +906,271 @@ fn a_codex_fork_without_session_meta_is_not_counted_twice() {
         recs[1]
     );
 }
+
+/// Entries of an imported session, found by the text (or thinking) of their first block.
+fn by_text<'a>(es: &'a [Value], text: &str) -> &'a Value {
+    es.iter()
+        .find(|e| {
+            let b = &e["message"]["content"][0];
+            b["text"] == text || b["thinking"] == text
+        })
+        .unwrap_or_else(|| panic!("no entry with {text:?}"))
+}
+
+/// Recording artifacts are folded, not made branches: local commands hung off one caveat
+/// line, the id-less lines of one response hung off its prompt, and a prompt replayed with a
+/// new uuid at the same time; a real rewind (another prompt, later) stays a branch.
+#[test]
+fn recording_artifacts_are_folded_and_a_real_rewind_stays_a_branch() {
+    let w = World::new();
+    let (code, recs, _) = import(&w, &[&own("claude/artifacts.jsonl")]);
+    assert_eq!(code, 0);
+    let r = &recs[0];
+    assert_eq!(r["branches"], 2, "{r}");
+    assert_eq!(r["messages"]["assistant"], 3);
+    assert_eq!(r["messages"]["user"], 7);
+    let replays: Vec<&Value> = r["repairs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|x| x["kind"] == "replay")
+        .collect();
+    assert_eq!(replays.len(), 1, "{r}");
+    assert_eq!(replays[0]["line"], 11);
+    assert_eq!(replays[0]["uuid"], "u2r");
+    let path = session_of(r);
+    check_clean(&w, &path);
+    let es = entries(&path);
+    // One message from the two id-less lines.
+    let plan = by_text(&es, "Checklist first.");
+    assert_eq!(plan["message"]["content"][1]["text"], "Here is the plan.");
+    // The later local command continues from the line before it.
+    assert_eq!(
+        by_text(&es, "<command-name>/cost</command-name>")["parentId"],
+        by_text(&es, "Tagged v1.")["id"]
+    );
+    // "Tag it" once; the rewind is its sibling.
+    let tags = es
+        .iter()
+        .filter(|e| e["message"]["content"][0]["text"] == "Tag it")
+        .count();
+    assert_eq!(tags, 1);
+    assert_eq!(
+        by_text(&es, "Tag it")["parentId"],
+        by_text(&es, "Actually, write the notes first")["parentId"]
+    );
+}
+
+/// The real Claude files whose raw graph has fake forks (local commands hung off the caveat
+/// line, id-less streamed lines, a partial compaction) import with the branches they really
+/// have; the one real rewind stays.
+#[test]
+fn real_claude_files_import_with_exactly_their_branches() {
+    let w = World::new();
+    let real = "claude/claude-code-log/real_projects";
+    for (rel, branches) in [
+        (
+            &*format!(
+                "{real}/-Users-dain-workspace-claude-code-log-sample/0d3a8e6f-290f-4105-a327-a2496e5e2a83.jsonl"
+            ),
+            1,
+        ),
+        (
+            &format!(
+                "{real}/-Users-dain-workspace-claude-code-log-sample/71c9afe9-d9cc-4583-86b3-e62ba682b83a.jsonl"
+            ),
+            1,
+        ),
+        (
+            &format!(
+                "{real}/-Users-dain-workspace-claude-code-log-sample/12a546d1-83a7-49a6-abba-5400db340b43.jsonl"
+            ),
+            1,
+        ),
+        (
+            &format!("{real}/-experiments-ideas/03eb5929-52b3-4b13-ada3-b93ae35806b8.jsonl"),
+            2,
+        ),
+        ("claude/kato/claude-session.jsonl", 1),
+        (
+            "claude/claude-code-log/dag_compact_after_rewind_preserved.jsonl",
+            2,
+        ),
+        ("claude/claude-code-log/dag_compact_after_rewind.jsonl", 2),
+    ] {
+        let (code, recs, err) = import(&w, &["--dry-run", &shared(rel)]);
+        assert_eq!(code, 0, "{rel}: {err}");
+        assert_eq!(recs[0]["branches"], branches, "{rel}");
+    }
+}
+
+/// A partial compaction (`preservedSegment`): the preserved messages stay before the
+/// compaction in their own order, the compaction keeps them (`firstKeptEntryId` = the first),
+/// what follows continues after it, and the context is the summary, the preserved messages
+/// and the rest. No cycle is left to break.
+#[test]
+fn a_partial_compaction_keeps_its_preserved_messages() {
+    let w = World::new();
+    let (code, recs, _) = import(
+        &w,
+        &[&shared(
+            "claude/claude-code-log/dag_compact_after_rewind_preserved.jsonl",
+        )],
+    );
+    assert_eq!(code, 0);
+    let r = &recs[0];
+    assert_eq!(r["compactions"], 1);
+    assert!(
+        r["repairs"].as_array().unwrap().is_empty(),
+        "{}",
+        r["repairs"]
+    );
+    let path = session_of(r);
+    check_clean(&w, &path);
+    let es = entries(&path);
+    let c = es.iter().find(|e| e["type"] == "compaction").unwrap();
+    assert_eq!(c["firstKeptEntryId"], by_text(&es, "Second answer")["id"]);
+    assert_eq!(c["parentId"], by_text(&es, "Kept going")["id"]);
+    assert_eq!(
+        by_text(&es, "Kept going")["parentId"],
+        by_text(&es, "Keep going")["id"]
+    );
+    assert_eq!(by_text(&es, "After compaction")["parentId"], c["id"]);
+    let ctx = jsonl(&w.ok(&["context", "build", &path]));
+    let seen: Vec<String> = ctx
+        .iter()
+        .map(|m| match m["role"].as_str().unwrap() {
+            "compactionSummary" => "summary".to_owned(),
+            _ => m["content"][0]["text"].as_str().unwrap().to_owned(),
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            "summary",
+            "Second answer",
+            "Keep going",
+            "Kept going",
+            "After compaction",
+            "Final answer"
+        ]
+    );
+}
+
+/// A message imported while Claude Code was still writing it (its later content blocks not
+/// yet in the file) is completed when the file has grown: the new blocks are appended as a
+/// completion after it, with the usage they add, and the turn continues from there. Nothing
+/// written is changed, and the usage equals a fresh import's.
+#[test]
+fn a_message_still_streaming_is_completed_when_the_file_grows() {
+    let w = World::new();
+    let src = w.write(
+        "src/0a1b2c3d.jsonl",
+        std::fs::read(own("claude/streaming.jsonl")).unwrap(),
+    );
+    let src = src.to_str().unwrap();
+    let (code, recs, _) = import(&w, &[src]);
+    assert_eq!(code, 0);
+    let path = session_of(&recs[0]);
+    let before = std::fs::read(&path).unwrap();
+    let mut grown = std::fs::read(src).unwrap();
+    grown.extend(std::fs::read(own("claude/streaming.growth")).unwrap());
+    std::fs::write(src, &grown).unwrap();
+    let (code, recs, _) = import(&w, &["--dry-run", src]);
+    assert_eq!(code, 0);
+    assert_eq!(recs[0]["entries"], 3);
+    let (code, recs, _) = import(&w, &[src]);
+    assert_eq!(code, 0);
+    assert_eq!(recs[0]["status"], "appended");
+    assert_eq!(recs[0]["entries"], 3);
+    let after = std::fs::read(&path).unwrap();
+    assert!(after.starts_with(&before), "nothing written is changed");
+    check_clean(&w, &path);
+    let es = entries(&path);
+    let partial = by_text(&es, "Read the log.");
+    let completion = es
+        .iter()
+        .find(|e| e["message"]["content"][0]["type"] == "toolCall")
+        .unwrap();
+    assert_eq!(completion["parentId"], partial["id"]);
+    assert_eq!(completion["message"]["stopReason"], "toolUse");
+    assert_eq!(completion["message"]["usage"]["output"], 30 - 11);
+    assert_eq!(completion["message"]["usage"]["input"], 0);
+    let result = es
+        .iter()
+        .find(|e| e["message"]["role"] == "toolResult")
+        .unwrap();
+    assert_eq!(result["parentId"], completion["id"]);
+    assert_eq!(result["message"]["toolName"], "Read");
+    let ctx = jsonl(&w.ok(&["context", "build", &path]));
+    let roles: Vec<&str> = ctx.iter().map(|m| m["role"].as_str().unwrap()).collect();
+    assert_eq!(
+        roles,
+        ["user", "assistant", "assistant", "toolResult", "assistant"]
+    );
+    // Usage counted as a fresh import of the grown file counts it.
+    let usage = jsonl(&w.ok(&["usage", "model", "--all", "--json"]));
+    let t = &usage.last().unwrap()["totals"];
+    assert_eq!(t["inputTokens"], 20);
+    assert_eq!(t["outputTokens"], 30 + 7);
+    assert_eq!(t["cacheReadTokens"], 200);
+    let fresh = World::new();
+    let f = fresh.write("src/0a1b2c3d.jsonl", &grown);
+    import(&fresh, &[f.to_str().unwrap()]);
+    let usage = jsonl(&fresh.ok(&["usage", "model", "--all", "--json"]));
+    assert_eq!(&usage.last().unwrap()["totals"], t);
+    // Once more: nothing.
+    let (_, recs, _) = import(&w, &[src]);
+    assert_eq!(recs[0]["status"], "unchanged");
+    assert_eq!(std::fs::read(&path).unwrap(), after);
+}
+
+/// `-o FILE` on a file with a sidechain writes the sidechain next to FILE, naming FILE as
+/// its parent, and the record lists it; `-o -` cannot hold two sessions and refuses, saying
+/// what would be lost. A main file's subagent files are not imported with -o, and the
+/// record says so.
+#[test]
+fn output_file_keeps_the_sidechain_beside_it_and_stdout_refuses() {
+    let w = World::new();
+    let src = shared("claude/claude-code-log/sidechain.jsonl");
+    let file = w.path("one.jsonl");
+    let (code, recs, _) = import(&w, &[&src, "-o", file.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    let side = w.path("one.sidechain.jsonl");
+    let r = &recs[0];
+    assert_eq!(r["sidechains"][0]["kind"], "sidechain");
+    assert_eq!(r["sidechains"][0]["session"], side.to_str().unwrap());
+    assert_eq!(r["sidechains"][0]["status"], "created");
+    assert_eq!(r["subagentSessions"], 1);
+    check_clean(&w, side.to_str().unwrap());
+    assert_eq!(
+        entries(side.to_str().unwrap())[0]["parentSession"],
+        file.to_str().unwrap()
+    );
+    assert!(
+        r["sidechains"][0]["messages"]["assistant"]
+            .as_u64()
+            .unwrap()
+            > 0
+    );
+    let out = w
+        .pi()
+        .args(["session", "import", &src, "-o", "-"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("a sidechain of") && err.contains("without -o"),
+        "{err}"
+    );
+    let main = shared(
+        "claude/claude-code-log/minimal_showcase/55550000-0000-4000-8000-000000000001.jsonl",
+    );
+    let (code, recs, err) = import(&w, &[&main, "-o", w.path("m.jsonl").to_str().unwrap()]);
+    assert_eq!(code, 0);
+    assert_eq!(recs.len(), 1);
+    assert_eq!(recs[0]["notImported"].as_array().unwrap().len(), 2);
+    assert!(err.contains("2 subagent file(s) are not imported"), "{err}");
+}

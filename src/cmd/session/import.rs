@@ -16,7 +16,8 @@ pub const EXIT_STATUS: &str = "\
 Exit status:
   0  every source was imported whole (also when nothing was new)
   1  a file was not imported (neither format, unreadable) or lines were skipped
-  2  usage error (a PATH that does not exist, -o with several sources)";
+  2  usage error (a PATH that does not exist, -o with several sources, -o - for a
+     source with a sidechain)";
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum From {
@@ -34,7 +35,7 @@ pub struct ImportArgs {
     #[arg(long, value_enum, value_name = "AGENT")]
     pub from: Option<From>,
     /// Write the one source's session to FILE (or stdout with -) instead of the sessions
-    /// directory
+    /// directory; a sidechain of it goes next to FILE (FILE-stem.sidechain.jsonl)
     #[arg(short = 'o', long, value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// Read and report everything, write nothing
@@ -315,6 +316,9 @@ pub fn run(args: ImportArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
     for file in &files {
         let abs = std::fs::canonicalize(file).unwrap_or_else(|_| file.clone());
         let conv = match import::convert(&abs, forced, &price) {
+            Ok(c) if args.output.as_deref() == Some(Path::new("-")) && c.parts.len() > 1 => {
+                return Err(one_stream(&abs, &c));
+            }
             Ok(c) => c,
             Err(e) => {
                 incomplete = true;
@@ -338,7 +342,12 @@ pub fn run(args: ImportArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
             incomplete = true;
         }
         match import_one(ctx, &args, &abs, conv, &mut known) {
-            Ok(Some(r)) => records.push(r),
+            Ok(Some(mut r)) => {
+                if args.output.is_some() {
+                    left_out(&abs, &args, &mut r);
+                }
+                records.push(r)
+            }
             Ok(None) => {}
             Err(e) => {
                 incomplete = true;
@@ -348,25 +357,7 @@ pub fn run(args: ImportArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
             }
         }
     }
-    // Subagent sessions per main session.
-    let mut subs: HashMap<String, u64> = HashMap::new();
-    for r in &records {
-        if let Some(p) = r["parentSession"].as_str() {
-            *subs.entry(p.to_owned()).or_insert(0) += 1;
-        }
-        for s in r["sidechains"].as_array().into_iter().flatten() {
-            if let Some(p) = r["session"].as_str() {
-                let _ = s;
-                *subs.entry(p.to_owned()).or_insert(0) += 1;
-            }
-        }
-    }
-    for r in &mut records {
-        if let Some(p) = r["session"].as_str() {
-            let n = subs.get(p).copied().unwrap_or(0);
-            r["subagentSessions"] = json!(n);
-        }
-    }
+    count_subagents(&mut records);
     if args.output.as_deref() != Some(Path::new("-")) {
         if ctx.out.human(args.format.get()) {
             human(ctx, &records, args.dry_run)?;
@@ -381,6 +372,40 @@ pub fn run(args: ImportArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
     } else {
         ExitStatus::Success
     })
+}
+
+/// `-o -` holds one session: a source with more is refused, naming what would be lost.
+fn one_stream(source: &Path, c: &Conversion) -> anyhow::Error {
+    let extra: Vec<String> = c.parts[1..]
+        .iter()
+        .map(|p| format!("a {} of {} entries", p.kind.as_str(), p.len()))
+        .collect();
+    usage(format!(
+        "{}: -o - writes one session, and this source also holds {}, which would be lost; \
+         write it with -o FILE (the rest goes next to FILE) or import it without -o",
+        source.display(),
+        extra.join(", ")
+    ))
+}
+
+/// Each record's `subagentSessions`: the sessions (subagents, sidechains) naming its session.
+fn count_subagents(records: &mut [Value]) {
+    let mut subs: HashMap<String, u64> = HashMap::new();
+    for r in records.iter() {
+        if let Some(p) = r["parentSession"].as_str() {
+            *subs.entry(p.to_owned()).or_insert(0) += 1;
+        }
+        if let Some(p) = r["session"].as_str() {
+            let n = r["sidechains"].as_array().map_or(0, Vec::len) as u64;
+            *subs.entry(p.to_owned()).or_insert(0) += n;
+        }
+    }
+    for r in records.iter_mut() {
+        if let Some(p) = r["session"].as_str() {
+            let n = subs.get(p).copied().unwrap_or(0);
+            r["subagentSessions"] = json!(n);
+        }
+    }
 }
 
 fn import_one(
@@ -422,10 +447,22 @@ fn import_one(
             part.id = id;
         }
         let header = import::header_line(part, format, source, &cwd, parent_str.as_deref());
-        if args.output.is_some() && k > 0 {
-            break;
-        }
-        let (path, status, entries) = place(ctx, args, part, &header, &dir, known)?;
+        let (path, status, entries) = match (&args.output, k) {
+            // With -o FILE, a sidechain of the source goes next to FILE, named after it.
+            (Some(out), 1..) => {
+                let beside = beside(&ctx.cwd.join(out), part.kind.as_str(), k);
+                place(ctx, Some(&beside), args.dry_run, part, &header, &dir, known)?
+            }
+            _ => place(
+                ctx,
+                args.output.as_deref(),
+                args.dry_run,
+                part,
+                &header,
+                &dir,
+                known,
+            )?,
+        };
         let mut r = part_record(part, path.as_deref(), status, entries);
         if let Some(p) = &parent_str {
             r["parentSession"] = json!(p);
@@ -447,25 +484,73 @@ fn import_one(
     Ok(Some(rec))
 }
 
+/// Where `-o FILE` puts a source's other part: `FILE`'s name with `.sidechain` (or the
+/// part's kind) before its extension, numbered past the first.
+fn beside(file: &Path, kind: &str, k: usize) -> PathBuf {
+    let stem = file
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let ext = file
+        .extension()
+        .map(|e| format!(".{}", e.to_string_lossy()))
+        .unwrap_or_default();
+    let n = if k > 1 {
+        format!("-{k}")
+    } else {
+        String::new()
+    };
+    file.with_file_name(format!("{stem}.{kind}{n}{ext}"))
+}
+
+/// With -o, a main Claude file's subagent files are not imported (-o takes one source):
+/// the record lists them, and a warning says how to bring them.
+fn left_out(source: &Path, args: &ImportArgs, r: &mut Value) {
+    if matches!(args.from, Some(From::Codex)) {
+        return;
+    }
+    let agents = companions(source);
+    if agents.is_empty() {
+        return;
+    }
+    crate::error::warn(&format!(
+        "{}: -o imports this file alone; its {} subagent file(s) are not imported \
+         (import it without -o to bring them)",
+        source.display(),
+        agents.len()
+    ));
+    r["notImported"] = json!(
+        agents
+            .iter()
+            .map(|p| json!({"source": p, "reason": "subagent file (-o imports one source)"}))
+            .collect::<Vec<_>>()
+    );
+}
+
 /// Writes a part where it goes (or, with --dry-run, counts what would be written):
 /// (session file, status, entries).
 fn place(
     ctx: &Ctx,
-    args: &ImportArgs,
+    output: Option<&Path>,
+    dry_run: bool,
     part: &mut Part,
     header: &[u8],
     dir: &Path,
     known: &mut Known,
 ) -> anyhow::Result<(Option<PathBuf>, &'static str, u64)> {
-    if let Some(out) = &args.output {
+    if let Some(out) = output {
         if out == Path::new("-") {
             let mut stdout = std::io::stdout().lock();
             let n = import::write_part(part, header, Target::Stream(&mut stdout))?;
             return Ok((None, "written", n));
         }
         let out = ctx.cwd.join(out);
-        return Ok(if args.dry_run {
-            let n = part.len() as u64;
+        return Ok(if dry_run {
+            let n = if out.exists() {
+                import::missing(part, &out)?
+            } else {
+                part.len() as u64
+            };
             (Some(out), "dry-run", n)
         } else if out.exists() {
             let n = import::write_part(part, header, Target::Existing(&out))?;
@@ -477,7 +562,7 @@ fn place(
     }
     let id = part.id.clone();
     if let Some(existing) = known.get(dir, &id) {
-        return Ok(if args.dry_run {
+        return Ok(if dry_run {
             let n = import::missing(part, &existing)?;
             (Some(existing), "dry-run", n)
         } else {
@@ -493,7 +578,7 @@ fn place(
         "{}_{id}.jsonl",
         pi_base::clock::file_stamp(part.start_ms)
     ));
-    if args.dry_run {
+    if dry_run {
         let n = part.len() as u64;
         return Ok((Some(path), "dry-run", n));
     }

@@ -54,6 +54,43 @@ struct Node {
     model: Option<Box<str>>,
     /// Entries a tool-result line becomes.
     n_out: u32,
+    /// The line's time (epoch ms; 0 when it has none).
+    ts: i64,
+    /// A user line with `isMeta` (Claude Code's local-command caveat, …).
+    meta_user: bool,
+    /// What a partial compaction's boundary keeps (`compactMetadata.preservedSegment` /
+    /// `preservedMessages`).
+    preserved: Option<Box<Preserved>>,
+}
+
+/// The messages a partial compaction keeps: their uuids in order (head first), and the line
+/// they were re-attached under (the summary).
+struct Preserved {
+    uuids: Vec<Box<str>>,
+    anchor: Option<Box<str>>,
+}
+
+fn preserved(m: &Map<String, Value>) -> Option<Box<Preserved>> {
+    let meta = m.get("compactMetadata")?;
+    let seg = &meta["preservedSegment"];
+    let msgs = &meta["preservedMessages"];
+    let mut uuids: Vec<Box<str>> = msgs["uuids"]
+        .as_array()
+        .map(|a| a.iter().filter_map(Value::as_str).map(Box::from).collect())
+        .unwrap_or_default();
+    if uuids.is_empty() {
+        uuids.extend(seg["headUuid"].as_str().map(Box::from));
+        if let Some(t) = seg["tailUuid"].as_str()
+            && uuids.first().is_none_or(|h| &**h != t)
+        {
+            uuids.push(Box::from(t));
+        }
+    }
+    if uuids.is_empty() {
+        return None;
+    }
+    let anchor = s(seg.get("anchorUuid")).or_else(|| s(msgs.get("anchorUuid")));
+    Some(Box::new(Preserved { uuids, anchor }))
 }
 
 const KNOWN: &[&str] = &[
@@ -134,6 +171,9 @@ fn is_conversation(k: K) -> bool {
     matches!(k, K::User | K::ToolResult | K::Assistant | K::Boundary)
 }
 
+/// An assistant line without a message id: its parent, and the key of its message.
+type NoId = (Option<Box<str>>, Box<str>);
+
 /// The first pass: a small record per line, and what the file says about itself.
 #[derive(Default)]
 struct Scan {
@@ -149,6 +189,8 @@ struct Scan {
     prev_conv: [Option<Box<str>>; 2],
     /// Message lines with no parent chained to the line before them.
     chained: Vec<u64>,
+    /// The last message line without a message id (its parent, its message key), per thread.
+    prev_noid: [Option<NoId>; 2],
 }
 
 fn first_str(slot: &mut Option<String>, m: &Map<String, Value>, key: &str) {
@@ -187,6 +229,9 @@ impl Scan {
                     side: false,
                     model: None,
                     n_out: 0,
+                    ts: 0,
+                    meta_user: false,
+                    preserved: None,
                 });
                 return;
             }
@@ -240,8 +285,23 @@ impl Scan {
             self.prev_conv[usize::from(side)] = uuid.clone();
         }
         let msg = (kind == K::Assistant).then(|| {
-            s(message.and_then(|x| x.get("id"))).unwrap_or_else(|| Box::from(format!("L{line}")))
+            s(message.and_then(|x| x.get("id"))).unwrap_or_else(|| {
+                // Lines of one response written without a message id, each hung off the
+                // same parent (test data, gateways): one message, not a fork per block.
+                match &self.prev_noid[usize::from(side)] {
+                    Some((p, key)) if !synthetic && *p == parent => key.clone(),
+                    _ => Box::from(format!("L{line}")),
+                }
+            })
         });
+        if is_conversation(kind) {
+            let noid =
+                kind == K::Assistant && !synthetic && message.and_then(|x| x.get("id")).is_none();
+            self.prev_noid[usize::from(side)] = match (&msg, noid) {
+                (Some(k), true) => Some((parent.clone(), k.clone())),
+                _ => None,
+            };
+        }
         Node {
             line,
             offset,
@@ -260,6 +320,15 @@ impl Scan {
                 result_entries(message)
             } else {
                 1
+            },
+            ts: m.get("timestamp").and_then(norm_ts).map_or(0, |t| t.1),
+            meta_user: kind == K::Structural
+                && ty == "user"
+                && m.get("isMeta").and_then(Value::as_bool) == Some(true),
+            preserved: if kind == K::Boundary {
+                preserved(m)
+            } else {
+                None
             },
         }
     }
@@ -319,6 +388,11 @@ struct Tree {
     summary_of: HashMap<u32, u32>,
     /// The parent line of each entry-making line.
     parent: Vec<u32>,
+    /// A partial compaction's boundary → the first line it keeps (the preserved head).
+    first_kept: HashMap<u32, u32>,
+    /// Parents set by the import instead of the line's own (a partial compaction's
+    /// preserved segment re-linked in order, what follows it continued after the boundary).
+    relinked: HashMap<u32, Box<str>>,
 }
 
 impl Tree {
@@ -402,14 +476,14 @@ impl<'a, 'p> Ctx<'a, 'p> {
 
     /// Converts the lines `keep` selects into one part.
     fn thread(&mut self, keep: impl Fn(&Node) -> bool) -> io::Result<Builder<'p>> {
-        let tree = self.tree(keep);
+        let tree = self.tree(keep)?;
         let mut b = Builder::new(Format::Claude, self.price)?;
         let ids = self.ids(&tree, &mut b);
         self.emit(&tree, ids, &mut b)?;
         Ok(b)
     }
 
-    fn tree(&mut self, keep: impl Fn(&Node) -> bool) -> Tree {
+    fn tree(&mut self, keep: impl Fn(&Node) -> bool) -> io::Result<Tree> {
         let nodes = self.nodes;
         let sel: Vec<bool> = nodes.iter().map(|x| x.kind != K::Bad && keep(x)).collect();
         let (by_uuid, dup) = self.index(&sel);
@@ -420,12 +494,15 @@ impl<'a, 'p> Ctx<'a, 'p> {
             members: HashMap::new(),
             summary_of: HashMap::new(),
             parent: Vec::new(),
+            first_kept: HashMap::new(),
+            relinked: HashMap::new(),
         };
         fold(nodes, &by_uuid, &mut tree);
-        let kp = self.kept_parents(&by_uuid, &tree);
+        partial_compactions(nodes, &by_uuid, &mut tree);
+        let kp = self.kept_parents(&by_uuid, &mut tree)?;
         tree.parent = chain_results(nodes, &tree, &kp);
         self.break_cycles(&mut tree);
-        tree
+        Ok(tree)
     }
 
     /// uuid → line (the first line with it; later ones are duplicates, reported).
@@ -452,46 +529,126 @@ impl<'a, 'p> Ctx<'a, 'p> {
     }
 
     /// The nearest kept ancestor of each message line (structural lines spliced out); a
-    /// parent in no line of the file is reported.
-    fn kept_parents(&mut self, by_uuid: &HashMap<&str, u32>, t: &Tree) -> Vec<u32> {
+    /// parent in no line of the file is reported. Recording artifacts are folded on the way:
+    /// a local command hung off the caveat line an earlier one already hangs off continues
+    /// from the line before it, and a line repeating an earlier sibling (same parent, same
+    /// time, same content: a replay with a new uuid) is folded into it.
+    fn kept_parents(&mut self, by_uuid: &HashMap<&str, u32>, t: &mut Tree) -> io::Result<Vec<u32>> {
+        let nodes = self.nodes;
+        let n = nodes.len();
+        let mut kp = vec![NONE; n];
+        // Children seen so far of each caveat (isMeta user) line.
+        let mut meta_kids: HashMap<u32, u32> = HashMap::new();
+        // The heads under each parent, by time (replay candidates).
+        let mut siblings: HashMap<(u32, i64), Vec<u32>> = HashMap::new();
+        // The latest conversation line so far, in file order.
+        let mut last_conv = NONE;
+        for i in 0..n {
+            if !t.head(nodes, i) {
+                if t.sel[i] && !t.dup[i] && is_conversation(nodes[i].kind) {
+                    last_conv = t.alias[i];
+                }
+                continue;
+            }
+            let own = t
+                .relinked
+                .get(&(i as u32))
+                .map(|p| &**p)
+                .or(nodes[i].parent.as_deref());
+            let via_meta = own
+                .and_then(|u| by_uuid.get(u))
+                .copied()
+                .filter(|&j| nodes[j as usize].meta_user);
+            let later_kid = via_meta.is_some_and(|j| {
+                let seen = meta_kids.entry(j).or_insert(0);
+                *seen += 1;
+                *seen > 1
+            });
+            kp[i] = if later_kid && nodes[i].kind == K::User && last_conv != NONE {
+                last_conv
+            } else {
+                self.ancestor(by_uuid, t, i, own)
+            };
+            if matches!(nodes[i].kind, K::User | K::ToolResult) && nodes[i].ts != 0 {
+                let key = (kp[i], nodes[i].ts);
+                let mut same = None;
+                for &o in siblings.get(&key).map_or(&[][..], Vec::as_slice) {
+                    if nodes[o as usize].kind == nodes[i].kind
+                        && self.same_content(o as usize, i)?
+                    {
+                        same = Some(o);
+                        break;
+                    }
+                }
+                if let Some(o) = same {
+                    t.alias[i] = o;
+                    self.repairs.push(Repair {
+                        line: nodes[i].line,
+                        kind: "replay",
+                        uuid: nodes[i].uuid.as_deref().unwrap_or("").to_owned(),
+                    });
+                    last_conv = o;
+                    kp[i] = NONE;
+                    continue;
+                }
+                siblings.entry(key).or_default().push(i as u32);
+            }
+            last_conv = i as u32;
+        }
+        Ok(kp)
+    }
+
+    /// The nearest kept ancestor of line `i`, starting from parent uuid `p`.
+    fn ancestor<'t>(
+        &mut self,
+        by_uuid: &HashMap<&str, u32>,
+        t: &'t Tree,
+        i: usize,
+        mut p: Option<&'t str>,
+    ) -> u32
+    where
+        'a: 't,
+    {
         let nodes = self.nodes;
         let n = nodes.len();
         let is_kept = |j: usize| {
             (t.sel[j] && !t.dup[j] && is_conversation(nodes[j].kind))
                 || (nodes[j].kind == K::Summary && t.folded(j))
         };
-        let mut kp = vec![NONE; n];
-        for i in 0..n {
-            if !t.head(nodes, i) {
-                continue;
-            }
-            let mut p = nodes[i].parent.as_deref();
-            let mut steps = 0;
-            kp[i] = loop {
-                let Some(u) = p else { break NONE };
-                let Some(&j) = by_uuid.get(u) else {
-                    if !self.all.contains(u) {
-                        self.repairs.push(Repair {
-                            line: nodes[i].line,
-                            kind: "dangling-parent",
-                            uuid: u.to_owned(),
-                        });
-                    }
-                    break NONE;
-                };
-                let j = j as usize;
-                if is_kept(j) {
-                    let a = t.alias[j];
-                    break if a as usize == i { NONE } else { a };
+        let mut steps = 0;
+        loop {
+            let Some(u) = p else { return NONE };
+            let Some(&j) = by_uuid.get(u) else {
+                if !self.all.contains(u) {
+                    self.repairs.push(Repair {
+                        line: nodes[i].line,
+                        kind: "dangling-parent",
+                        uuid: u.to_owned(),
+                    });
                 }
-                steps += 1;
-                if steps > n {
-                    break NONE;
-                }
-                p = nodes[j].parent.as_deref();
+                return NONE;
             };
+            let j = j as usize;
+            if is_kept(j) {
+                let a = t.alias[j];
+                return if a as usize == i { NONE } else { a };
+            }
+            steps += 1;
+            if steps > n {
+                return NONE;
+            }
+            p = t
+                .relinked
+                .get(&(j as u32))
+                .map(|p| &**p)
+                .or(nodes[j].parent.as_deref());
         }
-        kp
+    }
+
+    /// Whether two lines carry the same message content.
+    fn same_content(&self, a: usize, b: usize) -> io::Result<bool> {
+        let (x, y) = (self.read(a)?, self.read(b)?);
+        Ok(message(&x)["content"] == message(&y)["content"])
     }
 
     /// Cycles are broken at their latest line, which becomes a root.
@@ -681,10 +838,16 @@ impl<'a, 'p> Ctx<'a, 'p> {
                 };
                 let meta = l.m.get("compactMetadata").cloned().unwrap_or(Value::Null);
                 let before = meta["preTokens"].as_u64().unwrap_or(0);
+                // A partial compaction keeps its preserved segment; a full one nothing
+                // before it (its own id is on no earlier path).
+                let first_kept = t
+                    .first_kept
+                    .get(&(l.i as u32))
+                    .and_then(|&h| ids.first[h as usize].clone())
+                    .unwrap_or_else(|| l.first.clone());
                 let fields = [
                     ("summary", to_vec(&json!(summary))),
-                    // Nothing before the boundary stays in the model's context.
-                    ("firstKeptEntryId", to_vec(&json!(l.first))),
+                    ("firstKeptEntryId", to_vec(&json!(first_kept))),
                     ("tokensBefore", to_vec(&json!(before))),
                     ("details", to_vec(&json!({"compactMetadata": meta}))),
                     ("fromHook", b"false".to_vec()),
@@ -739,6 +902,71 @@ fn fold(nodes: &[Node], by_uuid: &HashMap<&str, u32>, t: &mut Tree) {
                 }
             }
             _ => {}
+        }
+    }
+}
+
+/// A partial compaction keeps a segment of the messages before it (`preservedSegment`),
+/// which Claude Code re-attaches under the summary. In pi the kept messages stay where they
+/// were, before the compaction: the segment is re-linked in its own order, the compaction
+/// follows its last message, what came after it in the file continues after the compaction,
+/// and the compaction's `firstKeptEntryId` is the segment's first message.
+fn partial_compactions(nodes: &[Node], by_uuid: &HashMap<&str, u32>, t: &mut Tree) {
+    for (b, node) in nodes.iter().enumerate() {
+        let Some(pres) = node.preserved.as_deref() else {
+            continue;
+        };
+        if !t.sel[b] || t.dup[b] {
+            continue;
+        }
+        let lines: Vec<u32> = pres
+            .uuids
+            .iter()
+            .filter_map(|u| by_uuid.get(&**u).copied())
+            .collect();
+        let Some(&head) = lines.first() else { continue };
+        // The lines that stand for the boundary: itself, its summary, the anchor.
+        let mut under: HashSet<&str> = HashSet::new();
+        under.extend(node.uuid.as_deref());
+        under.extend(pres.anchor.as_deref());
+        if let Some(&sl) = t.summary_of.get(&(b as u32)) {
+            under.extend(nodes[sl as usize].uuid.as_deref());
+        }
+        let is_under = |j: u32| {
+            nodes[j as usize]
+                .parent
+                .as_deref()
+                .is_some_and(|p| under.contains(p))
+        };
+        if is_under(head) {
+            // The whole segment hangs under the summary: it stays after the compaction,
+            // and the compaction keeps no earlier message.
+            continue;
+        }
+        for w in lines.windows(2) {
+            if is_under(w[1])
+                && let Some(u) = nodes[w[0] as usize].uuid.as_deref()
+            {
+                t.relinked.insert(w[1], Box::from(u));
+            }
+        }
+        t.first_kept.insert(b as u32, t.alias[head as usize]);
+        // The compaction follows the segment's last message; what the file adds under that
+        // message after the boundary continues after the compaction.
+        let Some(&tail) = lines.last() else { continue };
+        let (Some(tail_u), Some(b_u)) =
+            (nodes[tail as usize].uuid.as_deref(), node.uuid.as_deref())
+        else {
+            continue;
+        };
+        t.relinked.insert(b as u32, Box::from(tail_u));
+        for (j, x) in nodes.iter().enumerate().skip(b + 1) {
+            if x.parent.as_deref() == Some(tail_u)
+                && !lines.contains(&(j as u32))
+                && is_conversation(x.kind)
+            {
+                t.relinked.insert(j as u32, Box::from(b_u));
+            }
         }
     }
 }

@@ -13,7 +13,7 @@
 //! lines, unknown line types) kept as `custom` entries on a chain of their own, written before
 //! the conversation.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -707,6 +707,12 @@ pub fn write_part(part: &mut Part, header: &[u8], target: Target<'_>) -> Result<
 
 /// The lines of `part` whose ids the session at `path` lacks (without their newlines), and
 /// whether any of them is a conversation entry.
+///
+/// An assistant message the session already has may have grown since (Claude Code writes a
+/// message one content block at a time, so an import can catch it mid-stream): its new
+/// blocks are appended as a completion, an assistant message holding only those blocks and
+/// the usage they add, after the message (or its latest completion); what the source adds
+/// under the message continues from the completion. Nothing written is changed.
 fn lacking(part: &mut Part, path: &Path) -> Result<(Vec<Vec<u8>>, bool), ImportError> {
     let s = super::Session::open(path).map_err(|e| ImportError::Read {
         path: path.to_owned(),
@@ -714,21 +720,156 @@ fn lacking(part: &mut Part, path: &Path) -> Result<(Vec<Vec<u8>>, bool), ImportE
     })?;
     let mut lines: Vec<Vec<u8>> = Vec::new();
     let mut convo_new = false;
-    for (spool, is_convo) in [(&mut part.customs, false), (&mut part.convo, true)] {
-        spool
-            .each(|id, line| {
-                if s.get(id).is_none() {
-                    lines.push(line[..line.len().saturating_sub(1)].to_vec());
-                    convo_new |= is_convo;
+    part.customs
+        .each(|id, line| {
+            if s.get(id).is_none() {
+                lines.push(line[..line.len().saturating_sub(1)].to_vec());
+            }
+            Ok(())
+        })
+        .map_err(|source| ImportError::Read {
+            path: path.to_owned(),
+            source,
+        })?;
+    // Message id → the id of its latest completion (what its children now follow).
+    let mut moved: HashMap<String, String> = HashMap::new();
+    part.convo
+        .each(|id, line| {
+            let body = &line[..line.len().saturating_sub(1)];
+            if s.get(id).is_none() {
+                lines.push(reparent(body, &moved));
+                convo_new = true;
+                return Ok(());
+            }
+            if let Some((last, completion)) = completion(&s, id, body)? {
+                if let Some(c) = completion {
+                    lines.push(c);
+                    convo_new = true;
                 }
-                Ok(())
-            })
-            .map_err(|source| ImportError::Read {
-                path: path.to_owned(),
-                source,
-            })?;
-    }
+                moved.insert(id.to_owned(), last);
+            }
+            Ok(())
+        })
+        .map_err(|source| ImportError::Read {
+            path: path.to_owned(),
+            source,
+        })?;
     Ok((lines, convo_new))
+}
+
+/// The id of the `k`th completion of message `id`.
+fn completion_id(id: &str, k: u32) -> String {
+    let h = fnv(format!("{id}+{k}").as_bytes());
+    format!("{:08x}", (h ^ (h >> 32)) as u32)
+}
+
+/// For an assistant message `id` the session has: the id its children follow (its latest
+/// completion) and, when `line` (the message as the source has it now) holds blocks the
+/// session lacks, a new completion with them. `None` when the message has no completion
+/// and needs none.
+fn completion(
+    s: &super::Session,
+    id: &str,
+    line: &[u8],
+) -> io::Result<Option<(String, Option<Vec<u8>>)>> {
+    let Some(first) = s.get(id) else {
+        return Ok(None);
+    };
+    // The same line as written: the message has not grown (and so has no completion).
+    let written = s.line(first)?;
+    let trim = |b: &[u8]| b.strip_suffix(b"\n").map_or(b.len(), <[u8]>::len);
+    if written[..trim(&written)] == line[..trim(line)] {
+        return Ok(None);
+    }
+    if !line.starts_with(b"{\"type\":\"message\"") {
+        return Ok(None);
+    }
+    let Ok(now) = serde_json::from_slice::<Value>(line) else {
+        return Ok(None);
+    };
+    if now["message"]["role"] != "assistant" {
+        return Ok(None);
+    }
+    let read = |i: u32| -> io::Result<Value> {
+        let l = s.line(i)?;
+        Ok(serde_json::from_slice(&l).unwrap_or(Value::Null))
+    };
+    // What the session holds of the message: the message, then its completions.
+    let mut had = vec![read(first)?];
+    let mut last = id.to_owned();
+    let mut k = 1;
+    loop {
+        let cid = completion_id(id, k);
+        match s.get(&cid) {
+            Some(i) => {
+                let e = read(i)?;
+                if e["parentId"] != json!(last) {
+                    break;
+                }
+                had.push(e);
+                last = cid;
+                k += 1;
+            }
+            None => break,
+        }
+    }
+    let blocks = |e: &Value| e["message"]["content"].as_array().map_or(0, Vec::len);
+    let held: usize = had.iter().map(blocks).sum();
+    let all = now["message"]["content"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    if all.len() <= held {
+        return Ok((k > 1).then_some((last, None)));
+    }
+    let cid = completion_id(id, k);
+    if s.get(&cid).is_some() {
+        return Ok(Some((last, None)));
+    }
+    let mut msg = now["message"].clone();
+    msg["content"] = Value::Array(all[held..].to_vec());
+    // The usage the new blocks add: what the message counts now, less what was counted.
+    if let Some(u) = msg.get_mut("usage") {
+        for key in ["input", "output", "cacheRead", "cacheWrite", "totalTokens"] {
+            let had_n: u64 = had
+                .iter()
+                .map(|e| e["message"]["usage"][key].as_u64().unwrap_or(0))
+                .sum();
+            u[key] = json!(u[key].as_u64().unwrap_or(0).saturating_sub(had_n));
+        }
+        for key in ["input", "output", "cacheRead", "cacheWrite", "total"] {
+            let had_c: f64 = had
+                .iter()
+                .map(|e| e["message"]["usage"]["cost"][key].as_f64().unwrap_or(0.0))
+                .sum();
+            let c = u["cost"][key].as_f64().unwrap_or(0.0) - had_c;
+            u["cost"][key] = json!(c.max(0.0));
+        }
+    }
+    let ts = now["timestamp"].as_str().unwrap_or("").to_owned();
+    let l = entry::entry_line(
+        "message",
+        &cid,
+        Some(&last),
+        &ts,
+        &[("message", to_vec(&msg).as_slice())],
+    );
+    Ok(Some((cid, Some(l))))
+}
+
+/// A new line whose parent is a message that got a completion follows the completion.
+fn reparent(line: &[u8], moved: &HashMap<String, String>) -> Vec<u8> {
+    if moved.is_empty() {
+        return line.to_vec();
+    }
+    let Ok(mut v) = serde_json::from_slice::<Value>(line) else {
+        return line.to_vec();
+    };
+    let Some(to) = v["parentId"].as_str().and_then(|p| moved.get(p)) else {
+        return line.to_vec();
+    };
+    v["parentId"] = json!(to);
+    to_vec(&v)
 }
 
 /// How many entries [`write_part`] would append to the existing import at `path`.
