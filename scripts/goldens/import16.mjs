@@ -54,6 +54,23 @@ function walk(dir) {
 	return out;
 }
 
+// What 1.6 reads from the session file `out`: its entries, leaf and context.
+function record(out, text = readFileSync(out, "utf8")) {
+	const sm = SessionManager.open(out);
+	const entries = sm.getEntries();
+	const leaf = sm.getLeafId();
+	const ctx = buildSessionContext(entries, leaf ?? undefined);
+	const agent = ctx.messages.map((m) => JSON.stringify(m));
+	const llm = convertToLlm(ctx.messages).map((m) => JSON.stringify(m));
+	return {
+		lines: text.trimEnd().split("\n").length - 1,
+		entries: entries.length,
+		leaf,
+		agent: hash(agent),
+		llm: hash(llm),
+	};
+}
+
 const work = mkdtempSync(join(tmpdir(), "pi-import16-"));
 const env = { ...process.env, HOME: work, PI_CODING_AGENT_DIR: join(work, "agent") };
 const roots = { own: join(repo, "tests", "fixtures", "import"), shared: imports };
@@ -74,20 +91,19 @@ for (const [root, dir] of Object.entries(roots)) {
 		} catch {
 			continue; // not imported
 		}
-		const sm = SessionManager.open(out);
-		const entries = sm.getEntries();
-		const leaf = sm.getLeafId();
-		const ctx = buildSessionContext(entries, leaf ?? undefined);
-		const agent = ctx.messages.map((m) => JSON.stringify(m));
-		const llm = convertToLlm(ctx.messages).map((m) => JSON.stringify(m));
-		sources[`${root}/${relative(dir, src)}`] = {
-			lines: text.trimEnd().split("\n").length - 1,
-			entries: entries.length,
-			leaf,
-			agent: hash(agent),
-			llm: hash(llm),
-		};
+		sources[`${root}/${relative(dir, src)}`] = record(out, text);
 	}
+}
+// A source imported, then grown and imported again into the same file (a message caught
+// mid-stream gets a completion appended): recorded as `own/<file>+<growth>`.
+for (const [file, growth] of [["claude/streaming.jsonl", "claude/streaming.growth"]]) {
+	const src = join(work, `grown-${n}.jsonl`);
+	const out = join(work, `${n++}.jsonl`);
+	writeFileSync(src, readFileSync(join(roots.own, file)));
+	execFileSync(pi, ["session", "import", src, "-o", out], { env, stdio: "ignore" });
+	writeFileSync(src, Buffer.concat([readFileSync(src), readFileSync(join(roots.own, growth))]));
+	execFileSync(pi, ["session", "import", src, "-o", out], { env, stdio: "ignore" });
+	sources[`own/${file}+${growth}`] = record(out);
 }
 const outDir = join(repo, "tests", "fixtures", "import16");
 mkdirSync(outDir, { recursive: true });

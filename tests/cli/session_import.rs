@@ -613,7 +613,8 @@ fn fnv64(text: &str) -> String {
 
 /// tests/fixtures/import16/context.golden.json (scripts/goldens/import16.mjs): for every
 /// imported source, the reference 1.6 opened pi's session, found the same leaf and built the
-/// same context as `pi context build`, in agent and llm form.
+/// same context as `pi context build`, in agent and llm form; also for a source imported,
+/// grown and imported again (a message completed after the import caught it mid-stream).
 #[test]
 fn the_reference_opens_every_imported_session_and_builds_the_same_context() {
     let g: Value = serde_json::from_str(
@@ -629,10 +630,18 @@ fn the_reference_opens_every_imported_session_and_builds_the_same_context() {
         // 1.6 read every entry pi wrote.
         assert_eq!(want["entries"], want["lines"], "{name}");
         let (root, rel) = name.split_once('/').unwrap();
-        let src = match root {
+        // `FILE+GROWTH`: FILE imported, then grown by GROWTH and imported again.
+        let (rel, growth) = match rel.split_once('+') {
+            Some((f, g)) => (f, Some(g)),
+            None => (rel, None),
+        };
+        let mut src = match root {
             "own" => fixture("import").join(rel),
             _ => imports().join(rel),
         };
+        if growth.is_some() {
+            src = w.write(&format!("grown{k}.jsonl"), std::fs::read(&src).unwrap());
+        }
         let out = w.path(&format!("s{k}.jsonl"));
         let o = out.to_str().unwrap();
         let st = w
@@ -641,6 +650,17 @@ fn the_reference_opens_every_imported_session_and_builds_the_same_context() {
             .output()
             .unwrap();
         assert!(st.status.code().unwrap() <= 1, "{name}");
+        if let Some(g) = growth {
+            let mut grown = std::fs::read(&src).unwrap();
+            grown.extend(std::fs::read(fixture("import").join(g)).unwrap());
+            std::fs::write(&src, grown).unwrap();
+            let st = w
+                .pi()
+                .args(["session", "import", src.to_str().unwrap(), "-o", o])
+                .output()
+                .unwrap();
+            assert_eq!(st.status.code(), Some(0), "{name}");
+        }
         let text = std::fs::read_to_string(&out).unwrap();
         let es = jsonl(&text);
         if es.len() - 1 != want["lines"].as_u64().unwrap() as usize {
@@ -1053,6 +1073,44 @@ fn a_partial_compaction_keeps_its_preserved_messages() {
             "Kept going",
             "After compaction",
             "Final answer"
+        ]
+    );
+    // Known only by `preservedSegment` (head, anchor, tail), with a tool call inside: the
+    // segment runs from its head to the tail through the messages written before the boundary.
+    let (code, recs, _) = import(&w, &[&own("claude/partial-compaction.jsonl")]);
+    assert_eq!(code, 0);
+    let r = &recs[0];
+    assert_eq!(r["branches"], 1, "{r}");
+    assert!(r["repairs"].as_array().unwrap().is_empty(), "{r}");
+    let path = session_of(r);
+    check_clean(&w, &path);
+    let es = entries(&path);
+    let c = es.iter().find(|e| e["type"] == "compaction").unwrap();
+    assert_eq!(
+        c["firstKeptEntryId"],
+        by_text(&es, "Try the parser tests")["id"]
+    );
+    assert_eq!(c["tokensBefore"], 9000);
+    let result = es
+        .iter()
+        .find(|e| e["message"]["role"] == "toolResult")
+        .unwrap();
+    assert_eq!(
+        by_text(&es, "The parser test fails.")["parentId"],
+        result["id"]
+    );
+    let ctx = jsonl(&w.ok(&["context", "build", &path]));
+    let roles: Vec<&str> = ctx.iter().map(|m| m["role"].as_str().unwrap()).collect();
+    assert_eq!(
+        roles,
+        [
+            "compactionSummary",
+            "user",
+            "assistant",
+            "toolResult",
+            "assistant",
+            "user",
+            "assistant"
         ]
     );
 }

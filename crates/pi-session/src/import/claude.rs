@@ -68,6 +68,9 @@ struct Node {
 struct Preserved {
     uuids: Vec<Box<str>>,
     anchor: Option<Box<str>>,
+    /// Whether `uuids` lists every kept message (`preservedMessages`), or only the segment's
+    /// head and tail.
+    listed: bool,
 }
 
 fn preserved(m: &Map<String, Value>) -> Option<Box<Preserved>> {
@@ -78,6 +81,7 @@ fn preserved(m: &Map<String, Value>) -> Option<Box<Preserved>> {
         .as_array()
         .map(|a| a.iter().filter_map(Value::as_str).map(Box::from).collect())
         .unwrap_or_default();
+    let listed = !uuids.is_empty();
     if uuids.is_empty() {
         uuids.extend(seg["headUuid"].as_str().map(Box::from));
         if let Some(t) = seg["tailUuid"].as_str()
@@ -90,7 +94,11 @@ fn preserved(m: &Map<String, Value>) -> Option<Box<Preserved>> {
         return None;
     }
     let anchor = s(seg.get("anchorUuid")).or_else(|| s(msgs.get("anchorUuid")));
-    Some(Box::new(Preserved { uuids, anchor }))
+    Some(Box::new(Preserved {
+        uuids,
+        anchor,
+        listed,
+    }))
 }
 
 const KNOWN: &[&str] = &[
@@ -944,8 +952,21 @@ fn partial_compactions(nodes: &[Node], by_uuid: &HashMap<&str, u32>, t: &mut Tre
             continue;
         }
         for w in lines.windows(2) {
+            // Known only by its head and tail, the segment ends with the last message
+            // written before the boundary.
+            let before = if pres.listed {
+                w[0]
+            } else {
+                (0..b as u32)
+                    .rev()
+                    .find(|&j| {
+                        let x = &nodes[j as usize];
+                        t.sel[j as usize] && !t.dup[j as usize] && is_conversation(x.kind)
+                    })
+                    .unwrap_or(w[0])
+            };
             if is_under(w[1])
-                && let Some(u) = nodes[w[0] as usize].uuid.as_deref()
+                && let Some(u) = nodes[before as usize].uuid.as_deref()
             {
                 t.relinked.insert(w[1], Box::from(u));
             }
