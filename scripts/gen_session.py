@@ -183,8 +183,9 @@ def main():
                 # Back to an earlier point of the path, mostly with a summary of what is left.
                 # A few turns back, as people retry: most entries stay on the active path.
                 back = max(1, len(all_path) - r.randint(3, 60))
+                left = set(all_path[back + 1:])
                 del all_path[back + 1:]
-                path[:] = [p for p in path if p[0] in set(all_path)]
+                path[:] = [p for p in path if p[0] not in left]
                 meta["branches"] += 1
                 if r.random() < 0.8:
                     put({"type": "branch_summary", "fromId": all_path[-1], "summary": g.text(30, 120)}, 100)
