@@ -1,0 +1,51 @@
+//! `pi chat`: the agent in the terminal, on the loop `pi run` uses (its options, settings,
+//! tools, hooks and session writes), driven by the front end of src/chat.
+
+use clap::Args;
+
+use crate::cmd::Ctx;
+use crate::cmd::run::RunArgs;
+use crate::error::ExitStatus;
+
+pub const EXIT_STATUS: &str = "\
+Exit status:
+  0  the chat ended (/quit, Ctrl-D, Ctrl-C twice at an empty prompt, end of input)
+  1  the chat failed (the session could not be written, the terminal could not be read)
+  2  usage error or invalid input (nothing was written)
+  130  interrupted while waiting for input (not a terminal); 143 terminated; 129 hung up";
+
+#[derive(Debug, Args)]
+#[command(mut_arg("json", |a| a.hide(true)))]
+#[command(mut_arg("rpc", |a| a.hide(true)))]
+#[command(mut_arg("max_turns", |a| a.hide(true)))]
+#[command(mut_arg("prompt", |a| a.help(
+    "The first message, sent before the chat waits for yours; `/template args` and \
+     `/skill:name args` are expanded"
+)))]
+pub struct ChatArgs {
+    #[command(flatten)]
+    pub run: RunArgs,
+    /// Messages are separated by NUL rather than newlines (when stdin is not a terminal)
+    #[arg(short = '0', long = "null")]
+    pub null: bool,
+}
+
+pub fn run(args: ChatArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
+    let r = &args.run;
+    for (given, flag) in [
+        (r.json, "--json"),
+        (r.rpc, "--rpc"),
+        (r.max_turns.is_some(), "--max-turns"),
+    ] {
+        if given {
+            return Err(crate::error::usage(format!(
+                "{flag} is an option of `pi run`, not of `pi chat`"
+            )));
+        }
+    }
+    let opts = crate::chat::Options {
+        nul: args.null,
+        first: None,
+    };
+    crate::cmd::run::chat(args.run, ctx, opts)
+}

@@ -1,0 +1,347 @@
+//! `pi chat` on a pseudo-terminal (made by the test, as `terminal.rs` does): a two-turn
+//! conversation streams, a tool call is summarised, Ctrl-C mid-stream aborts the turn and
+//! returns to the prompt with a consistent file, typing while the agent works queues a
+//! follow-up, Ctrl-D and Ctrl-C twice exit 0, history survives a restart, Alt-Enter and
+//! pasted text make multi-line messages, Tab completes.
+
+use std::io::{Read, Write};
+use std::os::fd::{FromRawFd, OwnedFd};
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::common::model_server::{ModelServer, Reply};
+use crate::common::*;
+use crate::run_support::*;
+
+/// A `pi chat` on a terminal of 100 columns.
+struct Pty {
+    child: Child,
+    master: std::fs::File,
+    out: Arc<Mutex<Vec<u8>>>,
+    /// How much of `out` the expectations have consumed.
+    seen: usize,
+}
+
+impl Pty {
+    fn start(w: &World, args: &[&str], env: &[(&str, &str)]) -> Pty {
+        let (mut master, mut slave) = (0, 0);
+        let ws = libc::winsize {
+            ws_row: 40,
+            ws_col: 100,
+            ws_xpixel: 0,
+            ws_ypixel: 0,
+        };
+        // SAFETY: openpty fills in two descriptors, owned below; the size is read only.
+        let r = unsafe {
+            libc::openpty(
+                &mut master,
+                &mut slave,
+                std::ptr::null_mut(),
+                std::ptr::null(),
+                &ws,
+            )
+        };
+        assert_eq!(r, 0, "openpty failed");
+        // SAFETY: both descriptors were just opened and are owned by nothing else.
+        let (master, slave) =
+            unsafe { (OwnedFd::from_raw_fd(master), OwnedFd::from_raw_fd(slave)) };
+        let mut cmd = w.std_cmd();
+        cmd.env("TERM", "xterm")
+            .envs(env.iter().copied())
+            .arg("chat")
+            .args(args)
+            .stdin(Stdio::from(slave.try_clone().unwrap()))
+            .stdout(Stdio::from(slave.try_clone().unwrap()))
+            .stderr(Stdio::from(slave));
+        // SAFETY: only async-signal-safe calls between fork and exec: a new session whose
+        // controlling terminal is the pseudo-terminal (so Ctrl-C is SIGINT to pi).
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::setsid();
+                libc::ioctl(0, libc::TIOCSCTTY, 0);
+                Ok(())
+            });
+        }
+        let child = cmd.spawn().unwrap();
+        drop(cmd);
+        let master = std::fs::File::from(master);
+        let out = Arc::new(Mutex::new(Vec::new()));
+        let (mut reader, mut answer) = (master.try_clone().unwrap(), master.try_clone().unwrap());
+        let sink = out.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            loop {
+                match reader.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => {
+                        // The line editor asks where the cursor is: at the left.
+                        if buf[..n].windows(4).any(|w| w == b"\x1b[6n") {
+                            let _ = answer.write_all(b"\x1b[1;1R");
+                        }
+                        sink.lock().unwrap().extend_from_slice(&buf[..n]);
+                    }
+                }
+            }
+        });
+        Pty {
+            child,
+            master,
+            out,
+            seen: 0,
+        }
+    }
+
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.out.lock().unwrap()).into_owned()
+    }
+
+    /// Waits until the output after what was expected before holds `needle`; returns that
+    /// output up to and including it.
+    fn expect(&mut self, needle: &str) -> String {
+        let start = Instant::now();
+        loop {
+            let all = self.out.lock().unwrap().clone();
+            let tail = String::from_utf8_lossy(&all[self.seen.min(all.len())..]).into_owned();
+            if let Some(i) = tail.find(needle) {
+                let got = tail[..i + needle.len()].to_owned();
+                self.seen += got.len();
+                return got;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "no {needle:?} in the output:\n{}",
+                String::from_utf8_lossy(&all).replace('\u{1b}', "␛")
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn send(&mut self, bytes: &[u8]) {
+        self.master.write_all(bytes).unwrap();
+        self.master.flush().unwrap();
+    }
+
+    /// Types a line, waiting for the prompt first.
+    fn line(&mut self, text: &str) {
+        self.expect("› ");
+        self.send(text.as_bytes());
+        self.send(b"\r");
+    }
+
+    fn wait(mut self) -> i32 {
+        let start = Instant::now();
+        loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                return s.code().unwrap_or(-1);
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "pi chat did not end:\n{}",
+                self.text().replace('\u{1b}', "␛")
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+fn no_color() -> [(&'static str, &'static str); 1] {
+    [("NO_COLOR", "1")]
+}
+
+#[test]
+fn two_turns_stream_with_a_footer_and_ctrl_d_exits_0() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    server.push(
+        Reply::openai_text(&["Hel", "lo ", "there."])
+            .split(9)
+            .pace(Duration::from_millis(5)),
+    );
+    server.push(Reply::openai_text(&["Second ", "answer."]));
+    let mut p = Pty::start(&w, &[], &no_color());
+    p.expect("pi chat · mock/m1");
+    p.line("hi");
+    p.expect("Hello there.");
+    let footer = p.expect("context");
+    assert!(footer.contains("↑120 ↓30 · $0.0000"), "{footer}");
+    p.line("and again");
+    p.expect("Second answer.");
+    p.expect("› ");
+    p.send(b"\x04");
+    assert_eq!(p.wait(), 0);
+    let f = session_file(&w);
+    check(&w, &f);
+    let ms = messages(&f);
+    assert_eq!(roles(&ms), ["user", "assistant", "user", "assistant"]);
+    assert_eq!(text(&ms[3]), "Second answer.");
+}
+
+#[test]
+fn colors_on_a_terminal_unless_no_color() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    let mut p = Pty::start(&w, &[], &[]);
+    p.expect("/help for commands");
+    p.expect("›");
+    p.send(b"/nosuch\r");
+    let shown = p.expect("nothing sent)");
+    assert!(shown.contains("\x1b[31m"), "{shown:?}");
+    p.send(b"\x04");
+    assert_eq!(p.wait(), 0);
+    let mut p = Pty::start(&w, &[], &no_color());
+    p.line("/nosuch");
+    let shown = p.expect("nothing sent)");
+    assert!(!shown.contains("\x1b[31m"), "{shown:?}");
+    p.send(b"\x04");
+    assert_eq!(p.wait(), 0);
+}
+
+#[test]
+fn a_tool_call_is_summarised_on_one_line() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    server.push(tool_calls(&[(
+        "call_1",
+        "bash",
+        r#"{"command":"echo one; echo two; exit 3"}"#,
+    )]));
+    server.push(Reply::openai_text(&["It failed."]));
+    let mut p = Pty::start(&w, &[], &no_color());
+    p.line("run it");
+    p.expect("→ bash echo one; echo two; exit 3");
+    let summary = p.expect("(/show 1)");
+    assert!(summary.contains("✗ exit 3 · one (+1 lines)"), "{summary}");
+    p.expect("It failed.");
+    p.line("/show");
+    p.expect("one\r\ntwo");
+    p.send(b"\x04");
+    assert_eq!(p.wait(), 0);
+    check(&w, &session_file(&w));
+}
+
+#[test]
+fn ctrl_c_mid_stream_aborts_the_turn_and_returns_to_the_prompt() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    server.push(
+        Reply::openai_text(&["Partial ", "answer that never ends"])
+            .stall_at("answer that", Duration::from_secs(60)),
+    );
+    server.push(Reply::openai_text(&["Back."]));
+    let mut p = Pty::start(&w, &[], &no_color());
+    p.line("go");
+    p.expect("Partial");
+    p.send(b"\x03");
+    p.expect("(aborted)");
+    // The prompt comes back, and the chat goes on.
+    p.line("next");
+    p.expect("Back.");
+    p.expect("› ");
+    // Ctrl-C twice at the empty prompt ends it.
+    p.send(b"\x03");
+    p.expect("Ctrl-C again");
+    p.send(b"\x03");
+    assert_eq!(p.wait(), 0);
+    let f = session_file(&w);
+    check(&w, &f);
+    let ms = messages(&f);
+    assert_eq!(roles(&ms), ["user", "assistant", "user", "assistant"]);
+    assert_eq!(ms[1]["stopReason"], "aborted");
+    assert_eq!(text(&ms[1]), "Partial ");
+    // The request after the abort carries the partial answer as pi run would send it.
+    assert_eq!(server.requests().len(), 2);
+}
+
+#[test]
+fn a_line_typed_while_the_agent_works_is_a_follow_up() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    server.push(
+        Reply::openai_text(&["Working", " on it."]).stall_at(" on it", Duration::from_millis(1500)),
+    );
+    server.push(Reply::openai_text(&["Follow-up done."]));
+    let mut p = Pty::start(&w, &[], &no_color());
+    p.line("first");
+    p.expect("Working");
+    p.send(b"also this\r");
+    p.expect("(queued as a follow-up)");
+    p.expect("Follow-up done.");
+    p.expect("› ");
+    p.send(b"\x04");
+    assert_eq!(p.wait(), 0);
+    let f = session_file(&w);
+    check(&w, &f);
+    let ms = messages(&f);
+    let users: Vec<String> = ms
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(text)
+        .collect();
+    assert_eq!(users, ["first", "also this"]);
+}
+
+#[test]
+fn history_survives_a_restart() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    server.push(Reply::openai_text(&["One."]));
+    server.push(Reply::openai_text(&["Two."]));
+    let mut p = Pty::start(&w, &[], &no_color());
+    p.line("remember this line");
+    p.expect("One.");
+    p.expect("› ");
+    p.send(b"\x04");
+    assert_eq!(p.wait(), 0);
+    let hist = w.agent().join("chat-history");
+    let mode =
+        std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&hist).unwrap().permissions());
+    assert_eq!(mode & 0o777, 0o600);
+    // A new chat: Up brings the line back, Enter sends it.
+    let mut p = Pty::start(&w, &[], &no_color());
+    p.expect("› ");
+    p.send(b"\x1b[A");
+    p.expect("remember this line");
+    p.send(b"\r");
+    p.expect("Two.");
+    p.expect("› ");
+    p.send(b"\x04");
+    assert_eq!(p.wait(), 0);
+    let texts: Vec<String> = server
+        .requests()
+        .iter()
+        .map(|r| text(request_messages(r).last().unwrap()))
+        .collect();
+    assert_eq!(texts, ["remember this line", "remember this line"]);
+}
+
+#[test]
+fn alt_enter_and_a_paste_make_one_multi_line_message_and_tab_completes() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    server.push(Reply::openai_text(&["A"]));
+    server.push(Reply::openai_text(&["B"]));
+    let mut p = Pty::start(&w, &[], &no_color());
+    p.expect("› ");
+    p.send(b"line one\x1b\rline two\r");
+    p.expect("A");
+    p.expect("› ");
+    p.send(b"\x1b[200~pasted\nlines\x1b[201~\r");
+    p.expect("B");
+    p.expect("› ");
+    p.send(b"/tre\t");
+    p.expect("/tree");
+    p.send(b"\r");
+    p.expect("* ");
+    p.expect("› ");
+    p.send(b"\x04");
+    assert_eq!(p.wait(), 0);
+    let ms = messages(&session_file(&w));
+    let users: Vec<String> = ms
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(text)
+        .collect();
+    assert_eq!(users, ["line one\nline two", "pasted\nlines"]);
+}
