@@ -57,6 +57,9 @@ pub struct View {
     /// Context size reported by the last answer.
     context: f64,
     answered: bool,
+    /// The answer's line being streamed (escaped), and whether it is in a fenced block.
+    cur: String,
+    fence: bool,
 }
 
 impl View {
@@ -70,6 +73,8 @@ impl View {
             tokens: (0.0, 0.0, 0.0),
             context: 0.0,
             answered: false,
+            cur: String::new(),
+            fence: false,
         }
     }
 
@@ -92,6 +97,41 @@ impl View {
     fn line(&mut self, s: &str) {
         self.end_line();
         self.write(&format!("{s}\n"));
+    }
+
+    /// Streams answer text. On a colored terminal each finished line is drawn again with
+    /// its Markdown styled (when it fits on one row).
+    fn answer(&mut self, delta: &str) {
+        let t = escape_text(delta).into_owned();
+        if !(self.look.tty && self.look.color) {
+            self.write(&t);
+            return;
+        }
+        let mut rest = t.as_str();
+        while let Some(k) = rest.find('\n') {
+            self.write(&rest[..k]);
+            self.cur.push_str(&rest[..k]);
+            self.finish_answer_line(true);
+            rest = &rest[k + 1..];
+        }
+        self.write(rest);
+        self.cur.push_str(rest);
+    }
+
+    /// Draws the line being streamed again, styled; `newline` ends it.
+    fn finish_answer_line(&mut self, newline: bool) {
+        let line = std::mem::take(&mut self.cur);
+        let end = if newline { "\n" } else { "" };
+        let fits = pi_base::text::width(&line) < self.look.width;
+        if !line.is_empty() || newline {
+            match styled_line(&line, &mut self.fence, &self.st) {
+                Some(s) if fits && !line.is_empty() => self.write(&format!("\r\x1b[2K{s}{end}")),
+                _ => self.write(end),
+            }
+        }
+        if !newline {
+            self.fence = false;
+        }
     }
 
     fn thinking(&mut self, delta: &str) {
@@ -156,6 +196,7 @@ impl View {
             return;
         }
         self.usage(m);
+        self.finish_answer_line(false);
         self.end_line();
         let reason = m.get("stopReason").and_then(Value::as_jstr);
         let reason = reason.map(|r| r.text().into_owned()).unwrap_or_default();
@@ -193,7 +234,7 @@ impl View {
             "nothing to compact".into()
         };
         let l = self.st.yellow(&l);
-        self.line(&l);
+        self.write(&format!("{l}\n"));
         self.context = 0.0;
     }
 
@@ -229,6 +270,63 @@ impl View {
         let hint = self.st.dim(&format!(" (/show {k})"));
         self.line(&format!("  {mark} {}{hint}", self.st.dim(&summary)));
     }
+}
+
+/// A line of Markdown for the terminal: fences and code blocks green, headings bold,
+/// list bullets as `•`, `**bold**` bold and `` `code` `` cyan; `None` when nothing changes.
+fn styled_line(line: &str, fence: &mut bool, st: &Style) -> Option<String> {
+    let green = anstyle::AnsiColor::Green.on_default();
+    if line.trim_start().starts_with("```") {
+        *fence = !*fence;
+        return Some(st.paint(green, line));
+    }
+    if *fence {
+        return Some(st.paint(green, line));
+    }
+    let body = line.trim_start();
+    let indent = &line[..line.len() - body.len()];
+    if body.starts_with('#') && body.trim_start_matches('#').starts_with(' ') {
+        return Some(st.bold(line));
+    }
+    let (bullet, text) = match body.strip_prefix("- ").or_else(|| body.strip_prefix("* ")) {
+        Some(t) => ("• ", t),
+        None => ("", body),
+    };
+    let inline = inline_styles(text, st);
+    if bullet.is_empty() && inline == text {
+        return None;
+    }
+    Some(format!("{indent}{bullet}{inline}"))
+}
+
+/// `**bold**` and `` `code` `` of a line (unclosed markers stay as they are).
+fn inline_styles(text: &str, st: &Style) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    loop {
+        let bold = rest.find("**");
+        let code = rest.find('`');
+        let (at, marker) = match (bold, code) {
+            (Some(b), Some(c)) if c < b => (c, "`"),
+            (Some(b), _) => (b, "**"),
+            (None, Some(c)) => (c, "`"),
+            (None, None) => break,
+        };
+        let after = &rest[at + marker.len()..];
+        let Some(end) = after.find(marker).filter(|&e| e > 0) else {
+            break;
+        };
+        out.push_str(&rest[..at]);
+        let inner = &after[..end];
+        if marker == "`" {
+            out.push_str(&st.cyan(inner));
+        } else {
+            out.push_str(&st.bold(inner));
+        }
+        rest = &after[end + marker.len()..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// `200000` → `200k`.
@@ -322,8 +420,7 @@ impl Observer for View {
                         self.end_line();
                     }
                     self.answered = true;
-                    let t = escape_text(delta).into_owned();
-                    self.write(&t);
+                    self.answer(delta);
                 }
                 pi_ai::Event::ThinkingDelta { delta, .. } => self.thinking(delta),
                 pi_ai::Event::ThinkingEnd { .. } => {
@@ -353,11 +450,13 @@ impl Observer for View {
                     self.line(&l);
                 }
             }
+            // One line: the start, then how it ended.
             Event::CompactionStart { reason } => {
+                self.end_line();
                 let l = self
                     .st
-                    .yellow(&format!("compacting the session ({})…", reason.as_str()));
-                self.line(&l);
+                    .yellow(&format!("compacting the session ({})… ", reason.as_str()));
+                self.write(&l);
             }
             // A manual compaction's failure is its command's answer (the front end's).
             Event::CompactionEnd {
@@ -365,7 +464,7 @@ impl Observer for View {
                 result: None,
                 error_message: Some(_),
                 ..
-            } if reason.as_str() == "manual" => {}
+            } if reason.as_str() == "manual" => self.end_line(),
             Event::CompactionEnd {
                 result,
                 aborted,
@@ -418,6 +517,21 @@ mod tests {
             call_summary("bash", &serde_json::json!({"command": "ls\npwd"})),
             "ls …"
         );
+        let st = Style { on: true };
+        let mut fence = false;
+        assert_eq!(styled_line("plain text", &mut fence, &st), None);
+        assert_eq!(
+            styled_line("- a **b** `c`", &mut fence, &st).unwrap(),
+            format!("• a {} {}", st.bold("b"), st.cyan("c"))
+        );
+        assert_eq!(
+            styled_line("## Title", &mut fence, &st).unwrap(),
+            st.bold("## Title")
+        );
+        assert!(styled_line("```rust", &mut fence, &st).is_some() && fence);
+        assert!(styled_line("let **x** = 1;", &mut fence, &st).is_some());
+        assert!(styled_line("```", &mut fence, &st).is_some() && !fence);
+        assert_eq!(styled_line("a ** b", &mut fence, &st), None);
         assert_eq!(short_count(200_000), "200k");
         assert_eq!(short_count(1_000_000), "1M");
     }

@@ -407,3 +407,71 @@ fn options_of_pi_run_only_are_refused() {
         err(&o)
     );
 }
+
+#[test]
+fn an_automatic_compaction_says_so_in_one_line() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    w.real_clock("answers must be timestamped after the compaction");
+    settings(
+        &w,
+        json!({"compaction": {"keepRecentTokens": 150, "reserveTokens": 500}}),
+    );
+    // The last answer reported 1800 tokens of a window of 2000: compacted before the prompt.
+    let f = crate::run_recovery::earlier_session(&w, "small", 1800);
+    server.push(Reply::openai_text(&["Summary one."]).when("<conversation>"));
+    server.push(answer_with_usage("Answer.", 100));
+    let o = chat(&w, &[f.to_str().unwrap()], "third question\n");
+    status(&o, 0);
+    let text = out(&o);
+    let said: Vec<&str> = text.lines().filter(|l| l.contains("compact")).collect();
+    assert_eq!(said.len(), 1, "{text}");
+    assert!(
+        said[0].starts_with("compacting the session (threshold)… compacted: "),
+        "{text}"
+    );
+    assert!(text.ends_with("Answer.\n"), "{text}");
+    check(&w, &f);
+    assert!(lines(&f).iter().any(|e| e["type"] == "compaction"));
+}
+
+#[test]
+fn export_writes_the_page_and_help_lists_the_commands() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    server.push(Reply::openai_text(&["Hi."]));
+    let o = chat(&w, &[], "hello\n/export page.html\n/copy\n/help\n");
+    status(&o, 0);
+    let text = out(&o);
+    assert!(text.contains("wrote page.html"), "{text}");
+    let page = std::fs::read_to_string(w.proj().join("page.html")).unwrap();
+    assert!(page.contains("<html") && page.contains("hello"));
+    // Not a terminal: nothing goes to the clipboard, and no escape code is written.
+    assert!(text.contains("nothing copied"), "{text}");
+    no_escapes(&o);
+    let help: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.contains("/help"))
+        .map(str::trim)
+        .collect();
+    insta::assert_snapshot!(help.join("\n"), @"
+    /help                     this list
+    /model [M]                list the models, or switch to M (provider/id or id)
+    /thinking [LEVEL]         show or set the thinking level
+    /tree                     the session's tree, the current leaf marked
+    /branch ID [SUMMARY]      continue from entry ID (root: the start)
+    /fork [ID]                a new session: the path so far, or up to user message ID
+    /resume [N]               list recent sessions, or switch to number N
+    /new                      start a new session
+    /name NAME                name the session
+    /label ID TEXT            label an entry (empty TEXT clears it)
+    /compact [INSTRUCTIONS]   summarize older messages
+    /export [FILE]            write the session as an HTML page
+    /session                  file, id, counts, tokens, cost
+    /show [N]                 the whole output of tool call N (default: the last)
+    /copy                     copy the last answer to the clipboard (OSC 52)
+    /steer TEXT               while the agent works: steer it (else: a message)
+    /quit                     leave (also Ctrl-D, or Ctrl-C twice)
+    Enter sends; Alt-Enter or Ctrl-J a new line; Tab completes; @ completes paths; Ctrl-C stops the agent; typing while it works queues a follow-up
+    ");
+}

@@ -11,6 +11,8 @@ use std::process::{Child, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use serde_json::json;
+
 use crate::common::model_server::{ModelServer, Reply};
 use crate::common::*;
 use crate::run_support::*;
@@ -168,6 +170,10 @@ fn two_turns_stream_with_a_footer_and_ctrl_d_exits_0() {
     assert!(footer.contains("↑120 ↓30 · $0.0000"), "{footer}");
     p.line("and again");
     p.expect("Second answer.");
+    // /copy: the last answer to the clipboard through OSC 52.
+    p.line("/copy");
+    p.expect("\x1b]52;c;U2Vjb25kIGFuc3dlci4=\x07");
+    p.expect("copied the last answer (14 characters)");
     p.expect("› ");
     p.send(b"\x04");
     assert_eq!(p.wait(), 0);
@@ -344,4 +350,150 @@ fn alt_enter_and_a_paste_make_one_multi_line_message_and_tab_completes() {
         .map(text)
         .collect();
     assert_eq!(users, ["line one\nline two", "pasted\nlines"]);
+}
+
+#[test]
+fn markdown_is_styled_and_thinking_dimmed_or_collapsed() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    let thinking_reply = || {
+        Reply::anthropic_events(&[
+            (
+                "message_start",
+                json!({"type": "message_start", "message": {"id": "msg_1", "usage": {"input_tokens": 20, "output_tokens": 1}}}),
+            ),
+            (
+                "content_block_start",
+                json!({"type": "content_block_start", "index": 0, "content_block": {"type": "thinking", "thinking": ""}}),
+            ),
+            (
+                "content_block_delta",
+                json!({"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": "Pondering the request"}}),
+            ),
+            (
+                "content_block_delta",
+                json!({"type": "content_block_delta", "index": 0, "delta": {"type": "signature_delta", "signature": "sig"}}),
+            ),
+            (
+                "content_block_stop",
+                json!({"type": "content_block_stop", "index": 0}),
+            ),
+            (
+                "content_block_start",
+                json!({"type": "content_block_start", "index": 1, "content_block": {"type": "text", "text": ""}}),
+            ),
+            (
+                "content_block_delta",
+                json!({"type": "content_block_delta", "index": 1, "delta": {"type": "text_delta", "text": "Use **care**:\n- one `x`\n"}}),
+            ),
+            (
+                "content_block_stop",
+                json!({"type": "content_block_stop", "index": 1}),
+            ),
+            (
+                "message_delta",
+                json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 9}}),
+            ),
+            ("message_stop", json!({"type": "message_stop"})),
+        ])
+    };
+    server.push(thinking_reply());
+    let mut p = Pty::start(
+        &w,
+        &["--model", "mockant/claude-mock", "--thinking", "high"],
+        &[],
+    );
+    p.expect("›");
+    p.send(b"think\r");
+    let shown = p.expect("one");
+    assert!(shown.contains("\x1b[2mPondering the request"), "{shown:?}");
+    // The finished lines are drawn again, styled.
+    let shown = p.expect("context");
+    assert!(shown.contains("\x1b[2K"), "{shown:?}");
+    assert!(shown.contains("• one \x1b[36mx\x1b[0m"), "{shown:?}");
+    p.expect("›");
+    p.send(b"\x04");
+    assert_eq!(p.wait(), 0);
+    // hideThinkingBlock: one line instead of the text.
+    settings(&w, json!({"hideThinkingBlock": true}));
+    server.push(thinking_reply());
+    let mut p = Pty::start(&w, &["-c"], &no_color());
+    p.line("again");
+    let shown = p.expect("one");
+    assert!(
+        shown.contains("thinking…") && !shown.contains("Pondering"),
+        "{shown:?}"
+    );
+    p.expect("› ");
+    p.send(b"\x04");
+    assert_eq!(p.wait(), 0);
+}
+
+/// Whether process `pid` is gone (or a zombie no one reaps).
+fn gone(pid: i32) -> bool {
+    // SAFETY: kill with signal 0 only checks that the process exists.
+    let exists = unsafe { libc::kill(pid, 0) } == 0;
+    let zombie = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|s| {
+            s.rsplit(')')
+                .next()
+                .unwrap_or("")
+                .trim_start()
+                .starts_with('Z')
+        })
+        .unwrap_or(true);
+    !exists || zombie
+}
+
+#[test]
+fn ctrl_c_while_a_tool_runs_ends_its_children() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    let pid_file = w.path("child.pid");
+    let cmd = format!("sh -c 'echo $$ > {}; exec sleep 60'", pid_file.display());
+    server.push(tool_calls(&[(
+        "call_1",
+        "bash",
+        &serde_json::to_string(&json!({ "command": cmd })).unwrap(),
+    )]));
+    let mut p = Pty::start(&w, &[], &no_color());
+    p.line("wait");
+    p.expect("→ bash sh -c");
+    let start = Instant::now();
+    let pid = loop {
+        if let Some(pid) = std::fs::read_to_string(&pid_file)
+            .ok()
+            .and_then(|s| s.trim().parse::<i32>().ok())
+        {
+            break pid;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "the command did not start"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(!gone(pid));
+    p.send(b"\x03");
+    p.expect("✗");
+    p.expect("› ");
+    let start = Instant::now();
+    while !gone(pid) {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "sleep {pid} still runs"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    p.send(b"\x04");
+    assert_eq!(p.wait(), 0);
+    let f = session_file(&w);
+    check(&w, &f);
+    let results = tool_results(&f);
+    assert_eq!(results.len(), 1);
+    assert!(
+        text(&results[0]).contains("aborted"),
+        "{}",
+        text(&results[0])
+    );
 }
