@@ -475,3 +475,90 @@ fn export_writes_the_page_and_help_lists_the_commands() {
     Enter sends; Alt-Enter or Ctrl-J a new line; Tab completes; @ completes paths; Ctrl-C stops the agent; typing while it works queues a follow-up
     ");
 }
+
+/// `pi chat` with stdin and stdout piped, for signals.
+fn spawn_chat(
+    w: &World,
+) -> (
+    std::process::Child,
+    std::process::ChildStdin,
+    std::io::BufReader<std::process::ChildStdout>,
+) {
+    let mut child = w
+        .std_cmd()
+        .arg("chat")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdin = child.stdin.take().unwrap();
+    let out = std::io::BufReader::new(child.stdout.take().unwrap());
+    (child, stdin, out)
+}
+
+#[test]
+fn sigint_aborts_the_running_turn_and_the_next_line_is_served() {
+    use std::io::Write;
+    let server = ModelServer::start();
+    let w = world(&server);
+    server.push(
+        Reply::openai_text(&["Partial ", "never finished"])
+            .stall_at("never", std::time::Duration::from_secs(60)),
+    );
+    server.push(Reply::openai_text(&["Next answer."]));
+    let (child, mut stdin, mut out) = spawn_chat(&w);
+    writeln!(stdin, "first").unwrap();
+    server.wait_for(1);
+    // Once the partial answer is shown, Ctrl-C.
+    let mut seen = read_until(&mut out, "Partial ");
+    signal(&child, libc::SIGINT);
+    seen.push_str(&read_until(&mut out, "(aborted)\n"));
+    writeln!(stdin, "second").unwrap();
+    drop(stdin);
+    let (code, rest) = finish_text(child, out);
+    seen.push_str(&rest);
+    assert_eq!(code, 0, "{seen}");
+    assert_eq!(seen, "Partial \n(aborted)\nNext answer.\n");
+    let f = session_file(&w);
+    check(&w, &f);
+    let ms = messages(&f);
+    assert_eq!(roles(&ms), ["user", "assistant", "user", "assistant"]);
+    assert_eq!(ms[1]["stopReason"], "aborted");
+}
+
+#[test]
+fn sigint_while_waiting_for_input_exits_130() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    let (child, mut stdin, mut out) = spawn_chat(&w);
+    // Once a command has been answered, the chat waits for the next line.
+    std::io::Write::write_all(&mut stdin, b"/help\n").unwrap();
+    read_until(&mut out, "(also Ctrl-D, or Ctrl-C twice)\n");
+    signal(&child, libc::SIGINT);
+    let (code, _) = finish_text(child, out);
+    drop(stdin);
+    assert_eq!(code, 130);
+}
+
+/// Reads stdout until what was read ends with `marker` (at most 20 s); returns it.
+fn read_until(out: &mut std::io::BufReader<std::process::ChildStdout>, marker: &str) -> String {
+    use std::io::Read;
+    let start = std::time::Instant::now();
+    let mut seen = Vec::new();
+    let mut byte = [0u8; 1];
+    while !seen.ends_with(marker.as_bytes()) {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(20),
+            "no {marker:?}"
+        );
+        match out.read(&mut byte) {
+            Ok(1) => seen.push(byte[0]),
+            _ => panic!(
+                "stdout ended before {marker:?}: {}",
+                String::from_utf8_lossy(&seen)
+            ),
+        }
+    }
+    String::from_utf8_lossy(&seen).into_owned()
+}

@@ -497,3 +497,32 @@ fn ctrl_c_while_a_tool_runs_ends_its_children() {
         text(&results[0])
     );
 }
+
+#[test]
+fn tab_completes_templates_skills_and_paths_after_at() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    w.write("proj/.pi/prompts/review.md", "Review $1 carefully");
+    w.write(
+        "agent/skills/deploy/SKILL.md",
+        "---\nname: deploy\ndescription: Ship it\n---\nSteps.",
+    );
+    w.write("proj/notes-file.txt", "notes");
+    server.push(Reply::openai_text(&["Read."]));
+    let mut p = Pty::start(&w, &[], &no_color());
+    p.expect("› ");
+    p.send(b"/revi\t");
+    p.expect("/review");
+    // Ctrl-U clears the line.
+    p.send(b"\x15/skill:dep\t");
+    p.expect("/skill:deploy");
+    p.send(b"\x15look at @notes-\t");
+    p.expect("notes-file.txt");
+    p.send(b"\r");
+    p.expect("Read.");
+    p.expect("› ");
+    p.send(b"\x04");
+    assert_eq!(p.wait(), 0);
+    let ms = messages(&session_file(&w));
+    assert_eq!(text(&ms[0]), "look at @notes-file.txt");
+}
