@@ -314,13 +314,24 @@ impl Front {
                 let title = pi_base::text::truncate(&escape(&title), 60);
                 self.say(&format!("{mark}{:>3}  {:>8}  {title}", k + 1, age));
             }
-            return self.say(&self.st.dim("/resume N switches to session N"));
+            self.say(&self.st.dim("/resume N switches to session N"));
+            // On a terminal the next prompt starts with the command: type the number.
+            if self.tty {
+                self.prefill = Some("/resume ".into());
+            }
+            return;
         }
         let path = match arg.parse::<usize>() {
             Ok(n) if n >= 1 && n <= self.recent.len() => self.recent[n - 1].clone(),
             Ok(_) => return self.error("no such number; /resume lists the sessions"),
             Err(_) => PathBuf::from(arg),
         };
+        let same = |a: &std::path::Path| {
+            std::fs::canonicalize(a).ok() == std::fs::canonicalize(&path).ok()
+        };
+        if self.session_file.as_deref().is_some_and(same) {
+            return self.say("already in that session");
+        }
         let cmd = json!({"type": "switch_session", "sessionPath": path.to_string_lossy()});
         if let Some(d) = self.ask(cmd) {
             if d["cancelled"] == true {

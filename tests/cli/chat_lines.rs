@@ -562,3 +562,38 @@ fn read_until(out: &mut std::io::BufReader<std::process::ChildStdout>, marker: &
     }
     String::from_utf8_lossy(&seen).into_owned()
 }
+
+#[test]
+fn fork_at_a_user_message_starts_before_it() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    server.push(Reply::openai_text(&["A1"]));
+    server.push(Reply::openai_text(&["A2"]));
+    status(&chat(&w, &[], "q1\nq2\n"), 0);
+    let f = session_file(&w);
+    let q2 = lines(&f)
+        .into_iter()
+        .find(|e| e["message"]["role"] == "user" && text(&e["message"]) == "q2")
+        .unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let o = chat(
+        &w,
+        &["-s", f.to_str().unwrap()],
+        &format!("/fork {q2}\n/session\n"),
+    );
+    status(&o, 0);
+    let out_text = out(&o);
+    assert!(out_text.contains("(the message was: q2)"), "{out_text}");
+    let files = pi_files(&w);
+    assert_eq!(files.len(), 2);
+    let fork = files.iter().find(|p| **p != f).unwrap();
+    check(&w, fork);
+    let texts: Vec<String> = messages(fork).iter().map(text).collect();
+    assert_eq!(texts, ["q1", "A1"]);
+    assert!(
+        out_text.contains(&format!("file      {}", fork.display())),
+        "{out_text}"
+    );
+}

@@ -526,3 +526,31 @@ fn tab_completes_templates_skills_and_paths_after_at() {
     let ms = messages(&session_file(&w));
     assert_eq!(text(&ms[0]), "look at @notes-file.txt");
 }
+
+#[test]
+fn resume_lists_and_the_prompt_waits_for_the_number() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    w.real_clock("resume lists sessions by their modification time");
+    server.push(Reply::openai_text(&["Old answer."]));
+    status(&crate::chat_lines::chat(&w, &[], "the old session\n"), 0);
+    let old = session_file(&w);
+    std::thread::sleep(Duration::from_millis(50));
+    let mut p = Pty::start(&w, &[], &no_color());
+    p.line("/resume");
+    // The current session (new, empty) first, marked.
+    p.expect("*  1  just now  (no messages)");
+    p.expect("2  just now  the old session");
+    p.expect("/resume N switches to session N");
+    // The prompt holds `/resume `: the number completes it.
+    p.expect("› /resume ");
+    p.send(b"1\r");
+    p.expect("already in that session");
+    p.line("/resume");
+    p.expect("› /resume ");
+    p.send(b"2\r");
+    p.expect(&format!("resumed {}", old.display()));
+    p.expect("› ");
+    p.send(b"\x04");
+    assert_eq!(p.wait(), 0);
+}
