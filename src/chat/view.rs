@@ -182,11 +182,13 @@ impl View {
             pi_base::js::number(o.round())
         );
         if window > 0 && self.context > 0.0 {
-            s.push_str(&format!(
-                " · context {:.0}% of {}",
-                self.context / window as f64 * 100.0,
-                short_count(window)
-            ));
+            let pct = self.context / window as f64 * 100.0;
+            let pct = if pct < 1.0 {
+                "<1".to_owned()
+            } else {
+                format!("{pct:.0}")
+            };
+            s.push_str(&format!(" · context {pct}% of {}", short_count(window)));
         }
         s
     }

@@ -554,3 +554,59 @@ fn resume_lists_and_the_prompt_waits_for_the_number() {
     p.send(b"\x04");
     assert_eq!(p.wait(), 0);
 }
+
+/// What a person sees of the chat's output: the line editor's control sequences (cursor
+/// moves, bracketed-paste and synchronized-output modes, line clears) and carriage returns
+/// taken out, the world's directories redacted.
+fn screen(w: &World, raw: &str) -> String {
+    let mut out = String::new();
+    let mut chars = raw.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\u{1b}' if chars.peek() == Some(&'[') => {
+                chars.next();
+                for d in chars.by_ref() {
+                    if d.is_ascii_alphabetic() {
+                        break;
+                    }
+                }
+            }
+            '\r' => {}
+            c => out.push(c),
+        }
+    }
+    w.redact(&out)
+}
+
+#[test]
+fn a_session_as_seen_on_the_terminal() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    server.push(tool_calls(&[(
+        "call_1",
+        "bash",
+        r#"{"command":"echo hello"}"#,
+    )]));
+    server.push(Reply::openai_text(&["It said ", "hello."]));
+    let mut p = Pty::start(&w, &[], &no_color());
+    p.line("run echo hello");
+    p.expect("It said hello.");
+    p.line("/name demo");
+    p.expect("named: demo");
+    p.expect("› ");
+    let raw = p.text();
+    p.send(b"\x04");
+    assert_eq!(p.wait(), 0);
+    insta::assert_snapshot!(screen(&w, &raw), @"
+    pi: new session [SESSIONS]/2026-01-02T03-04-05-678Z_019b7ca9-8f2e-727e-8bef-3cafe4594b0f.jsonl
+    pi chat · mock/m1 · /help for commands, Ctrl-D to quit
+    › run echo hello
+    → bash echo hello
+      ✓ exit 0 · hello (/show 1)
+    It said hello.
+    ↑320 ↓50 · $0.0000 · context <1% of 100k
+    › /name demo
+    named: demo
+    ›
+    ");
+}
