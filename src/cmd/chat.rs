@@ -14,13 +14,23 @@ Exit status:
   2  usage error or invalid input (nothing was written)
   130  interrupted while waiting for input (not a terminal); 143 terminated; 129 hung up";
 
+const FIRST: &str = "The first message, sent before the chat waits for yours; `/template args` \
+     and `/skill:name args` are expanded";
+
+const HOOK: &str = "Run COMMAND (a shell command line) at EVENT, after the hooks of \
+     settings.json (repeatable)\n\nEvents: input, before_agent_start, context, tool_call, \
+     tool_result, message_end, turn_end, agent_end, session_before_compact, \
+     session_before_switch and session_before_fork. See `man pi-extensions`.";
+
 #[derive(Debug, Args)]
 #[command(mut_arg("json", |a| a.hide(true)))]
 #[command(mut_arg("rpc", |a| a.hide(true)))]
 #[command(mut_arg("max_turns", |a| a.hide(true)))]
-#[command(mut_arg("prompt", |a| a.help(
-    "The first message, sent before the chat waits for yours; `/template args` and \
-     `/skill:name args` are expanded"
+#[command(mut_arg("prompt", |a| a.help(FIRST).long_help(FIRST)))]
+#[command(mut_arg("hook", |a| a.long_help(HOOK)))]
+#[command(mut_arg("tool_choice", |a| a.long_help(
+    "Which tool the model must call: auto, none, required (some tool), or a tool's name \
+     [default: the provider's, auto]"
 )))]
 pub struct ChatArgs {
     #[command(flatten)]
