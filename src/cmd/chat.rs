@@ -35,12 +35,27 @@ const HOOK: &str = "Run COMMAND (a shell command line) at EVENT, after the hooks
 pub struct ChatArgs {
     #[command(flatten)]
     pub run: RunArgs,
+    /// The first message, after SESSION (or alone with --session); the same as -p
+    #[arg(value_name = "PROMPT")]
+    pub message: Option<String>,
     /// Messages are separated by NUL rather than newlines (when stdin is not a terminal)
     #[arg(short = '0', long = "null")]
     pub null: bool,
 }
 
-pub fn run(args: ChatArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
+pub fn run(mut args: ChatArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
+    // `pi chat SESSION PROMPT`, `pi chat -s SESSION PROMPT`: one value alone is SESSION.
+    let (session, [message]) =
+        std::mem::take(&mut args.run.session).split([args.message.take()], 0)?;
+    args.run.session.session = session;
+    if let Some(m) = message {
+        if args.run.prompt.is_some() {
+            return Err(crate::error::usage(
+                "the first message is given twice: as PROMPT and with -p",
+            ));
+        }
+        args.run.prompt = Some(m);
+    }
     let r = &args.run;
     for (given, flag) in [
         (r.json, "--json"),

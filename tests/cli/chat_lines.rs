@@ -597,3 +597,28 @@ fn fork_at_a_user_message_starts_before_it() {
         "{out_text}"
     );
 }
+
+#[test]
+fn session_then_prompt_as_positionals() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    server.push(Reply::openai_text(&["One."]));
+    status(&chat(&w, &[], "first\n"), 0);
+    let f = session_file(&w);
+    server.push(Reply::openai_text(&["Two."]));
+    let o = chat(&w, &[f.to_str().unwrap(), "second"], "");
+    status(&o, 0);
+    assert_eq!(out(&o), "Two.\n");
+    server.push(Reply::openai_text(&["Three."]));
+    let o = chat(&w, &["-s", f.to_str().unwrap(), "third"], "");
+    status(&o, 0);
+    let users: Vec<String> = messages(&f)
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(text)
+        .collect();
+    assert_eq!(users, ["first", "second", "third"]);
+    let o = chat(&w, &[f.to_str().unwrap(), "x", "-p", "y"], "");
+    status(&o, 2);
+    assert!(err(&o).contains("given twice"), "{}", err(&o));
+}
