@@ -4,6 +4,7 @@
 //! exit statuses ([`error`]). What the commands do lives in the library crates under
 //! `crates/` (see `docs/architecture.md`).
 
+mod chat;
 mod cli;
 mod cmd;
 mod error;

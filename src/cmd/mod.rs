@@ -5,6 +5,7 @@
 //! imports another.
 
 pub mod args;
+pub mod chat;
 pub mod compact;
 pub mod completions;
 pub mod context;
@@ -117,6 +118,10 @@ pub enum Command {
     /// Run the agent: send a prompt, let the model use tools, and record it all in a session
     #[command(after_long_help = run::EXIT_STATUS)]
     Run(run::RunArgs),
+    /// Talk with the agent in the terminal: the loop of `pi run`, a line editor, slash
+    /// commands
+    #[command(after_long_help = chat::EXIT_STATUS)]
+    Chat(chat::ChatArgs),
     /// Let a project's own hooks and tools (its .pi/) run, list trusted projects, revoke
     ///
     /// Hooks in a project's .pi/settings.json, its program tools (.pi/tools/) and its
@@ -157,6 +162,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
         Command::Context(args) => with_ctx(dir, |ctx| context::run(args, ctx)),
         Command::Compact(args) => with_ctx(dir, |ctx| compact::run(args, ctx)),
         Command::Run(args) => with_ctx(dir, |ctx| run::run(args, ctx)),
+        Command::Chat(args) => with_ctx(dir, |ctx| chat::run(args, ctx)),
         Command::Models(args) => with_ctx(dir, |ctx| models::run(args, ctx)),
         Command::Usage(args) => with_ctx(dir, |ctx| usage::run(args, ctx)),
         Command::Trust(args) => with_ctx(dir, |ctx| trust::run(args, ctx)),

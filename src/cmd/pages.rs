@@ -4,6 +4,7 @@
 /// Every page: its name (`pi-session-log`) and Markdown.
 pub const PAGES: &[(&str, &str)] = &[
     ("pi", include_str!("../../commands/pi.md")),
+    ("pi-chat", include_str!("../../commands/pi-chat.md")),
     ("pi-compact", include_str!("../../commands/pi-compact.md")),
     (
         "pi-completions",

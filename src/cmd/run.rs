@@ -590,7 +590,39 @@ fn check_prompt(prompt: &str, resources: &Resources) -> anyhow::Result<()> {
 pub fn run(args: RunArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
     let started = pi_base::clock::Stopwatch::start();
     let settings = RunSettings::resolve(&args, ctx)?;
-    launch(settings, &args, ctx, started)
+    launch(settings, &args, ctx, started, None)
+}
+
+/// `pi chat`: the run's settings resolved as `pi run --rpc` resolves them (the prompt comes
+/// from the chat), then the chat's front end drives the RPC server in process.
+pub(crate) fn chat(
+    mut args: RunArgs,
+    ctx: &mut Ctx,
+    opts: crate::chat::Options,
+) -> anyhow::Result<ExitStatus> {
+    let started = pi_base::clock::Stopwatch::start();
+    if let Some(p) = args.prompt.take() {
+        return chat_with_prompt(args, ctx, opts, p, started);
+    }
+    args.rpc = true;
+    let settings = RunSettings::resolve(&args, ctx)?;
+    launch(settings, &args, ctx, started, Some(opts))
+}
+
+fn chat_with_prompt(
+    mut args: RunArgs,
+    ctx: &mut Ctx,
+    mut opts: crate::chat::Options,
+    prompt: String,
+    started: pi_base::clock::Stopwatch,
+) -> anyhow::Result<ExitStatus> {
+    args.rpc = true;
+    let settings = RunSettings::resolve(&args, ctx)?;
+    if !prompt.trim().is_empty() {
+        check_prompt(&prompt, &settings.resources)?;
+        opts.first = Some(prompt);
+    }
+    launch(settings, &args, ctx, started, Some(opts))
 }
 
 /// Creates the session if needed, records the model and thinking level, and runs the
@@ -600,6 +632,7 @@ fn launch(
     args: &RunArgs,
     ctx: &Ctx,
     started: pi_base::clock::Stopwatch,
+    chat: Option<crate::chat::Options>,
 ) -> anyhow::Result<ExitStatus> {
     let agent_dir = ctx.dirs.agent_dir.clone();
     let header = start_session(&mut rs, args, ctx)?;
@@ -661,8 +694,7 @@ fn launch(
                 .and_then(|o| o.session.name())
                 .map(str::to_owned),
         };
-        let commands = rpc::commands_json(&rs.resources, &run.config.tools, &rs.cwd);
-        let stop = run.rpc(expander(&rs.resources), info, commands)?;
+        let stop = serve(run, info, (&rs.resources, &rs.cwd), ctx, model_name, chat)?;
         return Ok(match (stop, signalled.get()) {
             (rpc::Stop::Signal, Some(s)) => ExitStatus::of_signal(s),
             (rpc::Stop::Signal, None) => ExitStatus::Interrupted,
@@ -681,6 +713,65 @@ fn launch(
         crate::error::note(&totals.line(started.elapsed(), id.as_deref()));
     }
     finish(outcome?, signalled.get(), args)
+}
+
+/// Serves RPC commands (stdin and stdout), or `pi chat`'s front end.
+fn serve(
+    run: Run<'_>,
+    info: rpc::Info,
+    (resources, cwd): (&Arc<Resources>, &std::path::Path),
+    ctx: &Ctx,
+    model_name: String,
+    chat: Option<crate::chat::Options>,
+) -> anyhow::Result<rpc::Stop> {
+    let commands = rpc::commands_json(resources, &run.config.tools, cwd);
+    let expand = expander(resources);
+    match chat {
+        Some(opts) => {
+            let window = run.config.target.model.context_window;
+            let setup = chat_setup(opts, &info, (resources, cwd), ctx, model_name, window);
+            crate::chat::run(setup, |io| run.serve(expand, info, commands, io))
+        }
+        None => {
+            let io = rpc::Io {
+                out: Box::new(std::io::stdout()),
+                input: rpc::stdin_lines(),
+                tap: None,
+                gate: None,
+            };
+            run.serve(expand, info, commands, io)
+        }
+    }
+}
+
+/// What `pi chat`'s front end starts from.
+fn chat_setup(
+    opts: crate::chat::Options,
+    info: &rpc::Info,
+    (resources, cwd): (&Arc<Resources>, &std::path::Path),
+    ctx: &Ctx,
+    model: String,
+    context_window: u64,
+) -> crate::chat::Setup {
+    crate::chat::Setup {
+        opts,
+        info: info.clone(),
+        resources: resources.clone(),
+        agent_dir: ctx.dirs.agent_dir.clone(),
+        cwd: cwd.to_owned(),
+        model,
+        context_window,
+        settings: pi_base::config::settings(&ctx.dirs.agent_dir, cwd).0,
+        session_dir: ctx.dirs.session_dir_for(&cwd.to_string_lossy()),
+        suggest: closest,
+    }
+}
+
+/// The closest of `names` to `typed` (`pi chat`'s unknown slash commands).
+fn closest(typed: &str, names: &[String]) -> Option<String> {
+    crate::cmd::help::similar(typed, names.iter().map(String::as_str))
+        .first()
+        .map(|s| (*s).to_owned())
 }
 
 /// The options of every model call of the run.
@@ -969,24 +1060,29 @@ impl<'a> Run<'a> {
         })
     }
 
-    /// Serves RPC commands from stdin until its end or a signal.
-    fn rpc(
+    /// Serves RPC commands from `io.input` until its end or a signal.
+    fn serve(
         self,
         expand: pi_agent::agent::session::Expander,
         info: rpc::Info,
         commands: serde_json::Value,
+        io: rpc::Io,
     ) -> anyhow::Result<rpc::Stop> {
-        let out: rpc::Out = Rc::new(RefCell::new(JsonLines::new(
-            Box::new(std::io::stdout()) as Box<dyn std::io::Write>
-        )));
+        let out: rpc::Out = Rc::new(RefCell::new(JsonLines::new(io.out)));
         let mirror = Rc::new(RefCell::new(Mirror::default()));
-        let observer = RpcObserver::new(out.clone(), mirror.clone());
+        let observer = RpcObserver::tapped(out.clone(), mirror.clone(), io.tap);
         let (mut session, p) = self.session(observer);
         let signals = p.cancel.clone();
         session.set_cancel(CancelToken::new());
+        let gate = io.gate;
         p.rt.block_on(async {
-            let watcher = watch_signals(signals.clone(), p.signalled.clone())
-                .context("cannot listen for signals")?;
+            let watcher = match &gate {
+                Some(g) => {
+                    rpc::gate::watch_signals(g.clone(), signals.clone(), p.signalled.clone())
+                }
+                None => watch_signals(signals.clone(), p.signalled.clone()),
+            }
+            .context("cannot listen for signals")?;
             let shared = rpc::Shared {
                 out,
                 mirror,
@@ -994,9 +1090,10 @@ impl<'a> Run<'a> {
                 info,
                 signals,
                 commands,
+                gate,
             };
             let mut server = Server::new(&mut session, shared);
-            let r = server.serve(rpc::stdin_lines()).await;
+            let r = server.serve(io.input).await;
             watcher.abort();
             r
         })

@@ -33,11 +33,21 @@ use pi_ai::{Target, auth};
 use pi_session::entry::jstr;
 use pi_tools::CancelToken;
 
+pub mod gate;
 mod ops;
 pub use ops::commands_json;
 
 /// Where responses and events go (shared by the server and the session's observer).
 pub type Out = Rc<RefCell<JsonLines<Box<dyn Write>>>>;
+
+/// What a server reads and writes: stdout and stdin for `pi run --rpc`; `pi chat`'s front
+/// end (its view as `tap`, its [`gate::Gate`]) otherwise.
+pub struct Io {
+    pub out: Box<dyn Write>,
+    pub input: mpsc::UnboundedReceiver<Vec<u8>>,
+    pub tap: Option<Box<dyn Observer>>,
+    pub gate: Option<std::sync::Arc<gate::Gate>>,
+}
 
 /// What the server knows of a run while the session is busy with it.
 #[derive(Debug, Default)]
@@ -63,11 +73,19 @@ impl Mirror {
 pub struct RpcObserver {
     out: Out,
     mirror: Rc<RefCell<Mirror>>,
+    /// Sees the session's events instead of `out` (`pi chat`'s view).
+    tap: Option<Box<dyn Observer>>,
 }
 
 impl RpcObserver {
-    pub fn new(out: Out, mirror: Rc<RefCell<Mirror>>) -> RpcObserver {
-        RpcObserver { out, mirror }
+    /// An observer whose session events go to `tap` rather than to `out` as JSON lines
+    /// (responses and the server's own events still go to `out`).
+    pub fn tapped(
+        out: Out,
+        mirror: Rc<RefCell<Mirror>>,
+        tap: Option<Box<dyn Observer>>,
+    ) -> RpcObserver {
+        RpcObserver { out, mirror, tap }
     }
 }
 
@@ -94,7 +112,9 @@ fn text_of(m: &Message) -> String {
 
 impl Observer for RpcObserver {
     fn event(&mut self, e: &Event<'_>) {
-        if let Some(line) = e.to_json() {
+        if let Some(t) = self.tap.as_mut() {
+            t.event(e);
+        } else if let Some(line) = e.to_json() {
             self.out.borrow_mut().line(&line);
         }
         let mut m = self.mirror.borrow_mut();
@@ -127,6 +147,9 @@ impl Observer for RpcObserver {
     }
 
     fn messages_changed(&mut self, messages: &[Message]) {
+        if let Some(t) = self.tap.as_mut() {
+            t.messages_changed(messages);
+        }
         self.mirror.borrow_mut().messages = messages.to_vec();
     }
 }
@@ -209,6 +232,18 @@ pub struct Shared {
     pub signals: CancelToken,
     /// What `get_commands` lists: templates, skills and program tools.
     pub commands: Json,
+    /// `pi chat`'s front end: told when the server waits for input with nothing pending;
+    /// with it, the front end's own commands (`branch`, `label`) are served too.
+    pub gate: Option<std::sync::Arc<gate::Gate>>,
+}
+
+impl Shared {
+    /// Counts a line taken from the input (for the front end's idle check).
+    fn took_line(&self) {
+        if let Some(g) = &self.gate {
+            g.received();
+        }
+    }
 }
 
 /// The RPC server over a session.
@@ -788,6 +823,7 @@ impl Busy<'_> {
                         end.eof = true;
                         continue;
                     };
+                    self.shared.took_line();
                     if line.iter().all(u8::is_ascii_whitespace) {
                         continue;
                     }
@@ -856,6 +892,9 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
             } else if eof {
                 return Ok(Stop::Eof);
             } else {
+                if let Some(g) = &self.shared.gate {
+                    g.set_idle();
+                }
                 let line = tokio::select! {
                     l = input.recv() => l,
                     () = self.shared.signals.cancelled() => return Ok(Stop::Signal),
@@ -863,6 +902,7 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
                 let Some(line) = line else {
                     return Ok(Stop::Eof);
                 };
+                self.shared.took_line();
                 if line.iter().all(u8::is_ascii_whitespace) {
                     continue;
                 }
@@ -884,6 +924,20 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
                         .store()
                         .and_then(|s| s.leaf().map(str::to_owned));
                     serve_entries(&self.shared, &cmd, leaf);
+                    None
+                }
+                // `pi chat`'s own commands.
+                "branch" | "label" if self.shared.gate.is_some() => {
+                    let reply = match cmd.ty.as_str() {
+                        "branch" => self.branch(&cmd.body),
+                        _ => self.label(&cmd.body),
+                    };
+                    respond(
+                        &self.shared.out,
+                        &cmd.id,
+                        &cmd.ty,
+                        reply.unwrap_or_else(failed),
+                    );
                     None
                 }
                 _ => {
@@ -1066,7 +1120,7 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
         let queue = self.session.queue.clone();
         let b = &cmd.body;
         Ok(match cmd.ty.as_str() {
-            "abort" | "abort_retry" => Ok(None),
+            "abort" | "abort_retry" | "abort_bash" => Ok(None),
             "steer" => enqueue(&self.shared, &queue, b, true),
             "follow_up" => enqueue(&self.shared, &queue, b, false),
             "get_state" => Ok(Some(state(
@@ -1147,7 +1201,6 @@ impl<'c, H: Hooks> Server<'_, 'c, H> {
                 Ok(_) => Err("Session name cannot be empty".into()),
                 Err(e) => Err(e),
             },
-            "abort_bash" => Ok(None),
             // A session that cannot be made or read is this command's failure only.
             "new_session" => self.new_session(b).await.unwrap_or_else(failed),
             "switch_session" => self.switch_session(b).await.unwrap_or_else(failed),

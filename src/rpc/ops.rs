@@ -19,6 +19,7 @@ use pi_agent::agent::hooks::Hooks;
 use pi_agent::agent::store::{FileStore, compaction_time};
 use pi_ai::models;
 use pi_ai::value::{Obj, Value};
+use pi_session::entry::jstr;
 use pi_session::{Kind, Session, fork};
 use pi_tools::{CancelToken, Tool, ToolContext, ToolError};
 
@@ -762,4 +763,97 @@ pub(super) fn tree(file: Option<&Path>, leaf: Option<String>) -> Result<Vec<u8>,
     out.extend(leaf_json(s.as_ref(), leaf));
     out.push(b'}');
     Ok(out)
+}
+
+impl<H: Hooks> Server<'_, '_, H> {
+    /// `branch {entryId, summary?}` (`pi chat`'s `/branch`): moves the leaf to the entry
+    /// (an id, a unique prefix, or `root`), as `pi session branch` records it (a
+    /// `branch_summary` with the summary, else a `custom` "branch" entry); the context is
+    /// the path to it from now on.
+    pub(super) fn branch(&mut self, b: &Map<String, Json>) -> anyhow::Result<Reply> {
+        let entry = match text_field(b, "entryId") {
+            Ok(e) => e.to_owned(),
+            Err(e) => return Ok(Err(e)),
+        };
+        let summary = b
+            .get("summary")
+            .and_then(Json::as_str)
+            .map(str::trim)
+            .filter(|s| !s.is_empty());
+        let Some(src) = self.shared.info.session_file.clone() else {
+            return Ok(Err("Cannot branch: the session is not recorded".into()));
+        };
+        let s = Session::open(&src).with_context(|| format!("cannot read {}", src.display()))?;
+        let target = match s.resolve_entry(&entry) {
+            Ok(i) => Some(s.entries[i as usize].id.as_str().to_owned()),
+            Err(_) if entry == "root" => None,
+            Err(e) => return Ok(Err(e.to_string())),
+        };
+        drop(s);
+        let Some(mut store) = self.session.store.take() else {
+            return Ok(Err("Cannot branch: the session is not recorded".into()));
+        };
+        let from = store.leaf().map(str::to_owned);
+        store.set_leaf(target.clone());
+        let r = match summary {
+            Some(text) => store.append(
+                "branch_summary",
+                vec![
+                    ("fromId", jstr(from.as_deref().unwrap_or("root"))),
+                    ("summary", jstr(text)),
+                    ("fromHook", b"false".to_vec()),
+                ],
+            ),
+            None => {
+                let mut data = b"{\"from\":".to_vec();
+                data.extend(from.as_deref().map_or_else(|| b"null".to_vec(), jstr));
+                data.push(b'}');
+                store.append(
+                    "custom",
+                    vec![("customType", jstr("branch")), ("data", data)],
+                )
+            }
+        };
+        let context = r
+            .map_err(anyhow::Error::from)
+            .and_then(|_| store.context().map_err(anyhow::Error::from));
+        let (messages, last) = match context {
+            Ok(c) => c,
+            Err(e) => {
+                self.session.store = Some(store);
+                return Err(e);
+            }
+        };
+        let count = messages.len();
+        self.session.switch_to(Some(store), messages, last);
+        self.shared.mirror.borrow_mut().messages = self.session.messages.clone();
+        Ok(Ok(Some(json!({"leafId": target, "messages": count}))))
+    }
+
+    /// `label {entryId, label}` (`pi chat`'s `/label`): labels an entry (an empty label
+    /// clears it), as `pi session label` records it.
+    pub(super) fn label(&mut self, b: &Map<String, Json>) -> anyhow::Result<Reply> {
+        let (entry, label) = match (text_field(b, "entryId"), text_field(b, "label")) {
+            (Ok(e), Ok(l)) => (e.to_owned(), l.trim().to_owned()),
+            (Err(e), _) | (_, Err(e)) => return Ok(Err(e)),
+        };
+        let Some(src) = self.shared.info.session_file.clone() else {
+            return Ok(Err("Cannot label: the session is not recorded".into()));
+        };
+        let s = Session::open(&src).with_context(|| format!("cannot read {}", src.display()))?;
+        let target = match s.resolve_entry(&entry) {
+            Ok(i) => s.entries[i as usize].id.as_str().to_owned(),
+            Err(e) => return Ok(Err(e.to_string())),
+        };
+        drop(s);
+        let Some(store) = self.session.store_mut() else {
+            return Ok(Err("Cannot label: the session is not recorded".into()));
+        };
+        let mut fields = vec![("targetId", jstr(&target))];
+        if !label.is_empty() {
+            fields.push(("label", jstr(&label)));
+        }
+        store.append("label", fields)?;
+        Ok(Ok(Some(json!({"entryId": target}))))
+    }
 }

@@ -105,7 +105,7 @@ fn unknown_commands_run_pi_programs_from_path() {
     ----- stdout -----
     ----- stderr -----
     pi: error: unknown command 'nothing-here'
-      hint: the commands are session, prompt, context, compact, usage, models, run, trust, completions, man, help; `pi-nothing-here` was not found on PATH either
+      hint: the commands are session, prompt, context, compact, usage, models, run, chat, trust, completions, man, help; `pi-nothing-here` was not found on PATH either
     ");
 }
 

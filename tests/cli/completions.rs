@@ -186,3 +186,24 @@ fn bash_completes_session_ids_and_entry_ids() {
     // Completing wrote nothing: no recovery, no cache, no settings.
     assert_eq!(snapshot_of(w.root()), before);
 }
+
+/// `pi chat` is completed, and so are the sessions it takes (as `pi run`'s).
+#[test]
+fn bash_completes_chat_and_its_sessions() {
+    let w = World::new();
+    let path = w.new_session();
+    let id = jsonl(
+        std::fs::read_to_string(&path)
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let r = complete_in_bash(&w, &[&["pi", "cha"], &["pi", "chat", &id[..8]]]);
+    assert_eq!(r[0], ["chat"]);
+    assert_eq!(r[1].len(), 1, "{r:?}");
+    assert!(id.starts_with(&r[1][0]) || id.ends_with(&r[1][0]), "{r:?}");
+}

@@ -131,7 +131,7 @@ fn mistyped_commands_get_suggestions() {
     ----- stdout -----
     ----- stderr -----
     pi: error: unknown command 'xyzzy'
-      hint: the commands are session, prompt, context, compact, usage, models, run, trust, completions, man, help; `pi-xyzzy` was not found on PATH either
+      hint: the commands are session, prompt, context, compact, usage, models, run, chat, trust, completions, man, help; `pi-xyzzy` was not found on PATH either
     ");
 }
 
@@ -145,7 +145,7 @@ fn no_command_is_help_on_a_terminal_and_an_error_in_a_pipe() {
     ----- stderr -----
     pi: error: 'pi' requires a command
       usage: pi [OPTIONS] <COMMAND>
-      hint: the commands are session, prompt, context, compact, usage, models, run, trust, completions, man, help; `pi help` describes them
+      hint: the commands are session, prompt, context, compact, usage, models, run, chat, trust, completions, man, help; `pi help` describes them
 
     $ pi session
     status: 2

@@ -3,6 +3,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod chat_lines;
+mod chat_tty;
 mod cli;
 mod closed_pipe;
 mod common;

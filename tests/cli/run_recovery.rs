@@ -28,7 +28,7 @@ fn answer(text: &str, model: &str, input: u64) -> String {
 }
 
 /// A session of the project with two earlier exchanges (about 100 tokens each) with `model`.
-fn earlier_session(w: &World, model: &str, last_input: u64) -> PathBuf {
+pub(crate) fn earlier_session(w: &World, model: &str, last_input: u64) -> PathBuf {
     let f = w.new_session();
     let long = "words ".repeat(70);
     let input = [

@@ -121,7 +121,8 @@ impl Signalled {
         }
     }
 
-    fn set_first(&self, signal: Signal) {
+    /// Records `signal` unless one was recorded before.
+    pub fn set_first(&self, signal: Signal) {
         let n = match signal {
             Signal::Interrupt => 1,
             Signal::Terminate => 2,
