@@ -1,6 +1,7 @@
 //! `pi session import`
 
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
@@ -313,49 +314,67 @@ pub fn run(args: ImportArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
     let mut known = Known::default();
     let mut records: Vec<Value> = Vec::new();
     let mut incomplete = false;
-    for file in &files {
-        let abs = std::fs::canonicalize(file).unwrap_or_else(|_| file.clone());
-        let conv = match import::convert(&abs, forced, &price) {
-            Ok(c) if args.output.as_deref() == Some(Path::new("-")) && c.parts.len() > 1 => {
-                return Err(one_stream(&abs, &c));
-            }
-            Ok(c) => c,
-            Err(e) => {
-                incomplete = true;
-                let msg = crate::error::one_line(&e.into());
-                eprintln!("pi: error: {msg}");
-                records.push(
-                    json!({"source": abs, "format": Value::Null, "status": "error", "error": msg}),
-                );
-                continue;
-            }
-        };
-        for s in &conv.skipped {
-            crate::error::warn(&format!(
-                "{}:{}: skipped: {}",
-                abs.display(),
-                s.line,
-                s.reason
-            ));
-        }
-        if !conv.skipped.is_empty() {
-            incomplete = true;
-        }
-        match import_one(ctx, &args, &abs, conv, &mut known) {
-            Ok(Some(mut r)) => {
-                if args.output.is_some() {
-                    left_out(&abs, &args, &mut r);
+    let mut refused = None;
+    let to_stdout = args.output.as_deref() == Some(Path::new("-"));
+    // Sources are read and converted on all cores, a few ahead of the writes, which happen
+    // here one source at a time, in the order of the sources (a subagent's session names its
+    // main session's file, and a Codex fork finds its parent among those already written).
+    pi_base::par::ordered(
+        files.len(),
+        pi_base::par::threads_at_most(4),
+        |i, _| {
+            let abs = std::fs::canonicalize(&files[i]).unwrap_or_else(|_| files[i].clone());
+            let conv = import::convert(&abs, forced, &price);
+            (abs, conv)
+        },
+        |_, (abs, conv)| {
+            let conv = match conv {
+                Ok(c) if to_stdout && c.parts.len() > 1 => {
+                    refused = Some(one_stream(&abs, &c));
+                    return ControlFlow::Break(());
                 }
-                records.push(r)
+                Ok(c) => c,
+                Err(e) => {
+                    incomplete = true;
+                    let msg = crate::error::one_line(&e.into());
+                    eprintln!("pi: error: {msg}");
+                    records.push(
+                        json!({"source": abs, "format": Value::Null, "status": "error", "error": msg}),
+                    );
+                    return ControlFlow::Continue(());
+                }
+            };
+            for s in &conv.skipped {
+                crate::error::warn(&format!(
+                    "{}:{}: skipped: {}",
+                    abs.display(),
+                    s.line,
+                    s.reason
+                ));
             }
-            Ok(None) => {}
-            Err(e) => {
+            if !conv.skipped.is_empty() {
                 incomplete = true;
-                eprintln!("pi: error: {}", crate::error::one_line(&e));
-                records.push(json!({"source": abs, "status": "error",
-                    "error": crate::error::one_line(&e)}));
             }
-        }
+            match import_one(ctx, &args, &abs, conv, &mut known) {
+                Ok(Some(mut r)) => {
+                    if args.output.is_some() {
+                        left_out(&abs, &args, &mut r);
+                    }
+                    records.push(r)
+                }
+                Ok(None) => {}
+                Err(e) => {
+                    incomplete = true;
+                    eprintln!("pi: error: {}", crate::error::one_line(&e));
+                    records.push(json!({"source": abs, "status": "error",
+                        "error": crate::error::one_line(&e)}));
+                }
+            }
+            ControlFlow::Continue(())
+        },
+    );
+    if let Some(e) = refused {
+        return Err(e);
     }
     count_subagents(&mut records);
     if args.output.as_deref() != Some(Path::new("-")) {

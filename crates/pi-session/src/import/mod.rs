@@ -116,7 +116,7 @@ impl Cost {
 }
 
 /// Prices a message's tokens: (provider, model, tokens) → cost, `None` when unknown.
-pub type Pricer<'a> = &'a dyn Fn(&str, &str, &Tokens) -> Option<Cost>;
+pub type Pricer<'a> = &'a (dyn Fn(&str, &str, &Tokens) -> Option<Cost> + Sync);
 
 /// Usage summed for one model.
 #[derive(Debug, Clone, Copy, Default)]
