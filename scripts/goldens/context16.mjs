@@ -470,6 +470,16 @@ function recordCase(name, lines, leaves) {
 
 const cases = CASES.map((c) => recordCase(c.name, c.lines.map(line), c.leaves ?? [null]));
 
+// A session written by `pi chat` (tests/fixtures/chat/session.jsonl, made by the script of
+// chat_lines::the_recorded_chat_fixture_is_what_pi_chat_writes_today): every branch tip.
+{
+	const text = readFileSync(join(fixtures, "chat", "session.jsonl"), "utf8");
+	const entries = text.split("\n").filter((l) => l.trim()).slice(1).map((l) => JSON.parse(l));
+	const parents = new Set(entries.map((e) => e.parentId).filter(Boolean));
+	const leaves = entries.filter((e) => !parents.has(e.id)).map((e) => e.id);
+	cases.push(recordCase("written by pi chat", entries.map(line), [...leaves, null]));
+}
+
 // A session written through 1.6's own API.
 {
 	const dir = mkdtempSync(join(work, "api-"));

@@ -26,6 +26,9 @@ const HOOK: &str = "Run COMMAND (a shell command line) at EVENT, after the hooks
 #[command(mut_arg("json", |a| a.hide(true)))]
 #[command(mut_arg("rpc", |a| a.hide(true)))]
 #[command(mut_arg("max_turns", |a| a.hide(true)))]
+// `-c` is chat's own (below): with it, the one positional is the first message.
+#[command(mut_arg("continue_recent", |a| a.short(None).long("continue-run").hide(true)))]
+#[command(mut_group("existing", |g| g.arg("continue_chat")))]
 #[command(mut_arg("prompt", |a| a.help(FIRST).long_help(FIRST)))]
 #[command(mut_arg("hook", |a| a.long_help(HOOK)))]
 #[command(mut_arg("tool_choice", |a| a.long_help(
@@ -35,19 +38,38 @@ const HOOK: &str = "Run COMMAND (a shell command line) at EVENT, after the hooks
 pub struct ChatArgs {
     #[command(flatten)]
     pub run: RunArgs,
-    /// The first message, after SESSION (or alone with --session); the same as -p
+    /// The first message, after SESSION (or alone with --session or -c); the same as -p
     #[arg(value_name = "PROMPT")]
     pub message: Option<String>,
+    /// Continue the current session of the directory: PI_SESSION, the pin of `pi session
+    /// use`, else the most recent (a new one when it has none); a value given alone is then
+    /// PROMPT
+    #[arg(short = 'c', long = "continue", conflicts_with = "session_opt")]
+    pub continue_chat: bool,
     /// Messages are separated by NUL rather than newlines (when stdin is not a terminal)
     #[arg(short = '0', long = "null")]
     pub null: bool,
 }
 
 pub fn run(mut args: ChatArgs, ctx: &mut Ctx) -> anyhow::Result<ExitStatus> {
-    // `pi chat SESSION PROMPT`, `pi chat -s SESSION PROMPT`: one value alone is SESSION.
-    let (session, [message]) =
-        std::mem::take(&mut args.run.session).split([args.message.take()], 0)?;
-    args.run.session.session = session;
+    if args.continue_chat {
+        // `pi chat -c PROMPT`: no SESSION, so the one positional is the first message.
+        if args.run.session.session.is_some() && args.message.is_some() {
+            return Err(crate::error::usage(
+                "-c continues the current session: give PROMPT alone, not SESSION PROMPT",
+            ));
+        }
+        args.run.continue_recent = true;
+    }
+    let message = if args.continue_chat {
+        args.message.take().or(args.run.session.session.take())
+    } else {
+        // `pi chat SESSION PROMPT`, `pi chat -s SESSION PROMPT`: one value alone is SESSION.
+        let (session, [message]) =
+            std::mem::take(&mut args.run.session).split([args.message.take()], 0)?;
+        args.run.session.session = session;
+        message
+    };
     if let Some(m) = message {
         if args.run.prompt.is_some() {
             return Err(crate::error::usage(

@@ -622,3 +622,118 @@ fn session_then_prompt_as_positionals() {
     status(&o, 2);
     assert!(err(&o).contains("given twice"), "{}", err(&o));
 }
+
+#[test]
+fn continue_takes_the_one_positional_as_the_first_message() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    server.push(Reply::openai_text(&["One."]));
+    status(&chat(&w, &[], "first\n"), 0);
+    let f = session_file(&w);
+    server.push(Reply::openai_text(&["Two."]));
+    let o = chat(&w, &["-c", "second"], "");
+    status(&o, 0);
+    assert_eq!(out(&o), "Two.\n");
+    let users: Vec<String> = messages(&f)
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(text)
+        .collect();
+    assert_eq!(users, ["first", "second"], "-c continued the same file");
+    // SESSION and PROMPT both, with -c, is refused before anything is written.
+    let before = std::fs::read(&f).unwrap();
+    let o = chat(&w, &["-c", f.to_str().unwrap(), "third"], "");
+    status(&o, 2);
+    assert!(
+        err(&o).contains("-c continues the current session"),
+        "{}",
+        err(&o)
+    );
+    assert_eq!(std::fs::read(&f).unwrap(), before);
+}
+
+/// A session made by `pi chat` with most of what it writes: a name, a thinking level, a
+/// tool call and its result, a label, a branch back to an earlier answer, a compaction and
+/// turns after it. tests/fixtures/chat/session.jsonl was made by this script; the reference
+/// 1.6 builds its context in scripts/goldens/context16.mjs (the case "written by pi chat").
+fn chat_script_session(server: &ModelServer, w: &World) -> PathBuf {
+    settings(w, json!({"compaction": {"keepRecentTokens": 150}}));
+    let long = |s: &str| format!("{s} {}", "z".repeat(400));
+    server.push(Reply::openai_text(&[&long("Hello.")]));
+    server.push(tool_calls(&[(
+        "call_1",
+        "bash",
+        r#"{"command":"printf 'a\\nb\\n'"}"#,
+    )]));
+    server.push(Reply::openai_text(&[&long("Listed.")]));
+    let first = format!(
+        "{}\n/name chat fixture\n/thinking high\n{}\n",
+        long("hello"),
+        long("list")
+    );
+    status(&chat(w, &[], &first), 0);
+    let f = session_file(w);
+    let ls = lines(&f);
+    let id_of = |role: &str| {
+        ls.iter()
+            .find(|e| e["type"] == "message" && e["message"]["role"] == role)
+            .unwrap()["id"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    let (user, answer) = (id_of("user"), id_of("assistant"));
+    server.push(Reply::openai_text(&[&long("Again.")]));
+    server.push(Reply::openai_text(&["## Goal\nGreet and list."]));
+    server.push(Reply::openai_text(&["After."]));
+    let second = format!(
+        "/label {user} start\n/branch {answer}\n{}\n/compact\nafter\n",
+        long("again")
+    );
+    status(&chat(w, &["-c"], &second), 0);
+    check(w, &f);
+    f
+}
+
+/// The types and roles of a session's entries, and each entry's parent as the index of
+/// another entry: the shape of the file without its ids, times and texts.
+fn shape(p: &std::path::Path) -> Vec<(String, String, Option<usize>)> {
+    let ls = lines(p);
+    let index: std::collections::HashMap<String, usize> = ls
+        .iter()
+        .enumerate()
+        .filter_map(|(i, e)| Some((e["id"].as_str()?.to_owned(), i)))
+        .collect();
+    ls.iter()
+        .map(|e| {
+            let role = e["message"]["role"].as_str().unwrap_or("").to_owned();
+            let parent = e["parentId"].as_str().and_then(|p| index.get(p).copied());
+            (e["type"].as_str().unwrap_or("").to_owned(), role, parent)
+        })
+        .collect()
+}
+
+#[test]
+fn the_recorded_chat_fixture_is_what_pi_chat_writes_today() {
+    let server = ModelServer::start();
+    let w = world(&server);
+    let f = chat_script_session(&server, &w);
+    if let Ok(dest) = std::env::var("PI_WRITE_CHAT_FIXTURE") {
+        std::fs::copy(&f, dest).unwrap();
+    }
+    let fixture = fixture("chat").join("session.jsonl");
+    assert_eq!(shape(&f), shape(&fixture));
+    let kinds: Vec<String> = lines(&f)
+        .iter()
+        .map(|e| e["type"].as_str().unwrap().to_owned())
+        .collect();
+    for k in [
+        "session_info",
+        "thinking_level_change",
+        "label",
+        "compaction",
+    ] {
+        assert!(kinds.iter().any(|x| x == k), "no {k} in {kinds:?}");
+    }
+    check(&w, &fixture);
+}
