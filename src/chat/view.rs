@@ -11,6 +11,7 @@ use pi_agent::agent::{Message, Observer};
 use pi_ai::value::Value;
 
 use crate::output::{Style, escape, escape_text};
+use crate::render::run::call_summary;
 
 /// A tool call of the session, for `/show`.
 #[derive(Debug, Clone)]
@@ -339,27 +340,6 @@ fn short_count(n: u64) -> String {
         format!("{}k", n / 1000)
     } else {
         n.to_string()
-    }
-}
-
-/// The key argument of a tool call, on one line.
-fn call_summary(name: &str, args: &serde_json::Value) -> String {
-    let s = |k: &str| args.get(k).and_then(serde_json::Value::as_str);
-    let text = match name {
-        "bash" => s("command").map(str::to_owned),
-        "grep" | "find" => s("pattern").map(|p| match s("path") {
-            Some(path) => format!("{p} in {path}"),
-            None => p.to_owned(),
-        }),
-        _ => s("path").or_else(|| s("file_path")).map(str::to_owned),
-    };
-    let text = text.unwrap_or_default();
-    let mut lines = text.lines();
-    let first = lines.next().unwrap_or_default().to_owned();
-    if lines.next().is_some() {
-        format!("{first} …")
-    } else {
-        first
     }
 }
 

@@ -60,8 +60,8 @@ pub struct Human {
     closed: bool,
 }
 
-/// A short form of a tool call's arguments for the tool line.
-fn call_summary(name: &str, args: &serde_json::Value) -> String {
+/// The key argument of a tool call, on one line.
+pub(crate) fn call_summary(name: &str, args: &serde_json::Value) -> String {
     let s = |k: &str| args.get(k).and_then(serde_json::Value::as_str);
     let text = match name {
         "bash" => s("command").map(str::to_owned),
@@ -69,13 +69,16 @@ fn call_summary(name: &str, args: &serde_json::Value) -> String {
             Some(path) => format!("{p} in {path}"),
             None => p.to_owned(),
         }),
-        _ => s("path").map(str::to_owned),
+        _ => s("path").or_else(|| s("file_path")).map(str::to_owned),
     };
-    text.unwrap_or_default()
-        .lines()
-        .next()
-        .unwrap_or_default()
-        .to_owned()
+    let text = text.unwrap_or_default();
+    let mut lines = text.lines();
+    let first = lines.next().unwrap_or_default().to_owned();
+    if lines.next().is_some() {
+        format!("{first} …")
+    } else {
+        first
+    }
 }
 
 impl Human {

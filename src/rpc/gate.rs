@@ -127,24 +127,13 @@ pub fn watch_signals(
     cancel: CancelToken,
     signalled: Signalled,
 ) -> std::io::Result<tokio::task::JoinHandle<()>> {
-    use tokio::signal::unix::{SignalKind, signal};
-    let mut int = signal(SignalKind::interrupt())?;
-    let mut term = signal(SignalKind::terminate())?;
-    let mut hup = signal(SignalKind::hangup())?;
-    Ok(tokio::spawn(async move {
-        loop {
-            let got = tokio::select! {
-                _ = int.recv() => Signal::Interrupt,
-                _ = term.recv() => Signal::Terminate,
-                _ = hup.recv() => Signal::HangUp,
-            };
-            if got == Signal::Interrupt && !gate.is_idle() {
-                gate.send(br#"{"id":"interrupt","type":"abort"}"#.to_vec());
-                continue;
-            }
-            signalled.set_first(got);
-            pi_tools::bash::kill_all_running();
-            cancel.cancel();
+    pi_agent::runtime::on_signals(move |got| {
+        if got == Signal::Interrupt && !gate.is_idle() {
+            gate.send(br#"{"id":"interrupt","type":"abort"}"#.to_vec());
+            return;
         }
-    }))
+        signalled.set_first(got);
+        pi_tools::bash::kill_all_running();
+        cancel.cancel();
+    })
 }

@@ -142,6 +142,24 @@ pub fn watch_signals(
     cancel: CancelToken,
     signalled: Signalled,
 ) -> std::io::Result<tokio::task::JoinHandle<()>> {
+    on_signals(move |got| {
+        if cancel.is_cancelled() && got == Signal::Interrupt {
+            pi_tools::bash::kill_all_running();
+            std::process::exit(i32::from(got.exit_code()));
+        }
+        signalled.set_first(got);
+        if got != Signal::Interrupt {
+            pi_tools::bash::kill_all_running();
+        }
+        cancel.cancel();
+    })
+}
+
+/// Calls `f` with every SIGINT, SIGTERM and SIGHUP the process gets, on a task of the
+/// runtime, until the handle is aborted. Call inside the runtime.
+pub fn on_signals(
+    mut f: impl FnMut(Signal) + Send + 'static,
+) -> std::io::Result<tokio::task::JoinHandle<()>> {
     use tokio::signal::unix::{SignalKind, signal};
     let mut int = signal(SignalKind::interrupt())?;
     let mut term = signal(SignalKind::terminate())?;
@@ -153,15 +171,7 @@ pub fn watch_signals(
                 _ = term.recv() => Signal::Terminate,
                 _ = hup.recv() => Signal::HangUp,
             };
-            if cancel.is_cancelled() && got == Signal::Interrupt {
-                pi_tools::bash::kill_all_running();
-                std::process::exit(i32::from(got.exit_code()));
-            }
-            signalled.set_first(got);
-            if got != Signal::Interrupt {
-                pi_tools::bash::kill_all_running();
-            }
-            cancel.cancel();
+            f(got);
         }
     }))
 }
